@@ -1,0 +1,122 @@
+//! `POST /api/v1/auth/login`: email + password → access token. Unknown email and wrong
+//! password answer the same `401 INVALID_CREDENTIALS` after the same amount of hashing work;
+//! repeated failures per email and per client address are throttled with `429`.
+
+use ::http::{Method, StatusCode};
+use serde::{Deserialize, Serialize};
+use shared::auth::password::MAX_PASSWORD_LEN;
+use shared::auth::rate_limit::FixedWindow;
+use shared::auth::AccountView;
+use shared::domain::Email;
+use shared::error::FieldProblem;
+use shared::http::{self, parse_json, Request, Response, RouteSpec};
+use shared::{AppContext, Error};
+
+/// The route this function serves.
+pub const ROUTE: RouteSpec = RouteSpec {
+    name: "auth-login",
+    methods: &[Method::POST],
+    path: "/api/v1/auth/login",
+};
+
+#[derive(Deserialize)]
+struct LoginBody {
+    email: String,
+    password: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LoginResponse {
+    access_token: String,
+    expires_at: String,
+    #[serde(flatten)]
+    account: AccountView,
+}
+
+/// Lambda and local-api entry point.
+pub async fn handle(ctx: &AppContext, req: Request) -> Response {
+    http::serve(ctx, req, &ROUTE, login).await
+}
+
+fn validate(body: &LoginBody) -> Result<Email, Error> {
+    let mut problems = Vec::new();
+    let email = Email::parse(&body.email)
+        .map_err(|p| problems.push(FieldProblem::new("email", p)))
+        .ok();
+    if body.password.is_empty() {
+        problems.push(FieldProblem::new("password", "must not be empty"));
+    } else if body.password.chars().count() > MAX_PASSWORD_LEN {
+        problems.push(FieldProblem::new(
+            "password",
+            format!("must be at most {MAX_PASSWORD_LEN} characters"),
+        ));
+    }
+    match email {
+        Some(email) if problems.is_empty() => Ok(email),
+        _ => Err(Error::Validation(problems)),
+    }
+}
+
+async fn login(ctx: &AppContext, req: Request) -> Result<Response, Error> {
+    let body: LoginBody = parse_json(&req)?;
+    let email = validate(&body)?;
+    let now = ctx.clock.now();
+    let limits = ctx.config.login_limits;
+    let per_email = FixedWindow {
+        limit: limits.max_failures_per_email,
+        window_seconds: limits.window_seconds,
+    };
+    let per_address = FixedWindow {
+        limit: limits.max_failures_per_address,
+        window_seconds: limits.window_seconds,
+    };
+    let email_key = format!("login-email#{email}");
+    let address_key = http::source_ip(&req).map(|ip| format!("login-address#{ip}"));
+    let store = ctx.store.as_ref();
+
+    per_email.check(store, &email_key, now).await?;
+    if let Some(key) = &address_key {
+        per_address.check(store, key, now).await?;
+    }
+
+    let user = ctx.store.user_by_email(&email).await?;
+    let hasher = ctx.passwords.clone();
+    let phc = user.as_ref().map(|u| u.password_hash.clone());
+    let password = body.password;
+    // Hashing is CPU-bound for tens of milliseconds: keep it off the async workers.
+    let matches = tokio::task::spawn_blocking(move || hasher.verify(&password, phc.as_deref()))
+        .await
+        .map_err(|e| Error::internal(format!("password check panicked: {e}")))?;
+
+    let user = match user {
+        Some(user) if matches => user,
+        _ => {
+            per_email.record(store, &email_key, now).await?;
+            if let Some(key) = &address_key {
+                per_address.record(store, key, now).await?;
+            }
+            return Err(Error::InvalidCredentials);
+        }
+    };
+    if user.disabled {
+        return Err(Error::AccountDisabled);
+    }
+    let tenant = ctx.store.tenant(&user.tenant_id).await?.ok_or_else(|| {
+        Error::internal(format!(
+            "tenant {} of user {} is missing",
+            user.tenant_id, user.id
+        ))
+    })?;
+    let issued = ctx.tokens.issue(&user, now)?;
+    per_email.reset(store, &email_key, now).await?;
+    tracing::info!(tenant = %tenant.id, user = %user.id, "login succeeded");
+    Ok(http::json(
+        StatusCode::OK,
+        &LoginResponse {
+            access_token: issued.token,
+            expires_at: shared::time::iso(issued.expires_at),
+            account: AccountView::new(&user, &tenant),
+        },
+    ))
+}

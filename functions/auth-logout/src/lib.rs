@@ -1,0 +1,28 @@
+//! `POST /api/v1/auth/logout`: revokes the bearer token at once (its `jti` stays on the
+//! revocation list until the token would have expired) and answers `204`.
+
+use ::http::Method;
+use shared::auth::authenticate;
+use shared::http::{self, Request, Response, RouteSpec};
+use shared::{AppContext, Error};
+
+/// The route this function serves.
+pub const ROUTE: RouteSpec = RouteSpec {
+    name: "auth-logout",
+    methods: &[Method::POST],
+    path: "/api/v1/auth/logout",
+};
+
+/// Lambda and local-api entry point.
+pub async fn handle(ctx: &AppContext, req: Request) -> Response {
+    http::serve(ctx, req, &ROUTE, logout).await
+}
+
+async fn logout(ctx: &AppContext, req: Request) -> Result<Response, Error> {
+    let principal = authenticate(ctx, req.headers()).await?;
+    ctx.store
+        .revoke(&principal.tenant_id, &principal.jti, principal.expires_at)
+        .await?;
+    tracing::info!(tenant = %principal.tenant_id, user = %principal.user_id, "logged out");
+    Ok(http::no_content())
+}

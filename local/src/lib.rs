@@ -1,0 +1,308 @@
+//! local-api: every function's handler behind one HTTP server on 127.0.0.1. Each incoming
+//! request is turned into the API Gateway v2 event Lambda would receive and parsed by
+//! `lambda_http`, then handed to the very handler the function's `main` runs — so local runs
+//! and tests exercise the code Lambda runs.
+
+pub mod bootstrap;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use shared::error::Error;
+use shared::http::apigw::{self, EventParts};
+use shared::http::cors::CorsDecision;
+use shared::http::{error_response, Request, Response, RouteSpec};
+use shared::AppContext;
+use tokio::net::TcpListener;
+
+type HandlerFuture<'a> = Pin<Box<dyn Future<Output = Response> + Send + 'a>>;
+type Handler = for<'a> fn(&'a AppContext, Request) -> HandlerFuture<'a>;
+
+/// One routed function.
+pub struct Route {
+    pub spec: &'static RouteSpec,
+    handler: Handler,
+}
+
+macro_rules! routes {
+    ($($krate:ident),* $(,)?) => {
+        vec![$(Route {
+            spec: &$krate::ROUTE,
+            handler: {
+                fn call<'a>(ctx: &'a AppContext, req: Request) -> HandlerFuture<'a> {
+                    Box::pin($krate::handle(ctx, req))
+                }
+                call
+            },
+        }),*]
+    };
+}
+
+/// Every function this server routes.
+pub fn routes() -> Vec<Route> {
+    routes![auth_login, auth_session, auth_logout]
+}
+
+/// Matches `path` against a route pattern, returning the `{name}` parameters.
+fn match_path(pattern: &str, path: &str) -> Option<Vec<(String, String)>> {
+    let mut params = Vec::new();
+    let mut segs = path.trim_end_matches('/').split('/');
+    for want in pattern.split('/') {
+        let got = segs.next()?;
+        match want.strip_prefix('{').and_then(|w| w.strip_suffix('}')) {
+            Some(name) if !got.is_empty() => params.push((name.to_owned(), percent_decode(got))),
+            Some(_) => return None,
+            None if want == got => {}
+            None => return None,
+        }
+    }
+    segs.next().is_none().then_some(params)
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The routing table plus the context it serves.
+pub struct LocalApi {
+    ctx: Arc<AppContext>,
+    routes: Vec<Route>,
+}
+
+impl LocalApi {
+    pub fn new(ctx: Arc<AppContext>) -> Self {
+        Self {
+            ctx,
+            routes: routes(),
+        }
+    }
+
+    pub fn context(&self) -> &Arc<AppContext> {
+        &self.ctx
+    }
+
+    /// Answers one HTTP request.
+    pub async fn handle(
+        &self,
+        req: http::Request<Incoming>,
+        peer: SocketAddr,
+        local: SocketAddr,
+    ) -> http::Response<Full<Bytes>> {
+        let cors = CorsDecision::for_request(&self.ctx.config.allowed_origins, req.headers());
+        let response = match self.dispatch(req, peer, local).await {
+            Ok(r) => r,
+            Err(e) => {
+                let mut r = error_response(&e);
+                cors.apply(r.headers_mut());
+                r
+            }
+        };
+        let (parts, body) = response.into_parts();
+        http::Response::from_parts(parts, Full::new(Bytes::from(body.to_vec())))
+    }
+
+    async fn dispatch(
+        &self,
+        req: http::Request<Incoming>,
+        peer: SocketAddr,
+        local: SocketAddr,
+    ) -> Result<Response, Error> {
+        let method = req.method().clone();
+        let path = req.uri().path().to_owned();
+        let query = req.uri().query().unwrap_or("").to_owned();
+        let mut path_matched = false;
+        let mut found = None;
+        for route in &self.routes {
+            if let Some(params) = match_path(route.spec.path, &path) {
+                path_matched = true;
+                if method == http::Method::OPTIONS || route.spec.methods.contains(&method) {
+                    found = Some((route, params));
+                    break;
+                }
+            }
+        }
+        let Some((route, params)) = found else {
+            return Err(if path_matched {
+                Error::MethodNotAllowed {
+                    method: method.to_string(),
+                }
+            } else {
+                Error::RouteNotFound {
+                    method: method.to_string(),
+                    path,
+                }
+            });
+        };
+
+        let (parts, body) = req.into_parts();
+        let limit = self.ctx.config.max_body_bytes;
+        let body = Limited::new(body, limit)
+            .collect()
+            .await
+            .map_err(|e| {
+                if e.downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some()
+                {
+                    Error::PayloadTooLarge { limit }
+                } else {
+                    Error::Validation(vec![shared::error::FieldProblem::new(
+                        "body",
+                        "could not be read",
+                    )])
+                }
+            })?
+            .to_bytes();
+
+        let headers: Vec<(String, String)> = parts
+            .headers
+            .iter()
+            .filter(|(name, _)| *name != http::header::HOST)
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+            })
+            .chain(std::iter::once(("host".to_owned(), local.to_string())))
+            .collect();
+        let request_id = uuid::Uuid::new_v4().to_string();
+        let method_name = method.to_string();
+        let route_key = format!(
+            "{} {}",
+            route.spec.methods.first().map_or("ANY", |m| m.as_str()),
+            route.spec.path
+        );
+        let source_ip = peer.ip().to_string();
+        let domain_name = local.to_string();
+        let event = apigw::event(&EventParts {
+            method: &method_name,
+            path: &path,
+            query: &query,
+            headers,
+            body: &body,
+            route_key: &route_key,
+            path_parameters: params,
+            source_ip: &source_ip,
+            request_id: &request_id,
+            domain_name: &domain_name,
+            time_epoch_ms: self.ctx.clock.now().timestamp_millis(),
+        });
+        let request = apigw::request_from_event(&event)
+            .map_err(|e| Error::internal(format!("building the Lambda request failed: {e}")))?;
+        Ok((route.handler)(&self.ctx, request).await)
+    }
+}
+
+/// Serves `api` on `listener` until `shutdown` resolves, then lets open requests finish
+/// (up to ten seconds).
+pub async fn serve(
+    listener: TcpListener,
+    api: Arc<LocalApi>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let local = listener.local_addr()?;
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(pair) => pair,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "accept failed");
+                        continue;
+                    }
+                };
+                let api = api.clone();
+                let svc = service_fn(move |req| {
+                    let api = api.clone();
+                    async move { Ok::<_, Infallible>(api.handle(req, peer, local).await) }
+                });
+                let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), svc);
+                let conn = graceful.watch(conn);
+                tokio::spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::debug!(error = %e, "connection ended with an error");
+                    }
+                });
+            }
+            () = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("open connections did not finish within 10 s");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_match_patterns_with_parameters() {
+        assert_eq!(
+            match_path("/api/v1/auth/login", "/api/v1/auth/login"),
+            Some(vec![])
+        );
+        assert_eq!(
+            match_path("/api/v1/auth/login", "/api/v1/auth/login/"),
+            Some(vec![])
+        );
+        assert_eq!(match_path("/api/v1/auth/login", "/api/v1/auth"), None);
+        assert_eq!(
+            match_path("/api/v1/auth/login", "/api/v1/auth/login/x"),
+            None
+        );
+        assert_eq!(
+            match_path(
+                "/api/session/{sessionId}/messages",
+                "/api/session/a%20b/messages"
+            ),
+            Some(vec![("sessionId".into(), "a b".into())])
+        );
+        assert_eq!(
+            match_path("/api/session/{sessionId}", "/api/session/"),
+            None
+        );
+    }
+
+    #[test]
+    fn every_route_is_unique() {
+        let routes = routes();
+        for (i, a) in routes.iter().enumerate() {
+            for b in &routes[i + 1..] {
+                assert!(
+                    a.spec.path != b.spec.path
+                        || a.spec.methods.iter().all(|m| !b.spec.methods.contains(m))
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! Password hashing with argon2id. Parameters follow OWASP's first recommendation
+//! (m = 19 MiB, t = 2, p = 1): strong enough for a login route, cheap enough that one
+//! verification stays a few tens of milliseconds on a Lambda's share of a core. Hashes are
+//! PHC strings, so parameters can be raised later without invalidating stored ones.
+
+use argon2::password_hash::rand_core::OsRng;
+use argon2::password_hash::{PasswordHash, SaltString};
+use argon2::{Algorithm, Argon2, Params, PasswordHasher as _, PasswordVerifier, Version};
+
+use crate::error::Error;
+
+/// Memory cost in KiB.
+pub const M_COST_KIB: u32 = 19_456;
+/// Iterations.
+pub const T_COST: u32 = 2;
+/// Lanes.
+pub const P_COST: u32 = 1;
+
+/// Shortest password the admin tool accepts for a new user.
+pub const MIN_PASSWORD_LEN: usize = 10;
+/// Longest password accepted anywhere (bounds hashing work per request).
+pub const MAX_PASSWORD_LEN: usize = 1024;
+
+/// A hash of a random throw-away password with the same parameters as real hashes. Unknown
+/// emails are verified against it so that they take as long as a wrong password does.
+const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$VEcXULZ+kXgXCtKfUhGqkw$vo34nrasQy7EFVYWHFY5B6HmW2jH0RTQKKPktE+LBFc";
+
+/// Hashes and verifies passwords.
+#[derive(Clone)]
+pub struct PasswordHasher {
+    argon: Argon2<'static>,
+}
+
+impl std::fmt::Debug for PasswordHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PasswordHasher(argon2id)")
+    }
+}
+
+impl Default for PasswordHasher {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PasswordHasher {
+    pub fn new() -> Self {
+        // The constants are valid argon2 parameters; a unit test pins that.
+        let params = Params::new(M_COST_KIB, T_COST, P_COST, None).unwrap_or_default();
+        Self {
+            argon: Argon2::new(Algorithm::Argon2id, Version::V0x13, params),
+        }
+    }
+
+    /// Hashes a password with a fresh random salt, as a PHC string.
+    pub fn hash(&self, password: &str) -> Result<String, Error> {
+        let salt = SaltString::generate(&mut OsRng);
+        self.argon
+            .hash_password(password.as_bytes(), &salt)
+            .map(|h| h.to_string())
+            .map_err(|e| Error::internal(format!("password hashing failed: {e}")))
+    }
+
+    /// Whether `password` matches `phc`; `None` (unknown user) verifies against a dummy hash
+    /// and is always `false`, taking the same time.
+    pub fn verify(&self, password: &str, phc: Option<&str>) -> bool {
+        let Ok(parsed) = PasswordHash::new(phc.unwrap_or(DUMMY_HASH)) else {
+            return false;
+        };
+        let ok = self
+            .argon
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok();
+        ok && phc.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_then_verify_round_trips() {
+        let h = PasswordHasher::new();
+        let phc = h.hash("correct horse battery").expect("hash");
+        assert!(phc.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"));
+        assert!(h.verify("correct horse battery", Some(&phc)));
+        assert!(!h.verify("wrong", Some(&phc)));
+        assert!(!h.verify("correct horse battery", Some("not a phc string")));
+    }
+
+    #[test]
+    fn dummy_hash_uses_the_real_parameters_and_never_matches() {
+        let parsed = PasswordHash::new(DUMMY_HASH).expect("dummy parses");
+        let params = Params::try_from(&parsed).expect("params");
+        assert_eq!(
+            (params.m_cost(), params.t_cost(), params.p_cost()),
+            (M_COST_KIB, T_COST, P_COST)
+        );
+        assert_eq!(parsed.algorithm.as_str(), "argon2id");
+        assert!(!PasswordHasher::new().verify("", None));
+    }
+
+    #[test]
+    fn parameters_are_valid() {
+        assert!(Params::new(M_COST_KIB, T_COST, P_COST, None).is_ok());
+    }
+}

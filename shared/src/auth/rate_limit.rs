@@ -1,0 +1,124 @@
+//! Fixed-window rate limiting over the `RateLimitStore` port. A window is
+//! `[floor(now / len) * len, +len)`; its counter expires with it.
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::error::Error;
+use crate::ports::RateLimitStore;
+
+/// A limit of `limit` events per `window_seconds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedWindow {
+    pub limit: u64,
+    pub window_seconds: i64,
+}
+
+impl FixedWindow {
+    /// Start of the window containing `now`, and when it ends.
+    pub fn window(&self, now: DateTime<Utc>) -> (i64, DateTime<Utc>) {
+        let len = self.window_seconds.max(1);
+        let start = now.timestamp().div_euclid(len) * len;
+        let reset =
+            DateTime::from_timestamp(start + len, 0).unwrap_or(now + Duration::seconds(len));
+        (start, reset)
+    }
+
+    fn limited(&self, now: DateTime<Utc>, reset_at: DateTime<Utc>) -> Error {
+        let secs = (reset_at - now).num_milliseconds();
+        Error::RateLimited {
+            // Round up: a client that waits Retry-After seconds must find the window over.
+            retry_after_seconds: ((secs + 999) / 1000).max(1),
+            reset_at,
+        }
+    }
+
+    /// `Err(RateLimited)` if `key` already used up its window, without counting this call.
+    pub async fn check(
+        &self,
+        store: &dyn RateLimitStore,
+        key: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), Error> {
+        let (start, reset_at) = self.window(now);
+        if store.count(key, start).await? >= self.limit {
+            return Err(self.limited(now, reset_at));
+        }
+        Ok(())
+    }
+
+    /// Counts one event for `key`.
+    pub async fn record(
+        &self,
+        store: &dyn RateLimitStore,
+        key: &str,
+        now: DateTime<Utc>,
+    ) -> Result<u64, Error> {
+        let (start, reset_at) = self.window(now);
+        Ok(store.increment(key, start, reset_at).await?)
+    }
+
+    /// Counts one event and refuses it if it goes over the limit.
+    pub async fn hit(
+        &self,
+        store: &dyn RateLimitStore,
+        key: &str,
+        now: DateTime<Utc>,
+    ) -> Result<u64, Error> {
+        let n = self.record(store, key, now).await?;
+        if n > self.limit {
+            let (_, reset_at) = self.window(now);
+            return Err(self.limited(now, reset_at));
+        }
+        Ok(n)
+    }
+
+    /// Forgets `key`'s count in the current window.
+    pub async fn reset(
+        &self,
+        store: &dyn RateLimitStore,
+        key: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), Error> {
+        let (start, _) = self.window(now);
+        Ok(store.reset(key, start).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn windows_align_to_multiples_of_their_length() {
+        let w = FixedWindow {
+            limit: 1,
+            window_seconds: 900,
+        };
+        let now = Utc.timestamp_opt(1_800_000_123, 0).single().expect("ts");
+        let (start, reset) = w.window(now);
+        assert_eq!(start % 900, 0);
+        assert!(start <= now.timestamp() && now < reset);
+        assert_eq!(reset.timestamp() - start, 900);
+    }
+
+    #[test]
+    fn retry_after_rounds_up_and_is_at_least_one_second() {
+        let w = FixedWindow {
+            limit: 1,
+            window_seconds: 10,
+        };
+        let now = Utc
+            .timestamp_millis_opt(1_800_000_009_500)
+            .single()
+            .expect("ts");
+        let (_, reset) = w.window(now);
+        match w.limited(now, reset) {
+            Error::RateLimited {
+                retry_after_seconds,
+                ..
+            } => assert_eq!(retry_after_seconds, 1),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

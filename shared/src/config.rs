@@ -1,0 +1,350 @@
+//! Typed configuration from an explicit list of environment variables. Every function reads
+//! the same variables; a missing or invalid one stops start-up with a message naming it.
+//! Secrets are wrapped so they cannot be printed by accident.
+
+use std::path::PathBuf;
+
+use secrecy::{ExposeSecret, SecretString};
+
+/// Smallest accepted JWT signing key: 256 bits, the HS256 output size.
+pub const MIN_JWT_SECRET_BYTES: usize = 32;
+
+/// Start-up configuration errors. Each names the variable to fix.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("{0} is not set: {1}")]
+    Missing(&'static str, &'static str),
+    #[error("{0} is invalid: {1}")]
+    Invalid(&'static str, String),
+}
+
+/// Where state lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreConfig {
+    /// The embedded single-file database under a data directory (survives restarts).
+    Embedded { data_dir: PathBuf },
+    /// Everything in memory; gone when the process ends (tests).
+    Memory,
+}
+
+/// Token signing and validation settings.
+#[derive(Debug, Clone)]
+pub struct JwtConfig {
+    pub secret: SecretString,
+    pub issuer: String,
+    pub audience: String,
+    pub ttl_seconds: i64,
+}
+
+/// Login throttling: failed attempts allowed per window before `429`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoginLimits {
+    pub max_failures_per_email: u64,
+    pub max_failures_per_address: u64,
+    pub window_seconds: i64,
+}
+
+/// An allowed CORS origin: one exact origin, or any `chrome-extension://` origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OriginRule {
+    Exact(String),
+    AnyExtension,
+}
+
+impl OriginRule {
+    /// Whether a request's `Origin` header value is allowed by this rule.
+    pub fn allows(&self, origin: &str) -> bool {
+        match self {
+            OriginRule::Exact(o) => o == origin,
+            OriginRule::AnyExtension => origin
+                .strip_prefix("chrome-extension://")
+                .is_some_and(|id| !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric())),
+        }
+    }
+}
+
+/// Everything a function needs from its environment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub jwt: JwtConfig,
+    pub allowed_origins: Vec<OriginRule>,
+    pub max_body_bytes: usize,
+    pub store: StoreConfig,
+    pub login_limits: LoginLimits,
+}
+
+/// Every variable read, with its default and meaning (the README's table is built from this).
+pub const VARIABLES: &[(&str, &str, &str)] = &[
+    (
+        "JWT_SECRET",
+        "(required; local-api generates one)",
+        "HS256 signing key for access tokens, at least 32 bytes",
+    ),
+    (
+        "JWT_ISSUER",
+        "browser-agent",
+        "`iss` claim written and required",
+    ),
+    (
+        "JWT_AUDIENCE",
+        "browser-agent-extension",
+        "`aud` claim written and required",
+    ),
+    (
+        "ACCESS_TOKEN_TTL_SECONDS",
+        "43200",
+        "lifetime of an access token (60..=2592000)",
+    ),
+    (
+        "ALLOWED_ORIGINS",
+        "(none; local-api: chrome-extension://*)",
+        "comma-separated CORS origins; `chrome-extension://*` allows any extension",
+    ),
+    (
+        "MAX_BODY_BYTES",
+        "5242880",
+        "request bodies above this answer 413",
+    ),
+    (
+        "STORE",
+        "embedded",
+        "`embedded` (single-file database in DATA_DIR) or `memory`",
+    ),
+    (
+        "DATA_DIR",
+        ".data",
+        "directory of the embedded database (and local-api's generated key)",
+    ),
+    (
+        "LOGIN_MAX_FAILURES_PER_EMAIL",
+        "5",
+        "failed logins per email per window before 429",
+    ),
+    (
+        "LOGIN_MAX_FAILURES_PER_ADDRESS",
+        "20",
+        "failed logins per client address per window before 429",
+    ),
+    (
+        "LOGIN_FAILURE_WINDOW_SECONDS",
+        "900",
+        "length of the login-failure window",
+    ),
+    ("RUST_LOG", "info", "log filter (tracing EnvFilter syntax)"),
+];
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Reads configuration through `lookup` (a variable name to its value, if set).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |k: &str| {
+            lookup(k)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+
+        let secret = get("JWT_SECRET").ok_or(ConfigError::Missing(
+            "JWT_SECRET",
+            "set it to a random string of at least 32 bytes (e.g. `openssl rand -base64 48`)",
+        ))?;
+        if secret.len() < MIN_JWT_SECRET_BYTES {
+            return Err(ConfigError::Invalid(
+                "JWT_SECRET",
+                format!(
+                    "must be at least {MIN_JWT_SECRET_BYTES} bytes, got {}",
+                    secret.len()
+                ),
+            ));
+        }
+        let jwt = JwtConfig {
+            secret: SecretString::from(secret),
+            issuer: get("JWT_ISSUER").unwrap_or_else(|| "browser-agent".into()),
+            audience: get("JWT_AUDIENCE").unwrap_or_else(|| "browser-agent-extension".into()),
+            ttl_seconds: parse_num(&get, "ACCESS_TOKEN_TTL_SECONDS", 43_200, 60, 2_592_000)?,
+        };
+
+        let allowed_origins = match get("ALLOWED_ORIGINS") {
+            None => Vec::new(),
+            Some(raw) => parse_origins(&raw)?,
+        };
+
+        let store = match get("STORE").as_deref().unwrap_or("embedded") {
+            "embedded" => StoreConfig::Embedded {
+                data_dir: PathBuf::from(get("DATA_DIR").unwrap_or_else(|| ".data".into())),
+            },
+            "memory" => StoreConfig::Memory,
+            other => {
+                return Err(ConfigError::Invalid(
+                    "STORE",
+                    format!("`{other}` is not one of: embedded, memory"),
+                ))
+            }
+        };
+
+        Ok(Self {
+            jwt,
+            allowed_origins,
+            max_body_bytes: parse_num(
+                &get,
+                "MAX_BODY_BYTES",
+                5 * 1024 * 1024,
+                1024,
+                64 * 1024 * 1024,
+            )?,
+            store,
+            login_limits: LoginLimits {
+                max_failures_per_email: parse_num(
+                    &get,
+                    "LOGIN_MAX_FAILURES_PER_EMAIL",
+                    5,
+                    1,
+                    10_000,
+                )?,
+                max_failures_per_address: parse_num(
+                    &get,
+                    "LOGIN_MAX_FAILURES_PER_ADDRESS",
+                    20,
+                    1,
+                    100_000,
+                )?,
+                window_seconds: parse_num(&get, "LOGIN_FAILURE_WINDOW_SECONDS", 900, 1, 86_400)?,
+            },
+        })
+    }
+
+    /// A short description safe to log: no secrets.
+    pub fn summary(&self) -> String {
+        format!(
+            "store={:?} origins={} max_body_bytes={} token_ttl={}s jwt_key_bytes={}",
+            self.store,
+            self.allowed_origins.len(),
+            self.max_body_bytes,
+            self.jwt.ttl_seconds,
+            self.jwt.secret.expose_secret().len()
+        )
+    }
+}
+
+fn parse_num<T>(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: T,
+    min: T,
+    max: T,
+) -> Result<T, ConfigError>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
+{
+    let Some(raw) = get(name) else {
+        return Ok(default);
+    };
+    let v: T = raw
+        .parse()
+        .map_err(|_| ConfigError::Invalid(name, format!("`{raw}` is not a whole number")))?;
+    if v < min || v > max {
+        return Err(ConfigError::Invalid(
+            name,
+            format!("{v} is outside {min}..={max}"),
+        ));
+    }
+    Ok(v)
+}
+
+/// Parses `ALLOWED_ORIGINS`: comma-separated origins, each `scheme://host[:port]`, or
+/// `chrome-extension://*`.
+pub fn parse_origins(raw: &str) -> Result<Vec<OriginRule>, ConfigError> {
+    raw.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|o| {
+            if o == "chrome-extension://*" {
+                return Ok(OriginRule::AnyExtension);
+            }
+            let valid = o.split_once("://").is_some_and(|(scheme, rest)| {
+                !scheme.is_empty() && !rest.is_empty() && !rest.contains('/') && !rest.contains('*')
+            });
+            if valid {
+                Ok(OriginRule::Exact(o.trim_end_matches('/').to_owned()))
+            } else {
+                Err(ConfigError::Invalid(
+                    "ALLOWED_ORIGINS",
+                    format!("`{o}` is not an origin like chrome-extension://<id>"),
+                ))
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    const KEY: &str = "0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn missing_jwt_secret_names_the_variable() {
+        let err = Config::from_lookup(lookup(&[])).unwrap_err();
+        assert!(
+            err.to_string().starts_with("JWT_SECRET is not set"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn short_jwt_secret_is_refused() {
+        let err = Config::from_lookup(lookup(&[("JWT_SECRET", "short")])).unwrap_err();
+        assert_eq!(
+            err,
+            ConfigError::Invalid("JWT_SECRET", "must be at least 32 bytes, got 5".into())
+        );
+    }
+
+    #[test]
+    fn defaults_apply_when_only_the_key_is_set() {
+        let c = Config::from_lookup(lookup(&[("JWT_SECRET", KEY)])).expect("config");
+        assert_eq!(c.jwt.ttl_seconds, 43_200);
+        assert_eq!(c.max_body_bytes, 5 * 1024 * 1024);
+        assert_eq!(
+            c.store,
+            StoreConfig::Embedded {
+                data_dir: ".data".into()
+            }
+        );
+        assert!(c.allowed_origins.is_empty());
+        assert!(!c.summary().contains(KEY));
+    }
+
+    #[test]
+    fn numbers_out_of_range_name_the_variable() {
+        let err = Config::from_lookup(lookup(&[("JWT_SECRET", KEY), ("MAX_BODY_BYTES", "abc")]))
+            .unwrap_err();
+        assert!(err.to_string().starts_with("MAX_BODY_BYTES is invalid"));
+        let err =
+            Config::from_lookup(lookup(&[("JWT_SECRET", KEY), ("STORE", "mongo")])).unwrap_err();
+        assert!(err.to_string().starts_with("STORE is invalid"));
+    }
+
+    #[test]
+    fn origins_parse_exact_and_any_extension() {
+        let rules = parse_origins("chrome-extension://abc, chrome-extension://*").expect("ok");
+        assert!(rules[0].allows("chrome-extension://abc"));
+        assert!(!rules[0].allows("chrome-extension://abd"));
+        assert!(rules[1].allows("chrome-extension://okgejcdoafbdgghppenbjkpbodbfflil"));
+        assert!(!rules[1].allows("https://evil.example"));
+        assert!(!rules[1].allows("chrome-extension://"));
+        assert!(parse_origins("https://x.com/path").is_err());
+    }
+}

@@ -1,0 +1,82 @@
+//! The one error type handlers return. Each variant is mapped to a status, a contract code and
+//! a client-safe message in exactly one place (`http::error`); internal detail stays in logs.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::ports::StoreError;
+
+/// One invalid input field, as reported in `details`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldProblem {
+    pub field: String,
+    pub problem: String,
+}
+
+impl FieldProblem {
+    pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
+/// Everything a request can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Input failed validation; each field is named.
+    #[error("validation failed: {0:?}")]
+    Validation(Vec<FieldProblem>),
+    /// Missing, malformed, expired, revoked or forged token.
+    #[error("unauthorized: {0}")]
+    Unauthorized(&'static str),
+    /// Login with an unknown email or a wrong password.
+    #[error("invalid credentials")]
+    InvalidCredentials,
+    /// Login of a disabled user (with the right password).
+    #[error("account disabled")]
+    AccountDisabled,
+    /// Authenticated but not allowed.
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    /// Unknown id, or another tenant's id; `code` is the contract's code for the resource.
+    #[error("not found: {message}")]
+    NotFound { code: &'static str, message: String },
+    /// A state conflict (`TASK_COMPLETED`, `TASK_BUSY`, `CONFLICT`, ...).
+    #[error("conflict: {message}")]
+    Conflict { code: &'static str, message: String },
+    /// The request body is over the configured limit.
+    #[error("payload too large (limit {limit} bytes)")]
+    PayloadTooLarge { limit: usize },
+    /// A rate limit was hit.
+    #[error("rate limited until {reset_at}")]
+    RateLimited {
+        retry_after_seconds: i64,
+        reset_at: DateTime<Utc>,
+    },
+    /// No route for this method and path.
+    #[error("no route for {method} {path}")]
+    RouteNotFound { method: String, path: String },
+    /// The route exists but not for this method.
+    #[error("method {method} not allowed")]
+    MethodNotAllowed { method: String },
+    /// Storage failed; the detail is logged, never returned.
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+    /// Any other server fault; the detail is logged, never returned.
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// A validation error for a single field.
+    pub fn field(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Error::Validation(vec![FieldProblem::new(field, problem)])
+    }
+
+    /// A server fault with a detail for the logs.
+    pub fn internal(detail: impl std::fmt::Display) -> Self {
+        Error::Internal(detail.to_string())
+    }
+}

@@ -1,0 +1,180 @@
+//! The single mapping from `Error` to the contract's status, code and flat JSON envelope:
+//! `{ success: false, code, message, details?, resetAt? }`. Internal detail goes to the log
+//! only; clients get a generic message for every 5xx.
+
+use http::{HeaderValue, StatusCode};
+use serde::Serialize;
+
+use super::{json, Response};
+use crate::error::{Error, FieldProblem};
+use crate::ports::StoreError;
+
+/// The error body every route answers with.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorBody {
+    pub success: bool,
+    pub code: &'static str,
+    pub message: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<FieldProblem>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reset_at: Option<String>,
+}
+
+/// Status, code and client-safe message of an error.
+pub fn classify(e: &Error) -> (StatusCode, &'static str, String) {
+    use StatusCode as S;
+    match e {
+        Error::Validation(problems) => (
+            S::BAD_REQUEST,
+            "VALIDATION_ERROR",
+            problems
+                .iter()
+                .map(|p| format!("{}: {}", p.field, p.problem))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        Error::Unauthorized(_) => (
+            S::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "Missing, invalid, expired or revoked access token".into(),
+        ),
+        Error::InvalidCredentials => (
+            S::UNAUTHORIZED,
+            "INVALID_CREDENTIALS",
+            "Invalid email or password".into(),
+        ),
+        Error::AccountDisabled => (
+            S::FORBIDDEN,
+            "ACCOUNT_DISABLED",
+            "This account is disabled".into(),
+        ),
+        Error::Forbidden(m) => (S::FORBIDDEN, "FORBIDDEN", m.clone()),
+        Error::NotFound { code, message } => (S::NOT_FOUND, code, message.clone()),
+        Error::Conflict { code, message } => (S::CONFLICT, code, message.clone()),
+        Error::PayloadTooLarge { limit } => (
+            S::PAYLOAD_TOO_LARGE,
+            "PAYLOAD_TOO_LARGE",
+            format!("Request body exceeds the limit of {limit} bytes"),
+        ),
+        Error::RateLimited {
+            retry_after_seconds,
+            ..
+        } => (
+            S::TOO_MANY_REQUESTS,
+            "RATE_LIMIT",
+            format!("Too many requests; retry after {retry_after_seconds} seconds"),
+        ),
+        Error::RouteNotFound { method, path } => (
+            S::NOT_FOUND,
+            "NOT_FOUND",
+            format!("No route for {method} {path}"),
+        ),
+        Error::MethodNotAllowed { method } => (
+            S::METHOD_NOT_ALLOWED,
+            "METHOD_NOT_ALLOWED",
+            format!("Method {method} is not allowed on this route"),
+        ),
+        Error::Store(StoreError::Conflict(_)) => (
+            S::CONFLICT,
+            "CONFLICT",
+            "The resource changed or already exists".into(),
+        ),
+        Error::Store(StoreError::NotFound(_)) => (S::NOT_FOUND, "NOT_FOUND", "Not found".into()),
+        Error::Store(StoreError::Unavailable(_)) => (
+            S::SERVICE_UNAVAILABLE,
+            "SERVICE_UNAVAILABLE",
+            "Storage is busy; retry shortly".into(),
+        ),
+        Error::Store(StoreError::Internal(_)) | Error::Internal(_) => (
+            S::INTERNAL_SERVER_ERROR,
+            "INTERNAL_ERROR",
+            "Internal server error".into(),
+        ),
+    }
+}
+
+/// Logs an error once, at a level fitting its class (5xx: error with detail; 4xx: info).
+pub fn log_error(e: &Error) {
+    let (status, code, _) = classify(e);
+    if status.is_server_error() {
+        tracing::error!(code, error = %e, "request failed");
+    } else {
+        tracing::info!(code, reason = %e, "request refused");
+    }
+}
+
+/// The response for an error.
+pub fn error_response(e: &Error) -> Response {
+    let (status, code, message) = classify(e);
+    let (details, reset_at) = match e {
+        Error::Validation(p) => (p.clone(), None),
+        Error::RateLimited { reset_at, .. } => (Vec::new(), Some(crate::time::iso(*reset_at))),
+        _ => (Vec::new(), None),
+    };
+    let body = ErrorBody {
+        success: false,
+        code,
+        message,
+        details,
+        reset_at,
+    };
+    let mut r = json(status, &body);
+    let retry_after = match e {
+        Error::RateLimited {
+            retry_after_seconds,
+            ..
+        } => Some(*retry_after_seconds),
+        Error::Store(StoreError::Unavailable(_)) => Some(1),
+        _ => None,
+    };
+    if let Some(secs) = retry_after {
+        if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+            r.headers_mut().insert(http::header::RETRY_AFTER, v);
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::DateTime;
+
+    fn body(r: &Response) -> serde_json::Value {
+        serde_json::from_slice(r.body().as_ref()).expect("json")
+    }
+
+    #[test]
+    fn validation_errors_are_flat_and_name_fields() {
+        let r = error_response(&Error::field("query", "must not be empty"));
+        assert_eq!(r.status(), 400);
+        let b = body(&r);
+        assert_eq!(b["success"], false);
+        assert_eq!(b["code"], "VALIDATION_ERROR");
+        assert_eq!(b["message"], "query: must not be empty");
+        assert_eq!(b["details"][0]["field"], "query");
+    }
+
+    #[test]
+    fn rate_limit_sets_retry_after_and_iso_reset_at() {
+        let reset_at = DateTime::from_timestamp(1_800_000_000, 0).expect("ts");
+        let r = error_response(&Error::RateLimited {
+            retry_after_seconds: 42,
+            reset_at,
+        });
+        assert_eq!(r.status(), 429);
+        assert_eq!(r.headers()["retry-after"], "42");
+        assert_eq!(body(&r)["resetAt"], "2027-01-15T08:00:00.000Z");
+    }
+
+    #[test]
+    fn internal_detail_never_reaches_the_client() {
+        let r = error_response(&Error::internal("db password is hunter2"));
+        assert_eq!(r.status(), 500);
+        let text = String::from_utf8_lossy(r.body().as_ref()).to_string();
+        assert!(!text.contains("hunter2"));
+        assert_eq!(body(&r)["code"], "INTERNAL_ERROR");
+    }
+}

@@ -1,0 +1,20 @@
+//! The common library of every function: domain types and rules, ports (storage, clock),
+//! their adapters, authentication, and the HTTP plumbing that turns handler results into the
+//! contract's responses. Functions, `local-api`, the admin CLI and the tests all build on it.
+
+pub mod adapters;
+pub mod auth;
+pub mod clock;
+pub mod config;
+pub mod context;
+pub mod domain;
+pub mod error;
+pub mod http;
+pub mod ports;
+pub mod provisioning;
+pub mod runtime;
+pub mod telemetry;
+pub mod time;
+
+pub use context::AppContext;
+pub use error::Error;

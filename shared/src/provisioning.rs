@@ -1,0 +1,139 @@
+//! Creating tenants and users with every rule checked: used by the admin CLI and by
+//! local-api's first-start demo account, so both provision exactly the same way.
+
+use chrono::{DateTime, Utc};
+
+use crate::auth::password::{MAX_PASSWORD_LEN, MIN_PASSWORD_LEN};
+use crate::auth::PasswordHasher;
+use crate::domain::identity::validate_id;
+use crate::domain::{Email, Tenant, User};
+use crate::ports::{Store, StoreError};
+
+/// Longest display name for tenants and users.
+pub const MAX_NAME_LEN: usize = 100;
+
+/// Why provisioning was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ProvisionError {
+    #[error("{field}: {problem}")]
+    Invalid {
+        field: &'static str,
+        problem: String,
+    },
+    #[error("{0}")]
+    Exists(String),
+    #[error("{0}")]
+    Missing(String),
+    #[error("{0}")]
+    Store(StoreError),
+    #[error("{0}")]
+    Hashing(String),
+}
+
+fn invalid(field: &'static str, problem: impl Into<String>) -> ProvisionError {
+    ProvisionError::Invalid {
+        field,
+        problem: problem.into(),
+    }
+}
+
+fn check_name(field: &'static str, name: &str) -> Result<String, ProvisionError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(invalid(field, "must not be empty"));
+    }
+    if name.chars().count() > MAX_NAME_LEN {
+        return Err(invalid(
+            field,
+            format!("must be at most {MAX_NAME_LEN} characters"),
+        ));
+    }
+    Ok(name.to_owned())
+}
+
+/// Creates a tenant; the id defaults to a fresh UUID.
+pub async fn create_tenant(
+    store: &dyn Store,
+    id: Option<&str>,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<Tenant, ProvisionError> {
+    let name = check_name("name", name)?;
+    let id = match id {
+        Some(id) => {
+            validate_id(id).map_err(|p| invalid("id", p))?;
+            id.to_owned()
+        }
+        None => uuid::Uuid::new_v4().to_string(),
+    };
+    let tenant = Tenant {
+        id,
+        name,
+        created_at: now,
+    };
+    match store.create_tenant(&tenant).await {
+        Ok(()) => Ok(tenant),
+        Err(StoreError::Conflict(_)) => Err(ProvisionError::Exists(format!(
+            "tenant {} already exists",
+            tenant.id
+        ))),
+        Err(e) => Err(ProvisionError::Store(e)),
+    }
+}
+
+/// Creates a user in an existing tenant with an argon2id hash of `password`.
+pub async fn create_user(
+    store: &dyn Store,
+    hasher: &PasswordHasher,
+    tenant_id: &str,
+    email: &str,
+    name: &str,
+    password: &str,
+    now: DateTime<Utc>,
+) -> Result<User, ProvisionError> {
+    let email = Email::parse(email).map_err(|p| invalid("email", p))?;
+    let name = check_name("name", name)?;
+    let len = password.chars().count();
+    if len < MIN_PASSWORD_LEN {
+        return Err(invalid(
+            "password",
+            format!("must be at least {MIN_PASSWORD_LEN} characters"),
+        ));
+    }
+    if len > MAX_PASSWORD_LEN {
+        return Err(invalid(
+            "password",
+            format!("must be at most {MAX_PASSWORD_LEN} characters"),
+        ));
+    }
+    if store
+        .tenant(tenant_id)
+        .await
+        .map_err(ProvisionError::Store)?
+        .is_none()
+    {
+        return Err(ProvisionError::Missing(format!(
+            "tenant {tenant_id} does not exist"
+        )));
+    }
+    let password_hash = hasher
+        .hash(password)
+        .map_err(|e| ProvisionError::Hashing(e.to_string()))?;
+    let user = User {
+        id: uuid::Uuid::new_v4().to_string(),
+        tenant_id: tenant_id.to_owned(),
+        email,
+        name,
+        password_hash,
+        disabled: false,
+        created_at: now,
+    };
+    match store.create_user(&user).await {
+        Ok(()) => Ok(user),
+        Err(StoreError::Conflict(_)) => Err(ProvisionError::Exists(format!(
+            "a user with email {} already exists",
+            user.email
+        ))),
+        Err(e) => Err(ProvisionError::Store(e)),
+    }
+}
