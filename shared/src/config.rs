@@ -27,6 +27,23 @@ pub enum StoreConfig {
     Memory,
 }
 
+impl StoreConfig {
+    /// Reads `STORE` and `DATA_DIR` (tools that need only the store use this alone).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |k: &str| lookup(k).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        match get("STORE").as_deref().unwrap_or("embedded") {
+            "embedded" => Ok(StoreConfig::Embedded {
+                data_dir: PathBuf::from(get("DATA_DIR").unwrap_or_else(|| ".data".into())),
+            }),
+            "memory" => Ok(StoreConfig::Memory),
+            other => Err(ConfigError::Invalid(
+                "STORE",
+                format!("`{other}` is not one of: embedded, memory"),
+            )),
+        }
+    }
+}
+
 /// Token signing and validation settings.
 #[derive(Debug, Clone)]
 pub struct JwtConfig {
@@ -172,18 +189,7 @@ impl Config {
             Some(raw) => parse_origins(&raw)?,
         };
 
-        let store = match get("STORE").as_deref().unwrap_or("embedded") {
-            "embedded" => StoreConfig::Embedded {
-                data_dir: PathBuf::from(get("DATA_DIR").unwrap_or_else(|| ".data".into())),
-            },
-            "memory" => StoreConfig::Memory,
-            other => {
-                return Err(ConfigError::Invalid(
-                    "STORE",
-                    format!("`{other}` is not one of: embedded, memory"),
-                ))
-            }
-        };
+        let store = StoreConfig::from_lookup(&lookup)?;
 
         Ok(Self {
             jwt,

@@ -1,1 +1,189 @@
+//! Black-box test harness: starts local-api's router on a random loopback port with a chosen
+//! store and clock, seeds tenants and users, and finds the workspace's built binaries.
 
+pub mod conformance;
+pub mod runtime_api;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{TimeZone, Utc};
+use local_api::LocalApi;
+use shared::clock::{Clock, ManualClock};
+use shared::config::{Config, LoginLimits, StoreConfig};
+use shared::ports::Store;
+use shared::AppContext;
+use tokio::sync::oneshot;
+
+/// The signing key every test app uses.
+pub const TEST_KEY: &str = "test-signing-key-0123456789abcdef0123456789";
+/// The one extension origin test apps allow.
+pub const ALLOWED_ORIGIN: &str = "chrome-extension://okgejcdoafbdgghppenbjkpbodbfflil";
+
+/// How to build a test app.
+#[derive(Clone)]
+pub struct AppOptions {
+    pub max_body_bytes: usize,
+    pub login_limits: LoginLimits,
+    /// `None`: a fresh in-memory store.
+    pub data_dir: Option<PathBuf>,
+}
+
+impl Default for AppOptions {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 64 * 1024,
+            login_limits: LoginLimits {
+                max_failures_per_email: 3,
+                max_failures_per_address: 10,
+                window_seconds: 600,
+            },
+            data_dir: None,
+        }
+    }
+}
+
+/// A running local-api on a random port with a manual clock.
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub base: String,
+    pub ctx: Arc<AppContext>,
+    pub clock: Arc<ManualClock>,
+    pub client: reqwest::Client,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+/// The configuration test apps run with.
+pub fn test_config(opts: &AppOptions) -> Config {
+    let store = match &opts.data_dir {
+        Some(d) => StoreConfig::Embedded { data_dir: d.clone() },
+        None => StoreConfig::Memory,
+    };
+    let mut cfg = Config::from_lookup(|k| match k {
+        "JWT_SECRET" => Some(TEST_KEY.into()),
+        "ALLOWED_ORIGINS" => Some(ALLOWED_ORIGIN.into()),
+        _ => None,
+    })
+    .expect("test config");
+    cfg.store = store;
+    cfg.max_body_bytes = opts.max_body_bytes;
+    cfg.login_limits = opts.login_limits;
+    cfg
+}
+
+impl TestApp {
+    pub async fn spawn() -> Self {
+        Self::spawn_with(AppOptions::default()).await
+    }
+
+    pub async fn spawn_with(opts: AppOptions) -> Self {
+        let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 22, 6, 0, 0).single().expect("time")));
+        let dyn_clock: Arc<dyn Clock> = clock.clone();
+        let cfg = test_config(&opts);
+        let store = shared::context::open_store(&cfg.store, dyn_clock.clone()).expect("store");
+        Self::spawn_on(cfg, store, clock).await
+    }
+
+    /// Starts an app over an existing store and clock.
+    pub async fn spawn_on(cfg: Config, store: Arc<dyn Store>, clock: Arc<ManualClock>) -> Self {
+        let ctx = Arc::new(AppContext::with_parts(cfg, store, clock.clone()));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, rx) = oneshot::channel();
+        let api = Arc::new(LocalApi::new(ctx.clone()));
+        let server = tokio::spawn(local_api::serve(listener, api, async {
+            let _ = rx.await;
+        }));
+        Self {
+            addr,
+            base: format!("http://{addr}"),
+            ctx,
+            clock,
+            client: reqwest::Client::new(),
+            shutdown: Some(tx),
+            server: Some(server),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Stops the server and waits for it to finish.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(h) = self.server.take() {
+            let _ = h.await;
+        }
+    }
+
+    /// Creates a tenant and a user in it; returns the user id.
+    pub async fn seed_user(&self, tenant: &str, email: &str, password: &str) -> String {
+        let store = self.ctx.store.as_ref();
+        let now = self.clock.now();
+        if store.tenant(tenant).await.expect("tenant lookup").is_none() {
+            shared::provisioning::create_tenant(store, Some(tenant), &format!("Tenant {tenant}"), now)
+                .await
+                .expect("tenant");
+        }
+        shared::provisioning::create_user(store, &self.ctx.passwords, tenant, email, "Test User", password, now)
+            .await
+            .expect("user")
+            .id
+    }
+
+    /// `POST /api/v1/auth/login` with a JSON body.
+    pub async fn login_raw(&self, body: serde_json::Value) -> reqwest::Response {
+        self.client
+            .post(self.url("/api/v1/auth/login"))
+            .json(&body)
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// Logs in and returns the access token (panics unless 200).
+    pub async fn login(&self, email: &str, password: &str) -> String {
+        let r = self.login_raw(serde_json::json!({ "email": email, "password": password })).await;
+        assert_eq!(r.status(), 200, "login failed");
+        let v: serde_json::Value = r.json().await.expect("json");
+        v["accessToken"].as_str().expect("token").to_owned()
+    }
+
+    pub async fn get_session(&self, token: &str) -> reqwest::Response {
+        self.client
+            .get(self.url("/api/v1/auth/session"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("request")
+    }
+}
+
+/// A workspace binary next to the test executable (`target/<profile>/<name>`). The test
+/// script builds all binaries before running tests.
+pub fn workspace_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is not built; run `cargo build --workspace --bins` first (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+/// Asserts the flat error envelope and returns it.
+pub async fn expect_error(r: reqwest::Response, status: u16, code: &str) -> serde_json::Value {
+    assert_eq!(r.status().as_u16(), status, "status");
+    let v: serde_json::Value = r.json().await.expect("error body is JSON");
+    assert_eq!(v["success"], false, "{v}");
+    assert_eq!(v["code"], code, "{v}");
+    assert!(v["message"].is_string(), "{v}");
+    v
+}
