@@ -134,8 +134,10 @@ fn store_config(data_dir: Option<PathBuf>) -> Result<StoreConfig, String> {
 fn read_password() -> Result<String, String> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
-        let first = rpassword::prompt_password("Password: ").map_err(|e| format!("cannot read password: {e}"))?;
-        let second = rpassword::prompt_password("Repeat password: ").map_err(|e| format!("cannot read password: {e}"))?;
+        let first = rpassword::prompt_password("Password: ")
+            .map_err(|e| format!("cannot read password: {e}"))?;
+        let second = rpassword::prompt_password("Repeat password: ")
+            .map_err(|e| format!("cannot read password: {e}"))?;
         if first != second {
             return Err("the passwords do not match".into());
         }
@@ -172,73 +174,151 @@ fn pattern(raw: &str) -> Result<DomainPattern, String> {
     DomainPattern::parse(raw).map_err(|p| format!("pattern: {p}"))
 }
 
-async fn set_disabled(store: &dyn Store, json: bool, email: &str, disabled: bool) -> Result<(), String> {
+async fn set_disabled(
+    store: &dyn Store,
+    json: bool,
+    email: &str,
+    disabled: bool,
+) -> Result<(), String> {
     let email = Email::parse(email).map_err(|p| format!("email: {p}"))?;
     let u = match store.set_user_disabled(&email, disabled).await {
         Err(StoreError::NotFound(_)) => return Err(format!("no user with email {email}")),
         other => other.map_err(store_err)?,
     };
     let state = if u.disabled { "disabled" } else { "enabled" };
-    print_rows(json, serde_json::json!({"email": u.email, "disabled": u.disabled}), vec![format!("{} {state}", u.email)]);
+    print_rows(
+        json,
+        serde_json::json!({"email": u.email, "disabled": u.disabled}),
+        vec![format!("{} {state}", u.email)],
+    );
     Ok(())
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let store: Arc<dyn Store> = open_store(&store_config(cli.data_dir)?, clock.clone()).map_err(store_err)?;
+    let store: Arc<dyn Store> =
+        open_store(&store_config(cli.data_dir)?, clock.clone()).map_err(store_err)?;
     let store = store.as_ref();
     let now = clock.now();
     let json = cli.json;
     match cli.command {
         Command::Tenant(TenantCmd::Create { name, id }) => {
-            let t = provisioning::create_tenant(store, id.as_deref(), &name, now).await.map_err(|e| e.to_string())?;
-            print_rows(json, serde_json::json!({ "id": t.id, "name": t.name }), vec![t.id]);
+            let t = provisioning::create_tenant(store, id.as_deref(), &name, now)
+                .await
+                .map_err(|e| e.to_string())?;
+            print_rows(
+                json,
+                serde_json::json!({ "id": t.id, "name": t.name }),
+                vec![t.id],
+            );
         }
         Command::Tenant(TenantCmd::List) => {
             let tenants = store.list_tenants().await.map_err(store_err)?;
-            let value = serde_json::json!(tenants.iter().map(|t| serde_json::json!({"id": t.id, "name": t.name})).collect::<Vec<_>>());
-            print_rows(json, value, tenants.iter().map(|t| format!("{}\t{}", t.id, t.name)).collect());
+            let value = serde_json::json!(tenants
+                .iter()
+                .map(|t| serde_json::json!({"id": t.id, "name": t.name}))
+                .collect::<Vec<_>>());
+            print_rows(
+                json,
+                value,
+                tenants
+                    .iter()
+                    .map(|t| format!("{}\t{}", t.id, t.name))
+                    .collect(),
+            );
         }
-        Command::User(UserCmd::Create { tenant, email, name }) => {
+        Command::User(UserCmd::Create {
+            tenant,
+            email,
+            name,
+        }) => {
             let password = read_password()?;
-            let u = provisioning::create_user(store, &PasswordHasher::new(), &tenant, &email, &name, &password, now)
-                .await
-                .map_err(|e| e.to_string())?;
+            let u = provisioning::create_user(
+                store,
+                &PasswordHasher::new(),
+                &tenant,
+                &email,
+                &name,
+                &password,
+                now,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
             print_rows(
                 json,
                 serde_json::json!({"id": u.id, "email": u.email, "tenantId": u.tenant_id}),
                 vec![u.id],
             );
         }
-        Command::User(UserCmd::Disable { email }) => set_disabled(store, json, &email, true).await?,
-        Command::User(UserCmd::Enable { email }) => set_disabled(store, json, &email, false).await?,
+        Command::User(UserCmd::Disable { email }) => {
+            set_disabled(store, json, &email, true).await?
+        }
+        Command::User(UserCmd::Enable { email }) => {
+            set_disabled(store, json, &email, false).await?
+        }
         Command::User(UserCmd::List { tenant }) => {
-            let users = store.list_users(tenant.as_deref()).await.map_err(store_err)?;
+            let users = store
+                .list_users(tenant.as_deref())
+                .await
+                .map_err(store_err)?;
             let value = serde_json::json!(users
                 .iter()
                 .map(|u| serde_json::json!({"id": u.id, "email": u.email, "name": u.name, "tenantId": u.tenant_id, "disabled": u.disabled}))
                 .collect::<Vec<_>>());
             let lines = users
                 .iter()
-                .map(|u| format!("{}\t{}\t{}\t{}{}", u.id, u.email, u.tenant_id, u.name, if u.disabled { "\t(disabled)" } else { "" }))
+                .map(|u| {
+                    format!(
+                        "{}\t{}\t{}\t{}{}",
+                        u.id,
+                        u.email,
+                        u.tenant_id,
+                        u.name,
+                        if u.disabled { "\t(disabled)" } else { "" }
+                    )
+                })
                 .collect();
             print_rows(json, value, lines);
         }
-        Command::Domain(DomainCmd::Add { tenant, pattern: raw }) => {
+        Command::Domain(DomainCmd::Add {
+            tenant,
+            pattern: raw,
+        }) => {
             let p = pattern(&raw)?;
             let added = match store.add_allowed_domain(&tenant, &p).await {
-                Err(StoreError::NotFound(_)) => return Err(format!("tenant {tenant} does not exist")),
+                Err(StoreError::NotFound(_)) => {
+                    return Err(format!("tenant {tenant} does not exist"))
+                }
                 other => other.map_err(store_err)?,
             };
-            let msg = if added { format!("added {p}") } else { format!("{p} was already allowed") };
-            print_rows(json, serde_json::json!({"pattern": p.as_str(), "added": added}), vec![msg]);
+            let msg = if added {
+                format!("added {p}")
+            } else {
+                format!("{p} was already allowed")
+            };
+            print_rows(
+                json,
+                serde_json::json!({"pattern": p.as_str(), "added": added}),
+                vec![msg],
+            );
         }
-        Command::Domain(DomainCmd::Remove { tenant, pattern: raw }) => {
+        Command::Domain(DomainCmd::Remove {
+            tenant,
+            pattern: raw,
+        }) => {
             let p = pattern(&raw)?;
-            if !store.remove_allowed_domain(&tenant, &p).await.map_err(store_err)? {
+            if !store
+                .remove_allowed_domain(&tenant, &p)
+                .await
+                .map_err(store_err)?
+            {
                 return Err(format!("{p} is not an allowed domain of tenant {tenant}"));
             }
-            print_rows(json, serde_json::json!({"pattern": p.as_str(), "removed": true}), vec![format!("removed {p}")]);
+            print_rows(
+                json,
+                serde_json::json!({"pattern": p.as_str(), "removed": true}),
+                vec![format!("removed {p}")],
+            );
         }
         Command::Domain(DomainCmd::List { tenant }) => {
             if store.tenant(&tenant).await.map_err(store_err)?.is_none() {
@@ -246,7 +326,11 @@ async fn run(cli: Cli) -> Result<(), String> {
             }
             let patterns = store.allowed_domains(&tenant).await.map_err(store_err)?;
             let value = serde_json::json!(patterns.iter().map(|p| p.as_str()).collect::<Vec<_>>());
-            print_rows(json, value, patterns.iter().map(|p| p.to_string()).collect());
+            print_rows(
+                json,
+                value,
+                patterns.iter().map(|p| p.to_string()).collect(),
+            );
         }
     }
     Ok(())

@@ -235,6 +235,8 @@ pub async fn serve(
                         continue;
                     }
                 };
+                // Responses go out in more than one write; don't let Nagle hold the last.
+                let _ = stream.set_nodelay(true);
                 let api = api.clone();
                 let svc = service_fn(move |req| {
                     let api = api.clone();

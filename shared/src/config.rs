@@ -30,7 +30,11 @@ pub enum StoreConfig {
 impl StoreConfig {
     /// Reads `STORE` and `DATA_DIR` (tools that need only the store use this alone).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let get = |k: &str| lookup(k).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        let get = |k: &str| {
+            lookup(k)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
         match get("STORE").as_deref().unwrap_or("embedded") {
             "embedded" => Ok(StoreConfig::Embedded {
                 data_dir: PathBuf::from(get("DATA_DIR").unwrap_or_else(|| ".data".into())),
@@ -352,5 +356,29 @@ mod tests {
         assert!(!rules[1].allows("https://evil.example"));
         assert!(!rules[1].allows("chrome-extension://"));
         assert!(parse_origins("https://x.com/path").is_err());
+    }
+}
+
+#[cfg(test)]
+mod readme {
+    /// The README's configuration table must list every variable with its real default.
+    #[test]
+    fn readme_documents_every_variable_and_default() {
+        let readme = include_str!("../../README.md");
+        for (name, default, _) in super::VARIABLES {
+            let row = readme
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{name}` |")))
+                .unwrap_or_else(|| panic!("README has no row for {name}"));
+            let shown = default
+                .trim_start_matches('(')
+                .split([')', ';'])
+                .next()
+                .unwrap_or(default);
+            assert!(
+                row.contains(shown),
+                "README row for {name} lacks default {default}: {row}"
+            );
+        }
     }
 }

@@ -32,51 +32,134 @@ pub async fn users(store: &dyn Store, clock: &ManualClock) {
     let a = user("t1", "a@x.com", clock);
     store.create_user(&a).await.expect("create");
     let dup = user("t2", "a@x.com", clock);
-    assert!(matches!(store.create_user(&dup).await, Err(StoreError::Conflict(_))));
-    let got = store.user_by_email(&a.email).await.expect("get").expect("present");
+    assert!(matches!(
+        store.create_user(&dup).await,
+        Err(StoreError::Conflict(_))
+    ));
+    let got = store
+        .user_by_email(&a.email)
+        .await
+        .expect("get")
+        .expect("present");
     assert_eq!(got, a, "the first writer's user is kept");
-    assert!(store.user_by_email(&Email::parse("b@x.com").expect("e")).await.expect("get").is_none());
+    assert!(store
+        .user_by_email(&Email::parse("b@x.com").expect("e"))
+        .await
+        .expect("get")
+        .is_none());
 
-    let disabled = store.set_user_disabled(&a.email, true).await.expect("disable");
+    let disabled = store
+        .set_user_disabled(&a.email, true)
+        .await
+        .expect("disable");
     assert!(disabled.disabled);
-    assert!(store.user_by_email(&a.email).await.expect("get").expect("present").disabled);
+    assert!(
+        store
+            .user_by_email(&a.email)
+            .await
+            .expect("get")
+            .expect("present")
+            .disabled
+    );
     let missing = Email::parse("nobody@x.com").expect("e");
-    assert!(matches!(store.set_user_disabled(&missing, true).await, Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        store.set_user_disabled(&missing, true).await,
+        Err(StoreError::NotFound(_))
+    ));
 
-    store.create_user(&user("t2", "c@x.com", clock)).await.expect("create");
-    let t1: Vec<_> = store.list_users(Some("t1")).await.expect("list").into_iter().map(|u| u.email).collect();
+    store
+        .create_user(&user("t2", "c@x.com", clock))
+        .await
+        .expect("create");
+    let t1: Vec<_> = store
+        .list_users(Some("t1"))
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|u| u.email)
+        .collect();
     assert_eq!(t1, vec![a.email.clone()]);
     assert_eq!(store.list_users(None).await.expect("list").len(), 2);
 }
 
 /// Tenants: create is conditional, lookups and listing work.
 pub async fn tenants(store: &dyn Store, clock: &ManualClock) {
-    store.create_tenant(&tenant("t1", clock)).await.expect("create");
+    store
+        .create_tenant(&tenant("t1", clock))
+        .await
+        .expect("create");
     let mut again = tenant("t1", clock);
     again.name = "Other".into();
-    assert!(matches!(store.create_tenant(&again).await, Err(StoreError::Conflict(_))));
-    assert_eq!(store.tenant("t1").await.expect("get").expect("present").name, "Tenant t1");
+    assert!(matches!(
+        store.create_tenant(&again).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(
+        store
+            .tenant("t1")
+            .await
+            .expect("get")
+            .expect("present")
+            .name,
+        "Tenant t1"
+    );
     assert!(store.tenant("t2").await.expect("get").is_none());
-    store.create_tenant(&tenant("t2", clock)).await.expect("create");
-    let ids: Vec<_> = store.list_tenants().await.expect("list").into_iter().map(|t| t.id).collect();
+    store
+        .create_tenant(&tenant("t2", clock))
+        .await
+        .expect("create");
+    let ids: Vec<_> = store
+        .list_tenants()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
     assert_eq!(ids, vec!["t1", "t2"]);
 }
 
 /// Allowed domains: per tenant, idempotent add, remove reports presence, unknown tenant refused.
 pub async fn allowed_domains(store: &dyn Store, clock: &ManualClock) {
-    store.create_tenant(&tenant("t1", clock)).await.expect("create");
-    store.create_tenant(&tenant("t2", clock)).await.expect("create");
+    store
+        .create_tenant(&tenant("t1", clock))
+        .await
+        .expect("create");
+    store
+        .create_tenant(&tenant("t2", clock))
+        .await
+        .expect("create");
     let wild = DomainPattern::parse("*.acme.com").expect("p");
     let exact = DomainPattern::parse("app.beta.io").expect("p");
     assert!(store.add_allowed_domain("t1", &wild).await.expect("add"));
-    assert!(!store.add_allowed_domain("t1", &wild).await.expect("add again"));
+    assert!(!store
+        .add_allowed_domain("t1", &wild)
+        .await
+        .expect("add again"));
     assert!(store.add_allowed_domain("t1", &exact).await.expect("add"));
-    assert_eq!(store.allowed_domains("t1").await.expect("list"), vec![wild.clone(), exact.clone()]);
-    assert!(store.allowed_domains("t2").await.expect("list").is_empty(), "domains never leak across tenants");
-    assert!(matches!(store.add_allowed_domain("nope", &wild).await, Err(StoreError::NotFound(_))));
-    assert!(store.remove_allowed_domain("t1", &exact).await.expect("remove"));
-    assert!(!store.remove_allowed_domain("t1", &exact).await.expect("remove again"));
-    assert!(!store.remove_allowed_domain("t2", &wild).await.expect("other tenant"));
+    assert_eq!(
+        store.allowed_domains("t1").await.expect("list"),
+        vec![wild.clone(), exact.clone()]
+    );
+    assert!(
+        store.allowed_domains("t2").await.expect("list").is_empty(),
+        "domains never leak across tenants"
+    );
+    assert!(matches!(
+        store.add_allowed_domain("nope", &wild).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(store
+        .remove_allowed_domain("t1", &exact)
+        .await
+        .expect("remove"));
+    assert!(!store
+        .remove_allowed_domain("t1", &exact)
+        .await
+        .expect("remove again"));
+    assert!(!store
+        .remove_allowed_domain("t2", &wild)
+        .await
+        .expect("other tenant"));
     assert_eq!(store.allowed_domains("t1").await.expect("list"), vec![wild]);
 }
 
@@ -84,11 +167,29 @@ pub async fn allowed_domains(store: &dyn Store, clock: &ManualClock) {
 pub async fn revoked_tokens(store: &dyn Store, clock: &ManualClock) {
     let until = clock.now() + Duration::minutes(10);
     store.revoke("t1", "jti-1", until).await.expect("revoke");
-    assert!(store.is_revoked("t1", "jti-1", clock.now()).await.expect("check"));
-    assert!(!store.is_revoked("t2", "jti-1", clock.now()).await.expect("check"), "revocations are per tenant");
-    assert!(!store.is_revoked("t1", "jti-2", clock.now()).await.expect("check"));
+    assert!(store
+        .is_revoked("t1", "jti-1", clock.now())
+        .await
+        .expect("check"));
+    assert!(
+        !store
+            .is_revoked("t2", "jti-1", clock.now())
+            .await
+            .expect("check"),
+        "revocations are per tenant"
+    );
+    assert!(!store
+        .is_revoked("t1", "jti-2", clock.now())
+        .await
+        .expect("check"));
     clock.advance(Duration::minutes(11));
-    assert!(!store.is_revoked("t1", "jti-1", clock.now()).await.expect("check"), "expired entries do not count");
+    assert!(
+        !store
+            .is_revoked("t1", "jti-1", clock.now())
+            .await
+            .expect("check"),
+        "expired entries do not count"
+    );
 }
 
 /// Rate-limit counters: atomic increments per key and window, reset, expiry honoured on read.
@@ -98,14 +199,32 @@ pub async fn rate_limit_counters(store: &dyn Store, clock: &ManualClock) {
         assert_eq!(store.increment("k", 100, exp).await.expect("inc"), want);
     }
     assert_eq!(store.count("k", 100).await.expect("count"), 3);
-    assert_eq!(store.count("k", 160).await.expect("count"), 0, "windows are separate");
-    assert_eq!(store.count("other", 100).await.expect("count"), 0, "keys are separate");
+    assert_eq!(
+        store.count("k", 160).await.expect("count"),
+        0,
+        "windows are separate"
+    );
+    assert_eq!(
+        store.count("other", 100).await.expect("count"),
+        0,
+        "keys are separate"
+    );
     store.reset("k", 100).await.expect("reset");
     assert_eq!(store.count("k", 100).await.expect("count"), 0);
     store.increment("k", 100, exp).await.expect("inc");
     clock.advance(Duration::seconds(61));
-    assert_eq!(store.count("k", 100).await.expect("count"), 0, "expired counters read as zero");
-    assert_eq!(store.increment("k", 100, exp + Duration::seconds(120)).await.expect("inc"), 1);
+    assert_eq!(
+        store.count("k", 100).await.expect("count"),
+        0,
+        "expired counters read as zero"
+    );
+    assert_eq!(
+        store
+            .increment("k", 100, exp + Duration::seconds(120))
+            .await
+            .expect("inc"),
+        1
+    );
 }
 
 /// Concurrent increments of one counter lose no update.

@@ -5,7 +5,7 @@ pub mod conformance;
 pub mod runtime_api;
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
@@ -58,7 +58,9 @@ pub struct TestApp {
 /// The configuration test apps run with.
 pub fn test_config(opts: &AppOptions) -> Config {
     let store = match &opts.data_dir {
-        Some(d) => StoreConfig::Embedded { data_dir: d.clone() },
+        Some(d) => StoreConfig::Embedded {
+            data_dir: d.clone(),
+        },
         None => StoreConfig::Memory,
     };
     let mut cfg = Config::from_lookup(|k| match k {
@@ -79,7 +81,11 @@ impl TestApp {
     }
 
     pub async fn spawn_with(opts: AppOptions) -> Self {
-        let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 22, 6, 0, 0).single().expect("time")));
+        let clock = Arc::new(ManualClock::new(
+            Utc.with_ymd_and_hms(2026, 11, 22, 6, 0, 0)
+                .single()
+                .expect("time"),
+        ));
         let dyn_clock: Arc<dyn Clock> = clock.clone();
         let cfg = test_config(&opts);
         let store = shared::context::open_store(&cfg.store, dyn_clock.clone()).expect("store");
@@ -89,7 +95,9 @@ impl TestApp {
     /// Starts an app over an existing store and clock.
     pub async fn spawn_on(cfg: Config, store: Arc<dyn Store>, clock: Arc<ManualClock>) -> Self {
         let ctx = Arc::new(AppContext::with_parts(cfg, store, clock.clone()));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
         let addr = listener.local_addr().expect("addr");
         let (tx, rx) = oneshot::channel();
         let api = Arc::new(LocalApi::new(ctx.clone()));
@@ -126,14 +134,27 @@ impl TestApp {
         let store = self.ctx.store.as_ref();
         let now = self.clock.now();
         if store.tenant(tenant).await.expect("tenant lookup").is_none() {
-            shared::provisioning::create_tenant(store, Some(tenant), &format!("Tenant {tenant}"), now)
-                .await
-                .expect("tenant");
-        }
-        shared::provisioning::create_user(store, &self.ctx.passwords, tenant, email, "Test User", password, now)
+            shared::provisioning::create_tenant(
+                store,
+                Some(tenant),
+                &format!("Tenant {tenant}"),
+                now,
+            )
             .await
-            .expect("user")
-            .id
+            .expect("tenant");
+        }
+        shared::provisioning::create_user(
+            store,
+            &self.ctx.passwords,
+            tenant,
+            email,
+            "Test User",
+            password,
+            now,
+        )
+        .await
+        .expect("user")
+        .id
     }
 
     /// `POST /api/v1/auth/login` with a JSON body.
@@ -148,7 +169,9 @@ impl TestApp {
 
     /// Logs in and returns the access token (panics unless 200).
     pub async fn login(&self, email: &str, password: &str) -> String {
-        let r = self.login_raw(serde_json::json!({ "email": email, "password": password })).await;
+        let r = self
+            .login_raw(serde_json::json!({ "email": email, "password": password }))
+            .await;
         assert_eq!(r.status(), 200, "login failed");
         let v: serde_json::Value = r.json().await.expect("json");
         v["accessToken"].as_str().expect("token").to_owned()
@@ -168,7 +191,13 @@ impl TestApp {
 /// script builds all binaries before running tests.
 pub fn workspace_binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
-    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    // Test executables live in target/<profile>/deps, binaries in target/<profile>.
+    let dir = exe.parent().expect("exe dir");
+    let dir = if dir.ends_with("deps") {
+        dir.parent().expect("target dir")
+    } else {
+        dir
+    };
     let path = dir.join(name);
     assert!(
         path.exists(),

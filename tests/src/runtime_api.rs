@@ -38,7 +38,9 @@ pub struct RuntimeApi {
 
 impl RuntimeApi {
     pub async fn start() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
         let addr = listener.local_addr().expect("addr");
         let (ev_tx, ev_rx) = mpsc::channel(16);
         let (out_tx, out_rx) = mpsc::channel(16);
@@ -74,7 +76,10 @@ impl RuntimeApi {
             ("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256".into()),
             ("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST".into()),
             ("AWS_LAMBDA_LOG_STREAM_NAME", "local".into()),
-            ("AWS_LAMBDA_LOG_GROUP_NAME", format!("/aws/lambda/{function}")),
+            (
+                "AWS_LAMBDA_LOG_GROUP_NAME",
+                format!("/aws/lambda/{function}"),
+            ),
             ("AWS_REGION", "us-east-1".into()),
         ]
         .into_iter()
@@ -83,27 +88,46 @@ impl RuntimeApi {
     }
 
     /// Queues one event and waits (up to `timeout`) for its outcome and when it arrived.
-    pub async fn invoke(&mut self, event: &serde_json::Value, timeout: Duration) -> Option<(Outcome, Instant)> {
+    pub async fn invoke(
+        &mut self,
+        event: &serde_json::Value,
+        timeout: Duration,
+    ) -> Option<(Outcome, Instant)> {
         let id = uuid::Uuid::new_v4().to_string();
         self.events.send((id, event.to_string())).await.ok()?;
-        tokio::time::timeout(timeout, self.outcomes.recv()).await.ok().flatten()
+        tokio::time::timeout(timeout, self.outcomes.recv())
+            .await
+            .ok()
+            .flatten()
     }
 
     /// Waits for the function's first poll for work (its init is done).
     pub async fn first_poll(&mut self, timeout: Duration) -> Option<Instant> {
-        tokio::time::timeout(timeout, self.polls.recv()).await.ok().flatten()
+        tokio::time::timeout(timeout, self.polls.recv())
+            .await
+            .ok()
+            .flatten()
     }
 
     /// Waits for an outcome that was not asked for (an init error).
     pub async fn next_outcome(&mut self, timeout: Duration) -> Option<Outcome> {
-        tokio::time::timeout(timeout, self.outcomes.recv()).await.ok().flatten().map(|(o, _)| o)
+        tokio::time::timeout(timeout, self.outcomes.recv())
+            .await
+            .ok()
+            .flatten()
+            .map(|(o, _)| o)
     }
 }
 
 async fn answer(shared: &Shared, req: hyper::Request<Incoming>) -> hyper::Response<Full<Bytes>> {
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
-    let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
     let json = || serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
     let reply = |status: u16, body: String| {
         let mut r = hyper::Response::new(Full::new(Bytes::from(body)));
@@ -120,12 +144,22 @@ async fn answer(shared: &Shared, req: hyper::Request<Incoming>) -> hyper::Respon
         let mut r = reply(200, event);
         let h = r.headers_mut();
         h.insert("lambda-runtime-aws-request-id", id.parse().expect("header"));
-        h.insert("lambda-runtime-deadline-ms", deadline.to_string().parse().expect("header"));
+        h.insert(
+            "lambda-runtime-deadline-ms",
+            deadline.to_string().parse().expect("header"),
+        );
         h.insert(
             "lambda-runtime-invoked-function-arn",
-            "arn:aws:lambda:us-east-1:000000000000:function:local".parse().expect("header"),
+            "arn:aws:lambda:us-east-1:000000000000:function:local"
+                .parse()
+                .expect("header"),
         );
-        h.insert("lambda-runtime-trace-id", "Root=1-00000000-000000000000000000000000".parse().expect("header"));
+        h.insert(
+            "lambda-runtime-trace-id",
+            "Root=1-00000000-000000000000000000000000"
+                .parse()
+                .expect("header"),
+        );
         h.insert("content-type", "application/json".parse().expect("header"));
         return r;
     }

@@ -18,18 +18,29 @@ async fn app_with_user() -> (TestApp, String) {
 #[tokio::test]
 async fn login_returns_token_expiry_user_and_tenant() {
     let (app, user_id) = app_with_user().await;
-    let r = app.login_raw(json!({ "email": "  Ada@ACME.com ", "password": PW })).await;
+    let r = app
+        .login_raw(json!({ "email": "  Ada@ACME.com ", "password": PW }))
+        .await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-type"], "application/json");
     let v: Value = r.json().await.expect("json");
-    assert!(v["accessToken"].as_str().is_some_and(|t| t.split('.').count() == 3));
-    let expires = DateTime::parse_from_rfc3339(v["expiresAt"].as_str().expect("expiresAt")).expect("ISO-8601");
+    assert!(v["accessToken"]
+        .as_str()
+        .is_some_and(|t| t.split('.').count() == 3));
+    let expires = DateTime::parse_from_rfc3339(v["expiresAt"].as_str().expect("expiresAt"))
+        .expect("ISO-8601");
     assert_eq!(expires.timestamp() - app.clock.now_ts(), 43_200);
     assert!(v["expiresAt"].as_str().expect("s").ends_with('Z'));
-    assert_eq!(v["user"], json!({ "id": user_id, "email": "ada@acme.com", "name": "Test User" }));
+    assert_eq!(
+        v["user"],
+        json!({ "id": user_id, "email": "ada@acme.com", "name": "Test User" })
+    );
     assert_eq!(v["tenantId"], "acme");
     assert_eq!(v["tenantName"], "Tenant acme");
-    assert!(v.get("success").is_none(), "auth responses are top-level, no envelope");
+    assert!(
+        v.get("success").is_none(),
+        "auth responses are top-level, no envelope"
+    );
 }
 
 trait NowTs {
@@ -45,9 +56,13 @@ impl NowTs for std::sync::Arc<shared::clock::ManualClock> {
 #[tokio::test]
 async fn unknown_email_and_wrong_password_answer_the_same_401() {
     let (app, _) = app_with_user().await;
-    let a = app.login_raw(json!({ "email": "nobody@acme.com", "password": PW })).await;
+    let a = app
+        .login_raw(json!({ "email": "nobody@acme.com", "password": PW }))
+        .await;
     let a = expect_error(a, 401, "INVALID_CREDENTIALS").await;
-    let b = app.login_raw(json!({ "email": "ada@acme.com", "password": "wrong-password" })).await;
+    let b = app
+        .login_raw(json!({ "email": "ada@acme.com", "password": "wrong-password" }))
+        .await;
     let b = expect_error(b, 401, "INVALID_CREDENTIALS").await;
     assert_eq!(a, b, "the two failures must be indistinguishable");
 }
@@ -56,10 +71,18 @@ async fn unknown_email_and_wrong_password_answer_the_same_401() {
 async fn disabled_user_gets_403_only_with_the_right_password() {
     let (app, _) = app_with_user().await;
     let email = shared::domain::Email::parse("ada@acme.com").expect("e");
-    app.ctx.store.set_user_disabled(&email, true).await.expect("disable");
-    let r = app.login_raw(json!({ "email": "ada@acme.com", "password": PW })).await;
+    app.ctx
+        .store
+        .set_user_disabled(&email, true)
+        .await
+        .expect("disable");
+    let r = app
+        .login_raw(json!({ "email": "ada@acme.com", "password": PW }))
+        .await;
     expect_error(r, 403, "ACCOUNT_DISABLED").await;
-    let r = app.login_raw(json!({ "email": "ada@acme.com", "password": "wrong-password" })).await;
+    let r = app
+        .login_raw(json!({ "email": "ada@acme.com", "password": "wrong-password" }))
+        .await;
     expect_error(r, 401, "INVALID_CREDENTIALS").await;
 }
 
@@ -71,14 +94,23 @@ async fn bad_login_bodies_get_400_naming_the_field() {
         (json!({ "password": PW }), "email"),
         (json!({ "email": 42, "password": PW }), "email"),
         (json!({ "email": "not-an-email", "password": PW }), "email"),
-        (json!({ "email": "ada@acme.com", "password": "" }), "password"),
-        (json!({ "email": "ada@acme.com", "password": "x".repeat(1025) }), "password"),
+        (
+            json!({ "email": "ada@acme.com", "password": "" }),
+            "password",
+        ),
+        (
+            json!({ "email": "ada@acme.com", "password": "x".repeat(1025) }),
+            "password",
+        ),
         (json!([1, 2]), "body"),
     ];
     for (body, field) in cases {
         let v = expect_error(app.login_raw(body.clone()).await, 400, "VALIDATION_ERROR").await;
         assert_eq!(v["details"][0]["field"], field, "body {body}");
-        assert!(v["message"].as_str().expect("msg").starts_with(field), "{v}");
+        assert!(
+            v["message"].as_str().expect("msg").starts_with(field),
+            "{v}"
+        );
     }
     let r = app
         .client
@@ -91,7 +123,9 @@ async fn bad_login_bodies_get_400_naming_the_field() {
     let v = expect_error(r, 400, "VALIDATION_ERROR").await;
     assert_eq!(v["details"][0]["field"], "body");
     // Unknown fields are ignored, never rejected.
-    let r = app.login_raw(json!({ "email": "ada@acme.com", "password": PW, "remember": true })).await;
+    let r = app
+        .login_raw(json!({ "email": "ada@acme.com", "password": PW, "remember": true }))
+        .await;
     assert_eq!(r.status(), 200);
 }
 
@@ -99,31 +133,55 @@ async fn bad_login_bodies_get_400_naming_the_field() {
 async fn repeated_failures_for_one_email_get_429_until_the_window_ends() {
     let (app, _) = app_with_user().await; // 3 failures per email per 600 s
     for _ in 0..3 {
-        let r = app.login_raw(json!({ "email": "ada@acme.com", "password": "wrong-password" })).await;
+        let r = app
+            .login_raw(json!({ "email": "ada@acme.com", "password": "wrong-password" }))
+            .await;
         assert_eq!(r.status(), 401);
     }
-    let r = app.login_raw(json!({ "email": "ada@acme.com", "password": PW })).await;
-    let retry_after: i64 = r.headers()["retry-after"].to_str().expect("s").parse().expect("seconds");
+    let r = app
+        .login_raw(json!({ "email": "ada@acme.com", "password": PW }))
+        .await;
+    let retry_after: i64 = r.headers()["retry-after"]
+        .to_str()
+        .expect("s")
+        .parse()
+        .expect("seconds");
     let v = expect_error(r, 429, "RATE_LIMIT").await;
     assert!((1..=600).contains(&retry_after), "{retry_after}");
-    let reset_at = DateTime::parse_from_rfc3339(v["resetAt"].as_str().expect("resetAt is an ISO string")).expect("iso");
+    let reset_at =
+        DateTime::parse_from_rfc3339(v["resetAt"].as_str().expect("resetAt is an ISO string"))
+            .expect("iso");
     assert_eq!(reset_at.timestamp() - app.clock.now_ts(), retry_after);
     // Another email from the same address is not blocked by this email's counter.
     app.seed_user("acme", "bob@acme.com", PW).await;
-    assert_eq!(app.login_raw(json!({ "email": "bob@acme.com", "password": PW })).await.status(), 200);
+    assert_eq!(
+        app.login_raw(json!({ "email": "bob@acme.com", "password": PW }))
+            .await
+            .status(),
+        200
+    );
     // After the window the right password works again.
     app.clock.advance(Duration::seconds(retry_after));
-    assert_eq!(app.login_raw(json!({ "email": "ada@acme.com", "password": PW })).await.status(), 200);
+    assert_eq!(
+        app.login_raw(json!({ "email": "ada@acme.com", "password": PW }))
+            .await
+            .status(),
+        200
+    );
 }
 
 #[tokio::test]
 async fn unknown_emails_are_throttled_like_known_ones() {
     let app = TestApp::spawn().await;
     for _ in 0..3 {
-        let r = app.login_raw(json!({ "email": "ghost@acme.com", "password": "whatever-pw" })).await;
+        let r = app
+            .login_raw(json!({ "email": "ghost@acme.com", "password": "whatever-pw" }))
+            .await;
         assert_eq!(r.status(), 401);
     }
-    let r = app.login_raw(json!({ "email": "ghost@acme.com", "password": "whatever-pw" })).await;
+    let r = app
+        .login_raw(json!({ "email": "ghost@acme.com", "password": "whatever-pw" }))
+        .await;
     expect_error(r, 429, "RATE_LIMIT").await;
 }
 
@@ -135,10 +193,16 @@ async fn repeated_failures_from_one_address_get_429_across_emails() {
     let app = TestApp::spawn_with(opts).await;
     app.seed_user("acme", "ada@acme.com", PW).await;
     for i in 0..4 {
-        let r = app.login_raw(json!({ "email": format!("user{i}@acme.com"), "password": "wrong-password" })).await;
+        let r = app
+            .login_raw(
+                json!({ "email": format!("user{i}@acme.com"), "password": "wrong-password" }),
+            )
+            .await;
         assert_eq!(r.status(), 401);
     }
-    let r = app.login_raw(json!({ "email": "ada@acme.com", "password": PW })).await;
+    let r = app
+        .login_raw(json!({ "email": "ada@acme.com", "password": PW }))
+        .await;
     assert!(r.headers().contains_key("retry-after"));
     expect_error(r, 429, "RATE_LIMIT").await;
 }
@@ -147,14 +211,22 @@ async fn repeated_failures_from_one_address_get_429_across_emails() {
 async fn successful_login_clears_the_email_failure_count() {
     let (app, _) = app_with_user().await;
     for _ in 0..2 {
-        app.login_raw(json!({ "email": "ada@acme.com", "password": "wrong-password" })).await;
+        app.login_raw(json!({ "email": "ada@acme.com", "password": "wrong-password" }))
+            .await;
     }
     app.login("ada@acme.com", PW).await;
     for _ in 0..2 {
-        let r = app.login_raw(json!({ "email": "ada@acme.com", "password": "wrong-password" })).await;
+        let r = app
+            .login_raw(json!({ "email": "ada@acme.com", "password": "wrong-password" }))
+            .await;
         assert_eq!(r.status(), 401);
     }
-    assert_eq!(app.login_raw(json!({ "email": "ada@acme.com", "password": PW })).await.status(), 200);
+    assert_eq!(
+        app.login_raw(json!({ "email": "ada@acme.com", "password": PW }))
+            .await
+            .status(),
+        200
+    );
 }
 
 #[tokio::test]
@@ -193,8 +265,12 @@ async fn the_hand_made_signer_reproduces_a_genuine_token() {
     // must produce exactly the server's token, so each refusal below is about its one change.
     let (app, _) = app_with_user().await;
     let token = app.login("ada@acme.com", PW).await;
-    let header: Value =
-        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(token.split('.').next().expect("h")).expect("b64")).expect("json");
+    let header: Value = serde_json::from_slice(
+        &URL_SAFE_NO_PAD
+            .decode(token.split('.').next().expect("h"))
+            .expect("b64"),
+    )
+    .expect("json");
     let remade = forge(header, &claims_of(&token), TEST_KEY);
     assert_eq!(app.get_session(&remade).await.status(), 200);
 }
@@ -220,11 +296,34 @@ async fn every_kind_of_bad_token_gets_401_unauthorized() {
     let bad: Vec<(&str, String)> = vec![
         ("garbage", "not.a.token".into()),
         ("alg none", none_token),
-        ("HS512 header", forge(json!({ "alg": "HS512", "typ": "JWT" }), &claims, TEST_KEY)),
-        ("other key", forge(hs256.clone(), &claims, "another-key-0123456789abcdef0123456789")),
-        ("wrong aud", forge(hs256.clone(), &with("aud", json!("someone-else")), TEST_KEY)),
-        ("wrong iss", forge(hs256.clone(), &with("iss", json!("evil-issuer")), TEST_KEY)),
-        ("expired", forge(hs256.clone(), &with("exp", json!(app.clock.now_ts() - 1)), TEST_KEY)),
+        (
+            "HS512 header",
+            forge(json!({ "alg": "HS512", "typ": "JWT" }), &claims, TEST_KEY),
+        ),
+        (
+            "other key",
+            forge(
+                hs256.clone(),
+                &claims,
+                "another-key-0123456789abcdef0123456789",
+            ),
+        ),
+        (
+            "wrong aud",
+            forge(hs256.clone(), &with("aud", json!("someone-else")), TEST_KEY),
+        ),
+        (
+            "wrong iss",
+            forge(hs256.clone(), &with("iss", json!("evil-issuer")), TEST_KEY),
+        ),
+        (
+            "expired",
+            forge(
+                hs256.clone(),
+                &with("exp", json!(app.clock.now_ts() - 1)),
+                TEST_KEY,
+            ),
+        ),
         ("no jti", forge(hs256.clone(), &no_jti, TEST_KEY)),
         ("tampered payload", {
             let parts: Vec<&str> = token.split('.').collect();
@@ -237,7 +336,12 @@ async fn every_kind_of_bad_token_gets_401_unauthorized() {
         assert_eq!(r.status(), 401, "{what}");
         expect_error(r, 401, "UNAUTHORIZED").await;
     }
-    let r = app.client.get(app.url("/api/v1/auth/session")).send().await.expect("send");
+    let r = app
+        .client
+        .get(app.url("/api/v1/auth/session"))
+        .send()
+        .await
+        .expect("send");
     expect_error(r, 401, "UNAUTHORIZED").await;
     let r = app
         .client
@@ -266,7 +370,11 @@ async fn session_of_a_disabled_user_gets_401() {
     let (app, _) = app_with_user().await;
     let token = app.login("ada@acme.com", PW).await;
     let email = shared::domain::Email::parse("ada@acme.com").expect("e");
-    app.ctx.store.set_user_disabled(&email, true).await.expect("disable");
+    app.ctx
+        .store
+        .set_user_disabled(&email, true)
+        .await
+        .expect("disable");
     expect_error(app.get_session(&token).await, 401, "UNAUTHORIZED").await;
 }
 
@@ -275,36 +383,70 @@ async fn logout_revokes_only_that_token_at_once() {
     let (app, _) = app_with_user().await;
     let token = app.login("ada@acme.com", PW).await;
     let other = app.login("ada@acme.com", PW).await;
-    let r = app.client.post(app.url("/api/v1/auth/logout")).bearer_auth(&token).send().await.expect("send");
+    let r = app
+        .client
+        .post(app.url("/api/v1/auth/logout"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("send");
     assert_eq!(r.status(), 204);
     assert!(r.bytes().await.expect("body").is_empty());
     expect_error(app.get_session(&token).await, 401, "UNAUTHORIZED").await;
-    let again = app.client.post(app.url("/api/v1/auth/logout")).bearer_auth(&token).send().await.expect("send");
+    let again = app
+        .client
+        .post(app.url("/api/v1/auth/logout"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("send");
     expect_error(again, 401, "UNAUTHORIZED").await;
-    assert_eq!(app.get_session(&other).await.status(), 200, "other sessions stay valid");
-    let none = app.client.post(app.url("/api/v1/auth/logout")).send().await.expect("send");
+    assert_eq!(
+        app.get_session(&other).await.status(),
+        200,
+        "other sessions stay valid"
+    );
+    let none = app
+        .client
+        .post(app.url("/api/v1/auth/logout"))
+        .send()
+        .await
+        .expect("send");
     expect_error(none, 401, "UNAUTHORIZED").await;
 }
 
 #[tokio::test]
 async fn preflight_from_an_allowed_origin_gets_cors_headers() {
     let app = TestApp::spawn().await;
-    for path in ["/api/v1/auth/login", "/api/v1/auth/session", "/api/v1/auth/logout"] {
+    for path in [
+        "/api/v1/auth/login",
+        "/api/v1/auth/session",
+        "/api/v1/auth/logout",
+    ] {
         let r = app
             .client
             .request(reqwest::Method::OPTIONS, app.url(path))
             .header("origin", ALLOWED_ORIGIN)
             .header("access-control-request-method", "POST")
-            .header("access-control-request-headers", "authorization, content-type")
+            .header(
+                "access-control-request-headers",
+                "authorization, content-type",
+            )
             .send()
             .await
             .expect("send");
         assert_eq!(r.status(), 204, "{path}");
         let h = r.headers();
         assert_eq!(h["access-control-allow-origin"], ALLOWED_ORIGIN);
-        let headers = h["access-control-allow-headers"].to_str().expect("s").to_ascii_lowercase();
+        let headers = h["access-control-allow-headers"]
+            .to_str()
+            .expect("s")
+            .to_ascii_lowercase();
         assert!(headers.contains("authorization") && headers.contains("content-type"));
-        assert!(h["access-control-allow-methods"].to_str().expect("s").contains("POST"));
+        assert!(h["access-control-allow-methods"]
+            .to_str()
+            .expect("s")
+            .contains("POST"));
         assert!(h.contains_key("access-control-max-age"));
     }
 }
@@ -320,7 +462,10 @@ async fn other_origins_get_no_cors_headers() {
         .await
         .expect("send");
     assert_eq!(r.status(), 204);
-    assert!(!r.headers().keys().any(|k| k.as_str().starts_with("access-control-")));
+    assert!(!r
+        .headers()
+        .keys()
+        .any(|k| k.as_str().starts_with("access-control-")));
     let r = app
         .client
         .post(app.url("/api/v1/auth/login"))
@@ -367,16 +512,31 @@ async fn bodies_over_the_limit_get_413() {
 #[tokio::test]
 async fn unknown_routes_get_404_and_wrong_methods_405() {
     let app = TestApp::spawn().await;
-    let r = app.client.get(app.url("/api/nope")).send().await.expect("send");
+    let r = app
+        .client
+        .get(app.url("/api/nope"))
+        .send()
+        .await
+        .expect("send");
     expect_error(r, 404, "NOT_FOUND").await;
-    let r = app.client.get(app.url("/api/v1/auth/login")).send().await.expect("send");
+    let r = app
+        .client
+        .get(app.url("/api/v1/auth/login"))
+        .send()
+        .await
+        .expect("send");
     expect_error(r, 405, "METHOD_NOT_ALLOWED").await;
 }
 
 #[tokio::test]
 async fn every_response_carries_a_request_id() {
     let app = TestApp::spawn().await;
-    let r = app.client.get(app.url("/api/v1/auth/session")).send().await.expect("send");
+    let r = app
+        .client
+        .get(app.url("/api/v1/auth/session"))
+        .send()
+        .await
+        .expect("send");
     let id = r.headers()["x-request-id"].to_str().expect("s").to_owned();
     assert_eq!(id.len(), 36);
 }
@@ -392,7 +552,13 @@ async fn a_revoked_token_stays_rejected_after_a_restart_of_the_file_store() {
     app.seed_user("acme", "ada@acme.com", PW).await;
     let revoked = app.login("ada@acme.com", PW).await;
     let kept = app.login("ada@acme.com", PW).await;
-    let r = app.client.post(app.url("/api/v1/auth/logout")).bearer_auth(&revoked).send().await.expect("send");
+    let r = app
+        .client
+        .post(app.url("/api/v1/auth/logout"))
+        .bearer_auth(&revoked)
+        .send()
+        .await
+        .expect("send");
     assert_eq!(r.status(), 204);
     let ctx = app.ctx.clone();
     app.stop().await;

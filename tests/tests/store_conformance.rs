@@ -9,7 +9,11 @@ use shared::clock::{Clock, ManualClock};
 use shared::ports::Store;
 
 fn clock() -> Arc<ManualClock> {
-    Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().expect("t")))
+    Arc::new(ManualClock::new(
+        Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
+            .single()
+            .expect("t"),
+    ))
 }
 
 fn memory(clock: &Arc<ManualClock>) -> Arc<dyn Store> {
@@ -48,7 +52,13 @@ macro_rules! suite {
     };
 }
 
-suite!(users, tenants, allowed_domains, revoked_tokens, rate_limit_counters);
+suite!(
+    users,
+    tenants,
+    allowed_domains,
+    revoked_tokens,
+    rate_limit_counters
+);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn memory_store_loses_no_concurrent_increment() {
@@ -92,6 +102,12 @@ async fn file_store_survives_reopening() {
     let c = clock();
     let dir = tempfile::tempdir().expect("tmp");
     let until = c.now() + chrono::Duration::hours(1);
-    file(&c, &dir).revoke("t", "j", until).await.expect("revoke");
-    assert!(file(&c, &dir).is_revoked("t", "j", c.now()).await.expect("check"));
+    file(&c, &dir)
+        .revoke("t", "j", until)
+        .await
+        .expect("revoke");
+    assert!(file(&c, &dir)
+        .is_revoked("t", "j", c.now())
+        .await
+        .expect("check"));
 }

@@ -1,0 +1,235 @@
+//! Benchmark of the foundation: process start to first request served (local-api and a
+//! function binary under the Lambda Runtime API emulator), login latency, the timing of
+//! unknown-email vs wrong-password logins, and peak memory. Prints numbers; asserts nothing.
+//!
+//! `scripts/bench` builds release binaries and runs this; any profile works.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use api_tests::runtime_api::{Outcome, RuntimeApi};
+use api_tests::{workspace_binary, AppOptions, TestApp, TEST_KEY};
+use serde_json::json;
+use shared::http::apigw::{self, EventParts};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+fn stats(name: &str, mut ms: Vec<f64>) {
+    ms.sort_by(f64::total_cmp);
+    let pct = |p: f64| ms[(((ms.len() - 1) as f64) * p).round() as usize];
+    println!(
+        "{name:<58} n={:<4} min={:>8.2}ms p50={:>8.2}ms p90={:>8.2}ms p99={:>8.2}ms",
+        ms.len(),
+        ms[0],
+        pct(0.5),
+        pct(0.9),
+        pct(0.99)
+    );
+}
+
+fn elapsed_ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+/// Spawn → first HTTP response from local-api (a 401 from the session route).
+async fn local_api_start(data_dir: &std::path::Path) -> f64 {
+    let started = Instant::now();
+    let mut child = Command::new(workspace_binary("local-api"))
+        .args(["--port", "0", "--data-dir"])
+        .arg(data_dir)
+        .env_remove("JWT_SECRET")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn local-api");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut base = None;
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(addr) = line.split("listening on ").nth(1) {
+            base = Some(addr.trim().to_owned());
+            break;
+        }
+    }
+    let base = base.expect("listening line");
+    let client = reqwest::Client::new();
+    let r = client
+        .get(format!("{base}/api/v1/auth/session"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 401);
+    let ms = elapsed_ms(started);
+    let _ = child.kill().await;
+    ms
+}
+
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Spawn → init done (first poll) → first response, for one function and one event.
+async fn function_start(
+    bin: &str,
+    event: &serde_json::Value,
+    data_dir: &std::path::Path,
+) -> (f64, f64, Option<u64>) {
+    let mut rt = RuntimeApi::start().await;
+    let started = Instant::now();
+    let child = Command::new(workspace_binary(bin))
+        .envs(rt.env(bin))
+        .env("JWT_SECRET", TEST_KEY)
+        .env("DATA_DIR", data_dir)
+        .env("AWS_LAMBDA_LOG_LEVEL", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn function");
+    let polled = rt
+        .first_poll(Duration::from_secs(30))
+        .await
+        .expect("function polled");
+    let init_ms = (polled - started).as_secs_f64() * 1000.0;
+    let (outcome, at) = rt
+        .invoke(event, Duration::from_secs(30))
+        .await
+        .expect("answered");
+    assert!(
+        matches!(outcome, Outcome::Response(ref r) if r["statusCode"].as_u64().is_some()),
+        "{outcome:?}"
+    );
+    let first_ms = (at - started).as_secs_f64() * 1000.0;
+    let rss = child.id().and_then(peak_rss_kib);
+    drop(child);
+    (init_ms, first_ms, rss)
+}
+
+#[tokio::main]
+async fn main() {
+    let runs: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    println!("bench-auth ({profile} build, {runs} runs per start measurement)");
+
+    // local-api: cold first start (key + demo account with an argon2 hash) and warm restarts.
+    let mut first = Vec::new();
+    let mut warm = Vec::new();
+    for _ in 0..runs {
+        let dir = tempfile::tempdir().expect("tmp");
+        first.push(local_api_start(dir.path()).await);
+        warm.push(local_api_start(dir.path()).await);
+    }
+    stats(
+        "local-api first start -> first response (creates demo)",
+        first,
+    );
+    stats("local-api restart -> first response", warm);
+
+    // Function binaries under the runtime emulator.
+    let dir = tempfile::tempdir().expect("tmp");
+    let app = TestApp::spawn_with(AppOptions {
+        data_dir: Some(dir.path().to_owned()),
+        ..AppOptions::default()
+    })
+    .await;
+    app.seed_user("acme", "ada@acme.com", "s3cret-password")
+        .await;
+    let token = app.login("ada@acme.com", "s3cret-password").await;
+    app.stop().await;
+    let mk = |method: &str, path: &str, headers: Vec<(String, String)>, body: &[u8]| {
+        apigw::event(&EventParts {
+            method,
+            path,
+            headers,
+            body,
+            route_key: &format!("{method} {path}"),
+            source_ip: "203.0.113.9",
+            request_id: "bench",
+            domain_name: "api.example.com",
+            ..Default::default()
+        })
+    };
+    let session_ev = mk(
+        "GET",
+        "/api/v1/auth/session",
+        vec![("authorization".into(), format!("Bearer {token}"))],
+        b"",
+    );
+    let login_body = json!({ "email": "ada@acme.com", "password": "s3cret-password" }).to_string();
+    let login_ev = mk(
+        "POST",
+        "/api/v1/auth/login",
+        vec![("content-type".into(), "application/json".into())],
+        login_body.as_bytes(),
+    );
+    for (bin, ev) in [("auth-session", &session_ev), ("auth-login", &login_ev)] {
+        let mut init = Vec::new();
+        let mut served = Vec::new();
+        let mut rss = Vec::new();
+        for _ in 0..runs {
+            let (i, f, r) = function_start(bin, ev, dir.path()).await;
+            init.push(i);
+            served.push(f);
+            rss.extend(r);
+        }
+        stats(&format!("{bin} spawn -> waiting for next invocation"), init);
+        stats(&format!("{bin} spawn -> first response posted"), served);
+        if let Some(max) = rss.iter().max() {
+            println!(
+                "{:<58} max={max} KiB",
+                format!("{bin} peak RSS after first invocation")
+            );
+        }
+    }
+
+    // Login latency over HTTP (local-api router, in-memory store) and argon2 alone.
+    let mut opts = AppOptions::default();
+    opts.login_limits.max_failures_per_email = 1_000_000;
+    opts.login_limits.max_failures_per_address = 1_000_000;
+    let app = TestApp::spawn_with(opts).await;
+    app.seed_user("acme", "ada@acme.com", "s3cret-password")
+        .await;
+    let mut ok = Vec::new();
+    let mut wrong = Vec::new();
+    let mut unknown = Vec::new();
+    for _ in 0..(runs * 3) {
+        for (email, pw, into) in [
+            ("ada@acme.com", "s3cret-password", &mut ok),
+            ("ada@acme.com", "wrong-password", &mut wrong),
+            ("ghost@acme.com", "wrong-password", &mut unknown),
+        ] {
+            let t = Instant::now();
+            app.login_raw(json!({ "email": email, "password": pw }))
+                .await;
+            into.push(elapsed_ms(t));
+        }
+    }
+    stats("login 200 (HTTP round trip)", ok);
+    stats("login 401 wrong password", wrong);
+    stats("login 401 unknown email", unknown);
+    let hasher = shared::auth::PasswordHasher::new();
+    let phc = hasher.hash("s3cret-password").expect("hash");
+    let mut verify = Vec::new();
+    for _ in 0..(runs * 3) {
+        let t = Instant::now();
+        hasher.verify("s3cret-password", Some(&phc));
+        verify.push(elapsed_ms(t));
+    }
+    stats("argon2id verify alone (m=19456 KiB, t=2, p=1)", verify);
+    app.stop().await;
+}

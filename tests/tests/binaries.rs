@@ -1,0 +1,510 @@
+//! Tests of the built binaries as a user runs them: local-api's first start, the admin CLI,
+//! and a function binary under a Lambda Runtime API emulator.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use api_tests::runtime_api::{Outcome, RuntimeApi};
+use api_tests::{workspace_binary, TEST_KEY};
+use serde_json::{json, Value};
+use shared::clock::{Clock, SystemClock};
+use shared::http::apigw::{self, EventParts};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// Environment variables the binaries read; cleared so the host's settings cannot leak in.
+const CONFIG_VARS: &[&str] = &[
+    "JWT_SECRET",
+    "STORE",
+    "DATA_DIR",
+    "PORT",
+    "ALLOWED_ORIGINS",
+    "MAX_BODY_BYTES",
+];
+
+fn command(bin: &str) -> Command {
+    let mut c = Command::new(workspace_binary(bin));
+    for v in CONFIG_VARS {
+        c.env_remove(v);
+    }
+    c.kill_on_drop(true);
+    c
+}
+
+/// Reads stdout lines until one contains `marker`; returns every line read.
+async fn read_until(
+    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    marker: &str,
+) -> Vec<String> {
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while let Ok(Ok(Some(line))) = tokio::time::timeout_at(deadline, lines.next_line()).await {
+        let done = line.contains(marker);
+        seen.push(line);
+        if done {
+            return seen;
+        }
+    }
+    panic!("no line containing {marker:?}; got {seen:?}");
+}
+
+struct LocalApiProcess {
+    child: Child,
+    base: String,
+    output: Vec<String>,
+}
+
+async fn start_local_api(data_dir: &std::path::Path) -> LocalApiProcess {
+    let mut child = command("local-api")
+        .args(["--port", "0", "--data-dir"])
+        .arg(data_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn local-api");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut output = read_until(&mut lines, "listening on http://").await;
+    // The demo credentials follow the listening line when known.
+    if let Ok(Ok(Some(line))) =
+        tokio::time::timeout(Duration::from_secs(5), lines.next_line()).await
+    {
+        output.push(line);
+    }
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let base = output
+        .iter()
+        .find_map(|l| l.split("listening on ").nth(1))
+        .expect("address")
+        .trim()
+        .to_owned();
+    LocalApiProcess {
+        child,
+        base,
+        output,
+    }
+}
+
+fn demo_credentials(output: &[String]) -> (String, String) {
+    let line = output
+        .iter()
+        .find(|l| l.starts_with("Demo login:"))
+        .expect("demo line printed");
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = |k: &str| words[words.iter().position(|w| *w == k).expect(k) + 1].to_owned();
+    (at("email"), at("password"))
+}
+
+async fn login(base: &str, email: &str, password: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(format!("{base}/api/v1/auth/login"))
+        .json(&json!({ "email": email, "password": password }))
+        .send()
+        .await
+        .expect("request")
+}
+
+async fn interrupt(child: &mut Child) -> std::process::ExitStatus {
+    let pid = child.id().expect("pid").to_string();
+    let status = Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .await
+        .expect("kill");
+    assert!(status.success());
+    tokio::time::timeout(Duration::from_secs(15), child.wait())
+        .await
+        .expect("exits after Ctrl-C")
+        .expect("wait")
+}
+
+#[tokio::test]
+async fn local_api_first_start_prints_demo_credentials_that_log_in_and_survive_a_restart() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut api = start_local_api(dir.path()).await;
+    assert!(
+        api.output
+            .iter()
+            .any(|l| l.contains("Generated a development JWT key")),
+        "{:?}",
+        api.output
+    );
+    assert!(api.base.starts_with("http://127.0.0.1:"));
+    let (email, password) = demo_credentials(&api.output);
+    let r = login(&api.base, &email, &password).await;
+    assert_eq!(r.status(), 200);
+    let token = r.json::<Value>().await.expect("json")["accessToken"]
+        .as_str()
+        .expect("token")
+        .to_owned();
+    assert!(
+        interrupt(&mut api.child).await.success(),
+        "graceful shutdown exits 0"
+    );
+
+    // Second start: same key (old tokens still valid), no new demo account, credentials repeated.
+    let mut api = start_local_api(dir.path()).await;
+    assert!(
+        api.output
+            .iter()
+            .any(|l| l.contains("Using the development JWT key")),
+        "{:?}",
+        api.output
+    );
+    assert_eq!(demo_credentials(&api.output), (email, password));
+    let r = reqwest::Client::new()
+        .get(format!("{}/api/v1/auth/session", api.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 200);
+    assert!(interrupt(&mut api.child).await.success());
+}
+
+async fn admin(dir: &std::path::Path, args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
+    let mut child = command("agent-admin")
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn agent-admin");
+    let mut input = child.stdin.take().expect("stdin");
+    if let Some(s) = stdin {
+        input.write_all(s.as_bytes()).await.expect("write");
+    }
+    drop(input);
+    let out = child.wait_with_output().await.expect("output");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn admin_cli_provisions_what_local_api_then_serves() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    assert_eq!(
+        admin(
+            d,
+            &["tenant", "create", "--name", "Acme", "--id", "acme"],
+            None
+        )
+        .await
+        .0,
+        0
+    );
+    let (code, _, err) = admin(
+        d,
+        &["tenant", "create", "--name", "Again", "--id", "acme"],
+        None,
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert!(err.contains("already exists"), "{err}");
+
+    let (code, out, _) = admin(
+        d,
+        &[
+            "user",
+            "create",
+            "--tenant",
+            "acme",
+            "--email",
+            "Bob@Acme.com",
+            "--name",
+            "Bob",
+        ],
+        Some("s3cret-password\n"),
+    )
+    .await;
+    assert_eq!(code, 0);
+    assert_eq!(out.trim().len(), 36, "prints the new user id");
+    let (code, _, err) = admin(
+        d,
+        &[
+            "user",
+            "create",
+            "--tenant",
+            "acme",
+            "--email",
+            "x@acme.com",
+            "--name",
+            "X",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert!(err.contains("standard input"), "{err}");
+    let (code, _, err) = admin(
+        d,
+        &[
+            "user",
+            "create",
+            "--tenant",
+            "acme",
+            "--email",
+            "y@acme.com",
+            "--name",
+            "Y",
+        ],
+        Some("short\n"),
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("password: must be at least 10 characters"),
+        "{err}"
+    );
+    let (code, _, err) = admin(
+        d,
+        &[
+            "user",
+            "create",
+            "--tenant",
+            "nope",
+            "--email",
+            "z@acme.com",
+            "--name",
+            "Z",
+        ],
+        Some("s3cret-password\n"),
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert!(err.contains("tenant nope does not exist"), "{err}");
+    let (code, _, _) = admin(
+        d,
+        &[
+            "user",
+            "create",
+            "--tenant",
+            "acme",
+            "--email",
+            "p@acme.com",
+            "--name",
+            "P",
+            "--password",
+            "x",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(code, 2, "there is no way to pass a password as an argument");
+
+    assert_eq!(
+        admin(
+            d,
+            &["domain", "add", "--tenant", "acme", "*.Acme.com"],
+            None
+        )
+        .await
+        .0,
+        0
+    );
+    let (code, _, err) = admin(
+        d,
+        &["domain", "add", "--tenant", "acme", "a*.acme.com"],
+        None,
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert!(err.contains("pattern"), "{err}");
+    let (_, out, _) = admin(d, &["--json", "domain", "list", "--tenant", "acme"], None).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).expect("json"),
+        json!(["*.acme.com"])
+    );
+    let (code, _, err) = admin(
+        d,
+        &["domain", "remove", "--tenant", "acme", "other.com"],
+        None,
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert!(err.contains("not an allowed domain"), "{err}");
+
+    let mut api = start_local_api(d).await;
+    assert!(
+        !api.output.iter().any(|l| l.starts_with("Demo login")),
+        "no demo account in a provisioned store"
+    );
+    assert_eq!(
+        login(&api.base, "bob@acme.com", "s3cret-password")
+            .await
+            .status(),
+        200
+    );
+    // Disabling takes effect on the running server (both processes share the file).
+    assert_eq!(
+        admin(d, &["user", "disable", "--email", "bob@acme.com"], None)
+            .await
+            .0,
+        0
+    );
+    assert_eq!(
+        login(&api.base, "bob@acme.com", "s3cret-password")
+            .await
+            .status(),
+        403
+    );
+    let (_, out, _) = admin(d, &["--json", "user", "list", "--tenant", "acme"], None).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).expect("json")[0]["disabled"],
+        true
+    );
+    assert_eq!(
+        admin(d, &["user", "disable", "--email", "ghost@acme.com"], None)
+            .await
+            .0,
+        1
+    );
+    interrupt(&mut api.child).await;
+}
+
+#[tokio::test]
+async fn function_binaries_refuse_to_start_without_a_proper_key() {
+    for (key, expected) in [
+        (None, "JWT_SECRET is not set"),
+        (Some("short"), "at least 32 bytes"),
+    ] {
+        let mut c = command("auth-login");
+        if let Some(k) = key {
+            c.env("JWT_SECRET", k);
+        }
+        let out = c
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .await
+            .expect("run");
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expected), "{err}");
+        if let Some(k) = key {
+            assert!(
+                !err.contains(&format!("\"{k}\"")),
+                "the key itself is never printed"
+            );
+        }
+    }
+}
+
+fn event(method: &str, path: &str, headers: Vec<(String, String)>, body: &[u8]) -> Value {
+    apigw::event(&EventParts {
+        method,
+        path,
+        headers,
+        body,
+        route_key: &format!("{method} {path}"),
+        source_ip: "203.0.113.9",
+        request_id: "apigw-req-1",
+        domain_name: "api.example.com",
+        time_epoch_ms: 0,
+        ..Default::default()
+    })
+}
+
+#[tokio::test]
+async fn function_binaries_answer_api_gateway_events_through_the_runtime_api() {
+    let dir = tempfile::tempdir().expect("tmp");
+    {
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let store =
+            shared::adapters::EmbeddedStore::open(dir.path(), clock.clone()).expect("store");
+        shared::provisioning::create_tenant(&store, Some("acme"), "Acme", clock.now())
+            .await
+            .expect("tenant");
+        let hasher = shared::auth::PasswordHasher::new();
+        shared::provisioning::create_user(
+            &store,
+            &hasher,
+            "acme",
+            "ada@acme.com",
+            "Ada",
+            "s3cret-password",
+            clock.now(),
+        )
+        .await
+        .expect("user");
+    }
+    let spawn = |bin: &str, rt: &RuntimeApi| {
+        command(bin)
+            .envs(rt.env(bin))
+            .env("JWT_SECRET", TEST_KEY)
+            .env("DATA_DIR", dir.path())
+            .env("ALLOWED_ORIGINS", "chrome-extension://abc")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn")
+    };
+
+    let mut rt = RuntimeApi::start().await;
+    let _login_fn = spawn("auth-login", &rt);
+    let body = json!({ "email": "ada@acme.com", "password": "s3cret-password" }).to_string();
+    let ev = event(
+        "POST",
+        "/api/v1/auth/login",
+        vec![
+            ("content-type".into(), "application/json".into()),
+            ("origin".into(), "chrome-extension://abc".into()),
+        ],
+        body.as_bytes(),
+    );
+    let (outcome, _) = rt
+        .invoke(&ev, Duration::from_secs(30))
+        .await
+        .expect("login answered");
+    let Outcome::Response(resp) = outcome else {
+        panic!("unexpected {outcome:?}")
+    };
+    assert_eq!(resp["statusCode"], 200, "{resp}");
+    assert_eq!(
+        resp["headers"]["access-control-allow-origin"],
+        "chrome-extension://abc"
+    );
+    assert_eq!(resp["headers"]["x-request-id"], "apigw-req-1");
+    let login: Value = serde_json::from_str(resp["body"].as_str().expect("body")).expect("json");
+    let token = login["accessToken"].as_str().expect("token").to_owned();
+    assert_eq!(login["tenantName"], "Acme");
+
+    let mut rt2 = RuntimeApi::start().await;
+    let _session_fn = spawn("auth-session", &rt2);
+    let ev = event(
+        "GET",
+        "/api/v1/auth/session",
+        vec![("authorization".into(), format!("Bearer {token}"))],
+        b"",
+    );
+    let (outcome, _) = rt2
+        .invoke(&ev, Duration::from_secs(30))
+        .await
+        .expect("session answered");
+    let Outcome::Response(resp) = outcome else {
+        panic!("unexpected {outcome:?}")
+    };
+    assert_eq!(resp["statusCode"], 200, "{resp}");
+    let ev = event(
+        "GET",
+        "/api/v1/auth/session",
+        vec![("authorization".into(), "Bearer nope".into())],
+        b"",
+    );
+    let (outcome, _) = rt2
+        .invoke(&ev, Duration::from_secs(30))
+        .await
+        .expect("answered");
+    let Outcome::Response(resp) = outcome else {
+        panic!("unexpected {outcome:?}")
+    };
+    assert_eq!(resp["statusCode"], 401);
+    let err: Value = serde_json::from_str(resp["body"].as_str().expect("body")).expect("json");
+    assert_eq!(err["code"], "UNAUTHORIZED");
+}
