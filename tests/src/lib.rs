@@ -178,13 +178,52 @@ impl TestApp {
     }
 
     pub async fn get_session(&self, token: &str) -> reqwest::Response {
-        self.client
-            .get(self.url("/api/v1/auth/session"))
-            .bearer_auth(token)
-            .send()
+        self.send(reqwest::Method::GET, "/api/v1/auth/session", Some(token))
             .await
-            .expect("request")
     }
+
+    /// `POST /api/v1/auth/logout` with a bearer token (or none).
+    pub async fn logout(&self, token: Option<&str>) -> reqwest::Response {
+        self.send(reqwest::Method::POST, "/api/v1/auth/logout", token)
+            .await
+    }
+
+    /// Sends a body-less request, with a bearer token when given.
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: Option<&str>,
+    ) -> reqwest::Response {
+        let mut req = self.client.request(method, self.url(path));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        req.send().await.expect("request")
+    }
+}
+
+/// The API Gateway v2 event for a request, as API Gateway would send it to a function.
+pub fn apigw_event(
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> serde_json::Value {
+    shared::http::apigw::event(&shared::http::apigw::EventParts {
+        method,
+        path,
+        headers: headers
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+        body: body.as_bytes(),
+        route_key: &format!("{method} {path}"),
+        source_ip: "203.0.113.9",
+        request_id: "apigw-req-1",
+        domain_name: "api.example.com",
+        ..Default::default()
+    })
 }
 
 /// A workspace binary next to the test executable (`target/<profile>/<name>`). The test

@@ -337,11 +337,8 @@ async fn every_kind_of_bad_token_gets_401_unauthorized() {
         expect_error(r, 401, "UNAUTHORIZED").await;
     }
     let r = app
-        .client
-        .get(app.url("/api/v1/auth/session"))
-        .send()
-        .await
-        .expect("send");
+        .send(reqwest::Method::GET, "/api/v1/auth/session", None)
+        .await;
     expect_error(r, 401, "UNAUTHORIZED").await;
     let r = app
         .client
@@ -383,35 +380,18 @@ async fn logout_revokes_only_that_token_at_once() {
     let (app, _) = app_with_user().await;
     let token = app.login("ada@acme.com", PW).await;
     let other = app.login("ada@acme.com", PW).await;
-    let r = app
-        .client
-        .post(app.url("/api/v1/auth/logout"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .expect("send");
+    let r = app.logout(Some(&token)).await;
     assert_eq!(r.status(), 204);
     assert!(r.bytes().await.expect("body").is_empty());
     expect_error(app.get_session(&token).await, 401, "UNAUTHORIZED").await;
-    let again = app
-        .client
-        .post(app.url("/api/v1/auth/logout"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .expect("send");
+    let again = app.logout(Some(&token)).await;
     expect_error(again, 401, "UNAUTHORIZED").await;
     assert_eq!(
         app.get_session(&other).await.status(),
         200,
         "other sessions stay valid"
     );
-    let none = app
-        .client
-        .post(app.url("/api/v1/auth/logout"))
-        .send()
-        .await
-        .expect("send");
+    let none = app.logout(None).await;
     expect_error(none, 401, "UNAUTHORIZED").await;
 }
 
@@ -532,11 +512,8 @@ async fn unknown_routes_get_404_and_wrong_methods_405() {
 async fn every_response_carries_a_request_id() {
     let app = TestApp::spawn().await;
     let r = app
-        .client
-        .get(app.url("/api/v1/auth/session"))
-        .send()
-        .await
-        .expect("send");
+        .send(reqwest::Method::GET, "/api/v1/auth/session", None)
+        .await;
     let id = r.headers()["x-request-id"].to_str().expect("s").to_owned();
     assert_eq!(id.len(), 36);
 }
@@ -552,13 +529,7 @@ async fn a_revoked_token_stays_rejected_after_a_restart_of_the_file_store() {
     app.seed_user("acme", "ada@acme.com", PW).await;
     let revoked = app.login("ada@acme.com", PW).await;
     let kept = app.login("ada@acme.com", PW).await;
-    let r = app
-        .client
-        .post(app.url("/api/v1/auth/logout"))
-        .bearer_auth(&revoked)
-        .send()
-        .await
-        .expect("send");
+    let r = app.logout(Some(&revoked)).await;
     assert_eq!(r.status(), 204);
     let ctx = app.ctx.clone();
     app.stop().await;

@@ -6,10 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use api_tests::runtime_api::{Outcome, RuntimeApi};
-use api_tests::{workspace_binary, TEST_KEY};
+use api_tests::{apigw_event, workspace_binary, TEST_KEY};
 use serde_json::{json, Value};
 use shared::clock::{Clock, SystemClock};
-use shared::http::apigw::{self, EventParts};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -56,11 +55,16 @@ struct LocalApiProcess {
 }
 
 async fn start_local_api(data_dir: &std::path::Path) -> LocalApiProcess {
+    start_local_api_logging(data_dir, Stdio::null()).await
+}
+
+async fn start_local_api_logging(data_dir: &std::path::Path, stderr: Stdio) -> LocalApiProcess {
     let mut child = command("local-api")
         .args(["--port", "0", "--data-dir"])
         .arg(data_dir)
+        .env("RUST_LOG", "debug")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .expect("spawn local-api");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
@@ -162,11 +166,85 @@ async fn local_api_first_start_prints_demo_credentials_that_log_in_and_survive_a
     assert!(interrupt(&mut api.child).await.success());
 }
 
-async fn admin(dir: &std::path::Path, args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
+#[tokio::test]
+async fn logs_are_json_lines_without_passwords_tokens_or_keys() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let log_path = dir.path().join("stderr.log");
+    let log_file = std::fs::File::create(&log_path).expect("log file");
+    let data = dir.path().join("data");
+    let mut api = start_local_api_logging(&data, Stdio::from(log_file)).await;
+    let (email, password) = demo_credentials(&api.output);
+    let r = login(&api.base, &email, &password).await;
+    let token = r.json::<Value>().await.expect("json")["accessToken"]
+        .as_str()
+        .expect("token")
+        .to_owned();
+    assert_eq!(
+        login(&api.base, &email, "wrong-password-123")
+            .await
+            .status(),
+        401
+    );
+    let numeric = reqwest::Client::new()
+        .post(format!("{}/api/v1/auth/login", api.base))
+        .json(&json!({ "email": email, "password": 987654321987u64 }))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(numeric.status(), 400);
+    let client = reqwest::Client::new();
+    let r = client
+        .post(format!("{}/api/v1/auth/logout", api.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 204);
+    interrupt(&mut api.child).await;
+
+    let logs = std::fs::read_to_string(&log_path).expect("logs");
+    let key = std::fs::read_to_string(data.join("dev-jwt-secret")).expect("key");
+    let completed: Vec<Value> = logs
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l)
+                .unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}"))
+        })
+        .filter(|v| v["fields"]["message"] == "request completed")
+        .collect();
+    assert_eq!(completed.len(), 4, "one completion line per request");
+    for line in &completed {
+        assert!(
+            line["span"]["request_id"]
+                .as_str()
+                .is_some_and(|id| id.len() == 36),
+            "{line}"
+        );
+        assert!(
+            line["fields"]["status"].is_u64() && line["fields"]["duration_ms"].is_f64(),
+            "{line}"
+        );
+    }
+    for secret in [
+        password.as_str(),
+        "wrong-password-123",
+        "987654321987",
+        token.as_str(),
+        key.trim(),
+    ] {
+        assert!(!logs.contains(secret), "a secret reached the logs");
+    }
+    // The token's signature alone must not appear either.
+    let signature = token.rsplit('.').next().expect("signature");
+    assert!(!logs.contains(signature));
+}
+
+/// Runs `agent-admin` with the whitespace-separated arguments of `args`.
+async fn admin(dir: &std::path::Path, args: &str, stdin: Option<&str>) -> (i32, String, String) {
     let mut child = command("agent-admin")
         .arg("--data-dir")
         .arg(dir)
-        .args(args)
+        .args(args.split_whitespace())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -190,36 +268,18 @@ async fn admin_cli_provisions_what_local_api_then_serves() {
     let dir = tempfile::tempdir().expect("tmp");
     let d = dir.path();
     assert_eq!(
-        admin(
-            d,
-            &["tenant", "create", "--name", "Acme", "--id", "acme"],
-            None
-        )
-        .await
-        .0,
+        admin(d, "tenant create --name Acme --id acme", None)
+            .await
+            .0,
         0
     );
-    let (code, _, err) = admin(
-        d,
-        &["tenant", "create", "--name", "Again", "--id", "acme"],
-        None,
-    )
-    .await;
+    let (code, _, err) = admin(d, "tenant create --name Again --id acme", None).await;
     assert_eq!(code, 1);
     assert!(err.contains("already exists"), "{err}");
 
     let (code, out, _) = admin(
         d,
-        &[
-            "user",
-            "create",
-            "--tenant",
-            "acme",
-            "--email",
-            "Bob@Acme.com",
-            "--name",
-            "Bob",
-        ],
+        "user create --tenant acme --email Bob@Acme.com --name Bob",
         Some("s3cret-password\n"),
     )
     .await;
@@ -227,16 +287,7 @@ async fn admin_cli_provisions_what_local_api_then_serves() {
     assert_eq!(out.trim().len(), 36, "prints the new user id");
     let (code, _, err) = admin(
         d,
-        &[
-            "user",
-            "create",
-            "--tenant",
-            "acme",
-            "--email",
-            "x@acme.com",
-            "--name",
-            "X",
-        ],
+        "user create --tenant acme --email x@acme.com --name X",
         None,
     )
     .await;
@@ -244,16 +295,7 @@ async fn admin_cli_provisions_what_local_api_then_serves() {
     assert!(err.contains("standard input"), "{err}");
     let (code, _, err) = admin(
         d,
-        &[
-            "user",
-            "create",
-            "--tenant",
-            "acme",
-            "--email",
-            "y@acme.com",
-            "--name",
-            "Y",
-        ],
+        "user create --tenant acme --email y@acme.com --name Y",
         Some("short\n"),
     )
     .await;
@@ -264,16 +306,7 @@ async fn admin_cli_provisions_what_local_api_then_serves() {
     );
     let (code, _, err) = admin(
         d,
-        &[
-            "user",
-            "create",
-            "--tenant",
-            "nope",
-            "--email",
-            "z@acme.com",
-            "--name",
-            "Z",
-        ],
+        "user create --tenant nope --email z@acme.com --name Z",
         Some("s3cret-password\n"),
     )
     .await;
@@ -281,52 +314,27 @@ async fn admin_cli_provisions_what_local_api_then_serves() {
     assert!(err.contains("tenant nope does not exist"), "{err}");
     let (code, _, _) = admin(
         d,
-        &[
-            "user",
-            "create",
-            "--tenant",
-            "acme",
-            "--email",
-            "p@acme.com",
-            "--name",
-            "P",
-            "--password",
-            "x",
-        ],
+        "user create --tenant acme --email p@acme.com --name P --password x",
         None,
     )
     .await;
     assert_eq!(code, 2, "there is no way to pass a password as an argument");
 
     assert_eq!(
-        admin(
-            d,
-            &["domain", "add", "--tenant", "acme", "*.Acme.com"],
-            None
-        )
-        .await
-        .0,
+        admin(d, "domain add --tenant acme *.Acme.com", None)
+            .await
+            .0,
         0
     );
-    let (code, _, err) = admin(
-        d,
-        &["domain", "add", "--tenant", "acme", "a*.acme.com"],
-        None,
-    )
-    .await;
+    let (code, _, err) = admin(d, "domain add --tenant acme a*.acme.com", None).await;
     assert_eq!(code, 1);
     assert!(err.contains("pattern"), "{err}");
-    let (_, out, _) = admin(d, &["--json", "domain", "list", "--tenant", "acme"], None).await;
+    let (_, out, _) = admin(d, "--json domain list --tenant acme", None).await;
     assert_eq!(
         serde_json::from_str::<Value>(&out).expect("json"),
         json!(["*.acme.com"])
     );
-    let (code, _, err) = admin(
-        d,
-        &["domain", "remove", "--tenant", "acme", "other.com"],
-        None,
-    )
-    .await;
+    let (code, _, err) = admin(d, "domain remove --tenant acme other.com", None).await;
     assert_eq!(code, 1);
     assert!(err.contains("not an allowed domain"), "{err}");
 
@@ -343,9 +351,7 @@ async fn admin_cli_provisions_what_local_api_then_serves() {
     );
     // Disabling takes effect on the running server (both processes share the file).
     assert_eq!(
-        admin(d, &["user", "disable", "--email", "bob@acme.com"], None)
-            .await
-            .0,
+        admin(d, "user disable --email bob@acme.com", None).await.0,
         0
     );
     assert_eq!(
@@ -354,13 +360,13 @@ async fn admin_cli_provisions_what_local_api_then_serves() {
             .status(),
         403
     );
-    let (_, out, _) = admin(d, &["--json", "user", "list", "--tenant", "acme"], None).await;
+    let (_, out, _) = admin(d, "--json user list --tenant acme", None).await;
     assert_eq!(
         serde_json::from_str::<Value>(&out).expect("json")[0]["disabled"],
         true
     );
     assert_eq!(
-        admin(d, &["user", "disable", "--email", "ghost@acme.com"], None)
+        admin(d, "user disable --email ghost@acme.com", None)
             .await
             .0,
         1
@@ -394,21 +400,6 @@ async fn function_binaries_refuse_to_start_without_a_proper_key() {
             );
         }
     }
-}
-
-fn event(method: &str, path: &str, headers: Vec<(String, String)>, body: &[u8]) -> Value {
-    apigw::event(&EventParts {
-        method,
-        path,
-        headers,
-        body,
-        route_key: &format!("{method} {path}"),
-        source_ip: "203.0.113.9",
-        request_id: "apigw-req-1",
-        domain_name: "api.example.com",
-        time_epoch_ms: 0,
-        ..Default::default()
-    })
 }
 
 #[tokio::test]
@@ -449,14 +440,14 @@ async fn function_binaries_answer_api_gateway_events_through_the_runtime_api() {
     let mut rt = RuntimeApi::start().await;
     let _login_fn = spawn("auth-login", &rt);
     let body = json!({ "email": "ada@acme.com", "password": "s3cret-password" }).to_string();
-    let ev = event(
+    let ev = apigw_event(
         "POST",
         "/api/v1/auth/login",
-        vec![
-            ("content-type".into(), "application/json".into()),
-            ("origin".into(), "chrome-extension://abc".into()),
+        &[
+            ("content-type", "application/json"),
+            ("origin", "chrome-extension://abc"),
         ],
-        body.as_bytes(),
+        &body,
     );
     let (outcome, _) = rt
         .invoke(&ev, Duration::from_secs(30))
@@ -477,11 +468,12 @@ async fn function_binaries_answer_api_gateway_events_through_the_runtime_api() {
 
     let mut rt2 = RuntimeApi::start().await;
     let _session_fn = spawn("auth-session", &rt2);
-    let ev = event(
+    let bearer = format!("Bearer {token}");
+    let ev = apigw_event(
         "GET",
         "/api/v1/auth/session",
-        vec![("authorization".into(), format!("Bearer {token}"))],
-        b"",
+        &[("authorization", &bearer)],
+        "",
     );
     let (outcome, _) = rt2
         .invoke(&ev, Duration::from_secs(30))
@@ -491,11 +483,11 @@ async fn function_binaries_answer_api_gateway_events_through_the_runtime_api() {
         panic!("unexpected {outcome:?}")
     };
     assert_eq!(resp["statusCode"], 200, "{resp}");
-    let ev = event(
+    let ev = apigw_event(
         "GET",
         "/api/v1/auth/session",
-        vec![("authorization".into(), "Bearer nope".into())],
-        b"",
+        &[("authorization", "Bearer nope")],
+        "",
     );
     let (outcome, _) = rt2
         .invoke(&ev, Duration::from_secs(30))

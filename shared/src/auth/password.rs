@@ -3,9 +3,11 @@
 //! verification stays a few tens of milliseconds on a Lambda's share of a core. Hashes are
 //! PHC strings, so parameters can be raised later without invalidating stored ones.
 
+use std::cell::RefCell;
+
 use argon2::password_hash::rand_core::OsRng;
-use argon2::password_hash::{PasswordHash, SaltString};
-use argon2::{Algorithm, Argon2, Params, PasswordHasher as _, PasswordVerifier, Version};
+use argon2::password_hash::{Output, PasswordHash, SaltString};
+use argon2::{Algorithm, Argon2, Block, Params, PasswordHasher as _, Version};
 
 use crate::error::Error;
 
@@ -20,6 +22,15 @@ pub const P_COST: u32 = 1;
 pub const MIN_PASSWORD_LEN: usize = 10;
 /// Longest password accepted anywhere (bounds hashing work per request).
 pub const MAX_PASSWORD_LEN: usize = 1024;
+
+/// Largest memory cost a stored hash may ask for (256 MiB); anything above is refused.
+const MAX_M_COST_KIB: u32 = 262_144;
+
+thread_local! {
+    /// The argon2 working memory of this thread, kept between verifications. A fresh 19 MiB
+    /// allocation per login costs as much again in page faults as the hashing itself.
+    static BLOCKS: RefCell<Vec<Block>> = const { RefCell::new(Vec::new()) };
+}
 
 /// A hash of a random throw-away password with the same parameters as real hashes. Unknown
 /// emails are verified against it so that they take as long as a wrong password does.
@@ -67,12 +78,41 @@ impl PasswordHasher {
         let Ok(parsed) = PasswordHash::new(phc.unwrap_or(DUMMY_HASH)) else {
             return false;
         };
-        let ok = self
-            .argon
-            .verify_password(password.as_bytes(), &parsed)
-            .is_ok();
+        let ok = verify_reusing_memory(password.as_bytes(), &parsed);
         ok && phc.is_some()
     }
+}
+
+/// Recomputes `hash` for `password` with the parameters stored in it, on this thread's
+/// reusable working memory, and compares in constant time.
+fn verify_reusing_memory(password: &[u8], hash: &PasswordHash<'_>) -> bool {
+    let (Ok(algorithm), Ok(params)) = (Algorithm::try_from(hash.algorithm), Params::try_from(hash))
+    else {
+        return false;
+    };
+    let version = match hash.version.map(Version::try_from).transpose() {
+        Ok(v) => v.unwrap_or_default(),
+        Err(_) => return false,
+    };
+    let (Some(salt), Some(expected)) = (hash.salt, hash.hash) else {
+        return false;
+    };
+    if params.m_cost() > MAX_M_COST_KIB {
+        return false;
+    }
+    let mut salt_buf = [0u8; 64];
+    let Ok(salt) = salt.decode_b64(&mut salt_buf) else {
+        return false;
+    };
+    let argon = Argon2::new(algorithm, version, params.clone());
+    let mut out = vec![0u8; expected.len()];
+    let computed = BLOCKS.with(|cell| {
+        let mut blocks = cell.borrow_mut();
+        blocks.resize(params.block_count(), Block::new());
+        argon.hash_password_into_with_memory(password, salt, &mut out, &mut blocks[..])
+    });
+    // `Output` equality is constant-time.
+    computed.is_ok() && Output::new(&out).is_ok_and(|o| o == expected)
 }
 
 #[cfg(test)]
@@ -99,6 +139,29 @@ mod tests {
         );
         assert_eq!(parsed.algorithm.as_str(), "argon2id");
         assert!(!PasswordHasher::new().verify("", None));
+    }
+
+    #[test]
+    fn verifies_hashes_made_with_other_parameters() {
+        let params = Params::new(8192, 1, 1, None).expect("p");
+        let other = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);
+        let salt = SaltString::generate(&mut OsRng);
+        let phc = other
+            .hash_password(b"pw-0123456789", &salt)
+            .expect("hash")
+            .to_string();
+        let h = PasswordHasher::new();
+        assert!(h.verify("pw-0123456789", Some(&phc)));
+        assert!(!h.verify("pw-012345678", Some(&phc)));
+        // The same thread then verifies a default-parameter hash on the resized buffer.
+        let phc = h.hash("again-0123456789").expect("hash");
+        assert!(h.verify("again-0123456789", Some(&phc)));
+    }
+
+    #[test]
+    fn absurd_memory_costs_are_refused() {
+        let phc = "$argon2id$v=19$m=4000000,t=1,p=1$c29tZXNhbHRzb21lc2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g";
+        assert!(!PasswordHasher::new().verify("x", Some(phc)));
     }
 
     #[test]

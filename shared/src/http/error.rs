@@ -100,6 +100,11 @@ pub fn log_error(e: &Error) {
     let (status, code, _) = classify(e);
     if status.is_server_error() {
         tracing::error!(code, error = %e, "request failed");
+    } else if let Error::Validation(problems) = e {
+        // Problem texts can quote the submitted value (a password sent as a number, say):
+        // log which fields were wrong, never what was in them.
+        let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+        tracing::info!(code, fields = %fields.join(","), "request refused");
     } else {
         tracing::info!(code, reason = %e, "request refused");
     }

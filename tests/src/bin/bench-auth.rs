@@ -8,9 +8,8 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use api_tests::runtime_api::{Outcome, RuntimeApi};
-use api_tests::{workspace_binary, AppOptions, TestApp, TEST_KEY};
+use api_tests::{apigw_event, workspace_binary, AppOptions, TestApp, TEST_KEY};
 use serde_json::json;
-use shared::http::apigw::{self, EventParts};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
@@ -151,31 +150,19 @@ async fn main() {
         .await;
     let token = app.login("ada@acme.com", "s3cret-password").await;
     app.stop().await;
-    let mk = |method: &str, path: &str, headers: Vec<(String, String)>, body: &[u8]| {
-        apigw::event(&EventParts {
-            method,
-            path,
-            headers,
-            body,
-            route_key: &format!("{method} {path}"),
-            source_ip: "203.0.113.9",
-            request_id: "bench",
-            domain_name: "api.example.com",
-            ..Default::default()
-        })
-    };
-    let session_ev = mk(
+    let bearer = format!("Bearer {token}");
+    let session_ev = apigw_event(
         "GET",
         "/api/v1/auth/session",
-        vec![("authorization".into(), format!("Bearer {token}"))],
-        b"",
+        &[("authorization", &bearer)],
+        "",
     );
     let login_body = json!({ "email": "ada@acme.com", "password": "s3cret-password" }).to_string();
-    let login_ev = mk(
+    let login_ev = apigw_event(
         "POST",
         "/api/v1/auth/login",
-        vec![("content-type".into(), "application/json".into())],
-        login_body.as_bytes(),
+        &[("content-type", "application/json")],
+        &login_body,
     );
     for (bin, ev) in [("auth-session", &session_ev), ("auth-login", &login_ev)] {
         let mut init = Vec::new();
