@@ -1,6 +1,9 @@
 //! The store conformance suite: one set of checks every implementation of the storage ports
 //! must pass (embedded in memory, embedded on file, and DynamoDB once it exists). Each check
-//! takes a fresh store whose clock is the given `ManualClock`.
+//! takes a fresh store whose clock is the given `ManualClock`; checks that race writers need
+//! a multi-threaded runtime.
+
+use std::sync::Arc;
 
 use chrono::Duration;
 use shared::clock::{Clock, ManualClock};
@@ -28,7 +31,7 @@ fn user(tenant_id: &str, email: &str, clock: &ManualClock) -> User {
 }
 
 /// Users: create is conditional on the email, lookups are exact, disable round-trips.
-pub async fn users(store: &dyn Store, clock: &ManualClock) {
+pub async fn users(store: Arc<dyn Store>, clock: &ManualClock) {
     let a = user("t1", "a@x.com", clock);
     store.create_user(&a).await.expect("create");
     let dup = user("t2", "a@x.com", clock);
@@ -83,7 +86,7 @@ pub async fn users(store: &dyn Store, clock: &ManualClock) {
 }
 
 /// Tenants: create is conditional, lookups and listing work.
-pub async fn tenants(store: &dyn Store, clock: &ManualClock) {
+pub async fn tenants(store: Arc<dyn Store>, clock: &ManualClock) {
     store
         .create_tenant(&tenant("t1", clock))
         .await
@@ -119,7 +122,7 @@ pub async fn tenants(store: &dyn Store, clock: &ManualClock) {
 }
 
 /// Allowed domains: per tenant, idempotent add, remove reports presence, unknown tenant refused.
-pub async fn allowed_domains(store: &dyn Store, clock: &ManualClock) {
+pub async fn allowed_domains(store: Arc<dyn Store>, clock: &ManualClock) {
     store
         .create_tenant(&tenant("t1", clock))
         .await
@@ -164,7 +167,7 @@ pub async fn allowed_domains(store: &dyn Store, clock: &ManualClock) {
 }
 
 /// Revocation: per tenant, effective until the given instant and not after.
-pub async fn revoked_tokens(store: &dyn Store, clock: &ManualClock) {
+pub async fn revoked_tokens(store: Arc<dyn Store>, clock: &ManualClock) {
     let until = clock.now() + Duration::minutes(10);
     store.revoke("t1", "jti-1", until).await.expect("revoke");
     assert!(store
@@ -193,7 +196,7 @@ pub async fn revoked_tokens(store: &dyn Store, clock: &ManualClock) {
 }
 
 /// Rate-limit counters: atomic increments per key and window, reset, expiry honoured on read.
-pub async fn rate_limit_counters(store: &dyn Store, clock: &ManualClock) {
+pub async fn rate_limit_counters(store: Arc<dyn Store>, clock: &ManualClock) {
     let exp = clock.now() + Duration::seconds(60);
     for want in 1..=3 {
         assert_eq!(store.increment("k", 100, exp).await.expect("inc"), want);
@@ -228,7 +231,7 @@ pub async fn rate_limit_counters(store: &dyn Store, clock: &ManualClock) {
 }
 
 /// Concurrent increments of one counter lose no update.
-pub async fn concurrent_increments(store: std::sync::Arc<dyn Store>, clock: &ManualClock) {
+pub async fn concurrent_increments(store: Arc<dyn Store>, clock: &ManualClock) {
     let exp = clock.now() + Duration::seconds(600);
     let tasks: Vec<_> = (0..20)
         .map(|_| {
@@ -243,7 +246,7 @@ pub async fn concurrent_increments(store: std::sync::Arc<dyn Store>, clock: &Man
 }
 
 /// Concurrent creation of the same user: exactly one writer wins.
-pub async fn concurrent_user_creation(store: std::sync::Arc<dyn Store>, clock: &ManualClock) {
+pub async fn concurrent_user_creation(store: Arc<dyn Store>, clock: &ManualClock) {
     let tasks: Vec<_> = (0..20)
         .map(|_| {
             let s = store.clone();

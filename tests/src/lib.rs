@@ -167,6 +167,14 @@ impl TestApp {
             .expect("request")
     }
 
+    /// The status of a login attempt.
+    pub async fn login_status(&self, email: &str, password: &str) -> u16 {
+        self.login_raw(serde_json::json!({ "email": email, "password": password }))
+            .await
+            .status()
+            .as_u16()
+    }
+
     /// Logs in and returns the access token (panics unless 200).
     pub async fn login(&self, email: &str, password: &str) -> String {
         let r = self

@@ -133,10 +133,10 @@ async fn bad_login_bodies_get_400_naming_the_field() {
 async fn repeated_failures_for_one_email_get_429_until_the_window_ends() {
     let (app, _) = app_with_user().await; // 3 failures per email per 600 s
     for _ in 0..3 {
-        let r = app
-            .login_raw(json!({ "email": "ada@acme.com", "password": "wrong-password" }))
-            .await;
-        assert_eq!(r.status(), 401);
+        assert_eq!(
+            app.login_status("ada@acme.com", "wrong-password").await,
+            401
+        );
     }
     let r = app
         .login_raw(json!({ "email": "ada@acme.com", "password": PW }))
@@ -154,30 +154,17 @@ async fn repeated_failures_for_one_email_get_429_until_the_window_ends() {
     assert_eq!(reset_at.timestamp() - app.clock.now_ts(), retry_after);
     // Another email from the same address is not blocked by this email's counter.
     app.seed_user("acme", "bob@acme.com", PW).await;
-    assert_eq!(
-        app.login_raw(json!({ "email": "bob@acme.com", "password": PW }))
-            .await
-            .status(),
-        200
-    );
+    assert_eq!(app.login_status("bob@acme.com", PW).await, 200);
     // After the window the right password works again.
     app.clock.advance(Duration::seconds(retry_after));
-    assert_eq!(
-        app.login_raw(json!({ "email": "ada@acme.com", "password": PW }))
-            .await
-            .status(),
-        200
-    );
+    assert_eq!(app.login_status("ada@acme.com", PW).await, 200);
 }
 
 #[tokio::test]
 async fn unknown_emails_are_throttled_like_known_ones() {
     let app = TestApp::spawn().await;
     for _ in 0..3 {
-        let r = app
-            .login_raw(json!({ "email": "ghost@acme.com", "password": "whatever-pw" }))
-            .await;
-        assert_eq!(r.status(), 401);
+        assert_eq!(app.login_status("ghost@acme.com", "whatever-pw").await, 401);
     }
     let r = app
         .login_raw(json!({ "email": "ghost@acme.com", "password": "whatever-pw" }))
@@ -211,22 +198,16 @@ async fn repeated_failures_from_one_address_get_429_across_emails() {
 async fn successful_login_clears_the_email_failure_count() {
     let (app, _) = app_with_user().await;
     for _ in 0..2 {
-        app.login_raw(json!({ "email": "ada@acme.com", "password": "wrong-password" }))
-            .await;
+        app.login_status("ada@acme.com", "wrong-password").await;
     }
     app.login("ada@acme.com", PW).await;
     for _ in 0..2 {
-        let r = app
-            .login_raw(json!({ "email": "ada@acme.com", "password": "wrong-password" }))
-            .await;
-        assert_eq!(r.status(), 401);
+        assert_eq!(
+            app.login_status("ada@acme.com", "wrong-password").await,
+            401
+        );
     }
-    assert_eq!(
-        app.login_raw(json!({ "email": "ada@acme.com", "password": PW }))
-            .await
-            .status(),
-        200
-    );
+    assert_eq!(app.login_status("ada@acme.com", PW).await, 200);
 }
 
 #[tokio::test]

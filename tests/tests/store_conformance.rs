@@ -31,21 +31,21 @@ macro_rules! suite {
         mod memory_store {
             use super::*;
             $(
-                #[tokio::test]
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $name() {
                     let c = clock();
-                    conformance::$name(memory(&c).as_ref(), &c).await;
+                    conformance::$name(memory(&c), &c).await;
                 }
             )*
         }
         mod file_store {
             use super::*;
             $(
-                #[tokio::test]
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $name() {
                     let c = clock();
                     let dir = tempfile::tempdir().expect("tmp");
-                    conformance::$name(file(&c, &dir).as_ref(), &c).await;
+                    conformance::$name(file(&c, &dir), &c).await;
                 }
             )*
         }
@@ -57,34 +57,10 @@ suite!(
     tenants,
     allowed_domains,
     revoked_tokens,
-    rate_limit_counters
+    rate_limit_counters,
+    concurrent_increments,
+    concurrent_user_creation
 );
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn memory_store_loses_no_concurrent_increment() {
-    let c = clock();
-    conformance::concurrent_increments(memory(&c), &c).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn file_store_loses_no_concurrent_increment() {
-    let c = clock();
-    let dir = tempfile::tempdir().expect("tmp");
-    conformance::concurrent_increments(file(&c, &dir), &c).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn memory_store_lets_exactly_one_concurrent_user_creation_win() {
-    let c = clock();
-    conformance::concurrent_user_creation(memory(&c), &c).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn file_store_lets_exactly_one_concurrent_user_creation_win() {
-    let c = clock();
-    let dir = tempfile::tempdir().expect("tmp");
-    conformance::concurrent_user_creation(file(&c, &dir), &c).await;
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_handles_on_one_file_see_each_others_writes() {
