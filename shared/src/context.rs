@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::adapters::EmbeddedStore;
+use crate::adapters::TableStore;
 use crate::auth::{PasswordHasher, TokenService};
 use crate::clock::{Clock, SystemClock};
 use crate::config::{Config, ConfigError, StoreConfig};
@@ -65,7 +65,7 @@ impl AppContext {
 /// Opens the store a configuration names.
 pub fn open_store(cfg: &StoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<dyn Store>, StoreError> {
     Ok(match cfg {
-        StoreConfig::Embedded { data_dir } => Arc::new(EmbeddedStore::open(data_dir, clock)?),
-        StoreConfig::Memory => Arc::new(EmbeddedStore::in_memory(clock)?),
+        StoreConfig::Embedded { data_dir } => Arc::new(TableStore::embedded(data_dir, clock)?),
+        StoreConfig::Memory => Arc::new(TableStore::memory(clock)?),
     })
 }

@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::domain::{DomainPattern, Email, Tenant, User};
+use crate::domain::{DomainPattern, Email, Message, Session, Step, Task, TaskRef, Tenant, User};
 
 /// Storage failures, mapped from each adapter's own errors.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -89,6 +89,94 @@ pub trait RateLimitStore: Send + Sync {
     async fn reset(&self, key: &str, window_start: i64) -> StoreResult<()>;
 }
 
-/// Everything a store adapter provides, as one object.
-pub trait Store: UserStore + TenantStore + RevokedTokenStore + RateLimitStore {}
-impl<T: UserStore + TenantStore + RevokedTokenStore + RateLimitStore> Store for T {}
+/// Tasks and their steps.
+#[async_trait]
+pub trait TaskStore: Send + Sync {
+    /// Creates a task; `Conflict` if the id is taken.
+    async fn create_task(&self, task: &Task) -> StoreResult<()>;
+    /// The task, if it exists in this tenant and has not expired.
+    async fn task(&self, tenant_id: &str, task_id: &str) -> StoreResult<Option<Task>>;
+    /// Saves `task` if the stored version is still `task.version`; returns it with the
+    /// version bumped. `Conflict` if someone saved in between; `NotFound` if it is gone.
+    async fn save_task(&self, task: &Task) -> StoreResult<Task>;
+    /// Takes the task's lease for `owner` until `until` if nobody holds an unexpired one at
+    /// `now`. `Conflict` when busy, `NotFound` when there is no such task.
+    async fn acquire_lease(
+        &self,
+        tenant_id: &str,
+        task_id: &str,
+        owner: &str,
+        until: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Task>;
+    /// Gives the lease back if `owner` still holds it (otherwise does nothing).
+    async fn release_lease(&self, tenant_id: &str, task_id: &str, owner: &str) -> StoreResult<()>;
+    /// Appends step `step.index`, which must be the task's next step. Exactly one of several
+    /// concurrent writers of the same index succeeds; the others get `Conflict`.
+    async fn append_step(&self, step: &Step) -> StoreResult<()>;
+    /// The task's steps in order.
+    async fn steps(&self, tenant_id: &str, task_id: &str) -> StoreResult<Vec<Step>>;
+    /// Tasks whose retention ended at or before `now` (oldest first, at most `limit`).
+    async fn expired_tasks(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<TaskRef>>;
+    /// Active tasks not updated since `idle_before` (oldest first, at most `limit`).
+    async fn idle_tasks(&self, idle_before: DateTime<Utc>, limit: usize) -> StoreResult<Vec<TaskRef>>;
+    /// Marks a task `interrupted` if it is still active and idle since `idle_before`;
+    /// `false` when it no longer qualifies.
+    async fn mark_interrupted(
+        &self,
+        task: &TaskRef,
+        idle_before: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool>;
+    /// Deletes the task, its steps and its messages; returns how many items went. Deleting
+    /// what is already gone is not an error.
+    async fn delete_task(&self, task: &TaskRef) -> StoreResult<usize>;
+}
+
+/// Sessions and their messages.
+#[async_trait]
+pub trait SessionStore: Send + Sync {
+    /// Creates the session unless one with its id exists in the tenant; `true` if created.
+    async fn create_session(&self, session: &Session) -> StoreResult<bool>;
+    async fn session(&self, tenant_id: &str, session_id: &str) -> StoreResult<Option<Session>>;
+    /// Appends a message, assigning the next sequence number; returns it as stored.
+    /// `NotFound` if the session does not exist.
+    async fn append_message(&self, message: &Message) -> StoreResult<Message>;
+    /// Messages in ascending sequence, optionally only those after `since`.
+    async fn messages(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        since: Option<DateTime<Utc>>,
+        limit: usize,
+    ) -> StoreResult<Vec<Message>>;
+}
+
+/// A stored page snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotRef {
+    pub key: String,
+    /// Size before compression.
+    pub bytes: usize,
+    /// Size as stored (compressed).
+    pub stored_bytes: usize,
+}
+
+/// Large payloads (DOM snapshots) kept outside the table, compressed, keyed
+/// `snapshots/<tenant>/<task>/<step>`.
+#[async_trait]
+pub trait SnapshotStore: Send + Sync {
+    async fn put_snapshot(&self, tenant_id: &str, task_id: &str, step: u32, content: &[u8]) -> StoreResult<SnapshotRef>;
+    /// The snapshot's content, decompressed.
+    async fn snapshot(&self, tenant_id: &str, task_id: &str, step: u32) -> StoreResult<Option<Vec<u8>>>;
+    /// Steps that have a snapshot, ascending.
+    async fn snapshot_steps(&self, tenant_id: &str, task_id: &str) -> StoreResult<Vec<u32>>;
+    /// Deletes every snapshot of the task; returns how many went.
+    async fn delete_snapshots(&self, tenant_id: &str, task_id: &str) -> StoreResult<usize>;
+    /// A URL that fetches the stored (compressed) snapshot for `ttl_seconds`.
+    async fn presign_snapshot(&self, tenant_id: &str, task_id: &str, step: u32, ttl_seconds: u64) -> StoreResult<String>;
+}
+
+/// Everything a table adapter provides, as one object.
+pub trait Store: UserStore + TenantStore + RevokedTokenStore + RateLimitStore + TaskStore + SessionStore {}
+impl<T: UserStore + TenantStore + RevokedTokenStore + RateLimitStore + TaskStore + SessionStore> Store for T {}

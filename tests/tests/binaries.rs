@@ -408,7 +408,7 @@ async fn function_binaries_answer_api_gateway_events_through_the_runtime_api() {
     {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let store =
-            shared::adapters::EmbeddedStore::open(dir.path(), clock.clone()).expect("store");
+            shared::adapters::TableStore::embedded(dir.path(), clock.clone()).expect("store");
         shared::provisioning::create_tenant(&store, Some("acme"), "Acme", clock.now())
             .await
             .expect("tenant");

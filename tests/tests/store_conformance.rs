@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use api_tests::conformance;
 use chrono::{TimeZone, Utc};
-use shared::adapters::EmbeddedStore;
+use shared::adapters::TableStore;
 use shared::clock::{Clock, ManualClock};
 use shared::ports::Store;
 
@@ -18,12 +18,12 @@ fn clock() -> Arc<ManualClock> {
 
 fn memory(clock: &Arc<ManualClock>) -> Arc<dyn Store> {
     let c: Arc<dyn Clock> = clock.clone();
-    Arc::new(EmbeddedStore::in_memory(c).expect("memory store"))
+    Arc::new(TableStore::memory(c).expect("memory store"))
 }
 
 fn file(clock: &Arc<ManualClock>, dir: &tempfile::TempDir) -> Arc<dyn Store> {
     let c: Arc<dyn Clock> = clock.clone();
-    Arc::new(EmbeddedStore::open(dir.path(), c).expect("file store"))
+    Arc::new(TableStore::embedded(dir.path(), c).expect("file store"))
 }
 
 macro_rules! suite {

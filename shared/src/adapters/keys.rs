@@ -1,21 +1,32 @@
-//! Storage keys of the single-table design, shared by every adapter so the embedded store
-//! and DynamoDB lay records out identically. Tenant-owned records sit under `TENANT#<id>`;
+//! Storage keys of the single-table design, shared by every backend so SQLite and DynamoDB
+//! lay records out identically. Tenant-owned records sit under `TENANT#<id>` partitions;
 //! users are found by login email before any tenant is known, so they sit under
-//! `USER#<email>` and carry their tenant inside.
+//! `USER#<email>` and carry their tenant inside. The two indexes are overloaded: tasks use
+//! them for the cleanup sweeps, sessions for per-user listings.
 //!
-//! | record | PK | SK | access pattern |
-//! |---|---|---|---|
-//! | tenant | `TENANT#<t>` | `TENANT` | session/login: tenant name |
-//! | allowed domain | `TENANT#<t>` | `DOMAIN#<pattern>` | knowledge filter: query by SK prefix |
-//! | revoked token | `TENANT#<t>` | `REVOKED#<jti>` | every authenticated request (TTL) |
-//! | user | `USER#<email>` | `USER` | login by email |
-//! | rate-limit window | `RATE#<scope>#<id>` | `W#<window start>` | login throttling (TTL) |
+//! | record | PK | SK | GSI1 (PK / SK) | GSI2 (PK / SK) | access pattern |
+//! |---|---|---|---|---|---|
+//! | tenant | `TENANT#<t>` | `TENANT` | | | login/session: tenant name |
+//! | allowed domain | `TENANT#<t>` | `DOMAIN#<pattern>` | | | knowledge filter (SK prefix) |
+//! | revoked token | `TENANT#<t>` | `REVOKED#<jti>` | | | every authenticated request (TTL) |
+//! | task | `TENANT#<t>` | `TASK#<id>` | `SWEEP#EXPIRES` / `<expiresAt>#<t>#<id>` | `SWEEP#ACTIVE` / `<updatedAtMs>#<t>#<id>` (active only) | interact; cleanup: expired and idle sweeps |
+//! | step | `TENANT#<t>#TASK#<id>` | `STEP#<index>` | | | history of a task (conditional append, TTL) |
+//! | session | `TENANT#<t>` | `SESSION#<id>` | `TENANT#<t>#USER#<u>#SESSIONS` / `<updatedAt>` | `TENANT#<t>#USER#<u>#DOMAIN#<d>` / `<updatedAt>` | latest session, session list, by domain |
+//! | message | `TENANT#<t>#SESSION#<s>` | `MSG#<sequence>` | | | messages of a session in order (TTL with its task) |
+//! | user | `USER#<email>` | `USER` | | | login by email |
+//! | rate-limit window | `RATE#<scope>#<id>` | `W#<window start>` | | | login throttling (TTL) |
+//!
+//! Snapshots live in the object store under `snapshots/<t>/<task>/<step>`.
 
 pub const TENANT_SK: &str = "TENANT";
 pub const USER_SK: &str = "USER";
 pub const DOMAIN_PREFIX: &str = "DOMAIN#";
 pub const TENANT_PK_PREFIX: &str = "TENANT#";
 pub const USER_PK_PREFIX: &str = "USER#";
+pub const STEP_PREFIX: &str = "STEP#";
+pub const MESSAGE_PREFIX: &str = "MSG#";
+pub const SWEEP_EXPIRES: &str = "SWEEP#EXPIRES";
+pub const SWEEP_ACTIVE: &str = "SWEEP#ACTIVE";
 
 pub fn tenant_pk(tenant_id: &str) -> String {
     format!("{TENANT_PK_PREFIX}{tenant_id}")
@@ -39,4 +50,56 @@ pub fn rate_pk(key: &str) -> String {
 
 pub fn rate_sk(window_start: i64) -> String {
     format!("W#{window_start}")
+}
+
+pub fn task_sk(task_id: &str) -> String {
+    format!("TASK#{task_id}")
+}
+
+pub fn task_children_pk(tenant_id: &str, task_id: &str) -> String {
+    format!("TENANT#{tenant_id}#TASK#{task_id}")
+}
+
+pub fn step_sk(index: u32) -> String {
+    format!("{STEP_PREFIX}{index:06}")
+}
+
+/// Sort key of the expiry sweep: fixed-width seconds so string order is time order.
+pub fn expires_sweep_sk(expires_at: i64, tenant_id: &str, task_id: &str) -> String {
+    format!("{expires_at:012}#{tenant_id}#{task_id}")
+}
+
+/// Sort key of the idle sweep: fixed-width milliseconds.
+pub fn active_sweep_sk(updated_at_ms: i64, tenant_id: &str, task_id: &str) -> String {
+    format!("{updated_at_ms:015}#{tenant_id}#{task_id}")
+}
+
+pub fn session_sk(session_id: &str) -> String {
+    format!("SESSION#{session_id}")
+}
+
+pub fn session_children_pk(tenant_id: &str, session_id: &str) -> String {
+    format!("TENANT#{tenant_id}#SESSION#{session_id}")
+}
+
+pub fn user_sessions_pk(tenant_id: &str, user_id: &str) -> String {
+    format!("TENANT#{tenant_id}#USER#{user_id}#SESSIONS")
+}
+
+pub fn user_domain_sessions_pk(tenant_id: &str, user_id: &str, domain: &str) -> String {
+    format!("TENANT#{tenant_id}#USER#{user_id}#DOMAIN#{domain}")
+}
+
+pub fn message_sk(sequence: u64) -> String {
+    format!("{MESSAGE_PREFIX}{sequence:010}")
+}
+
+/// Object key of a snapshot.
+pub fn snapshot_key(tenant_id: &str, task_id: &str, step: u32) -> String {
+    format!("{}{step:06}", snapshot_prefix(tenant_id, task_id))
+}
+
+/// Object-key prefix of a task's snapshots.
+pub fn snapshot_prefix(tenant_id: &str, task_id: &str) -> String {
+    format!("snapshots/{tenant_id}/{task_id}/")
 }

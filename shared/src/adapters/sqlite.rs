@@ -1,0 +1,370 @@
+//! The embedded table backend: the single-table layout in one SQLite file (or in memory).
+//! Items are stored whole as JSON with their key and index attributes copied into columns.
+//! Every write runs in an immediate transaction, so conditions are checked and applied
+//! atomically — across threads and across processes sharing the file (WAL mode, busy timeout).
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use serde_json::Value;
+
+use super::table::{key_of, Cond, Index, Item, Page, Query, SkCond, TableBackend, Update, Write, EXPIRES_AT, PK, SK};
+use crate::ports::{StoreError, StoreResult};
+
+/// File name of the database inside the data directory.
+pub const DB_FILE: &str = "agent.db";
+
+/// Schema version stored in `PRAGMA user_version`.
+const SCHEMA_VERSION: i64 = 2;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS items (
+    pk TEXT NOT NULL,
+    sk TEXT NOT NULL,
+    body TEXT NOT NULL,
+    gsi1pk TEXT,
+    gsi1sk TEXT,
+    gsi2pk TEXT,
+    gsi2sk TEXT,
+    PRIMARY KEY (pk, sk)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS items_gsi1 ON items (gsi1pk, gsi1sk, pk, sk) WHERE gsi1pk IS NOT NULL;
+CREATE INDEX IF NOT EXISTS items_gsi2 ON items (gsi2pk, gsi2sk, pk, sk) WHERE gsi2pk IS NOT NULL;
+";
+
+/// The single table on SQLite.
+pub struct SqliteTable {
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for SqliteTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SqliteTable")
+    }
+}
+
+fn db_err(e: rusqlite::Error) -> StoreError {
+    match e {
+        rusqlite::Error::SqliteFailure(code, _)
+            if matches!(code.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) =>
+        {
+            StoreError::Unavailable(e.to_string())
+        }
+        other => StoreError::Internal(other.to_string()),
+    }
+}
+
+fn corrupt(e: serde_json::Error) -> StoreError {
+    StoreError::Internal(format!("corrupt item: {e}"))
+}
+
+fn conflict() -> StoreError {
+    StoreError::Conflict("condition failed".into())
+}
+
+impl SqliteTable {
+    /// Opens (creating if needed) the database file in `data_dir`, readable by its owner only.
+    pub fn open(data_dir: &Path) -> StoreResult<Self> {
+        create_private_dir(data_dir)
+            .map_err(|e| StoreError::Internal(format!("cannot create {}: {e}", data_dir.display())))?;
+        let conn = Connection::open(data_dir.join(DB_FILE)).map_err(db_err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db_err)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(db_err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(db_err)?;
+        Self::init(conn)
+    }
+
+    /// A private in-memory database, gone when dropped.
+    pub fn in_memory() -> StoreResult<Self> {
+        Self::init(Connection::open_in_memory().map_err(db_err)?)
+    }
+
+    fn init(mut conn: Connection) -> StoreResult<Self> {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db_err)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(db_err)?;
+        if version < SCHEMA_VERSION {
+            migrate_v1(&tx)?;
+            tx.execute_batch(SCHEMA).map_err(db_err)?;
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(db_err)?;
+        }
+        tx.commit().map_err(db_err)?;
+        Ok(Self { conn: Mutex::new(conn) })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite inconsistent (transactions roll
+        // back on drop), so a poisoned lock is still usable.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> StoreResult<T>) -> StoreResult<T> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db_err)?;
+        let out = f(&tx)?;
+        tx.commit().map_err(db_err)?;
+        Ok(out)
+    }
+}
+
+/// Moves rows of the first layout (body without keys, separate `expires_at`) into the current
+/// one, so data directories created by earlier versions keep their users and tenants.
+fn migrate_v1(tx: &Transaction<'_>) -> StoreResult<()> {
+    let has_old: bool = tx
+        .query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('items') WHERE name = 'expires_at'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map_err(db_err)?
+        > 0;
+    if !has_old {
+        return Ok(());
+    }
+    tx.execute_batch("ALTER TABLE items RENAME TO items_v1;").map_err(db_err)?;
+    tx.execute_batch(SCHEMA).map_err(db_err)?;
+    let rows: Vec<(String, String, String, Option<i64>)> = {
+        let mut stmt = tx.prepare("SELECT pk, sk, body, expires_at FROM items_v1").map_err(db_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .map_err(db_err)?;
+        rows.collect::<Result<_, _>>().map_err(db_err)?
+    };
+    for (pk, sk, body, expires) in rows {
+        let mut item: Item = serde_json::from_str(&body).map_err(corrupt)?;
+        item.insert(PK.into(), Value::String(pk));
+        item.insert(SK.into(), Value::String(sk));
+        if let Some(e) = expires {
+            item.insert(EXPIRES_AT.into(), Value::from(e));
+        }
+        store(tx, &item)?;
+    }
+    tx.execute_batch("DROP TABLE items_v1;").map_err(db_err)
+}
+
+#[cfg(unix)]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+fn load(conn: &Connection, pk: &str, sk: &str) -> StoreResult<Option<Item>> {
+    let body: Option<String> = conn
+        .query_row("SELECT body FROM items WHERE pk = ?1 AND sk = ?2", params![pk, sk], |r| r.get(0))
+        .optional()
+        .map_err(db_err)?;
+    body.map(|b| serde_json::from_str(&b).map_err(corrupt)).transpose()
+}
+
+fn text(item: &Item, name: &str) -> Option<String> {
+    item.get(name).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn store(tx: &Transaction<'_>, item: &Item) -> StoreResult<()> {
+    let (pk, sk) = key_of(item).ok_or_else(|| StoreError::Internal("item without PK/SK".into()))?;
+    let body = serde_json::to_string(item).map_err(corrupt)?;
+    tx.execute(
+        "INSERT OR REPLACE INTO items (pk, sk, body, gsi1pk, gsi1sk, gsi2pk, gsi2sk) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            pk,
+            sk,
+            body,
+            text(item, Index::Gsi1.pk()),
+            text(item, Index::Gsi1.sk()),
+            text(item, Index::Gsi2.pk()),
+            text(item, Index::Gsi2.sk()),
+        ],
+    )
+    .map_err(db_err)?;
+    Ok(())
+}
+
+fn apply(current: Option<Item>, pk: &str, sk: &str, update: Update) -> Item {
+    let mut item = current.unwrap_or_default();
+    item.insert(PK.into(), Value::String(pk.to_owned()));
+    item.insert(SK.into(), Value::String(sk.to_owned()));
+    for (k, v) in update.set {
+        item.insert(k, v);
+    }
+    for k in update.remove {
+        item.remove(&k);
+    }
+    for (k, n) in update.add {
+        let now = item.get(&k).and_then(Value::as_i64).unwrap_or(0);
+        item.insert(k, Value::from(now + n));
+    }
+    item
+}
+
+fn do_write(tx: &Transaction<'_>, w: Write) -> StoreResult<bool> {
+    let (pk, sk) = match &w {
+        Write::Put { item, .. } => key_of(item).ok_or_else(|| StoreError::Internal("item without PK/SK".into()))?,
+        Write::Update { pk, sk, .. } | Write::Delete { pk, sk, .. } | Write::Check { pk, sk, .. } => (pk.clone(), sk.clone()),
+    };
+    let current = load(tx, &pk, &sk)?;
+    let cond = match &w {
+        Write::Put { cond, .. } | Write::Update { cond, .. } | Write::Delete { cond, .. } | Write::Check { cond, .. } => cond,
+    };
+    if !cond.holds(current.as_ref()) {
+        return Err(conflict());
+    }
+    match w {
+        Write::Put { item, .. } => store(tx, &item)?,
+        Write::Update { update, .. } => store(tx, &apply(current.clone(), &pk, &sk, update))?,
+        Write::Delete { .. } => {
+            tx.execute("DELETE FROM items WHERE pk = ?1 AND sk = ?2", params![pk, sk]).map_err(db_err)?;
+        }
+        Write::Check { .. } => {}
+    }
+    Ok(current.is_some())
+}
+
+#[async_trait]
+impl TableBackend for SqliteTable {
+    async fn get(&self, pk: &str, sk: &str) -> StoreResult<Option<Item>> {
+        load(&self.lock(), pk, sk)
+    }
+
+    async fn put(&self, item: Item, cond: Cond) -> StoreResult<()> {
+        self.write(|tx| do_write(tx, Write::Put { item, cond }).map(drop))
+    }
+
+    async fn update(&self, pk: &str, sk: &str, update: Update, cond: Cond) -> StoreResult<Item> {
+        self.write(|tx| {
+            let current = load(tx, pk, sk)?;
+            if !cond.holds(current.as_ref()) {
+                return Err(conflict());
+            }
+            let item = apply(current, pk, sk, update);
+            store(tx, &item)?;
+            Ok(item)
+        })
+    }
+
+    async fn delete(&self, pk: &str, sk: &str, cond: Cond) -> StoreResult<bool> {
+        self.write(|tx| do_write(tx, Write::Delete { pk: pk.to_owned(), sk: sk.to_owned(), cond }))
+    }
+
+    async fn query(&self, q: Query) -> StoreResult<Page> {
+        let (pk_col, sk_col) = match q.index {
+            None => ("pk", "sk"),
+            Some(Index::Gsi1) => ("gsi1pk", "gsi1sk"),
+            Some(Index::Gsi2) => ("gsi2pk", "gsi2sk"),
+        };
+        let mut sql = format!("SELECT body FROM items WHERE {pk_col} = ?");
+        let mut args: Vec<SqlValue> = vec![SqlValue::Text(q.pk.clone())];
+        match &q.sk {
+            SkCond::All => {}
+            SkCond::Prefix(p) => {
+                sql.push_str(&format!(" AND substr({sk_col}, 1, length(?)) = ?"));
+                args.push(SqlValue::Text(p.clone()));
+                args.push(SqlValue::Text(p.clone()));
+            }
+            SkCond::Below(b) => {
+                sql.push_str(&format!(" AND {sk_col} < ?"));
+                args.push(SqlValue::Text(b.clone()));
+            }
+            SkCond::Between(a, b) => {
+                sql.push_str(&format!(" AND {sk_col} BETWEEN ? AND ?"));
+                args.push(SqlValue::Text(a.clone()));
+                args.push(SqlValue::Text(b.clone()));
+            }
+        }
+        let (cmp, dir) = if q.forward { (">", "ASC") } else { ("<", "DESC") };
+        if let Some(start) = &q.start_after {
+            let (spk, ssk) = key_of(start).ok_or_else(|| StoreError::Internal("bad page cursor".into()))?;
+            sql.push_str(&format!(" AND ({sk_col}, pk, sk) {cmp} (?, ?, ?)"));
+            args.push(SqlValue::Text(text(start, if q.index.is_some() { sk_col_attr(q.index) } else { SK }).unwrap_or_default()));
+            args.push(SqlValue::Text(spk));
+            args.push(SqlValue::Text(ssk));
+        }
+        sql.push_str(&format!(" ORDER BY {sk_col} {dir}, pk {dir}, sk {dir}"));
+        let limit = q.limit.unwrap_or(usize::MAX);
+        if q.limit.is_some() {
+            sql.push_str(&format!(" LIMIT {}", limit.saturating_add(1)));
+        }
+        let conn = self.lock();
+        let mut stmt = conn.prepare_cached(&sql).map_err(db_err)?;
+        let rows = stmt
+            .query_map(params_from_iter(args), |r| r.get::<_, String>(0))
+            .map_err(db_err)?;
+        let mut items: Vec<Item> = Vec::new();
+        for row in rows {
+            items.push(serde_json::from_str(&row.map_err(db_err)?).map_err(corrupt)?);
+        }
+        let last = if items.len() > limit {
+            items.truncate(limit);
+            items.last().cloned()
+        } else {
+            None
+        };
+        Ok(Page { items, last })
+    }
+
+    async fn scan(&self, pk_prefix: &str, sk: &str) -> StoreResult<Vec<Item>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached("SELECT body FROM items WHERE substr(pk, 1, length(?1)) = ?1 AND sk = ?2 ORDER BY pk, sk")
+            .map_err(db_err)?;
+        let rows = stmt.query_map(params![pk_prefix, sk], |r| r.get::<_, String>(0)).map_err(db_err)?;
+        rows.map(|b| serde_json::from_str(&b.map_err(db_err)?).map_err(corrupt)).collect()
+    }
+
+    async fn transact(&self, writes: Vec<Write>) -> StoreResult<()> {
+        self.write(|tx| {
+            for w in writes {
+                do_write(tx, w)?;
+            }
+            Ok(())
+        })
+    }
+
+    async fn batch_delete(&self, keys: Vec<(String, String)>) -> StoreResult<()> {
+        self.write(|tx| {
+            for (pk, sk) in keys {
+                tx.execute("DELETE FROM items WHERE pk = ?1 AND sk = ?2", params![pk, sk]).map_err(db_err)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+fn sk_col_attr(index: Option<Index>) -> &'static str {
+    index.map_or(SK, Index::sk)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn first_layout_databases_are_migrated_in_place() {
+        let dir = tempfile::tempdir().expect("tmp");
+        {
+            let conn = Connection::open(dir.path().join(DB_FILE)).expect("open");
+            conn.execute_batch(
+                "CREATE TABLE items (pk TEXT NOT NULL, sk TEXT NOT NULL, body TEXT NOT NULL, expires_at INTEGER, PRIMARY KEY (pk, sk)) WITHOUT ROWID;
+                 INSERT INTO items VALUES ('TENANT#demo', 'TENANT', '{\"id\":\"demo\",\"name\":\"Demo\"}', NULL);
+                 INSERT INTO items VALUES ('TENANT#demo', 'REVOKED#j', '{\"jti\":\"j\"}', 1900000000);",
+            )
+            .expect("v1 schema");
+        }
+        let table = SqliteTable::open(dir.path()).expect("migrates");
+        let tenant = table.get("TENANT#demo", "TENANT").await.expect("get").expect("kept");
+        assert_eq!(tenant["name"], "Demo");
+        assert_eq!(tenant[PK], "TENANT#demo");
+        let revoked = table.get("TENANT#demo", "REVOKED#j").await.expect("get").expect("kept");
+        assert_eq!(revoked[EXPIRES_AT], 1_900_000_000);
+        drop(table);
+        // Opening again is a no-op.
+        let table = SqliteTable::open(dir.path()).expect("reopen");
+        assert!(table.get("TENANT#demo", "TENANT").await.expect("get").is_some());
+    }
+}

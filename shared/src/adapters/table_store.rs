@@ -1,0 +1,604 @@
+//! Every storage port implemented once over a [`TableBackend`] — so the embedded store and
+//! DynamoDB share one implementation and differ only in how a backend executes reads,
+//! conditional writes, queries and transactions. Items whose TTL has passed are treated as
+//! absent on every read (DynamoDB deletes them only eventually).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::keys;
+use super::sqlite::SqliteTable;
+use super::table::{
+    body_of, is_expired, item_of, key_of, Cond, Index, Item, Query, SkCond, TableBackend, Update, Write,
+    EXPIRES_AT,
+};
+use crate::clock::Clock;
+use crate::domain::{DomainPattern, Email, Message, Session, Step, Task, TaskRef, TaskStatus, Tenant, User};
+use crate::ports::{
+    RateLimitStore, RevokedTokenStore, SessionStore, StoreError, StoreResult, TaskStore, TenantStore, UserStore,
+};
+
+/// How often a conditional write that lost a race is retried before giving up.
+const RACE_RETRIES: usize = 8;
+
+/// The ports over one table.
+#[derive(Clone)]
+pub struct TableStore {
+    table: Arc<dyn TableBackend>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for TableStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TableStore")
+    }
+}
+
+impl TableStore {
+    pub fn new(table: Arc<dyn TableBackend>, clock: Arc<dyn Clock>) -> Self {
+        Self { table, clock }
+    }
+
+    /// The embedded store in `data_dir`.
+    pub fn embedded(data_dir: &Path, clock: Arc<dyn Clock>) -> StoreResult<Self> {
+        Ok(Self::new(Arc::new(SqliteTable::open(data_dir)?), clock))
+    }
+
+    /// A private in-memory store.
+    pub fn memory(clock: Arc<dyn Clock>) -> StoreResult<Self> {
+        Ok(Self::new(Arc::new(SqliteTable::in_memory()?), clock))
+    }
+
+    /// The backend underneath (for tests that check raw items).
+    pub fn table(&self) -> &Arc<dyn TableBackend> {
+        &self.table
+    }
+
+    fn now(&self) -> i64 {
+        self.clock.now().timestamp()
+    }
+
+    async fn get_live<T: DeserializeOwned>(&self, pk: &str, sk: &str) -> StoreResult<Option<T>> {
+        let now = self.now();
+        match self.table.get(pk, sk).await? {
+            Some(item) if !is_expired(&item, now) => Ok(Some(body_of(item)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Every live item of a query, following pages.
+    async fn query_all(&self, mut q: Query) -> StoreResult<Vec<Item>> {
+        let now = self.now();
+        let mut out = Vec::new();
+        loop {
+            let page = self.table.query(q.clone()).await?;
+            out.extend(page.items.into_iter().filter(|i| !is_expired(i, now)));
+            match page.last {
+                Some(last) => q.start_after = Some(last),
+                None => return Ok(out),
+            }
+        }
+    }
+}
+
+fn set(pairs: Vec<(&str, Value)>) -> Item {
+    pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+}
+
+// ---------------------------------------------------------------- users, tenants, tokens
+
+#[async_trait]
+impl UserStore for TableStore {
+    async fn create_user(&self, user: &User) -> StoreResult<()> {
+        let item = item_of(&keys::user_pk(user.email.as_str()), keys::USER_SK, user)?;
+        self.table.put(item, Cond::Absent { now: self.now() }).await
+    }
+
+    async fn user_by_email(&self, email: &Email) -> StoreResult<Option<User>> {
+        self.get_live(&keys::user_pk(email.as_str()), keys::USER_SK).await
+    }
+
+    async fn set_user_disabled(&self, email: &Email, disabled: bool) -> StoreResult<User> {
+        let update = Update {
+            set: set(vec![("disabled", Value::Bool(disabled))]),
+            ..Update::default()
+        };
+        match self
+            .table
+            .update(&keys::user_pk(email.as_str()), keys::USER_SK, update, Cond::Live { now: self.now() })
+            .await
+        {
+            Ok(item) => body_of(item),
+            Err(StoreError::Conflict(_)) => Err(StoreError::NotFound(format!("user {email}"))),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn list_users(&self, tenant_id: Option<&str>) -> StoreResult<Vec<User>> {
+        let now = self.now();
+        let items = self.table.scan(keys::USER_PK_PREFIX, keys::USER_SK).await?;
+        let users: Vec<User> = items
+            .into_iter()
+            .filter(|i| !is_expired(i, now))
+            .map(body_of)
+            .collect::<StoreResult<_>>()?;
+        Ok(users
+            .into_iter()
+            .filter(|u| tenant_id.is_none_or(|t| u.tenant_id == t))
+            .collect())
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct DomainItem {
+    pattern: DomainPattern,
+}
+
+#[async_trait]
+impl TenantStore for TableStore {
+    async fn create_tenant(&self, tenant: &Tenant) -> StoreResult<()> {
+        let item = item_of(&keys::tenant_pk(&tenant.id), keys::TENANT_SK, tenant)?;
+        self.table.put(item, Cond::Absent { now: self.now() }).await
+    }
+
+    async fn tenant(&self, tenant_id: &str) -> StoreResult<Option<Tenant>> {
+        self.get_live(&keys::tenant_pk(tenant_id), keys::TENANT_SK).await
+    }
+
+    async fn list_tenants(&self) -> StoreResult<Vec<Tenant>> {
+        let now = self.now();
+        let items = self.table.scan(keys::TENANT_PK_PREFIX, keys::TENANT_SK).await?;
+        items.into_iter().filter(|i| !is_expired(i, now)).map(body_of).collect()
+    }
+
+    async fn add_allowed_domain(&self, tenant_id: &str, pattern: &DomainPattern) -> StoreResult<bool> {
+        if self.tenant(tenant_id).await?.is_none() {
+            return Err(StoreError::NotFound(format!("tenant {tenant_id}")));
+        }
+        let item = item_of(
+            &keys::tenant_pk(tenant_id),
+            &keys::domain_sk(pattern.as_str()),
+            &DomainItem { pattern: pattern.clone() },
+        )?;
+        match self.table.put(item, Cond::Absent { now: self.now() }).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn remove_allowed_domain(&self, tenant_id: &str, pattern: &DomainPattern) -> StoreResult<bool> {
+        self.table
+            .delete(&keys::tenant_pk(tenant_id), &keys::domain_sk(pattern.as_str()), Cond::Always)
+            .await
+    }
+
+    async fn allowed_domains(&self, tenant_id: &str) -> StoreResult<Vec<DomainPattern>> {
+        let q = Query::partition(keys::tenant_pk(tenant_id)).sk(SkCond::Prefix(keys::DOMAIN_PREFIX.into()));
+        self.query_all(q)
+            .await?
+            .into_iter()
+            .map(|i| body_of::<DomainItem>(i).map(|d| d.pattern))
+            .collect()
+    }
+}
+
+#[async_trait]
+impl RevokedTokenStore for TableStore {
+    async fn revoke(&self, tenant_id: &str, jti: &str, until: DateTime<Utc>) -> StoreResult<()> {
+        let mut item = item_of(&keys::tenant_pk(tenant_id), &keys::revoked_sk(jti), &json!({ "jti": jti }))?;
+        item.insert(EXPIRES_AT.into(), Value::from(until.timestamp()));
+        self.table.put(item, Cond::Always).await
+    }
+
+    async fn is_revoked(&self, tenant_id: &str, jti: &str, now: DateTime<Utc>) -> StoreResult<bool> {
+        let item = self.table.get(&keys::tenant_pk(tenant_id), &keys::revoked_sk(jti)).await?;
+        Ok(item.is_some_and(|i| !is_expired(&i, now.timestamp())))
+    }
+}
+
+#[async_trait]
+impl RateLimitStore for TableStore {
+    async fn increment(&self, key: &str, window_start: i64, expires_at: DateTime<Utc>) -> StoreResult<u64> {
+        let (pk, sk) = (keys::rate_pk(key), keys::rate_sk(window_start));
+        for _ in 0..RACE_RETRIES {
+            let now = self.now();
+            let bump = Update {
+                add: vec![("count".into(), 1)],
+                ..Update::default()
+            };
+            match self.table.update(&pk, &sk, bump, Cond::Live { now }).await {
+                Ok(item) => return Ok(item.get("count").and_then(Value::as_u64).unwrap_or(1)),
+                Err(StoreError::Conflict(_)) => {}
+                Err(e) => return Err(e),
+            }
+            // No live counter: start one (a stale, expired one is replaced).
+            let mut fresh = item_of(&pk, &sk, &json!({ "count": 1 }))?;
+            fresh.insert(EXPIRES_AT.into(), Value::from(expires_at.timestamp()));
+            match self.table.put(fresh, Cond::Absent { now }).await {
+                Ok(()) => return Ok(1),
+                Err(StoreError::Conflict(_)) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(StoreError::Unavailable(format!("counter {key} kept changing")))
+    }
+
+    async fn count(&self, key: &str, window_start: i64) -> StoreResult<u64> {
+        let item: Option<Value> = self.get_live(&keys::rate_pk(key), &keys::rate_sk(window_start)).await?;
+        Ok(item.and_then(|i| i.get("count").and_then(Value::as_u64)).unwrap_or(0))
+    }
+
+    async fn reset(&self, key: &str, window_start: i64) -> StoreResult<()> {
+        self.table
+            .delete(&keys::rate_pk(key), &keys::rate_sk(window_start), Cond::Always)
+            .await
+            .map(drop)
+    }
+}
+
+// ---------------------------------------------------------------- tasks and steps
+
+/// The stored form of a task: its fields plus index keys that place it in the sweeps.
+fn task_item(task: &Task) -> StoreResult<Item> {
+    let mut item = item_of(&keys::tenant_pk(&task.tenant_id), &keys::task_sk(&task.id), task)?;
+    item.insert(EXPIRES_AT.into(), Value::from(task.expires_at));
+    let updated_ms = task.updated_at.timestamp_millis();
+    item.insert("updatedAtMs".into(), Value::from(updated_ms));
+    item.insert(Index::Gsi1.pk().into(), Value::from(keys::SWEEP_EXPIRES));
+    item.insert(
+        Index::Gsi1.sk().into(),
+        Value::from(keys::expires_sweep_sk(task.expires_at, &task.tenant_id, &task.id)),
+    );
+    if task.status.is_active() {
+        item.insert(Index::Gsi2.pk().into(), Value::from(keys::SWEEP_ACTIVE));
+        item.insert(
+            Index::Gsi2.sk().into(),
+            Value::from(keys::active_sweep_sk(updated_ms, &task.tenant_id, &task.id)),
+        );
+    }
+    Ok(item)
+}
+
+fn task_ref(item: &Item) -> StoreResult<TaskRef> {
+    body_of(item.clone())
+        .map(|t: Task| TaskRef {
+            tenant_id: t.tenant_id,
+            task_id: t.id,
+            session_id: t.session_id,
+        })
+}
+
+const ACTIVE_STATUSES: [TaskStatus; 6] = [
+    TaskStatus::Planning,
+    TaskStatus::Executing,
+    TaskStatus::Verifying,
+    TaskStatus::Correcting,
+    TaskStatus::NeedsUserInput,
+    TaskStatus::AwaitingUser,
+];
+
+#[async_trait]
+impl TaskStore for TableStore {
+    async fn create_task(&self, task: &Task) -> StoreResult<()> {
+        self.table.put(task_item(task)?, Cond::Absent { now: self.now() }).await
+    }
+
+    async fn task(&self, tenant_id: &str, task_id: &str) -> StoreResult<Option<Task>> {
+        self.get_live(&keys::tenant_pk(tenant_id), &keys::task_sk(task_id)).await
+    }
+
+    async fn save_task(&self, task: &Task) -> StoreResult<Task> {
+        let mut next = task.clone();
+        next.version += 1;
+        let cond = Cond::All(vec![
+            Cond::Live { now: self.now() },
+            Cond::Eq("version".into(), Value::from(task.version)),
+        ]);
+        match self.table.put(task_item(&next)?, cond).await {
+            Ok(()) => Ok(next),
+            Err(StoreError::Conflict(_)) if self.task(&task.tenant_id, &task.id).await?.is_none() => {
+                Err(StoreError::NotFound(format!("task {}", task.id)))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn acquire_lease(
+        &self,
+        tenant_id: &str,
+        task_id: &str,
+        owner: &str,
+        until: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Task> {
+        let update = Update {
+            set: set(vec![
+                ("leaseOwner", Value::from(owner)),
+                ("leaseUntil", Value::from(until.timestamp())),
+            ]),
+            ..Update::default()
+        };
+        let cond = Cond::All(vec![
+            Cond::Live { now: now.timestamp() },
+            Cond::MissingOrAtMost("leaseUntil".into(), now.timestamp()),
+        ]);
+        let (pk, sk) = (keys::tenant_pk(tenant_id), keys::task_sk(task_id));
+        match self.table.update(&pk, &sk, update, cond).await {
+            Ok(item) => body_of(item),
+            Err(StoreError::Conflict(_)) => match self.task(tenant_id, task_id).await? {
+                None => Err(StoreError::NotFound(format!("task {task_id}"))),
+                Some(_) => Err(StoreError::Conflict(format!("task {task_id} is busy"))),
+            },
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn release_lease(&self, tenant_id: &str, task_id: &str, owner: &str) -> StoreResult<()> {
+        let update = Update {
+            remove: vec!["leaseOwner".into(), "leaseUntil".into()],
+            ..Update::default()
+        };
+        let cond = Cond::All(vec![
+            Cond::Live { now: self.now() },
+            Cond::Eq("leaseOwner".into(), Value::from(owner)),
+        ]);
+        match self
+            .table
+            .update(&keys::tenant_pk(tenant_id), &keys::task_sk(task_id), update, cond)
+            .await
+        {
+            Ok(_) | Err(StoreError::Conflict(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn append_step(&self, step: &Step) -> StoreResult<()> {
+        let now = self.now();
+        let mut item = item_of(
+            &keys::task_children_pk(&step.tenant_id, &step.task_id),
+            &keys::step_sk(step.index),
+            step,
+        )?;
+        item.insert(EXPIRES_AT.into(), Value::from(step.expires_at));
+        let bump = Update {
+            set: set(vec![("stepCount", Value::from(step.index + 1))]),
+            ..Update::default()
+        };
+        self.table
+            .transact(vec![
+                Write::Put {
+                    item,
+                    cond: Cond::Absent { now },
+                },
+                Write::Update {
+                    pk: keys::tenant_pk(&step.tenant_id),
+                    sk: keys::task_sk(&step.task_id),
+                    update: bump,
+                    cond: Cond::All(vec![Cond::Live { now }, Cond::Eq("stepCount".into(), Value::from(step.index))]),
+                },
+            ])
+            .await
+    }
+
+    async fn steps(&self, tenant_id: &str, task_id: &str) -> StoreResult<Vec<Step>> {
+        let q = Query::partition(keys::task_children_pk(tenant_id, task_id)).sk(SkCond::Prefix(keys::STEP_PREFIX.into()));
+        self.query_all(q).await?.into_iter().map(body_of).collect()
+    }
+
+    async fn expired_tasks(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<TaskRef>> {
+        let q = Query::partition(keys::SWEEP_EXPIRES)
+            .on(Index::Gsi1)
+            .sk(SkCond::Below(format!("{:012}", now.timestamp() + 1)))
+            .limit(limit);
+        // Expired by definition: no TTL filtering here.
+        let page = self.table.query(q).await?;
+        page.items.iter().map(task_ref).collect()
+    }
+
+    async fn idle_tasks(&self, idle_before: DateTime<Utc>, limit: usize) -> StoreResult<Vec<TaskRef>> {
+        let now = self.now();
+        let q = Query::partition(keys::SWEEP_ACTIVE)
+            .on(Index::Gsi2)
+            .sk(SkCond::Below(format!("{:015}", idle_before.timestamp_millis())))
+            .limit(limit);
+        let page = self.table.query(q).await?;
+        page.items.iter().filter(|i| !is_expired(i, now)).map(task_ref).collect()
+    }
+
+    async fn mark_interrupted(&self, task: &TaskRef, idle_before: DateTime<Utc>, now: DateTime<Utc>) -> StoreResult<bool> {
+        let (pk, sk) = (keys::tenant_pk(&task.tenant_id), keys::task_sk(&task.task_id));
+        let update = Update {
+            set: set(vec![
+                ("status", serde_json::to_value(TaskStatus::Interrupted).map_err(|e| StoreError::Internal(e.to_string()))?),
+                ("updatedAt", serde_json::to_value(now).map_err(|e| StoreError::Internal(e.to_string()))?),
+                ("updatedAtMs", Value::from(now.timestamp_millis())),
+            ]),
+            remove: vec![Index::Gsi2.pk().into(), Index::Gsi2.sk().into()],
+            add: vec![("version".into(), 1)],
+        };
+        let still_active = ACTIVE_STATUSES
+            .iter()
+            .map(|s| serde_json::to_value(s).map(|v| Cond::Eq("status".into(), v)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        let cond = Cond::All(vec![
+            Cond::Live { now: now.timestamp() },
+            Cond::Any(still_active),
+            Cond::MissingOrAtMost("updatedAtMs".into(), idle_before.timestamp_millis() - 1),
+            Cond::MissingOrAtMost("leaseUntil".into(), now.timestamp()),
+        ]);
+        match self.table.update(&pk, &sk, update, cond).await {
+            Ok(_) => Ok(true),
+            Err(StoreError::Conflict(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn delete_task(&self, task: &TaskRef) -> StoreResult<usize> {
+        // Raw queries: expired children are exactly what must go.
+        let mut keys_to_delete = Vec::new();
+        let mut q = Query::partition(keys::task_children_pk(&task.tenant_id, &task.task_id));
+        loop {
+            let page = self.table.query(q.clone()).await?;
+            keys_to_delete.extend(page.items.iter().filter_map(key_of));
+            match page.last {
+                Some(last) => q.start_after = Some(last),
+                None => break,
+            }
+        }
+        let mut removed_messages = 0i64;
+        if let Some(session_id) = &task.session_id {
+            let mut q = Query::partition(keys::session_children_pk(&task.tenant_id, session_id))
+                .sk(SkCond::Prefix(keys::MESSAGE_PREFIX.into()));
+            loop {
+                let page = self.table.query(q.clone()).await?;
+                for item in &page.items {
+                    if item.get("taskId").and_then(Value::as_str) == Some(task.task_id.as_str()) {
+                        keys_to_delete.extend(key_of(item));
+                        removed_messages += 1;
+                    }
+                }
+                match page.last {
+                    Some(last) => q.start_after = Some(last),
+                    None => break,
+                }
+            }
+        }
+        let task_key = (keys::tenant_pk(&task.tenant_id), keys::task_sk(&task.task_id));
+        let task_existed = self.table.get(&task_key.0, &task_key.1).await?.is_some();
+        let count = keys_to_delete.len() + usize::from(task_existed);
+        // The task item goes last, so a crash part-way leaves it for the next sweep to retry.
+        self.table.batch_delete(keys_to_delete).await?;
+        if let (Some(session_id), true) = (&task.session_id, removed_messages > 0) {
+            let update = Update {
+                add: vec![("messageCount".into(), -removed_messages)],
+                ..Update::default()
+            };
+            let pk = keys::tenant_pk(&task.tenant_id);
+            match self
+                .table
+                .update(&pk, &keys::session_sk(session_id), update, Cond::Live { now: self.now() })
+                .await
+            {
+                Ok(_) | Err(StoreError::Conflict(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.table.delete(&task_key.0, &task_key.1, Cond::Always).await?;
+        Ok(count)
+    }
+}
+
+// ---------------------------------------------------------------- sessions and messages
+
+fn session_item(s: &Session) -> StoreResult<Item> {
+    let mut item = item_of(&keys::tenant_pk(&s.tenant_id), &keys::session_sk(&s.session_id), s)?;
+    let updated = crate::time::iso(s.updated_at);
+    item.insert(Index::Gsi1.pk().into(), Value::from(keys::user_sessions_pk(&s.tenant_id, &s.user_id)));
+    item.insert(Index::Gsi1.sk().into(), Value::from(updated.clone()));
+    item.insert(
+        Index::Gsi2.pk().into(),
+        Value::from(keys::user_domain_sessions_pk(&s.tenant_id, &s.user_id, &s.domain)),
+    );
+    item.insert(Index::Gsi2.sk().into(), Value::from(updated));
+    Ok(item)
+}
+
+#[async_trait]
+impl SessionStore for TableStore {
+    async fn create_session(&self, session: &Session) -> StoreResult<bool> {
+        match self.table.put(session_item(session)?, Cond::Absent { now: self.now() }).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn session(&self, tenant_id: &str, session_id: &str) -> StoreResult<Option<Session>> {
+        self.get_live(&keys::tenant_pk(tenant_id), &keys::session_sk(session_id)).await
+    }
+
+    async fn append_message(&self, message: &Message) -> StoreResult<Message> {
+        let pk = keys::tenant_pk(&message.tenant_id);
+        let sk = keys::session_sk(&message.session_id);
+        for _ in 0..RACE_RETRIES {
+            let now = self.now();
+            let Some(session) = self.session(&message.tenant_id, &message.session_id).await? else {
+                return Err(StoreError::NotFound(format!("session {}", message.session_id)));
+            };
+            let mut stored = message.clone();
+            stored.sequence_number = session.last_sequence + 1;
+            let mut item = item_of(
+                &keys::session_children_pk(&message.tenant_id, &message.session_id),
+                &keys::message_sk(stored.sequence_number),
+                &stored,
+            )?;
+            if let Some(exp) = stored.expires_at {
+                item.insert(EXPIRES_AT.into(), Value::from(exp));
+            }
+            let updated = crate::time::iso(stored.timestamp.max(session.updated_at));
+            let bump = Update {
+                set: set(vec![
+                    ("lastSequence", Value::from(stored.sequence_number)),
+                    ("updatedAt", Value::from(updated.clone())),
+                    (Index::Gsi1.sk(), Value::from(updated.clone())),
+                    (Index::Gsi2.sk(), Value::from(updated)),
+                ]),
+                add: vec![("messageCount".into(), 1)],
+                ..Update::default()
+            };
+            let writes = vec![
+                Write::Update {
+                    pk: pk.clone(),
+                    sk: sk.clone(),
+                    update: bump,
+                    cond: Cond::All(vec![
+                        Cond::Live { now },
+                        Cond::Eq("lastSequence".into(), Value::from(session.last_sequence)),
+                    ]),
+                },
+                Write::Put {
+                    item,
+                    cond: Cond::Absent { now },
+                },
+            ];
+            match self.table.transact(writes).await {
+                Ok(()) => return Ok(stored),
+                Err(StoreError::Conflict(_)) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(StoreError::Unavailable(format!(
+            "session {} kept changing while appending",
+            message.session_id
+        )))
+    }
+
+    async fn messages(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        since: Option<DateTime<Utc>>,
+        limit: usize,
+    ) -> StoreResult<Vec<Message>> {
+        let q = Query::partition(keys::session_children_pk(tenant_id, session_id))
+            .sk(SkCond::Prefix(keys::MESSAGE_PREFIX.into()));
+        let mut out = Vec::new();
+        for item in self.query_all(q).await? {
+            let m: Message = body_of(item)?;
+            if since.is_none_or(|s| m.timestamp > s) {
+                out.push(m);
+                if out.len() >= limit {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
