@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 use shared::auth::PasswordHasher;
 use shared::clock::{Clock, SystemClock};
 use shared::config::StoreConfig;
-use shared::context::open_store;
+use shared::context::open_stores;
 use shared::domain::{DomainPattern, Email};
 use shared::ports::{Store, StoreError};
 use shared::provisioning;
@@ -196,8 +196,10 @@ async fn set_disabled(
 
 async fn run(cli: Cli) -> Result<(), String> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let store: Arc<dyn Store> =
-        open_store(&store_config(cli.data_dir)?, clock.clone()).map_err(store_err)?;
+    let store: Arc<dyn Store> = open_stores(&store_config(cli.data_dir)?, clock.clone())
+        .await
+        .map_err(store_err)?
+        .store;
     let store = store.as_ref();
     let now = clock.now();
     let json = cli.json;

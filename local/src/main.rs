@@ -58,9 +58,13 @@ async fn run(args: Args) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let store_dir = match &config.store {
         StoreConfig::Embedded { data_dir } => Some(data_dir.clone()),
-        StoreConfig::Memory => None,
+        StoreConfig::Memory | StoreConfig::DynamoDb(_) => None,
     };
-    let ctx = Arc::new(AppContext::from_config(config).map_err(|e| e.to_string())?);
+    let ctx = Arc::new(
+        AppContext::from_config(config)
+            .await
+            .map_err(|e| e.to_string())?,
+    );
 
     match &key.1 {
         KeySource::Generated(p) => println!(

@@ -4,11 +4,13 @@
 
 use std::sync::Arc;
 
+use crate::adapters::dynamo::DynamoTable;
+use crate::adapters::snapshots::{DirSnapshotStore, MemorySnapshotStore, S3SnapshotStore};
 use crate::adapters::TableStore;
 use crate::auth::{PasswordHasher, TokenService};
 use crate::clock::{Clock, SystemClock};
-use crate::config::{Config, ConfigError, StoreConfig};
-use crate::ports::{Store, StoreError};
+use crate::config::{AwsStoreConfig, Config, ConfigError, StoreConfig};
+use crate::ports::{SnapshotStore, Store, StoreError};
 
 /// Why a function could not start.
 #[derive(Debug, thiserror::Error)]
@@ -23,6 +25,7 @@ pub enum StartupError {
 pub struct AppContext {
     pub config: Config,
     pub store: Arc<dyn Store>,
+    pub snapshots: Arc<dyn SnapshotStore>,
     pub clock: Arc<dyn Clock>,
     pub tokens: TokenService,
     pub passwords: PasswordHasher,
@@ -38,23 +41,24 @@ impl std::fmt::Debug for AppContext {
 
 impl AppContext {
     /// Reads the environment and builds the context with the system clock.
-    pub fn from_env() -> Result<Self, StartupError> {
-        Self::from_config(Config::from_env()?)
+    pub async fn from_env() -> Result<Self, StartupError> {
+        Self::from_config(Config::from_env()?).await
     }
 
-    /// Builds the store named by `config` with the system clock.
-    pub fn from_config(config: Config) -> Result<Self, StartupError> {
+    /// Builds the stores named by `config` with the system clock.
+    pub async fn from_config(config: Config) -> Result<Self, StartupError> {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let store = open_store(&config.store, clock.clone())?;
-        Ok(Self::with_parts(config, store, clock))
+        let stores = open_stores(&config.store, clock.clone()).await?;
+        Ok(Self::with_parts(config, stores, clock))
     }
 
-    /// Assembles a context from ready parts (tests inject a manual clock or a shared store).
-    pub fn with_parts(config: Config, store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+    /// Assembles a context from ready parts (tests inject a manual clock or shared stores).
+    pub fn with_parts(config: Config, stores: Stores, clock: Arc<dyn Clock>) -> Self {
         let tokens = TokenService::new(&config.jwt);
         Self {
             config,
-            store,
+            store: stores.store,
+            snapshots: stores.snapshots,
             clock,
             tokens,
             passwords: PasswordHasher::new(),
@@ -62,10 +66,54 @@ impl AppContext {
     }
 }
 
-/// Opens the store a configuration names.
-pub fn open_store(cfg: &StoreConfig, clock: Arc<dyn Clock>) -> Result<Arc<dyn Store>, StoreError> {
+/// The table store and the snapshot store that go with it.
+#[derive(Clone)]
+pub struct Stores {
+    pub store: Arc<dyn Store>,
+    pub snapshots: Arc<dyn SnapshotStore>,
+}
+
+/// Opens the stores a configuration names. For DynamoDB/S3 the SDK clients are built here,
+/// once per container; nothing is sent over the network.
+pub async fn open_stores(cfg: &StoreConfig, clock: Arc<dyn Clock>) -> Result<Stores, StoreError> {
     Ok(match cfg {
-        StoreConfig::Embedded { data_dir } => Arc::new(TableStore::embedded(data_dir, clock)?),
-        StoreConfig::Memory => Arc::new(TableStore::memory(clock)?),
+        StoreConfig::Embedded { data_dir } => Stores {
+            store: Arc::new(TableStore::embedded(data_dir, clock)?),
+            snapshots: Arc::new(DirSnapshotStore::new(&data_dir.join("blobs"))),
+        },
+        StoreConfig::Memory => Stores {
+            store: Arc::new(TableStore::memory(clock)?),
+            snapshots: Arc::new(MemorySnapshotStore::default()),
+        },
+        StoreConfig::DynamoDb(aws) => {
+            let (ddb, s3) = aws_clients(aws).await;
+            Stores {
+                store: Arc::new(TableStore::new(
+                    Arc::new(DynamoTable::new(ddb, &aws.table)),
+                    clock,
+                )),
+                snapshots: Arc::new(S3SnapshotStore::new(s3, &aws.bucket)),
+            }
+        }
     })
+}
+
+/// DynamoDB and S3 clients for a configuration (endpoint override and path-style S3 when a
+/// local server is named).
+pub async fn aws_clients(aws: &AwsStoreConfig) -> (aws_sdk_dynamodb::Client, aws_sdk_s3::Client) {
+    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
+    if let Some(region) = &aws.region {
+        loader = loader.region(aws_config::Region::new(region.clone()));
+    }
+    let sdk = loader.load().await;
+    let mut ddb = aws_sdk_dynamodb::config::Builder::from(&sdk);
+    let mut s3 = aws_sdk_s3::config::Builder::from(&sdk);
+    if let Some(endpoint) = &aws.endpoint {
+        ddb = ddb.endpoint_url(endpoint);
+        s3 = s3.endpoint_url(endpoint).force_path_style(true);
+    }
+    (
+        aws_sdk_dynamodb::Client::from_conf(ddb.build()),
+        aws_sdk_s3::Client::from_conf(s3.build()),
+    )
 }

@@ -4,6 +4,7 @@
 
 pub mod adapters;
 pub mod auth;
+pub mod cleanup;
 pub mod clock;
 pub mod config;
 pub mod context;

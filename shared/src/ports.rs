@@ -119,7 +119,11 @@ pub trait TaskStore: Send + Sync {
     /// Tasks whose retention ended at or before `now` (oldest first, at most `limit`).
     async fn expired_tasks(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<TaskRef>>;
     /// Active tasks not updated since `idle_before` (oldest first, at most `limit`).
-    async fn idle_tasks(&self, idle_before: DateTime<Utc>, limit: usize) -> StoreResult<Vec<TaskRef>>;
+    async fn idle_tasks(
+        &self,
+        idle_before: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<TaskRef>>;
     /// Marks a task `interrupted` if it is still active and idle since `idle_before`;
     /// `false` when it no longer qualifies.
     async fn mark_interrupted(
@@ -166,17 +170,41 @@ pub struct SnapshotRef {
 /// `snapshots/<tenant>/<task>/<step>`.
 #[async_trait]
 pub trait SnapshotStore: Send + Sync {
-    async fn put_snapshot(&self, tenant_id: &str, task_id: &str, step: u32, content: &[u8]) -> StoreResult<SnapshotRef>;
+    async fn put_snapshot(
+        &self,
+        tenant_id: &str,
+        task_id: &str,
+        step: u32,
+        content: &[u8],
+    ) -> StoreResult<SnapshotRef>;
     /// The snapshot's content, decompressed.
-    async fn snapshot(&self, tenant_id: &str, task_id: &str, step: u32) -> StoreResult<Option<Vec<u8>>>;
+    async fn snapshot(
+        &self,
+        tenant_id: &str,
+        task_id: &str,
+        step: u32,
+    ) -> StoreResult<Option<Vec<u8>>>;
     /// Steps that have a snapshot, ascending.
     async fn snapshot_steps(&self, tenant_id: &str, task_id: &str) -> StoreResult<Vec<u32>>;
     /// Deletes every snapshot of the task; returns how many went.
     async fn delete_snapshots(&self, tenant_id: &str, task_id: &str) -> StoreResult<usize>;
     /// A URL that fetches the stored (compressed) snapshot for `ttl_seconds`.
-    async fn presign_snapshot(&self, tenant_id: &str, task_id: &str, step: u32, ttl_seconds: u64) -> StoreResult<String>;
+    async fn presign_snapshot(
+        &self,
+        tenant_id: &str,
+        task_id: &str,
+        step: u32,
+        ttl_seconds: u64,
+    ) -> StoreResult<String>;
 }
 
 /// Everything a table adapter provides, as one object.
-pub trait Store: UserStore + TenantStore + RevokedTokenStore + RateLimitStore + TaskStore + SessionStore {}
-impl<T: UserStore + TenantStore + RevokedTokenStore + RateLimitStore + TaskStore + SessionStore> Store for T {}
+pub trait Store:
+    UserStore + TenantStore + RevokedTokenStore + RateLimitStore + TaskStore + SessionStore
+{
+}
+impl<
+        T: UserStore + TenantStore + RevokedTokenStore + RateLimitStore + TaskStore + SessionStore,
+    > Store for T
+{
+}

@@ -14,7 +14,7 @@ where
     Fut: Future<Output = Response> + Send,
 {
     lambda_http::tracing::init_default_subscriber();
-    let ctx = match AppContext::from_env() {
+    let ctx = match AppContext::from_env().await {
         Ok(ctx) => ctx,
         Err(e) => {
             tracing::error!(function = name, error = %e, "refusing to start");

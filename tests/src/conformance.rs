@@ -1,14 +1,18 @@
 //! The store conformance suite: one set of checks every implementation of the storage ports
-//! must pass (embedded in memory, embedded on file, and DynamoDB once it exists). Each check
-//! takes a fresh store whose clock is the given `ManualClock`; checks that race writers need
-//! a multi-threaded runtime.
+//! must pass (embedded in memory, embedded on file, DynamoDB + S3). Each check takes fresh
+//! stores whose clock is the given `ManualClock`; checks that race writers need a
+//! multi-threaded runtime.
 
-use std::sync::Arc;
-
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
+use serde_json::json;
 use shared::clock::{Clock, ManualClock};
-use shared::domain::{DomainPattern, Email, Tenant, User};
-use shared::ports::{Store, StoreError};
+use shared::config::Retention;
+use shared::context::Stores;
+use shared::domain::{
+    DomainPattern, Email, Message, MessageRole, Session, SessionStatus, Step, Task, TaskRef,
+    TaskStatus, Tenant, User,
+};
+use shared::ports::StoreError;
 
 fn tenant(id: &str, clock: &ManualClock) -> Tenant {
     Tenant {
@@ -31,7 +35,8 @@ fn user(tenant_id: &str, email: &str, clock: &ManualClock) -> User {
 }
 
 /// Users: create is conditional on the email, lookups are exact, disable round-trips.
-pub async fn users(store: Arc<dyn Store>, clock: &ManualClock) {
+pub async fn users(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
     let a = user("t1", "a@x.com", clock);
     store.create_user(&a).await.expect("create");
     let dup = user("t2", "a@x.com", clock);
@@ -86,7 +91,8 @@ pub async fn users(store: Arc<dyn Store>, clock: &ManualClock) {
 }
 
 /// Tenants: create is conditional, lookups and listing work.
-pub async fn tenants(store: Arc<dyn Store>, clock: &ManualClock) {
+pub async fn tenants(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
     store
         .create_tenant(&tenant("t1", clock))
         .await
@@ -122,7 +128,8 @@ pub async fn tenants(store: Arc<dyn Store>, clock: &ManualClock) {
 }
 
 /// Allowed domains: per tenant, idempotent add, remove reports presence, unknown tenant refused.
-pub async fn allowed_domains(store: Arc<dyn Store>, clock: &ManualClock) {
+pub async fn allowed_domains(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
     store
         .create_tenant(&tenant("t1", clock))
         .await
@@ -167,7 +174,8 @@ pub async fn allowed_domains(store: Arc<dyn Store>, clock: &ManualClock) {
 }
 
 /// Revocation: per tenant, effective until the given instant and not after.
-pub async fn revoked_tokens(store: Arc<dyn Store>, clock: &ManualClock) {
+pub async fn revoked_tokens(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
     let until = clock.now() + Duration::minutes(10);
     store.revoke("t1", "jti-1", until).await.expect("revoke");
     assert!(store
@@ -196,7 +204,8 @@ pub async fn revoked_tokens(store: Arc<dyn Store>, clock: &ManualClock) {
 }
 
 /// Rate-limit counters: atomic increments per key and window, reset, expiry honoured on read.
-pub async fn rate_limit_counters(store: Arc<dyn Store>, clock: &ManualClock) {
+pub async fn rate_limit_counters(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
     let exp = clock.now() + Duration::seconds(60);
     for want in 1..=3 {
         assert_eq!(store.increment("k", 100, exp).await.expect("inc"), want);
@@ -231,7 +240,8 @@ pub async fn rate_limit_counters(store: Arc<dyn Store>, clock: &ManualClock) {
 }
 
 /// Concurrent increments of one counter lose no update.
-pub async fn concurrent_increments(store: Arc<dyn Store>, clock: &ManualClock) {
+pub async fn concurrent_increments(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
     let exp = clock.now() + Duration::seconds(600);
     let tasks: Vec<_> = (0..20)
         .map(|_| {
@@ -246,7 +256,8 @@ pub async fn concurrent_increments(store: Arc<dyn Store>, clock: &ManualClock) {
 }
 
 /// Concurrent creation of the same user: exactly one writer wins.
-pub async fn concurrent_user_creation(store: Arc<dyn Store>, clock: &ManualClock) {
+pub async fn concurrent_user_creation(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
     let tasks: Vec<_> = (0..20)
         .map(|_| {
             let s = store.clone();
@@ -263,4 +274,649 @@ pub async fn concurrent_user_creation(store: Arc<dyn Store>, clock: &ManualClock
         }
     }
     assert_eq!(wins, 1);
+}
+
+// ---------------------------------------------------------------- tasks and steps
+
+/// A task of tenant `tenant` expiring an hour after `clock`'s now.
+pub fn task(tenant: &str, session: Option<&str>, clock: &ManualClock) -> Task {
+    let now = clock.now();
+    Task {
+        id: uuid::Uuid::new_v4().to_string(),
+        tenant_id: tenant.into(),
+        user_id: "u1".into(),
+        session_id: session.map(str::to_owned),
+        status: TaskStatus::Executing,
+        query: "Click the Press me button".into(),
+        url: "http://127.0.0.1:3000/test-page".into(),
+        plan: None,
+        step_count: 0,
+        version: 0,
+        lease_owner: None,
+        lease_until: None,
+        created_at: now,
+        updated_at: now,
+        expires_at: (now + Duration::hours(1)).timestamp(),
+    }
+}
+
+/// Step `index` of `task`.
+pub fn step(task: &Task, index: u32, clock: &ManualClock) -> Step {
+    Step {
+        tenant_id: task.tenant_id.clone(),
+        task_id: task.id.clone(),
+        index,
+        thought: format!("thought {index}"),
+        action: format!("click({})", 10 + index),
+        before_state: Some(json!({ "url": task.url, "domHash": "abc" })),
+        expected_outcome: None,
+        verification: None,
+        correction: None,
+        client_outcome: None,
+        usage: Some(json!({ "promptTokens": 10, "completionTokens": 2 })),
+        timings: None,
+        created_at: clock.now(),
+        expires_at: task.expires_at,
+    }
+}
+
+fn task_ref(t: &Task) -> TaskRef {
+    TaskRef {
+        tenant_id: t.tenant_id.clone(),
+        task_id: t.id.clone(),
+        session_id: t.session_id.clone(),
+    }
+}
+
+/// Tasks: conditional create, tenant-scoped reads, optimistic saves.
+pub async fn tasks(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
+    let t = task("t1", None, clock);
+    store.create_task(&t).await.expect("create");
+    assert!(matches!(
+        store.create_task(&t).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(store.task("t1", &t.id).await.expect("get"), Some(t.clone()));
+    assert_eq!(
+        store.task("t2", &t.id).await.expect("get"),
+        None,
+        "another tenant's id reads as missing"
+    );
+
+    let mut edited = t.clone();
+    edited.status = TaskStatus::NeedsUserInput;
+    edited.plan = Some(json!({ "steps": [{ "id": "step_1" }] }));
+    let saved = store.save_task(&edited).await.expect("save");
+    assert_eq!(saved.version, 1);
+    assert_eq!(
+        store.task("t1", &t.id).await.expect("get"),
+        Some(saved.clone())
+    );
+    // A writer that still holds version 0 loses.
+    assert!(matches!(
+        store.save_task(&edited).await,
+        Err(StoreError::Conflict(_))
+    ));
+    let mut ghost = task("t1", None, clock);
+    ghost.version = 3;
+    assert!(matches!(
+        store.save_task(&ghost).await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    // Expired tasks read as missing even where TTL deletion has not happened.
+    clock.advance(Duration::hours(1));
+    assert_eq!(store.task("t1", &t.id).await.expect("get"), None);
+}
+
+/// Leases: one holder at a time, free again after expiry or release by its owner.
+pub async fn task_leases(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
+    let t = task("t1", None, clock);
+    store.create_task(&t).await.expect("create");
+    let now = clock.now();
+    let held = store
+        .acquire_lease("t1", &t.id, "req-a", now + Duration::seconds(60), now)
+        .await
+        .expect("lease");
+    assert_eq!(held.lease_owner.as_deref(), Some("req-a"));
+    assert!(matches!(
+        store
+            .acquire_lease("t1", &t.id, "req-b", now + Duration::seconds(60), now)
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(matches!(
+        store
+            .acquire_lease("t2", &t.id, "req-b", now + Duration::seconds(60), now)
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+    store
+        .release_lease("t1", &t.id, "req-b")
+        .await
+        .expect("not the owner: no-op");
+    assert!(store
+        .acquire_lease("t1", &t.id, "req-b", now + Duration::seconds(60), now)
+        .await
+        .is_err());
+    store
+        .release_lease("t1", &t.id, "req-a")
+        .await
+        .expect("release");
+    store
+        .acquire_lease("t1", &t.id, "req-b", now + Duration::seconds(30), now)
+        .await
+        .expect("free after release");
+    // A crashed holder's lease runs out.
+    let later = now + Duration::seconds(31);
+    let again = store
+        .acquire_lease("t1", &t.id, "req-c", later + Duration::seconds(30), later)
+        .await
+        .expect("free after expiry");
+    assert_eq!(again.lease_owner.as_deref(), Some("req-c"));
+}
+
+/// Steps: appended in order, each index once; the task's step count follows.
+pub async fn steps(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
+    let t = task("t1", None, clock);
+    store.create_task(&t).await.expect("create");
+    store
+        .append_step(&step(&t, 0, clock))
+        .await
+        .expect("step 0");
+    assert!(matches!(
+        store.append_step(&step(&t, 0, clock)).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(
+        matches!(
+            store.append_step(&step(&t, 2, clock)).await,
+            Err(StoreError::Conflict(_))
+        ),
+        "no gaps"
+    );
+    store
+        .append_step(&step(&t, 1, clock))
+        .await
+        .expect("step 1");
+    let got = store.steps("t1", &t.id).await.expect("steps");
+    assert_eq!(got.iter().map(|s| s.index).collect::<Vec<_>>(), vec![0, 1]);
+    assert_eq!(got[1], step(&t, 1, clock));
+    assert!(store.steps("t2", &t.id).await.expect("steps").is_empty());
+    assert_eq!(
+        store
+            .task("t1", &t.id)
+            .await
+            .expect("get")
+            .expect("task")
+            .step_count,
+        2
+    );
+    let other = task("t1", None, clock);
+    assert!(
+        matches!(
+            store.append_step(&step(&other, 0, clock)).await,
+            Err(StoreError::Conflict(_))
+        ),
+        "no steps for a task that does not exist"
+    );
+}
+
+/// 50 writers race to append the same step: exactly one wins.
+pub async fn concurrent_step_append(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
+    let t = task("t1", None, clock);
+    store.create_task(&t).await.expect("create");
+    let racers: Vec<_> = (0..50)
+        .map(|i| {
+            let s = store.clone();
+            let mut st = step(&t, 0, clock);
+            st.thought = format!("writer {i}");
+            tokio::spawn(async move { s.append_step(&st).await.map(|()| i) })
+        })
+        .collect();
+    let mut winners = Vec::new();
+    for r in racers {
+        match r.await.expect("join") {
+            Ok(i) => winners.push(i),
+            Err(StoreError::Conflict(_)) => {}
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "exactly one writer wins");
+    let got = store.steps("t1", &t.id).await.expect("steps");
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        got[0].thought,
+        format!("writer {}", winners[0]),
+        "the winner's step is the stored one"
+    );
+}
+
+/// The expiry and idle sweeps find the right tasks; interrupting is conditional.
+pub async fn sweeps(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
+    let start = clock.now();
+    let mut old = task("t1", None, clock);
+    old.expires_at = (start + Duration::minutes(5)).timestamp();
+    let live = task("t2", None, clock);
+    let mut done = task("t1", None, clock);
+    done.status = TaskStatus::Completed;
+    for t in [&old, &live, &done] {
+        store.create_task(t).await.expect("create");
+    }
+    assert!(store
+        .expired_tasks(clock.now(), 10)
+        .await
+        .expect("sweep")
+        .is_empty());
+    clock.advance(Duration::minutes(5));
+    assert_eq!(
+        store.expired_tasks(clock.now(), 10).await.expect("sweep"),
+        vec![task_ref(&old)]
+    );
+
+    // Idle: active tasks not updated since the cut-off; finished ones never.
+    let cutoff = clock.now() - Duration::minutes(1);
+    let idle = store.idle_tasks(cutoff, 10).await.expect("idle");
+    assert!(
+        idle.contains(&task_ref(&live)) && !idle.contains(&task_ref(&done)),
+        "{idle:?}"
+    );
+    // A task being worked on (leased) is not interrupted.
+    let now = clock.now();
+    store
+        .acquire_lease("t2", &live.id, "req", now + Duration::seconds(30), now)
+        .await
+        .expect("lease");
+    assert!(!store
+        .mark_interrupted(&task_ref(&live), cutoff, now)
+        .await
+        .expect("mark"));
+    clock.advance(Duration::seconds(31));
+    let now = clock.now();
+    assert!(store
+        .mark_interrupted(&task_ref(&live), cutoff, now)
+        .await
+        .expect("mark"));
+    assert!(
+        !store
+            .mark_interrupted(&task_ref(&live), cutoff, now)
+            .await
+            .expect("mark again"),
+        "idempotent"
+    );
+    let t = store
+        .task("t2", &live.id)
+        .await
+        .expect("get")
+        .expect("task");
+    assert_eq!(t.status, TaskStatus::Interrupted);
+    assert!(!store
+        .idle_tasks(cutoff, 10)
+        .await
+        .expect("idle")
+        .contains(&task_ref(&live)));
+    // A task touched after the cut-off does not qualify.
+    let fresh = task("t2", None, clock);
+    store.create_task(&fresh).await.expect("create");
+    assert!(!store
+        .mark_interrupted(&task_ref(&fresh), cutoff, now)
+        .await
+        .expect("mark"));
+}
+
+// ---------------------------------------------------------------- sessions and messages
+
+/// A session of user `u1` in `tenant`.
+pub fn session(tenant: &str, clock: &ManualClock) -> Session {
+    let now = clock.now();
+    Session {
+        session_id: uuid::Uuid::new_v4().to_string(),
+        tenant_id: tenant.into(),
+        user_id: "u1".into(),
+        title: "example.com: Click the Press me button".into(),
+        url: "https://www.example.com/".into(),
+        domain: "example.com".into(),
+        status: SessionStatus::Active,
+        is_renamed: false,
+        message_count: 0,
+        last_sequence: 0,
+        created_at: now,
+        updated_at: now,
+        metadata: None,
+    }
+}
+
+/// A message for `session` (and optionally a task) at `at`.
+pub fn message(
+    session: &Session,
+    task: Option<&Task>,
+    content: &str,
+    at: DateTime<Utc>,
+) -> Message {
+    Message {
+        message_id: uuid::Uuid::new_v4().to_string(),
+        session_id: session.session_id.clone(),
+        tenant_id: session.tenant_id.clone(),
+        task_id: task.map(|t| t.id.clone()),
+        role: MessageRole::User,
+        content: content.into(),
+        timestamp: at,
+        sequence_number: 0,
+        status: None,
+        action_string: None,
+        action_payload: None,
+        error: None,
+        dom_summary: None,
+        snapshot_id: None,
+        metadata: None,
+        expires_at: task.map(|t| t.expires_at),
+    }
+}
+
+/// Sessions: idempotent create, tenant-scoped reads, messages numbered strictly increasing.
+pub async fn sessions_and_messages(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
+    let s = session("t1", clock);
+    assert!(store.create_session(&s).await.expect("create"));
+    assert!(
+        !store.create_session(&s).await.expect("again"),
+        "create is idempotent"
+    );
+    assert_eq!(
+        store.session("t1", &s.session_id).await.expect("get"),
+        Some(s.clone())
+    );
+    assert_eq!(store.session("t2", &s.session_id).await.expect("get"), None);
+
+    let t0 = clock.now();
+    let first = store
+        .append_message(&message(&s, None, "one", t0))
+        .await
+        .expect("append");
+    clock.advance(Duration::seconds(1));
+    let second = store
+        .append_message(&message(&s, None, "two", clock.now()))
+        .await
+        .expect("append");
+    assert_eq!((first.sequence_number, second.sequence_number), (1, 2));
+    let all = store
+        .messages("t1", &s.session_id, None, 50)
+        .await
+        .expect("list");
+    assert_eq!(all, vec![first.clone(), second.clone()]);
+    let since = store
+        .messages("t1", &s.session_id, Some(t0), 50)
+        .await
+        .expect("since");
+    assert_eq!(since, vec![second]);
+    assert_eq!(
+        store
+            .messages("t1", &s.session_id, None, 1)
+            .await
+            .expect("limit")
+            .len(),
+        1
+    );
+    assert!(store
+        .messages("t2", &s.session_id, None, 50)
+        .await
+        .expect("other tenant")
+        .is_empty());
+    let stored = store
+        .session("t1", &s.session_id)
+        .await
+        .expect("get")
+        .expect("session");
+    assert_eq!((stored.message_count, stored.last_sequence), (2, 2));
+    let mut stray = message(&s, None, "x", t0);
+    stray.tenant_id = "t2".into();
+    assert!(matches!(
+        store.append_message(&stray).await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+/// Concurrent appends to one session get distinct, gap-free sequence numbers.
+pub async fn concurrent_message_append(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
+    let s = session("t1", clock);
+    store.create_session(&s).await.expect("create");
+    let writers: Vec<_> = (0..6)
+        .map(|i| {
+            let st = store.clone();
+            let m = message(&s, None, &format!("m{i}"), clock.now());
+            tokio::spawn(async move { st.append_message(&m).await })
+        })
+        .collect();
+    let mut seqs = Vec::new();
+    for w in writers {
+        seqs.push(w.await.expect("join").expect("append").sequence_number);
+    }
+    seqs.sort_unstable();
+    assert_eq!(seqs, (1..=6).collect::<Vec<u64>>());
+}
+
+// ---------------------------------------------------------------- snapshots and cleanup
+
+/// Snapshots: compressed round trip, per-tenant keys, listing, deletion, presigned URLs.
+pub async fn snapshots(stores: Stores, _clock: &ManualClock) {
+    let snaps = stores.snapshots;
+    let html = "<html><body>".to_owned()
+        + &"<a data-element-id=\"1\" href=\"/x\">x</a>".repeat(3000)
+        + "</body></html>";
+    let r = snaps
+        .put_snapshot("t1", "task-1", 0, html.as_bytes())
+        .await
+        .expect("put");
+    assert_eq!(r.key, "snapshots/t1/task-1/000000");
+    assert_eq!(r.bytes, html.len());
+    assert!(r.stored_bytes * 5 < r.bytes, "stored compressed");
+    snaps
+        .put_snapshot("t1", "task-1", 1, b"<p>two</p>")
+        .await
+        .expect("put");
+    snaps
+        .put_snapshot("t1", "task-2", 0, b"<p>other task</p>")
+        .await
+        .expect("put");
+    assert_eq!(
+        snaps
+            .snapshot("t1", "task-1", 0)
+            .await
+            .expect("get")
+            .as_deref(),
+        Some(html.as_bytes())
+    );
+    assert_eq!(
+        snaps.snapshot("t2", "task-1", 0).await.expect("get"),
+        None,
+        "keys are per tenant"
+    );
+    assert_eq!(
+        snaps.snapshot_steps("t1", "task-1").await.expect("list"),
+        vec![0, 1]
+    );
+    let url = snaps
+        .presign_snapshot("t1", "task-1", 0, 60)
+        .await
+        .expect("presign");
+    assert!(url.contains("snapshots/t1/task-1/000000"), "{url}");
+    assert_eq!(
+        snaps
+            .delete_snapshots("t1", "task-1")
+            .await
+            .expect("delete"),
+        2
+    );
+    assert_eq!(
+        snaps
+            .delete_snapshots("t1", "task-1")
+            .await
+            .expect("delete again"),
+        0
+    );
+    assert!(snaps
+        .snapshot_steps("t1", "task-1")
+        .await
+        .expect("list")
+        .is_empty());
+    assert_eq!(
+        snaps.snapshot_steps("t1", "task-2").await.expect("list"),
+        vec![0]
+    );
+    assert!(snaps
+        .put_snapshot("t1", "../escape", 0, b"x")
+        .await
+        .is_err());
+}
+
+/// Deleting a task removes its steps and messages but nothing of other tasks.
+pub async fn task_deletion(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
+    let s = session("t1", clock);
+    store.create_session(&s).await.expect("session");
+    let doomed = task("t1", Some(&s.session_id), clock);
+    let kept = task("t1", Some(&s.session_id), clock);
+    for t in [&doomed, &kept] {
+        store.create_task(t).await.expect("create");
+        store.append_step(&step(t, 0, clock)).await.expect("step");
+        store
+            .append_message(&message(&s, Some(t), "hi", clock.now()))
+            .await
+            .expect("msg");
+    }
+    // Task + 1 step + 1 message.
+    assert_eq!(
+        store.delete_task(&task_ref(&doomed)).await.expect("delete"),
+        3
+    );
+    assert_eq!(store.task("t1", &doomed.id).await.expect("get"), None);
+    assert!(store
+        .steps("t1", &doomed.id)
+        .await
+        .expect("steps")
+        .is_empty());
+    let left = store
+        .messages("t1", &s.session_id, None, 50)
+        .await
+        .expect("messages");
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].task_id.as_deref(), Some(kept.id.as_str()));
+    assert_eq!(store.steps("t1", &kept.id).await.expect("steps").len(), 1);
+    assert_eq!(
+        store
+            .session("t1", &s.session_id)
+            .await
+            .expect("get")
+            .expect("s")
+            .message_count,
+        1
+    );
+    assert_eq!(
+        store.delete_task(&task_ref(&doomed)).await.expect("again"),
+        0,
+        "idempotent"
+    );
+}
+
+/// The cleanup leaves only live tasks (with their snapshots) and is safe to run twice at once.
+pub async fn cleanup(stores: Stores, clock: &ManualClock) {
+    let (store, snaps) = (stores.store.clone(), stores.snapshots.clone());
+    let s = session("t1", clock);
+    store.create_session(&s).await.expect("session");
+    let mut expired = Vec::new();
+    for i in 0..30 {
+        let mut t = task(
+            if i % 2 == 0 { "t1" } else { "t2" },
+            Some(&s.session_id),
+            clock,
+        );
+        t.status = TaskStatus::Completed;
+        t.expires_at = (clock.now() + Duration::minutes(10)).timestamp();
+        store.create_task(&t).await.expect("create");
+        store.append_step(&step(&t, 0, clock)).await.expect("step");
+        if t.tenant_id == "t1" {
+            store
+                .append_message(&message(&s, Some(&t), "m", clock.now()))
+                .await
+                .expect("msg");
+        }
+        snaps
+            .put_snapshot(&t.tenant_id, &t.id, 0, b"<p>page</p>")
+            .await
+            .expect("snapshot");
+        expired.push(t);
+    }
+    let mut live = task("t1", Some(&s.session_id), clock);
+    live.expires_at = (clock.now() + Duration::hours(3)).timestamp();
+    store.create_task(&live).await.expect("create");
+    store
+        .append_step(&step(&live, 0, clock))
+        .await
+        .expect("step");
+    snaps
+        .put_snapshot("t1", &live.id, 0, b"<p>live</p>")
+        .await
+        .expect("snapshot");
+
+    clock.advance(Duration::minutes(10));
+    let retention = Retention {
+        task_seconds: 3600,
+        idle_seconds: 3600,
+    };
+    let budget = std::time::Duration::from_secs(60);
+    let c: &dyn Clock = clock;
+    let (a, b) = tokio::join!(
+        shared::cleanup::run(store.as_ref(), snaps.as_ref(), c, retention, budget),
+        shared::cleanup::run(store.as_ref(), snaps.as_ref(), c, retention, budget),
+    );
+    let (a, b) = (a.expect("run a"), b.expect("run b"));
+    assert_eq!(a.failures + b.failures, 0, "{a:?} {b:?}");
+    assert!(a.expired_tasks + b.expired_tasks >= 30, "{a:?} {b:?}");
+    for t in &expired {
+        assert_eq!(store.task(&t.tenant_id, &t.id).await.expect("get"), None);
+        assert!(store
+            .steps(&t.tenant_id, &t.id)
+            .await
+            .expect("steps")
+            .is_empty());
+        assert!(snaps
+            .snapshot_steps(&t.tenant_id, &t.id)
+            .await
+            .expect("snaps")
+            .is_empty());
+    }
+    assert!(store.task("t1", &live.id).await.expect("get").is_some());
+    assert_eq!(store.steps("t1", &live.id).await.expect("steps").len(), 1);
+    assert_eq!(
+        snaps.snapshot_steps("t1", &live.id).await.expect("snaps"),
+        vec![0]
+    );
+    assert!(store
+        .messages("t1", &s.session_id, None, 100)
+        .await
+        .expect("messages")
+        .is_empty());
+    let again = shared::cleanup::run(store.as_ref(), snaps.as_ref(), c, retention, budget)
+        .await
+        .expect("rerun");
+    assert_eq!(again.expired_tasks, 0, "nothing left to do");
+
+    // After the idle time, the live task is interrupted (and kept).
+    clock.advance(Duration::minutes(61));
+    let r = shared::cleanup::run(store.as_ref(), snaps.as_ref(), c, retention, budget)
+        .await
+        .expect("idle run");
+    assert_eq!(r.interrupted_tasks, 1);
+    let t = store
+        .task("t1", &live.id)
+        .await
+        .expect("get")
+        .expect("kept");
+    assert_eq!(t.status, TaskStatus::Interrupted);
 }

@@ -1,6 +1,7 @@
 //! Black-box test harness: starts local-api's router on a random loopback port with a chosen
 //! store and clock, seeds tenants and users, and finds the workspace's built binaries.
 
+pub mod aws;
 pub mod conformance;
 pub mod runtime_api;
 
@@ -12,7 +13,7 @@ use chrono::{TimeZone, Utc};
 use local_api::LocalApi;
 use shared::clock::{Clock, ManualClock};
 use shared::config::{Config, LoginLimits, StoreConfig};
-use shared::ports::Store;
+use shared::context::Stores;
 use shared::AppContext;
 use tokio::sync::oneshot;
 
@@ -88,13 +89,15 @@ impl TestApp {
         ));
         let dyn_clock: Arc<dyn Clock> = clock.clone();
         let cfg = test_config(&opts);
-        let store = shared::context::open_store(&cfg.store, dyn_clock.clone()).expect("store");
-        Self::spawn_on(cfg, store, clock).await
+        let stores = shared::context::open_stores(&cfg.store, dyn_clock.clone())
+            .await
+            .expect("store");
+        Self::spawn_on(cfg, stores, clock).await
     }
 
-    /// Starts an app over an existing store and clock.
-    pub async fn spawn_on(cfg: Config, store: Arc<dyn Store>, clock: Arc<ManualClock>) -> Self {
-        let ctx = Arc::new(AppContext::with_parts(cfg, store, clock.clone()));
+    /// Starts an app over existing stores and clock.
+    pub async fn spawn_on(cfg: Config, stores: Stores, clock: Arc<ManualClock>) -> Self {
+        let ctx = Arc::new(AppContext::with_parts(cfg, stores, clock.clone()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");

@@ -1,12 +1,14 @@
-//! The conformance suite against every store implementation available here.
+//! The conformance suite against every store implementation: embedded in memory, embedded on
+//! file, and DynamoDB + S3 on the local compatible server started by `scripts/test`.
 
 use std::sync::Arc;
 
-use api_tests::conformance;
+use api_tests::{aws, conformance};
 use chrono::{TimeZone, Utc};
+use shared::adapters::snapshots::{DirSnapshotStore, MemorySnapshotStore};
 use shared::adapters::TableStore;
 use shared::clock::{Clock, ManualClock};
-use shared::ports::Store;
+use shared::context::Stores;
 
 fn clock() -> Arc<ManualClock> {
     Arc::new(ManualClock::new(
@@ -16,18 +18,28 @@ fn clock() -> Arc<ManualClock> {
     ))
 }
 
-fn memory(clock: &Arc<ManualClock>) -> Arc<dyn Store> {
+fn memory(clock: &Arc<ManualClock>) -> Stores {
     let c: Arc<dyn Clock> = clock.clone();
-    Arc::new(TableStore::memory(c).expect("memory store"))
+    Stores {
+        store: Arc::new(TableStore::memory(c).expect("memory store")),
+        snapshots: Arc::new(MemorySnapshotStore::default()),
+    }
 }
 
-fn file(clock: &Arc<ManualClock>, dir: &tempfile::TempDir) -> Arc<dyn Store> {
+fn file(clock: &Arc<ManualClock>, dir: &tempfile::TempDir) -> Stores {
     let c: Arc<dyn Clock> = clock.clone();
-    Arc::new(TableStore::embedded(dir.path(), c).expect("file store"))
+    Stores {
+        store: Arc::new(TableStore::embedded(dir.path(), c).expect("file store")),
+        snapshots: Arc::new(DirSnapshotStore::new(&dir.path().join("blobs"))),
+    }
+}
+
+async fn dynamodb(clock: &Arc<ManualClock>) -> Stores {
+    aws::stores(clock.clone()).await.0
 }
 
 macro_rules! suite {
-    ($($name:ident),*) => {
+    ($($name:ident),* $(,)?) => {
         mod memory_store {
             use super::*;
             $(
@@ -49,6 +61,16 @@ macro_rules! suite {
                 }
             )*
         }
+        mod dynamodb_store {
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    let c = clock();
+                    conformance::$name(dynamodb(&c).await, &c).await;
+                }
+            )*
+        }
     };
 }
 
@@ -59,7 +81,17 @@ suite!(
     revoked_tokens,
     rate_limit_counters,
     concurrent_increments,
-    concurrent_user_creation
+    concurrent_user_creation,
+    tasks,
+    task_leases,
+    steps,
+    concurrent_step_append,
+    sweeps,
+    sessions_and_messages,
+    concurrent_message_append,
+    snapshots,
+    task_deletion,
+    cleanup,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -69,8 +101,8 @@ async fn two_handles_on_one_file_see_each_others_writes() {
     let dir = tempfile::tempdir().expect("tmp");
     let a = file(&c, &dir);
     let b = file(&c, &dir);
-    conformance::concurrent_increments(a.clone(), &c).await;
-    assert_eq!(b.count("race", 0).await.expect("count"), 20);
+    conformance::concurrent_increments(a, &c).await;
+    assert_eq!(b.store.count("race", 0).await.expect("count"), 20);
 }
 
 #[tokio::test]
@@ -79,10 +111,12 @@ async fn file_store_survives_reopening() {
     let dir = tempfile::tempdir().expect("tmp");
     let until = c.now() + chrono::Duration::hours(1);
     file(&c, &dir)
+        .store
         .revoke("t", "j", until)
         .await
         .expect("revoke");
     assert!(file(&c, &dir)
+        .store
         .is_revoked("t", "j", c.now())
         .await
         .expect("check"));

@@ -2,7 +2,9 @@
 //! implemented once (`table_store`) over a single-table backend: SQLite (`sqlite`) or
 //! DynamoDB (`dynamo`); snapshots go to a blob directory, memory or S3 (`snapshots`).
 
+pub mod dynamo;
 pub mod keys;
+pub mod snapshots;
 pub mod sqlite;
 pub mod table;
 pub mod table_store;

@@ -8,10 +8,14 @@ use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{
+    params, params_from_iter, Connection, OptionalExtension, Transaction, TransactionBehavior,
+};
 use serde_json::Value;
 
-use super::table::{key_of, Cond, Index, Item, Page, Query, SkCond, TableBackend, Update, Write, EXPIRES_AT, PK, SK};
+use super::table::{
+    key_of, Cond, Index, Item, Page, Query, SkCond, TableBackend, Update, Write, EXPIRES_AT, PK, SK,
+};
 use crate::ports::{StoreError, StoreResult};
 
 /// File name of the database inside the data directory.
@@ -49,7 +53,10 @@ impl std::fmt::Debug for SqliteTable {
 fn db_err(e: rusqlite::Error) -> StoreError {
     match e {
         rusqlite::Error::SqliteFailure(code, _)
-            if matches!(code.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) =>
+            if matches!(
+                code.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ) =>
         {
             StoreError::Unavailable(e.to_string())
         }
@@ -68,12 +75,16 @@ fn conflict() -> StoreError {
 impl SqliteTable {
     /// Opens (creating if needed) the database file in `data_dir`, readable by its owner only.
     pub fn open(data_dir: &Path) -> StoreResult<Self> {
-        create_private_dir(data_dir)
-            .map_err(|e| StoreError::Internal(format!("cannot create {}: {e}", data_dir.display())))?;
+        create_private_dir(data_dir).map_err(|e| {
+            StoreError::Internal(format!("cannot create {}: {e}", data_dir.display()))
+        })?;
         let conn = Connection::open(data_dir.join(DB_FILE)).map_err(db_err)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db_err)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(db_err)?;
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(db_err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(db_err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db_err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(db_err)?;
         Self::init(conn)
     }
 
@@ -83,15 +94,22 @@ impl SqliteTable {
     }
 
     fn init(mut conn: Connection) -> StoreResult<Self> {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db_err)?;
-        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(db_err)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db_err)?;
+        let version: i64 = tx
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(db_err)?;
         if version < SCHEMA_VERSION {
             migrate_v1(&tx)?;
             tx.execute_batch(SCHEMA).map_err(db_err)?;
-            tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(db_err)?;
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+                .map_err(db_err)?;
         }
         tx.commit().map_err(db_err)?;
-        Ok(Self { conn: Mutex::new(conn) })
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -102,7 +120,9 @@ impl SqliteTable {
 
     fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> StoreResult<T>) -> StoreResult<T> {
         let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db_err)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db_err)?;
         let out = f(&tx)?;
         tx.commit().map_err(db_err)?;
         Ok(out)
@@ -123,10 +143,13 @@ fn migrate_v1(tx: &Transaction<'_>) -> StoreResult<()> {
     if !has_old {
         return Ok(());
     }
-    tx.execute_batch("ALTER TABLE items RENAME TO items_v1;").map_err(db_err)?;
+    tx.execute_batch("ALTER TABLE items RENAME TO items_v1;")
+        .map_err(db_err)?;
     tx.execute_batch(SCHEMA).map_err(db_err)?;
     let rows: Vec<(String, String, String, Option<i64>)> = {
-        let mut stmt = tx.prepare("SELECT pk, sk, body, expires_at FROM items_v1").map_err(db_err)?;
+        let mut stmt = tx
+            .prepare("SELECT pk, sk, body, expires_at FROM items_v1")
+            .map_err(db_err)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
             .map_err(db_err)?;
@@ -147,7 +170,10 @@ fn migrate_v1(tx: &Transaction<'_>) -> StoreResult<()> {
 #[cfg(unix)]
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
 }
 
 #[cfg(not(unix))]
@@ -157,10 +183,15 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 
 fn load(conn: &Connection, pk: &str, sk: &str) -> StoreResult<Option<Item>> {
     let body: Option<String> = conn
-        .query_row("SELECT body FROM items WHERE pk = ?1 AND sk = ?2", params![pk, sk], |r| r.get(0))
+        .query_row(
+            "SELECT body FROM items WHERE pk = ?1 AND sk = ?2",
+            params![pk, sk],
+            |r| r.get(0),
+        )
         .optional()
         .map_err(db_err)?;
-    body.map(|b| serde_json::from_str(&b).map_err(corrupt)).transpose()
+    body.map(|b| serde_json::from_str(&b).map_err(corrupt))
+        .transpose()
 }
 
 fn text(item: &Item, name: &str) -> Option<String> {
@@ -205,12 +236,19 @@ fn apply(current: Option<Item>, pk: &str, sk: &str, update: Update) -> Item {
 
 fn do_write(tx: &Transaction<'_>, w: Write) -> StoreResult<bool> {
     let (pk, sk) = match &w {
-        Write::Put { item, .. } => key_of(item).ok_or_else(|| StoreError::Internal("item without PK/SK".into()))?,
-        Write::Update { pk, sk, .. } | Write::Delete { pk, sk, .. } | Write::Check { pk, sk, .. } => (pk.clone(), sk.clone()),
+        Write::Put { item, .. } => {
+            key_of(item).ok_or_else(|| StoreError::Internal("item without PK/SK".into()))?
+        }
+        Write::Update { pk, sk, .. }
+        | Write::Delete { pk, sk, .. }
+        | Write::Check { pk, sk, .. } => (pk.clone(), sk.clone()),
     };
     let current = load(tx, &pk, &sk)?;
     let cond = match &w {
-        Write::Put { cond, .. } | Write::Update { cond, .. } | Write::Delete { cond, .. } | Write::Check { cond, .. } => cond,
+        Write::Put { cond, .. }
+        | Write::Update { cond, .. }
+        | Write::Delete { cond, .. }
+        | Write::Check { cond, .. } => cond,
     };
     if !cond.holds(current.as_ref()) {
         return Err(conflict());
@@ -219,7 +257,11 @@ fn do_write(tx: &Transaction<'_>, w: Write) -> StoreResult<bool> {
         Write::Put { item, .. } => store(tx, &item)?,
         Write::Update { update, .. } => store(tx, &apply(current.clone(), &pk, &sk, update))?,
         Write::Delete { .. } => {
-            tx.execute("DELETE FROM items WHERE pk = ?1 AND sk = ?2", params![pk, sk]).map_err(db_err)?;
+            tx.execute(
+                "DELETE FROM items WHERE pk = ?1 AND sk = ?2",
+                params![pk, sk],
+            )
+            .map_err(db_err)?;
         }
         Write::Check { .. } => {}
     }
@@ -249,7 +291,16 @@ impl TableBackend for SqliteTable {
     }
 
     async fn delete(&self, pk: &str, sk: &str, cond: Cond) -> StoreResult<bool> {
-        self.write(|tx| do_write(tx, Write::Delete { pk: pk.to_owned(), sk: sk.to_owned(), cond }))
+        self.write(|tx| {
+            do_write(
+                tx,
+                Write::Delete {
+                    pk: pk.to_owned(),
+                    sk: sk.to_owned(),
+                    cond,
+                },
+            )
+        })
     }
 
     async fn query(&self, q: Query) -> StoreResult<Page> {
@@ -277,11 +328,26 @@ impl TableBackend for SqliteTable {
                 args.push(SqlValue::Text(b.clone()));
             }
         }
-        let (cmp, dir) = if q.forward { (">", "ASC") } else { ("<", "DESC") };
+        let (cmp, dir) = if q.forward {
+            (">", "ASC")
+        } else {
+            ("<", "DESC")
+        };
         if let Some(start) = &q.start_after {
-            let (spk, ssk) = key_of(start).ok_or_else(|| StoreError::Internal("bad page cursor".into()))?;
+            let (spk, ssk) =
+                key_of(start).ok_or_else(|| StoreError::Internal("bad page cursor".into()))?;
             sql.push_str(&format!(" AND ({sk_col}, pk, sk) {cmp} (?, ?, ?)"));
-            args.push(SqlValue::Text(text(start, if q.index.is_some() { sk_col_attr(q.index) } else { SK }).unwrap_or_default()));
+            args.push(SqlValue::Text(
+                text(
+                    start,
+                    if q.index.is_some() {
+                        sk_col_attr(q.index)
+                    } else {
+                        SK
+                    },
+                )
+                .unwrap_or_default(),
+            ));
             args.push(SqlValue::Text(spk));
             args.push(SqlValue::Text(ssk));
         }
@@ -313,8 +379,11 @@ impl TableBackend for SqliteTable {
         let mut stmt = conn
             .prepare_cached("SELECT body FROM items WHERE substr(pk, 1, length(?1)) = ?1 AND sk = ?2 ORDER BY pk, sk")
             .map_err(db_err)?;
-        let rows = stmt.query_map(params![pk_prefix, sk], |r| r.get::<_, String>(0)).map_err(db_err)?;
-        rows.map(|b| serde_json::from_str(&b.map_err(db_err)?).map_err(corrupt)).collect()
+        let rows = stmt
+            .query_map(params![pk_prefix, sk], |r| r.get::<_, String>(0))
+            .map_err(db_err)?;
+        rows.map(|b| serde_json::from_str(&b.map_err(db_err)?).map_err(corrupt))
+            .collect()
     }
 
     async fn transact(&self, writes: Vec<Write>) -> StoreResult<()> {
@@ -329,7 +398,11 @@ impl TableBackend for SqliteTable {
     async fn batch_delete(&self, keys: Vec<(String, String)>) -> StoreResult<()> {
         self.write(|tx| {
             for (pk, sk) in keys {
-                tx.execute("DELETE FROM items WHERE pk = ?1 AND sk = ?2", params![pk, sk]).map_err(db_err)?;
+                tx.execute(
+                    "DELETE FROM items WHERE pk = ?1 AND sk = ?2",
+                    params![pk, sk],
+                )
+                .map_err(db_err)?;
             }
             Ok(())
         })
@@ -357,14 +430,26 @@ mod tests {
             .expect("v1 schema");
         }
         let table = SqliteTable::open(dir.path()).expect("migrates");
-        let tenant = table.get("TENANT#demo", "TENANT").await.expect("get").expect("kept");
+        let tenant = table
+            .get("TENANT#demo", "TENANT")
+            .await
+            .expect("get")
+            .expect("kept");
         assert_eq!(tenant["name"], "Demo");
         assert_eq!(tenant[PK], "TENANT#demo");
-        let revoked = table.get("TENANT#demo", "REVOKED#j").await.expect("get").expect("kept");
+        let revoked = table
+            .get("TENANT#demo", "REVOKED#j")
+            .await
+            .expect("get")
+            .expect("kept");
         assert_eq!(revoked[EXPIRES_AT], 1_900_000_000);
         drop(table);
         // Opening again is a no-op.
         let table = SqliteTable::open(dir.path()).expect("reopen");
-        assert!(table.get("TENANT#demo", "TENANT").await.expect("get").is_some());
+        assert!(table
+            .get("TENANT#demo", "TENANT")
+            .await
+            .expect("get")
+            .is_some());
     }
 }

@@ -73,7 +73,9 @@ impl Cond {
             Cond::Always => true,
             Cond::Absent { now } => !live(*now),
             Cond::Live { now } => live(*now),
-            Cond::Eq(name, v) => item.and_then(|i| i.get(name)).is_some_and(|x| json_eq(x, v)),
+            Cond::Eq(name, v) => item
+                .and_then(|i| i.get(name))
+                .is_some_and(|x| json_eq(x, v)),
             Cond::MissingOrAtMost(name, n) => match item.and_then(|i| i.get(name)) {
                 None | Some(Value::Null) => true,
                 Some(x) => x.as_f64().is_some_and(|x| x <= *n as f64),
@@ -94,7 +96,9 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 
 /// Whether an item's TTL has passed at `now` (DynamoDB may not have removed it yet).
 pub fn is_expired(item: &Item, now: i64) -> bool {
-    item.get(EXPIRES_AT).and_then(Value::as_i64).is_some_and(|t| t <= now)
+    item.get(EXPIRES_AT)
+        .and_then(Value::as_i64)
+        .is_some_and(|t| t <= now)
 }
 
 /// The sort-key part of a query.
@@ -171,10 +175,26 @@ pub struct Update {
 /// One write of a transaction.
 #[derive(Debug, Clone)]
 pub enum Write {
-    Put { item: Item, cond: Cond },
-    Update { pk: String, sk: String, update: Update, cond: Cond },
-    Delete { pk: String, sk: String, cond: Cond },
-    Check { pk: String, sk: String, cond: Cond },
+    Put {
+        item: Item,
+        cond: Cond,
+    },
+    Update {
+        pk: String,
+        sk: String,
+        update: Update,
+        cond: Cond,
+    },
+    Delete {
+        pk: String,
+        sk: String,
+        cond: Cond,
+    },
+    Check {
+        pk: String,
+        sk: String,
+        cond: Cond,
+    },
 }
 
 /// Most writes in one transaction (DynamoDB's limit).
@@ -203,14 +223,20 @@ pub trait TableBackend: Send + Sync {
 
 /// Key attributes of an item.
 pub fn key_of(item: &Item) -> Option<(String, String)> {
-    Some((item.get(PK)?.as_str()?.to_owned(), item.get(SK)?.as_str()?.to_owned()))
+    Some((
+        item.get(PK)?.as_str()?.to_owned(),
+        item.get(SK)?.as_str()?.to_owned(),
+    ))
 }
 
 /// Builds an item from its keys and a serialisable body (whose fields become attributes).
 pub fn item_of<T: serde::Serialize>(pk: &str, sk: &str, body: &T) -> StoreResult<Item> {
-    let Value::Object(mut map) = serde_json::to_value(body).map_err(|e| crate::ports::StoreError::Internal(e.to_string()))?
+    let Value::Object(mut map) = serde_json::to_value(body)
+        .map_err(|e| crate::ports::StoreError::Internal(e.to_string()))?
     else {
-        return Err(crate::ports::StoreError::Internal("item body is not an object".into()));
+        return Err(crate::ports::StoreError::Internal(
+            "item body is not an object".into(),
+        ));
     };
     map.insert(PK.into(), Value::String(pk.to_owned()));
     map.insert(SK.into(), Value::String(sk.to_owned()));
@@ -219,7 +245,8 @@ pub fn item_of<T: serde::Serialize>(pk: &str, sk: &str, body: &T) -> StoreResult
 
 /// Reads an item's attributes back into `T` (key and index attributes are ignored by `T`).
 pub fn body_of<T: serde::de::DeserializeOwned>(item: Item) -> StoreResult<T> {
-    serde_json::from_value(Value::Object(item)).map_err(|e| crate::ports::StoreError::Internal(format!("corrupt item: {e}")))
+    serde_json::from_value(Value::Object(item))
+        .map_err(|e| crate::ports::StoreError::Internal(format!("corrupt item: {e}")))
 }
 
 /// Splits keys into DynamoDB-sized batches.
@@ -260,8 +287,16 @@ mod tests {
         assert!(Cond::MissingOrAtMost("lease".into(), 50).holds(Some(&i)));
         assert!(!Cond::MissingOrAtMost("lease".into(), 49).holds(Some(&i)));
         assert!(Cond::MissingOrAtMost("other".into(), 0).holds(Some(&i)));
-        assert!(Cond::Any(vec![Cond::Eq("v".into(), json!(1)), Cond::Eq("v".into(), json!(3))]).holds(Some(&i)));
-        assert!(!Cond::All(vec![Cond::Eq("v".into(), json!(3)), Cond::Absent { now: 0 }]).holds(Some(&i)));
+        assert!(Cond::Any(vec![
+            Cond::Eq("v".into(), json!(1)),
+            Cond::Eq("v".into(), json!(3))
+        ])
+        .holds(Some(&i)));
+        assert!(!Cond::All(vec![
+            Cond::Eq("v".into(), json!(3)),
+            Cond::Absent { now: 0 }
+        ])
+        .holds(Some(&i)));
     }
 
     #[test]

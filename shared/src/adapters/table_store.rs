@@ -14,13 +14,16 @@ use serde_json::{json, Value};
 use super::keys;
 use super::sqlite::SqliteTable;
 use super::table::{
-    body_of, is_expired, item_of, key_of, Cond, Index, Item, Query, SkCond, TableBackend, Update, Write,
-    EXPIRES_AT,
+    body_of, is_expired, item_of, key_of, Cond, Index, Item, Query, SkCond, TableBackend, Update,
+    Write, EXPIRES_AT,
 };
 use crate::clock::Clock;
-use crate::domain::{DomainPattern, Email, Message, Session, Step, Task, TaskRef, TaskStatus, Tenant, User};
+use crate::domain::{
+    DomainPattern, Email, Message, Session, Step, Task, TaskRef, TaskStatus, Tenant, User,
+};
 use crate::ports::{
-    RateLimitStore, RevokedTokenStore, SessionStore, StoreError, StoreResult, TaskStore, TenantStore, UserStore,
+    RateLimitStore, RevokedTokenStore, SessionStore, StoreError, StoreResult, TaskStore,
+    TenantStore, UserStore,
 };
 
 /// How often a conditional write that lost a race is retried before giving up.
@@ -100,7 +103,8 @@ impl UserStore for TableStore {
     }
 
     async fn user_by_email(&self, email: &Email) -> StoreResult<Option<User>> {
-        self.get_live(&keys::user_pk(email.as_str()), keys::USER_SK).await
+        self.get_live(&keys::user_pk(email.as_str()), keys::USER_SK)
+            .await
     }
 
     async fn set_user_disabled(&self, email: &Email, disabled: bool) -> StoreResult<User> {
@@ -110,7 +114,12 @@ impl UserStore for TableStore {
         };
         match self
             .table
-            .update(&keys::user_pk(email.as_str()), keys::USER_SK, update, Cond::Live { now: self.now() })
+            .update(
+                &keys::user_pk(email.as_str()),
+                keys::USER_SK,
+                update,
+                Cond::Live { now: self.now() },
+            )
             .await
         {
             Ok(item) => body_of(item),
@@ -147,23 +156,37 @@ impl TenantStore for TableStore {
     }
 
     async fn tenant(&self, tenant_id: &str) -> StoreResult<Option<Tenant>> {
-        self.get_live(&keys::tenant_pk(tenant_id), keys::TENANT_SK).await
+        self.get_live(&keys::tenant_pk(tenant_id), keys::TENANT_SK)
+            .await
     }
 
     async fn list_tenants(&self) -> StoreResult<Vec<Tenant>> {
         let now = self.now();
-        let items = self.table.scan(keys::TENANT_PK_PREFIX, keys::TENANT_SK).await?;
-        items.into_iter().filter(|i| !is_expired(i, now)).map(body_of).collect()
+        let items = self
+            .table
+            .scan(keys::TENANT_PK_PREFIX, keys::TENANT_SK)
+            .await?;
+        items
+            .into_iter()
+            .filter(|i| !is_expired(i, now))
+            .map(body_of)
+            .collect()
     }
 
-    async fn add_allowed_domain(&self, tenant_id: &str, pattern: &DomainPattern) -> StoreResult<bool> {
+    async fn add_allowed_domain(
+        &self,
+        tenant_id: &str,
+        pattern: &DomainPattern,
+    ) -> StoreResult<bool> {
         if self.tenant(tenant_id).await?.is_none() {
             return Err(StoreError::NotFound(format!("tenant {tenant_id}")));
         }
         let item = item_of(
             &keys::tenant_pk(tenant_id),
             &keys::domain_sk(pattern.as_str()),
-            &DomainItem { pattern: pattern.clone() },
+            &DomainItem {
+                pattern: pattern.clone(),
+            },
         )?;
         match self.table.put(item, Cond::Absent { now: self.now() }).await {
             Ok(()) => Ok(true),
@@ -172,14 +195,23 @@ impl TenantStore for TableStore {
         }
     }
 
-    async fn remove_allowed_domain(&self, tenant_id: &str, pattern: &DomainPattern) -> StoreResult<bool> {
+    async fn remove_allowed_domain(
+        &self,
+        tenant_id: &str,
+        pattern: &DomainPattern,
+    ) -> StoreResult<bool> {
         self.table
-            .delete(&keys::tenant_pk(tenant_id), &keys::domain_sk(pattern.as_str()), Cond::Always)
+            .delete(
+                &keys::tenant_pk(tenant_id),
+                &keys::domain_sk(pattern.as_str()),
+                Cond::Always,
+            )
             .await
     }
 
     async fn allowed_domains(&self, tenant_id: &str) -> StoreResult<Vec<DomainPattern>> {
-        let q = Query::partition(keys::tenant_pk(tenant_id)).sk(SkCond::Prefix(keys::DOMAIN_PREFIX.into()));
+        let q = Query::partition(keys::tenant_pk(tenant_id))
+            .sk(SkCond::Prefix(keys::DOMAIN_PREFIX.into()));
         self.query_all(q)
             .await?
             .into_iter()
@@ -191,20 +223,37 @@ impl TenantStore for TableStore {
 #[async_trait]
 impl RevokedTokenStore for TableStore {
     async fn revoke(&self, tenant_id: &str, jti: &str, until: DateTime<Utc>) -> StoreResult<()> {
-        let mut item = item_of(&keys::tenant_pk(tenant_id), &keys::revoked_sk(jti), &json!({ "jti": jti }))?;
+        let mut item = item_of(
+            &keys::tenant_pk(tenant_id),
+            &keys::revoked_sk(jti),
+            &json!({ "jti": jti }),
+        )?;
         item.insert(EXPIRES_AT.into(), Value::from(until.timestamp()));
         self.table.put(item, Cond::Always).await
     }
 
-    async fn is_revoked(&self, tenant_id: &str, jti: &str, now: DateTime<Utc>) -> StoreResult<bool> {
-        let item = self.table.get(&keys::tenant_pk(tenant_id), &keys::revoked_sk(jti)).await?;
+    async fn is_revoked(
+        &self,
+        tenant_id: &str,
+        jti: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let item = self
+            .table
+            .get(&keys::tenant_pk(tenant_id), &keys::revoked_sk(jti))
+            .await?;
         Ok(item.is_some_and(|i| !is_expired(&i, now.timestamp())))
     }
 }
 
 #[async_trait]
 impl RateLimitStore for TableStore {
-    async fn increment(&self, key: &str, window_start: i64, expires_at: DateTime<Utc>) -> StoreResult<u64> {
+    async fn increment(
+        &self,
+        key: &str,
+        window_start: i64,
+        expires_at: DateTime<Utc>,
+    ) -> StoreResult<u64> {
         let (pk, sk) = (keys::rate_pk(key), keys::rate_sk(window_start));
         for _ in 0..RACE_RETRIES {
             let now = self.now();
@@ -226,17 +275,27 @@ impl RateLimitStore for TableStore {
                 Err(e) => return Err(e),
             }
         }
-        Err(StoreError::Unavailable(format!("counter {key} kept changing")))
+        Err(StoreError::Unavailable(format!(
+            "counter {key} kept changing"
+        )))
     }
 
     async fn count(&self, key: &str, window_start: i64) -> StoreResult<u64> {
-        let item: Option<Value> = self.get_live(&keys::rate_pk(key), &keys::rate_sk(window_start)).await?;
-        Ok(item.and_then(|i| i.get("count").and_then(Value::as_u64)).unwrap_or(0))
+        let item: Option<Value> = self
+            .get_live(&keys::rate_pk(key), &keys::rate_sk(window_start))
+            .await?;
+        Ok(item
+            .and_then(|i| i.get("count").and_then(Value::as_u64))
+            .unwrap_or(0))
     }
 
     async fn reset(&self, key: &str, window_start: i64) -> StoreResult<()> {
         self.table
-            .delete(&keys::rate_pk(key), &keys::rate_sk(window_start), Cond::Always)
+            .delete(
+                &keys::rate_pk(key),
+                &keys::rate_sk(window_start),
+                Cond::Always,
+            )
             .await
             .map(drop)
     }
@@ -246,14 +305,22 @@ impl RateLimitStore for TableStore {
 
 /// The stored form of a task: its fields plus index keys that place it in the sweeps.
 fn task_item(task: &Task) -> StoreResult<Item> {
-    let mut item = item_of(&keys::tenant_pk(&task.tenant_id), &keys::task_sk(&task.id), task)?;
+    let mut item = item_of(
+        &keys::tenant_pk(&task.tenant_id),
+        &keys::task_sk(&task.id),
+        task,
+    )?;
     item.insert(EXPIRES_AT.into(), Value::from(task.expires_at));
     let updated_ms = task.updated_at.timestamp_millis();
     item.insert("updatedAtMs".into(), Value::from(updated_ms));
     item.insert(Index::Gsi1.pk().into(), Value::from(keys::SWEEP_EXPIRES));
     item.insert(
         Index::Gsi1.sk().into(),
-        Value::from(keys::expires_sweep_sk(task.expires_at, &task.tenant_id, &task.id)),
+        Value::from(keys::expires_sweep_sk(
+            task.expires_at,
+            &task.tenant_id,
+            &task.id,
+        )),
     );
     if task.status.is_active() {
         item.insert(Index::Gsi2.pk().into(), Value::from(keys::SWEEP_ACTIVE));
@@ -266,12 +333,11 @@ fn task_item(task: &Task) -> StoreResult<Item> {
 }
 
 fn task_ref(item: &Item) -> StoreResult<TaskRef> {
-    body_of(item.clone())
-        .map(|t: Task| TaskRef {
-            tenant_id: t.tenant_id,
-            task_id: t.id,
-            session_id: t.session_id,
-        })
+    body_of(item.clone()).map(|t: Task| TaskRef {
+        tenant_id: t.tenant_id,
+        task_id: t.id,
+        session_id: t.session_id,
+    })
 }
 
 const ACTIVE_STATUSES: [TaskStatus; 6] = [
@@ -286,11 +352,14 @@ const ACTIVE_STATUSES: [TaskStatus; 6] = [
 #[async_trait]
 impl TaskStore for TableStore {
     async fn create_task(&self, task: &Task) -> StoreResult<()> {
-        self.table.put(task_item(task)?, Cond::Absent { now: self.now() }).await
+        self.table
+            .put(task_item(task)?, Cond::Absent { now: self.now() })
+            .await
     }
 
     async fn task(&self, tenant_id: &str, task_id: &str) -> StoreResult<Option<Task>> {
-        self.get_live(&keys::tenant_pk(tenant_id), &keys::task_sk(task_id)).await
+        self.get_live(&keys::tenant_pk(tenant_id), &keys::task_sk(task_id))
+            .await
     }
 
     async fn save_task(&self, task: &Task) -> StoreResult<Task> {
@@ -302,7 +371,9 @@ impl TaskStore for TableStore {
         ]);
         match self.table.put(task_item(&next)?, cond).await {
             Ok(()) => Ok(next),
-            Err(StoreError::Conflict(_)) if self.task(&task.tenant_id, &task.id).await?.is_none() => {
+            Err(StoreError::Conflict(_))
+                if self.task(&task.tenant_id, &task.id).await?.is_none() =>
+            {
                 Err(StoreError::NotFound(format!("task {}", task.id)))
             }
             Err(e) => Err(e),
@@ -325,7 +396,9 @@ impl TaskStore for TableStore {
             ..Update::default()
         };
         let cond = Cond::All(vec![
-            Cond::Live { now: now.timestamp() },
+            Cond::Live {
+                now: now.timestamp(),
+            },
             Cond::MissingOrAtMost("leaseUntil".into(), now.timestamp()),
         ]);
         let (pk, sk) = (keys::tenant_pk(tenant_id), keys::task_sk(task_id));
@@ -350,7 +423,12 @@ impl TaskStore for TableStore {
         ]);
         match self
             .table
-            .update(&keys::tenant_pk(tenant_id), &keys::task_sk(task_id), update, cond)
+            .update(
+                &keys::tenant_pk(tenant_id),
+                &keys::task_sk(task_id),
+                update,
+                cond,
+            )
             .await
         {
             Ok(_) | Err(StoreError::Conflict(_)) => Ok(()),
@@ -380,14 +458,18 @@ impl TaskStore for TableStore {
                     pk: keys::tenant_pk(&step.tenant_id),
                     sk: keys::task_sk(&step.task_id),
                     update: bump,
-                    cond: Cond::All(vec![Cond::Live { now }, Cond::Eq("stepCount".into(), Value::from(step.index))]),
+                    cond: Cond::All(vec![
+                        Cond::Live { now },
+                        Cond::Eq("stepCount".into(), Value::from(step.index)),
+                    ]),
                 },
             ])
             .await
     }
 
     async fn steps(&self, tenant_id: &str, task_id: &str) -> StoreResult<Vec<Step>> {
-        let q = Query::partition(keys::task_children_pk(tenant_id, task_id)).sk(SkCond::Prefix(keys::STEP_PREFIX.into()));
+        let q = Query::partition(keys::task_children_pk(tenant_id, task_id))
+            .sk(SkCond::Prefix(keys::STEP_PREFIX.into()));
         self.query_all(q).await?.into_iter().map(body_of).collect()
     }
 
@@ -401,22 +483,48 @@ impl TaskStore for TableStore {
         page.items.iter().map(task_ref).collect()
     }
 
-    async fn idle_tasks(&self, idle_before: DateTime<Utc>, limit: usize) -> StoreResult<Vec<TaskRef>> {
+    async fn idle_tasks(
+        &self,
+        idle_before: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<TaskRef>> {
         let now = self.now();
         let q = Query::partition(keys::SWEEP_ACTIVE)
             .on(Index::Gsi2)
-            .sk(SkCond::Below(format!("{:015}", idle_before.timestamp_millis())))
+            .sk(SkCond::Below(format!(
+                "{:015}",
+                idle_before.timestamp_millis()
+            )))
             .limit(limit);
         let page = self.table.query(q).await?;
-        page.items.iter().filter(|i| !is_expired(i, now)).map(task_ref).collect()
+        page.items
+            .iter()
+            .filter(|i| !is_expired(i, now))
+            .map(task_ref)
+            .collect()
     }
 
-    async fn mark_interrupted(&self, task: &TaskRef, idle_before: DateTime<Utc>, now: DateTime<Utc>) -> StoreResult<bool> {
-        let (pk, sk) = (keys::tenant_pk(&task.tenant_id), keys::task_sk(&task.task_id));
+    async fn mark_interrupted(
+        &self,
+        task: &TaskRef,
+        idle_before: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let (pk, sk) = (
+            keys::tenant_pk(&task.tenant_id),
+            keys::task_sk(&task.task_id),
+        );
         let update = Update {
             set: set(vec![
-                ("status", serde_json::to_value(TaskStatus::Interrupted).map_err(|e| StoreError::Internal(e.to_string()))?),
-                ("updatedAt", serde_json::to_value(now).map_err(|e| StoreError::Internal(e.to_string()))?),
+                (
+                    "status",
+                    serde_json::to_value(TaskStatus::Interrupted)
+                        .map_err(|e| StoreError::Internal(e.to_string()))?,
+                ),
+                (
+                    "updatedAt",
+                    serde_json::to_value(now).map_err(|e| StoreError::Internal(e.to_string()))?,
+                ),
                 ("updatedAtMs", Value::from(now.timestamp_millis())),
             ]),
             remove: vec![Index::Gsi2.pk().into(), Index::Gsi2.sk().into()],
@@ -428,7 +536,9 @@ impl TaskStore for TableStore {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| StoreError::Internal(e.to_string()))?;
         let cond = Cond::All(vec![
-            Cond::Live { now: now.timestamp() },
+            Cond::Live {
+                now: now.timestamp(),
+            },
             Cond::Any(still_active),
             Cond::MissingOrAtMost("updatedAtMs".into(), idle_before.timestamp_millis() - 1),
             Cond::MissingOrAtMost("leaseUntil".into(), now.timestamp()),
@@ -470,7 +580,10 @@ impl TaskStore for TableStore {
                 }
             }
         }
-        let task_key = (keys::tenant_pk(&task.tenant_id), keys::task_sk(&task.task_id));
+        let task_key = (
+            keys::tenant_pk(&task.tenant_id),
+            keys::task_sk(&task.task_id),
+        );
         let task_existed = self.table.get(&task_key.0, &task_key.1).await?.is_some();
         let count = keys_to_delete.len() + usize::from(task_existed);
         // The task item goes last, so a crash part-way leaves it for the next sweep to retry.
@@ -483,14 +596,21 @@ impl TaskStore for TableStore {
             let pk = keys::tenant_pk(&task.tenant_id);
             match self
                 .table
-                .update(&pk, &keys::session_sk(session_id), update, Cond::Live { now: self.now() })
+                .update(
+                    &pk,
+                    &keys::session_sk(session_id),
+                    update,
+                    Cond::Live { now: self.now() },
+                )
                 .await
             {
                 Ok(_) | Err(StoreError::Conflict(_)) => {}
                 Err(e) => return Err(e),
             }
         }
-        self.table.delete(&task_key.0, &task_key.1, Cond::Always).await?;
+        self.table
+            .delete(&task_key.0, &task_key.1, Cond::Always)
+            .await?;
         Ok(count)
     }
 }
@@ -498,13 +618,24 @@ impl TaskStore for TableStore {
 // ---------------------------------------------------------------- sessions and messages
 
 fn session_item(s: &Session) -> StoreResult<Item> {
-    let mut item = item_of(&keys::tenant_pk(&s.tenant_id), &keys::session_sk(&s.session_id), s)?;
+    let mut item = item_of(
+        &keys::tenant_pk(&s.tenant_id),
+        &keys::session_sk(&s.session_id),
+        s,
+    )?;
     let updated = crate::time::iso(s.updated_at);
-    item.insert(Index::Gsi1.pk().into(), Value::from(keys::user_sessions_pk(&s.tenant_id, &s.user_id)));
+    item.insert(
+        Index::Gsi1.pk().into(),
+        Value::from(keys::user_sessions_pk(&s.tenant_id, &s.user_id)),
+    );
     item.insert(Index::Gsi1.sk().into(), Value::from(updated.clone()));
     item.insert(
         Index::Gsi2.pk().into(),
-        Value::from(keys::user_domain_sessions_pk(&s.tenant_id, &s.user_id, &s.domain)),
+        Value::from(keys::user_domain_sessions_pk(
+            &s.tenant_id,
+            &s.user_id,
+            &s.domain,
+        )),
     );
     item.insert(Index::Gsi2.sk().into(), Value::from(updated));
     Ok(item)
@@ -513,7 +644,11 @@ fn session_item(s: &Session) -> StoreResult<Item> {
 #[async_trait]
 impl SessionStore for TableStore {
     async fn create_session(&self, session: &Session) -> StoreResult<bool> {
-        match self.table.put(session_item(session)?, Cond::Absent { now: self.now() }).await {
+        match self
+            .table
+            .put(session_item(session)?, Cond::Absent { now: self.now() })
+            .await
+        {
             Ok(()) => Ok(true),
             Err(StoreError::Conflict(_)) => Ok(false),
             Err(e) => Err(e),
@@ -521,7 +656,8 @@ impl SessionStore for TableStore {
     }
 
     async fn session(&self, tenant_id: &str, session_id: &str) -> StoreResult<Option<Session>> {
-        self.get_live(&keys::tenant_pk(tenant_id), &keys::session_sk(session_id)).await
+        self.get_live(&keys::tenant_pk(tenant_id), &keys::session_sk(session_id))
+            .await
     }
 
     async fn append_message(&self, message: &Message) -> StoreResult<Message> {
@@ -529,8 +665,14 @@ impl SessionStore for TableStore {
         let sk = keys::session_sk(&message.session_id);
         for _ in 0..RACE_RETRIES {
             let now = self.now();
-            let Some(session) = self.session(&message.tenant_id, &message.session_id).await? else {
-                return Err(StoreError::NotFound(format!("session {}", message.session_id)));
+            let Some(session) = self
+                .session(&message.tenant_id, &message.session_id)
+                .await?
+            else {
+                return Err(StoreError::NotFound(format!(
+                    "session {}",
+                    message.session_id
+                )));
             };
             let mut stored = message.clone();
             stored.sequence_number = session.last_sequence + 1;

@@ -64,7 +64,7 @@ pub struct Task {
 }
 
 /// Enough to find a task and what belongs to it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskRef {
     pub tenant_id: String,

@@ -1,0 +1,98 @@
+//! Tests against a real DynamoDB/S3-compatible server (moto) started by `scripts/test`, which
+//! exports its address as `MOTO_ENDPOINT`. Tests never skip when it is missing: they fail and
+//! say how to run them. Each test gets its own uniquely named table and bucket.
+
+use std::sync::Arc;
+
+use aws_sdk_dynamodb::config::{Credentials, Region};
+use shared::adapters::dynamo::{create_table, DynamoTable};
+use shared::adapters::snapshots::S3SnapshotStore;
+use shared::adapters::TableStore;
+use shared::clock::Clock;
+use shared::config::AwsStoreConfig;
+use shared::context::Stores;
+
+/// Static credentials the local server accepts.
+pub const ACCESS_KEY: &str = "testing";
+pub const SECRET_KEY: &str = "testing";
+pub const REGION: &str = "us-east-1";
+
+/// The local server's address (panics with instructions when the test script did not start one).
+pub fn endpoint() -> String {
+    std::env::var("MOTO_ENDPOINT").unwrap_or_else(|_| {
+        panic!("MOTO_ENDPOINT is not set: run the tests with scripts/test, which starts the DynamoDB/S3-compatible server")
+    })
+}
+
+/// Clients for the local server with static test credentials.
+pub fn clients() -> (aws_sdk_dynamodb::Client, aws_sdk_s3::Client) {
+    let creds = Credentials::new(ACCESS_KEY, SECRET_KEY, None, None, "tests");
+    let endpoint = endpoint();
+    let ddb = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+        .region(Region::new(REGION))
+        .credentials_provider(creds.clone())
+        .endpoint_url(&endpoint)
+        .build();
+    let s3 = aws_sdk_s3::Config::builder()
+        .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
+        .region(aws_sdk_s3::config::Region::new(REGION))
+        .credentials_provider(creds)
+        .endpoint_url(&endpoint)
+        .force_path_style(true)
+        .build();
+    (
+        aws_sdk_dynamodb::Client::from_conf(ddb),
+        aws_sdk_s3::Client::from_conf(s3),
+    )
+}
+
+/// A fresh, uniquely named table and bucket.
+pub async fn fresh_resources() -> AwsStoreConfig {
+    let (ddb, s3) = clients();
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let table = format!("agent-test-{}", &id[..16]);
+    let bucket = format!("agent-test-{}", &id[..16]);
+    create_table(&ddb, &table).await.expect("create table");
+    s3.create_bucket()
+        .bucket(&bucket)
+        .send()
+        .await
+        .expect("create bucket");
+    AwsStoreConfig {
+        table,
+        bucket,
+        endpoint: Some(endpoint()),
+        region: Some(REGION.into()),
+    }
+}
+
+/// Stores on a fresh table and bucket of the local server.
+pub async fn stores(clock: Arc<dyn Clock>) -> (Stores, AwsStoreConfig) {
+    let cfg = fresh_resources().await;
+    let (ddb, s3) = clients();
+    let stores = Stores {
+        store: Arc::new(TableStore::new(
+            Arc::new(DynamoTable::new(ddb, &cfg.table)),
+            clock,
+        )),
+        snapshots: Arc::new(S3SnapshotStore::new(s3, &cfg.bucket)),
+    };
+    (stores, cfg)
+}
+
+/// The environment a process needs to use the same table and bucket.
+pub fn process_env(cfg: &AwsStoreConfig) -> Vec<(String, String)> {
+    [
+        ("STORE", "dynamodb".to_owned()),
+        ("TABLE_NAME", cfg.table.clone()),
+        ("SNAPSHOT_BUCKET", cfg.bucket.clone()),
+        ("AWS_ENDPOINT_URL", endpoint()),
+        ("AWS_REGION", REGION.to_owned()),
+        ("AWS_ACCESS_KEY_ID", ACCESS_KEY.to_owned()),
+        ("AWS_SECRET_ACCESS_KEY", SECRET_KEY.to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
