@@ -42,6 +42,17 @@ enum Command {
     /// Manage a tenant's allowed-domain patterns (which sites get its knowledge).
     #[command(subcommand)]
     Domain(DomainCmd),
+    /// Prepare the configured store.
+    #[command(subcommand)]
+    Store(StoreCmd),
+}
+
+#[derive(Debug, Subcommand)]
+enum StoreCmd {
+    /// With STORE=dynamodb: create the table (keys, indexes, TTL) and the snapshot bucket if
+    /// they do not exist — for a local DynamoDB/S3-compatible server (on AWS the SAM template
+    /// creates them). The embedded store creates itself.
+    Init,
 }
 
 #[derive(Debug, Subcommand)]
@@ -194,9 +205,39 @@ async fn set_disabled(
     Ok(())
 }
 
+async fn init_store(cfg: &StoreConfig, json: bool) -> Result<(), String> {
+    let StoreConfig::DynamoDb(aws) = cfg else {
+        // Opening the embedded store (done before the command runs) created it.
+        print_rows(
+            json,
+            serde_json::json!({ "ready": true }),
+            vec!["the store is ready".into()],
+        );
+        return Ok(());
+    };
+    let (ddb, s3) = shared::context::aws_clients(aws).await;
+    let table = shared::adapters::dynamo::ensure_table(&ddb, &aws.table)
+        .await
+        .map_err(store_err)?;
+    let bucket = shared::adapters::snapshots::ensure_bucket(&s3, &aws.bucket)
+        .await
+        .map_err(store_err)?;
+    let word = |created: bool| if created { "created" } else { "exists" };
+    print_rows(
+        json,
+        serde_json::json!({ "table": aws.table, "tableCreated": table, "bucket": aws.bucket, "bucketCreated": bucket }),
+        vec![
+            format!("table {}: {}", aws.table, word(table)),
+            format!("bucket {}: {}", aws.bucket, word(bucket)),
+        ],
+    );
+    Ok(())
+}
+
 async fn run(cli: Cli) -> Result<(), String> {
+    let store_cfg = store_config(cli.data_dir.clone())?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let store: Arc<dyn Store> = open_stores(&store_config(cli.data_dir)?, clock.clone())
+    let store: Arc<dyn Store> = open_stores(&store_cfg, clock.clone())
         .await
         .map_err(store_err)?
         .store;
@@ -322,6 +363,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 vec![format!("removed {p}")],
             );
         }
+        Command::Store(StoreCmd::Init) => init_store(&store_cfg, json).await?,
         Command::Domain(DomainCmd::List { tenant }) => {
             if store.tenant(&tenant).await.map_err(store_err)?.is_none() {
                 return Err(format!("tenant {tenant} does not exist"));

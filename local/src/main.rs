@@ -33,6 +33,30 @@ async fn main() {
     }
 }
 
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM. The handlers are installed before this returns,
+/// so a signal that arrives right after start-up is never lost.
+#[cfg(unix)]
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        println!("local-api: shutting down");
+    })
+}
+
+#[cfg(not(unix))]
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+        println!("local-api: shutting down");
+    })
+}
+
 async fn run(args: Args) -> Result<(), String> {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
     let data_dir = args
@@ -92,10 +116,7 @@ async fn run(args: Args) -> Result<(), String> {
         );
     }
     let api = Arc::new(LocalApi::new(ctx));
-    let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
-        println!("local-api: shutting down");
-    };
+    let shutdown = shutdown_signal().map_err(|e| format!("cannot listen for signals: {e}"))?;
     local_api::serve(listener, api, shutdown)
         .await
         .map_err(|e| e.to_string())?;

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use chrono::Duration as ChronoDuration;
+use futures::stream::{self, StreamExt};
 use serde::Serialize;
 
 use crate::clock::Clock;
@@ -15,6 +16,8 @@ use crate::ports::{SnapshotStore, Store, StoreResult};
 
 /// Tasks fetched per sweep page.
 const PAGE: usize = 100;
+/// Tasks processed at once (each takes a few sequential store calls).
+const CONCURRENCY: usize = 8;
 
 /// What one run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -43,7 +46,11 @@ pub async fn run(
     let now = clock.now();
 
     let mut seen = HashSet::new();
-    'expired: loop {
+    loop {
+        if started.elapsed() > budget {
+            report.incomplete = true;
+            break;
+        }
         let page = store.expired_tasks(now, PAGE).await?;
         let fresh: Vec<_> = page
             .into_iter()
@@ -52,20 +59,23 @@ pub async fn run(
         if fresh.is_empty() {
             break;
         }
-        for task in fresh {
-            if started.elapsed() > budget {
-                report.incomplete = true;
-                break 'expired;
-            }
-            // Snapshots first: if the run dies after this, the task is still found next time.
-            let outcome = async {
-                let snaps = snapshots
-                    .delete_snapshots(&task.tenant_id, &task.task_id)
-                    .await?;
-                let items = store.delete_task(&task).await?;
-                StoreResult::Ok((snaps, items))
-            }
+        let outcomes: Vec<_> = stream::iter(fresh)
+            .map(|task| async move {
+                // Snapshots first: if the run dies after this, the task is still found next time.
+                let outcome = async {
+                    let snaps = snapshots
+                        .delete_snapshots(&task.tenant_id, &task.task_id)
+                        .await?;
+                    let items = store.delete_task(&task).await?;
+                    StoreResult::Ok((snaps, items))
+                }
+                .await;
+                (task, outcome)
+            })
+            .buffer_unordered(CONCURRENCY)
+            .collect()
             .await;
+        for (task, outcome) in outcomes {
             match outcome {
                 Ok((snaps, items)) => {
                     report.expired_tasks += 1;
@@ -82,7 +92,11 @@ pub async fn run(
 
     let idle_before = now - ChronoDuration::seconds(retention.idle_seconds);
     let mut seen = HashSet::new();
-    'idle: loop {
+    loop {
+        if started.elapsed() > budget {
+            report.incomplete = true;
+            break;
+        }
         let page = store.idle_tasks(idle_before, PAGE).await?;
         let fresh: Vec<_> = page
             .into_iter()
@@ -91,12 +105,16 @@ pub async fn run(
         if fresh.is_empty() {
             break;
         }
-        for task in fresh {
-            if started.elapsed() > budget {
-                report.incomplete = true;
-                break 'idle;
-            }
-            match store.mark_interrupted(&task, idle_before, now).await {
+        let outcomes: Vec<_> = stream::iter(fresh)
+            .map(|task| async move {
+                let outcome = store.mark_interrupted(&task, idle_before, now).await;
+                (task, outcome)
+            })
+            .buffer_unordered(CONCURRENCY)
+            .collect()
+            .await;
+        for (task, outcome) in outcomes {
+            match outcome {
                 Ok(true) => report.interrupted_tasks += 1,
                 Ok(false) => {}
                 Err(e) => {

@@ -165,12 +165,42 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
     (
         "STORE",
         "embedded",
-        "`embedded` (single-file database in DATA_DIR) or `memory`",
+        "`embedded` (single-file database in DATA_DIR), `memory` or `dynamodb` (DynamoDB + S3)",
     ),
     (
         "DATA_DIR",
         ".data",
-        "directory of the embedded database (and local-api's generated key)",
+        "directory of the embedded database, its snapshot blobs and local-api's generated key",
+    ),
+    (
+        "TABLE_NAME",
+        "(required with STORE=dynamodb)",
+        "the DynamoDB table",
+    ),
+    (
+        "SNAPSHOT_BUCKET",
+        "(required with STORE=dynamodb)",
+        "the S3 bucket for page snapshots",
+    ),
+    (
+        "AWS_ENDPOINT_URL",
+        "(AWS)",
+        "endpoint override for DynamoDB and S3 (a local compatible server; S3 path-style)",
+    ),
+    (
+        "AWS_REGION",
+        "(from the environment)",
+        "AWS region (Lambda sets it)",
+    ),
+    (
+        "TASK_RETENTION_HOURS",
+        "168",
+        "how long tasks, steps, messages and snapshots are kept",
+    ),
+    (
+        "TASK_IDLE_MINUTES",
+        "30",
+        "the cleanup marks active tasks untouched this long `interrupted`",
     ),
     (
         "LOGIN_MAX_FAILURES_PER_EMAIL",

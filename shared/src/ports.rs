@@ -66,7 +66,8 @@ pub trait TenantStore: Send + Sync {
 /// Revoked access-token ids, kept until the token would have expired anyway.
 #[async_trait]
 pub trait RevokedTokenStore: Send + Sync {
-    async fn revoke(&self, tenant_id: &str, jti: &str, until: DateTime<Utc>) -> StoreResult<()>;
+    /// Revokes `jti` until `until`; `false` if it was already revoked (one conditional write).
+    async fn revoke(&self, tenant_id: &str, jti: &str, until: DateTime<Utc>) -> StoreResult<bool>;
     /// Whether `jti` is revoked at `now` (entries past `until` no longer count).
     async fn is_revoked(&self, tenant_id: &str, jti: &str, now: DateTime<Utc>)
         -> StoreResult<bool>;

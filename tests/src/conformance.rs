@@ -177,7 +177,11 @@ pub async fn allowed_domains(stores: Stores, clock: &ManualClock) {
 pub async fn revoked_tokens(stores: Stores, clock: &ManualClock) {
     let store = stores.store;
     let until = clock.now() + Duration::minutes(10);
-    store.revoke("t1", "jti-1", until).await.expect("revoke");
+    assert!(store.revoke("t1", "jti-1", until).await.expect("revoke"));
+    assert!(
+        !store.revoke("t1", "jti-1", until).await.expect("again"),
+        "already revoked"
+    );
     assert!(store
         .is_revoked("t1", "jti-1", clock.now())
         .await

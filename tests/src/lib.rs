@@ -3,6 +3,7 @@
 
 pub mod aws;
 pub mod conformance;
+pub mod delayed;
 pub mod runtime_api;
 
 use std::net::SocketAddr;

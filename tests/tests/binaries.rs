@@ -9,6 +9,7 @@ use api_tests::runtime_api::{Outcome, RuntimeApi};
 use api_tests::{apigw_event, workspace_binary, TEST_KEY};
 use serde_json::{json, Value};
 use shared::clock::{Clock, SystemClock};
+use shared::ports::UserStore as _;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -55,13 +56,18 @@ struct LocalApiProcess {
 }
 
 async fn start_local_api(data_dir: &std::path::Path) -> LocalApiProcess {
-    start_local_api_logging(data_dir, Stdio::null()).await
+    start_local_api_with(data_dir, Stdio::null(), &[]).await
 }
 
-async fn start_local_api_logging(data_dir: &std::path::Path, stderr: Stdio) -> LocalApiProcess {
+async fn start_local_api_with(
+    data_dir: &std::path::Path,
+    stderr: Stdio,
+    envs: &[(String, String)],
+) -> LocalApiProcess {
     let mut child = command("local-api")
         .args(["--port", "0", "--data-dir"])
         .arg(data_dir)
+        .envs(envs.iter().cloned())
         .env("RUST_LOG", "debug")
         .stdout(Stdio::piped())
         .stderr(stderr)
@@ -141,10 +147,8 @@ async fn local_api_first_start_prints_demo_credentials_that_log_in_and_survive_a
         .as_str()
         .expect("token")
         .to_owned();
-    assert!(
-        interrupt(&mut api.child).await.success(),
-        "graceful shutdown exits 0"
-    );
+    let status = interrupt(&mut api.child).await;
+    assert!(status.success(), "graceful shutdown exits 0, got {status}");
 
     // Second start: same key (old tokens still valid), no new demo account, credentials repeated.
     let mut api = start_local_api(dir.path()).await;
@@ -163,7 +167,8 @@ async fn local_api_first_start_prints_demo_credentials_that_log_in_and_survive_a
         .await
         .expect("request");
     assert_eq!(r.status(), 200);
-    assert!(interrupt(&mut api.child).await.success());
+    let status = interrupt(&mut api.child).await;
+    assert!(status.success(), "graceful shutdown exits 0, got {status}");
 }
 
 #[tokio::test]
@@ -172,7 +177,7 @@ async fn logs_are_json_lines_without_passwords_tokens_or_keys() {
     let log_path = dir.path().join("stderr.log");
     let log_file = std::fs::File::create(&log_path).expect("log file");
     let data = dir.path().join("data");
-    let mut api = start_local_api_logging(&data, Stdio::from(log_file)).await;
+    let mut api = start_local_api_with(&data, Stdio::from(log_file), &[]).await;
     let (email, password) = demo_credentials(&api.output);
     let r = login(&api.base, &email, &password).await;
     let token = r.json::<Value>().await.expect("json")["accessToken"]
@@ -241,7 +246,17 @@ async fn logs_are_json_lines_without_passwords_tokens_or_keys() {
 
 /// Runs `agent-admin` with the whitespace-separated arguments of `args`.
 async fn admin(dir: &std::path::Path, args: &str, stdin: Option<&str>) -> (i32, String, String) {
+    admin_with(dir, args, stdin, &[]).await
+}
+
+async fn admin_with(
+    dir: &std::path::Path,
+    args: &str,
+    stdin: Option<&str>,
+    envs: &[(String, String)],
+) -> (i32, String, String) {
     let mut child = command("agent-admin")
+        .envs(envs.iter().cloned())
         .arg("--data-dir")
         .arg(dir)
         .args(args.split_whitespace())
@@ -499,4 +514,165 @@ async fn function_binaries_answer_api_gateway_events_through_the_runtime_api() {
     assert_eq!(resp["statusCode"], 401);
     let err: Value = serde_json::from_str(resp["body"].as_str().expect("body")).expect("json");
     assert_eq!(err["code"], "UNAUTHORIZED");
+}
+
+#[tokio::test]
+async fn admin_cli_and_local_api_run_on_dynamodb_and_s3() {
+    // A table and bucket nobody created yet: `store init` makes them, and a second run is a no-op.
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let cfg = shared::config::AwsStoreConfig {
+        table: format!("agent-init-{}", &id[..12]),
+        bucket: format!("agent-init-{}", &id[..12]),
+        endpoint: Some(api_tests::aws::endpoint()),
+        region: Some(api_tests::aws::REGION.into()),
+    };
+    let env = api_tests::aws::process_env(&cfg);
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let (code, out, err) = admin_with(d, "--json store init", None, &env).await;
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        (v["tableCreated"].as_bool(), v["bucketCreated"].as_bool()),
+        (Some(true), Some(true))
+    );
+    let (_, out, _) = admin_with(d, "--json store init", None, &env).await;
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        (v["tableCreated"].as_bool(), v["bucketCreated"].as_bool()),
+        (Some(false), Some(false))
+    );
+    let (code, _, err) = admin_with(d, "tenant create --name Acme --id acme", None, &env).await;
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = admin_with(
+        d,
+        "user create --tenant acme --email ada@acme.com --name Ada",
+        Some("s3cret-password\n"),
+        &env,
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = admin_with(d, "--json tenant list", None, &env).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).expect("json"),
+        json!([{ "id": "acme", "name": "Acme" }])
+    );
+    // Nothing went to the embedded store in the data directory.
+    assert!(!d.join("agent.db").exists());
+
+    let mut api = start_local_api_with(d, Stdio::null(), &env).await;
+    assert!(
+        !api.output.iter().any(|l| l.starts_with("Demo login")),
+        "{:?}",
+        api.output
+    );
+    let r = login(&api.base, "ada@acme.com", "s3cret-password").await;
+    assert_eq!(r.status(), 200);
+    let token = r.json::<Value>().await.expect("json")["accessToken"]
+        .as_str()
+        .expect("token")
+        .to_owned();
+    let client = reqwest::Client::new();
+    let logout = client
+        .post(format!("{}/api/v1/auth/logout", api.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(logout.status(), 204);
+    // Users are in DynamoDB: a fresh store on the same table sees them.
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let (ddb, _) = api_tests::aws::clients();
+    let store = shared::adapters::TableStore::new(
+        Arc::new(shared::adapters::dynamo::DynamoTable::new(ddb, &cfg.table)),
+        clock.clone(),
+    );
+    let session = client
+        .get(format!("{}/api/v1/auth/session", api.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(session.status(), 401);
+    assert_eq!(
+        store.list_users(Some("acme")).await.expect("users").len(),
+        1
+    );
+    interrupt(&mut api.child).await;
+}
+
+#[tokio::test]
+async fn cleanup_binary_deletes_expired_tasks_on_dynamodb() {
+    use shared::domain::TaskStatus;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let (stores, cfg) = api_tests::aws::stores(clock.clone()).await;
+    let now = clock.now();
+    let mut expired =
+        api_tests::conformance::task("acme", None, &shared::clock::ManualClock::new(now));
+    expired.status = TaskStatus::Completed;
+    expired.expires_at = now.timestamp() - 60;
+    let live = api_tests::conformance::task("acme", None, &shared::clock::ManualClock::new(now));
+    for t in [&expired, &live] {
+        stores.store.create_task(t).await.expect("task");
+        stores
+            .snapshots
+            .put_snapshot("acme", &t.id, 0, b"<p>page</p>")
+            .await
+            .expect("snapshot");
+    }
+
+    let mut rt = RuntimeApi::start().await;
+    let _fn = command("cleanup-expired")
+        .envs(rt.env("cleanup-expired"))
+        .envs(api_tests::aws::process_env(&cfg))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let event: Value =
+        serde_json::from_str(include_str!("../../events/cleanup-scheduled.json")).expect("event");
+    let (outcome, _) = rt
+        .invoke(&event, Duration::from_secs(60))
+        .await
+        .expect("answered");
+    let Outcome::Response(report) = outcome else {
+        panic!("unexpected {outcome:?}")
+    };
+    assert_eq!(report["expiredTasks"], 1, "{report}");
+    assert_eq!(report["deletedSnapshots"], 1, "{report}");
+    assert_eq!(report["failures"], 0, "{report}");
+    assert!(stores
+        .store
+        .task("acme", &expired.id)
+        .await
+        .expect("get")
+        .is_none());
+    assert!(stores
+        .store
+        .task("acme", &live.id)
+        .await
+        .expect("get")
+        .is_some());
+    assert_eq!(
+        stores
+            .snapshots
+            .snapshot_steps("acme", &live.id)
+            .await
+            .expect("snaps"),
+        vec![0]
+    );
+}
+
+#[tokio::test]
+async fn cleanup_binary_refuses_to_start_with_an_incomplete_store_config() {
+    let out = command("cleanup-expired")
+        .env("STORE", "dynamodb")
+        .env("TABLE_NAME", "t")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .await
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("SNAPSHOT_BUCKET is not set"));
 }

@@ -75,12 +75,20 @@ async fn login(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let address_key = http::source_ip(&req).map(|ip| format!("login-address#{ip}"));
     let store = ctx.store.as_ref();
 
-    per_email.check(store, &email_key, now).await?;
-    if let Some(key) = &address_key {
-        per_address.check(store, key, now).await?;
-    }
-
-    let user = ctx.store.user_by_email(&email).await?;
+    // The throttle checks and the user lookup are independent: one round trip for all three.
+    let (email_ok, address_ok, user) = tokio::join!(
+        per_email.check(store, &email_key, now),
+        async {
+            match &address_key {
+                Some(key) => per_address.check(store, key, now).await,
+                None => Ok(()),
+            }
+        },
+        ctx.store.user_by_email(&email),
+    );
+    email_ok?;
+    address_ok?;
+    let user = user?;
     let hasher = ctx.passwords.clone();
     let phc = user.as_ref().map(|u| u.password_hash.clone());
     let password = body.password;
@@ -92,24 +100,32 @@ async fn login(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let user = match user {
         Some(user) if matches => user,
         _ => {
-            per_email.record(store, &email_key, now).await?;
-            if let Some(key) = &address_key {
-                per_address.record(store, key, now).await?;
-            }
+            let (a, b) = tokio::join!(per_email.record(store, &email_key, now), async {
+                match &address_key {
+                    Some(key) => per_address.record(store, key, now).await.map(drop),
+                    None => Ok(()),
+                }
+            });
+            a?;
+            b?;
             return Err(Error::InvalidCredentials);
         }
     };
     if user.disabled {
         return Err(Error::AccountDisabled);
     }
-    let tenant = ctx.store.tenant(&user.tenant_id).await?.ok_or_else(|| {
+    let (tenant, reset) = tokio::join!(
+        ctx.store.tenant(&user.tenant_id),
+        per_email.reset(store, &email_key, now)
+    );
+    reset?;
+    let tenant = tenant?.ok_or_else(|| {
         Error::internal(format!(
             "tenant {} of user {} is missing",
             user.tenant_id, user.id
         ))
     })?;
     let issued = ctx.tokens.issue(&user, now)?;
-    per_email.reset(store, &email_key, now).await?;
     tracing::info!(tenant = %tenant.id, user = %user.id, "login succeeded");
     Ok(http::json(
         StatusCode::OK,

@@ -1,8 +1,9 @@
 //! `POST /api/v1/auth/logout`: revokes the bearer token at once (its `jti` stays on the
-//! revocation list until the token would have expired) and answers `204`.
+//! revocation list until the token would have expired) and answers `204`. One conditional
+//! write: a token that is already revoked answers `401` like any other revoked token.
 
 use ::http::Method;
-use shared::auth::authenticate;
+use shared::auth::verify_bearer;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::{AppContext, Error};
 
@@ -19,10 +20,14 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn logout(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let principal = authenticate(ctx, req.headers()).await?;
-    ctx.store
+    let principal = verify_bearer(ctx, req.headers())?;
+    let revoked_now = ctx
+        .store
         .revoke(&principal.tenant_id, &principal.jti, principal.expires_at)
         .await?;
+    if !revoked_now {
+        return Err(Error::Unauthorized("token revoked"));
+    }
     tracing::info!(tenant = %principal.tenant_id, user = %principal.user_id, "logged out");
     Ok(http::no_content())
 }

@@ -161,6 +161,10 @@ impl Expr {
     fn cond(&mut self, c: &Cond) -> Option<String> {
         match c {
             Cond::Always => None,
+            Cond::Missing => {
+                let pk = self.name(PK);
+                Some(format!("attribute_not_exists({pk})"))
+            }
             Cond::Absent { now } => {
                 let (pk, exp) = (self.name(PK), self.name(EXPIRES_AT));
                 let now = self.value(AttributeValue::N(now.to_string()));
@@ -631,8 +635,8 @@ impl TableBackend for DynamoTable {
     }
 }
 
-/// The attribute definitions and key schema of the table and its indexes, for creating it
-/// (tests, local set-up); `template.yaml` declares the same.
+/// Creates the table with its key schema, both indexes and TTL on `expiresAt` (tests, local
+/// set-up); `template.yaml` declares the same for AWS.
 pub async fn create_table(client: &Client, table: &str) -> StoreResult<()> {
     use aws_sdk_dynamodb::types::{
         AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType,
@@ -684,6 +688,35 @@ pub async fn create_table(client: &Client, table: &str) -> StoreResult<()> {
         );
     }
     req.send().await.map_err(|e| map_err("CreateTable", e))?;
+    wait_active(client, table).await?;
+    client
+        .update_time_to_live()
+        .table_name(table)
+        .time_to_live_specification(
+            aws_sdk_dynamodb::types::TimeToLiveSpecification::builder()
+                .attribute_name(EXPIRES_AT)
+                .enabled(true)
+                .build()
+                .map_err(build_err)?,
+        )
+        .send()
+        .await
+        .map_err(|e| map_err("UpdateTimeToLive", e))?;
+    Ok(())
+}
+
+/// Creates the table unless it exists; `true` if it was created.
+pub async fn ensure_table(client: &Client, table: &str) -> StoreResult<bool> {
+    match client.describe_table().table_name(table).send().await {
+        Ok(_) => Ok(false),
+        Err(e) if e.code() == Some("ResourceNotFoundException") => {
+            create_table(client, table).await.map(|()| true)
+        }
+        Err(e) => Err(map_err("DescribeTable", e)),
+    }
+}
+
+async fn wait_active(client: &Client, table: &str) -> StoreResult<()> {
     for _ in 0..100 {
         let d = client
             .describe_table()

@@ -294,6 +294,20 @@ fn s3_err<E: aws_sdk_s3::error::ProvideErrorMetadata + std::fmt::Debug, R: std::
     }
 }
 
+/// Creates the bucket unless it exists; `true` if it was created.
+pub async fn ensure_bucket(client: &aws_sdk_s3::Client, bucket: &str) -> StoreResult<bool> {
+    if client.head_bucket().bucket(bucket).send().await.is_ok() {
+        return Ok(false);
+    }
+    client
+        .create_bucket()
+        .bucket(bucket)
+        .send()
+        .await
+        .map_err(|e| s3_err("CreateBucket", e))?;
+    Ok(true)
+}
+
 impl S3SnapshotStore {
     async fn keys(&self, prefix: &str) -> StoreResult<Vec<String>> {
         let mut keys = Vec::new();

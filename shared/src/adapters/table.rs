@@ -50,6 +50,8 @@ impl Index {
 pub enum Cond {
     /// Always true.
     Always,
+    /// No item at all, live or expired.
+    Missing,
     /// No live item: none at all, or one whose `expiresAt` is at or before `now`.
     Absent { now: i64 },
     /// A live item exists.
@@ -71,6 +73,7 @@ impl Cond {
         let live = |now: i64| item.is_some_and(|i| !is_expired(i, now));
         match self {
             Cond::Always => true,
+            Cond::Missing => item.is_none(),
             Cond::Absent { now } => !live(*now),
             Cond::Live { now } => live(*now),
             Cond::Eq(name, v) => item

@@ -222,14 +222,18 @@ impl TenantStore for TableStore {
 
 #[async_trait]
 impl RevokedTokenStore for TableStore {
-    async fn revoke(&self, tenant_id: &str, jti: &str, until: DateTime<Utc>) -> StoreResult<()> {
+    async fn revoke(&self, tenant_id: &str, jti: &str, until: DateTime<Utc>) -> StoreResult<bool> {
         let mut item = item_of(
             &keys::tenant_pk(tenant_id),
             &keys::revoked_sk(jti),
             &json!({ "jti": jti }),
         )?;
         item.insert(EXPIRES_AT.into(), Value::from(until.timestamp()));
-        self.table.put(item, Cond::Always).await
+        match self.table.put(item, Cond::Absent { now: self.now() }).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     async fn is_revoked(
@@ -257,16 +261,19 @@ impl RateLimitStore for TableStore {
         let (pk, sk) = (keys::rate_pk(key), keys::rate_sk(window_start));
         for _ in 0..RACE_RETRIES {
             let now = self.now();
+            // One upsert in the usual case: creates the counter or bumps a live one.
             let bump = Update {
+                set: set(vec![(EXPIRES_AT, Value::from(expires_at.timestamp()))]),
                 add: vec![("count".into(), 1)],
                 ..Update::default()
             };
-            match self.table.update(&pk, &sk, bump, Cond::Live { now }).await {
+            let cond = Cond::Any(vec![Cond::Missing, Cond::Live { now }]);
+            match self.table.update(&pk, &sk, bump, cond).await {
                 Ok(item) => return Ok(item.get("count").and_then(Value::as_u64).unwrap_or(1)),
                 Err(StoreError::Conflict(_)) => {}
                 Err(e) => return Err(e),
             }
-            // No live counter: start one (a stale, expired one is replaced).
+            // An expired counter TTL has not removed yet: start afresh.
             let mut fresh = item_of(&pk, &sk, &json!({ "count": 1 }))?;
             fresh.insert(EXPIRES_AT.into(), Value::from(expires_at.timestamp()));
             match self.table.put(fresh, Cond::Absent { now }).await {

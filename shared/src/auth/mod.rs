@@ -69,16 +69,32 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
+/// Checks the request's bearer token without any I/O: signature with the pinned algorithm,
+/// `iss`, `aud`, `exp`. Routes that must also check revocation and can overlap it with other
+/// reads call this and [`ensure_not_revoked`] themselves; the rest call [`authenticate`].
+pub fn verify_bearer(ctx: &AppContext, headers: &HeaderMap) -> Result<Principal, Error> {
+    let token = bearer_token(headers).ok_or(Error::Unauthorized("missing bearer token"))?;
+    Ok(ctx.tokens.verify(token, ctx.clock.now())?.into_principal())
+}
+
+/// `401` if the principal's token was revoked (one read).
+pub async fn ensure_not_revoked(ctx: &AppContext, p: &Principal) -> Result<(), Error> {
+    if ctx
+        .store
+        .is_revoked(&p.tenant_id, &p.jti, ctx.clock.now())
+        .await?
+    {
+        return Err(Error::Unauthorized("token revoked"));
+    }
+    Ok(())
+}
+
 /// Verifies the request's bearer token (signature, pinned algorithm, `iss`, `aud`, `exp`) and
 /// that it was not revoked. Every failure is `401 UNAUTHORIZED`.
 pub async fn authenticate(ctx: &AppContext, headers: &HeaderMap) -> Result<Principal, Error> {
-    let token = bearer_token(headers).ok_or(Error::Unauthorized("missing bearer token"))?;
-    let now = ctx.clock.now();
-    let claims = ctx.tokens.verify(token, now)?;
-    if ctx.store.is_revoked(&claims.tid, &claims.jti, now).await? {
-        return Err(Error::Unauthorized("token revoked"));
-    }
-    Ok(claims.into_principal())
+    let principal = verify_bearer(ctx, headers)?;
+    ensure_not_revoked(ctx, &principal).await?;
+    Ok(principal)
 }
 
 #[cfg(test)]
