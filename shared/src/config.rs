@@ -119,6 +119,99 @@ impl OriginRule {
     }
 }
 
+/// The agent step: model, knowledge service, limits and prompt budget.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// `None` when no key is configured: interact answers 503 `LLM_NOT_CONFIGURED`.
+    pub llm: Option<crate::llm::LlmConfig>,
+    pub knowledge: Option<KnowledgeConfig>,
+    pub max_steps: u32,
+    /// Budget of one interact request (API Gateway cuts at 30 s).
+    pub step_deadline_ms: u64,
+    pub rate_per_user: u64,
+    pub rate_per_tenant: u64,
+    pub rate_window_seconds: i64,
+    pub page_tokens: usize,
+    pub chars_per_token: f64,
+}
+
+/// The knowledge extraction service.
+#[derive(Debug, Clone)]
+pub struct KnowledgeConfig {
+    pub base_url: String,
+    pub token: Option<SecretString>,
+    pub timeout_ms: u64,
+}
+
+/// Variables naming the model key, in the order they are read.
+pub const LLM_KEY_VARIABLES: &str = "LLM_API_KEY or OPENAI_API_KEY";
+
+impl AgentConfig {
+    /// Reads the agent's variables.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |k: &str| {
+            lookup(k)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        let llm = match get("LLM_API_KEY").or_else(|| get("OPENAI_API_KEY")) {
+            None => None,
+            Some(key) => {
+                let base_url =
+                    get("LLM_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into());
+                if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+                    return Err(ConfigError::Invalid(
+                        "LLM_BASE_URL",
+                        format!("`{base_url}` is not an http(s) URL"),
+                    ));
+                }
+                Some(crate::llm::LlmConfig {
+                    base_url,
+                    api_key: SecretString::from(key),
+                    model: get("LLM_MODEL").unwrap_or_else(|| "gpt-4o-mini".into()),
+                    max_tokens: parse_num(&get, "LLM_MAX_TOKENS", 800, 16, 16_384)?,
+                    attempt_timeout: std::time::Duration::from_millis(parse_num(
+                        &get,
+                        "LLM_TIMEOUT_MS",
+                        20_000,
+                        100,
+                        120_000,
+                    )?),
+                    max_retries: parse_num(&get, "LLM_MAX_RETRIES", 2, 0, 5)?,
+                })
+            }
+        };
+        let knowledge = match get("EXTRACTION_SERVICE_URL") {
+            None => None,
+            Some(base_url) => {
+                if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+                    return Err(ConfigError::Invalid(
+                        "EXTRACTION_SERVICE_URL",
+                        format!("`{base_url}` is not an http(s) URL"),
+                    ));
+                }
+                Some(KnowledgeConfig {
+                    base_url,
+                    token: get("EXTRACTION_SERVICE_TOKEN").map(SecretString::from),
+                    timeout_ms: parse_num(&get, "KNOWLEDGE_TIMEOUT_MS", 3_000, 100, 20_000)?,
+                })
+            }
+        };
+        let chars_per_token: f64 = parse_num(&get, "PROMPT_CHARS_PER_TOKEN", 3.3, 1.0, 8.0)?;
+        Ok(Self {
+            llm,
+            knowledge,
+            max_steps: parse_num(&get, "MAX_TASK_STEPS", 50, 1, 1_000)?,
+            step_deadline_ms: parse_num(&get, "STEP_DEADLINE_MS", 25_000, 1_000, 900_000)?,
+            rate_per_user: parse_num(&get, "INTERACT_RATE_PER_USER", 30, 1, 100_000)?,
+            rate_per_tenant: parse_num(&get, "INTERACT_RATE_PER_TENANT", 300, 1, 1_000_000)?,
+            rate_window_seconds: parse_num(&get, "INTERACT_RATE_WINDOW_SECONDS", 60, 1, 3_600)?,
+            page_tokens: parse_num(&get, "PROMPT_PAGE_TOKENS", 6_000, 200, 200_000)?,
+            chars_per_token,
+        })
+    }
+}
+
 /// Everything a function needs from its environment.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -128,6 +221,7 @@ pub struct Config {
     pub store: StoreConfig,
     pub login_limits: LoginLimits,
     pub retention: Retention,
+    pub agent: AgentConfig,
 }
 
 /// Every variable read, with its default and meaning (the README's table is built from this).
@@ -217,6 +311,78 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "900",
         "length of the login-failure window",
     ),
+    (
+        "LLM_API_KEY",
+        "(none: interact answers 503)",
+        "key of the OpenAI-compatible model endpoint (`OPENAI_API_KEY` also read)",
+    ),
+    (
+        "LLM_BASE_URL",
+        "https://api.openai.com/v1",
+        "base URL of the chat-completions endpoint",
+    ),
+    (
+        "LLM_MODEL",
+        "gpt-4o-mini",
+        "model name sent with every request",
+    ),
+    ("LLM_TIMEOUT_MS", "20000", "longest single model call"),
+    (
+        "LLM_MAX_RETRIES",
+        "2",
+        "retries on 429, 5xx and connection errors (within the step deadline)",
+    ),
+    ("LLM_MAX_TOKENS", "800", "completion token limit"),
+    (
+        "EXTRACTION_SERVICE_URL",
+        "(none: no organisation knowledge)",
+        "knowledge extraction service base URL",
+    ),
+    (
+        "EXTRACTION_SERVICE_TOKEN",
+        "(none)",
+        "bearer token for the extraction service",
+    ),
+    (
+        "KNOWLEDGE_TIMEOUT_MS",
+        "3000",
+        "timeout of a knowledge lookup",
+    ),
+    (
+        "MAX_TASK_STEPS",
+        "50",
+        "steps per task before 400 MAX_STEPS_EXCEEDED",
+    ),
+    (
+        "STEP_DEADLINE_MS",
+        "25000",
+        "time budget of one interact request (API Gateway cuts at 30 s)",
+    ),
+    (
+        "INTERACT_RATE_PER_USER",
+        "30",
+        "interact requests per user per window",
+    ),
+    (
+        "INTERACT_RATE_PER_TENANT",
+        "300",
+        "interact requests per tenant per window",
+    ),
+    (
+        "INTERACT_RATE_WINDOW_SECONDS",
+        "60",
+        "length of the interact rate window",
+    ),
+    (
+        "PROMPT_PAGE_TOKENS",
+        "6000",
+        "token budget of the page in the prompt",
+    ),
+    (
+        "PROMPT_CHARS_PER_TOKEN",
+        "3.3",
+        "characters per token assumed when budgeting",
+    ),
     ("RUST_LOG", "info", "log filter (tracing EnvFilter syntax)"),
 ];
 
@@ -290,6 +456,7 @@ impl Config {
                 window_seconds: parse_num(&get, "LOGIN_FAILURE_WINDOW_SECONDS", 900, 1, 86_400)?,
             },
             retention: Retention::from_lookup(&lookup)?,
+            agent: AgentConfig::from_lookup(&lookup)?,
         })
     }
 

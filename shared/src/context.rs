@@ -10,6 +10,8 @@ use crate::adapters::TableStore;
 use crate::auth::{PasswordHasher, TokenService};
 use crate::clock::{Clock, SystemClock};
 use crate::config::{AwsStoreConfig, Config, ConfigError, StoreConfig};
+use crate::knowledge::{HttpKnowledge, Knowledge};
+use crate::llm::{Llm, OpenAiLlm};
 use crate::ports::{SnapshotStore, Store, StoreError};
 
 /// Why a function could not start.
@@ -29,6 +31,10 @@ pub struct AppContext {
     pub clock: Arc<dyn Clock>,
     pub tokens: TokenService,
     pub passwords: PasswordHasher,
+    /// The model; `None` when no key is configured.
+    pub llm: Option<Arc<dyn Llm>>,
+    /// The knowledge extraction service; `None` when unconfigured.
+    pub knowledge: Option<Arc<dyn Knowledge>>,
 }
 
 impl std::fmt::Debug for AppContext {
@@ -55,6 +61,18 @@ impl AppContext {
     /// Assembles a context from ready parts (tests inject a manual clock or shared stores).
     pub fn with_parts(config: Config, stores: Stores, clock: Arc<dyn Clock>) -> Self {
         let tokens = TokenService::new(&config.jwt);
+        let llm = config
+            .agent
+            .llm
+            .clone()
+            .map(|c| Arc::new(OpenAiLlm::new(c)) as Arc<dyn Llm>);
+        let knowledge = config.agent.knowledge.as_ref().map(|k| {
+            Arc::new(HttpKnowledge::new(
+                k.base_url.clone(),
+                k.token.clone(),
+                std::time::Duration::from_millis(k.timeout_ms),
+            )) as Arc<dyn Knowledge>
+        });
         Self {
             config,
             store: stores.store,
@@ -62,6 +80,8 @@ impl AppContext {
             clock,
             tokens,
             passwords: PasswordHasher::new(),
+            llm,
+            knowledge,
         }
     }
 }

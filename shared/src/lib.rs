@@ -3,6 +3,7 @@
 //! contract's responses. Functions, `local-api`, the admin CLI and the tests all build on it.
 
 pub mod adapters;
+pub mod agent;
 pub mod auth;
 pub mod cleanup;
 pub mod clock;
@@ -11,6 +12,8 @@ pub mod context;
 pub mod domain;
 pub mod error;
 pub mod http;
+pub mod knowledge;
+pub mod llm;
 pub mod ports;
 pub mod provisioning;
 pub mod runtime;

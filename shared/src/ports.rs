@@ -6,7 +6,9 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::domain::{DomainPattern, Email, Message, Session, Step, Task, TaskRef, Tenant, User};
+use crate::domain::{
+    DomainPattern, Email, Message, Session, Step, Task, TaskRef, TaskStatus, Tenant, User,
+};
 
 /// Storage failures, mapped from each adapter's own errors.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -115,6 +117,18 @@ pub trait TaskStore: Send + Sync {
     /// Appends step `step.index`, which must be the task's next step. Exactly one of several
     /// concurrent writers of the same index succeeds; the others get `Conflict`.
     async fn append_step(&self, step: &Step) -> StoreResult<()>;
+    /// Creates a new task together with its first step, in one transaction.
+    async fn start_task(&self, task: &Task, first_step: &Step) -> StoreResult<()>;
+    /// Appends `step` (the task's next index) and, in the same transaction, sets the task's
+    /// status, bumps its version and releases `lease_owner`'s lease. `Conflict` if the index is
+    /// taken or the lease is no longer held by `lease_owner`.
+    async fn record_step(
+        &self,
+        step: &Step,
+        status: TaskStatus,
+        lease_owner: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()>;
     /// The task's steps in order.
     async fn steps(&self, tenant_id: &str, task_id: &str) -> StoreResult<Vec<Step>>;
     /// Tasks whose retention ended at or before `now` (oldest first, at most `limit`).
@@ -146,7 +160,28 @@ pub trait SessionStore: Send + Sync {
     async fn session(&self, tenant_id: &str, session_id: &str) -> StoreResult<Option<Session>>;
     /// Appends a message, assigning the next sequence number; returns it as stored.
     /// `NotFound` if the session does not exist.
-    async fn append_message(&self, message: &Message) -> StoreResult<Message>;
+    async fn append_message(&self, message: &Message) -> StoreResult<Message> {
+        let mut stored = self
+            .append_messages(
+                &message.tenant_id,
+                &message.session_id,
+                std::slice::from_ref(message),
+                None,
+            )
+            .await?;
+        stored
+            .pop()
+            .ok_or_else(|| StoreError::Internal("no message stored".into()))
+    }
+    /// Appends messages in order with consecutive sequence numbers, in one transaction. When the
+    /// session does not exist it is created from `create_if_missing` (else `NotFound`).
+    async fn append_messages(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        messages: &[Message],
+        create_if_missing: Option<&Session>,
+    ) -> StoreResult<Vec<Message>>;
     /// Messages in ascending sequence, optionally only those after `since`.
     async fn messages(
         &self,
@@ -155,6 +190,40 @@ pub trait SessionStore: Send + Sync {
         since: Option<DateTime<Utc>>,
         limit: usize,
     ) -> StoreResult<Vec<Message>>;
+}
+
+/// State of an idempotency key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reservation {
+    /// First use: the caller now owns the key.
+    New,
+    /// Another request with the key is still running.
+    Pending,
+    /// A request with the key completed with this response.
+    Done(serde_json::Value),
+}
+
+/// Idempotency keys of retried requests, per tenant and user.
+#[async_trait]
+pub trait IdempotencyStore: Send + Sync {
+    /// Claims `key` until `expires_at`, or reports what happened to it.
+    async fn reserve(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        key: &str,
+        expires_at: DateTime<Utc>,
+    ) -> StoreResult<Reservation>;
+    /// Stores the response of a claimed key.
+    async fn complete(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        key: &str,
+        response: &serde_json::Value,
+    ) -> StoreResult<()>;
+    /// Releases a claimed key after a failure, so a retry runs again.
+    async fn abandon(&self, tenant_id: &str, user_id: &str, key: &str) -> StoreResult<()>;
 }
 
 /// A stored page snapshot.
@@ -201,11 +270,22 @@ pub trait SnapshotStore: Send + Sync {
 
 /// Everything a table adapter provides, as one object.
 pub trait Store:
-    UserStore + TenantStore + RevokedTokenStore + RateLimitStore + TaskStore + SessionStore
+    UserStore
+    + TenantStore
+    + RevokedTokenStore
+    + RateLimitStore
+    + TaskStore
+    + SessionStore
+    + IdempotencyStore
 {
 }
-impl<
-        T: UserStore + TenantStore + RevokedTokenStore + RateLimitStore + TaskStore + SessionStore,
-    > Store for T
+impl<T> Store for T where
+    T: UserStore
+        + TenantStore
+        + RevokedTokenStore
+        + RateLimitStore
+        + TaskStore
+        + SessionStore
+        + IdempotencyStore
 {
 }

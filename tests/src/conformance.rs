@@ -924,3 +924,156 @@ pub async fn cleanup(stores: Stores, clock: &ManualClock) {
         .expect("kept");
     assert_eq!(t.status, TaskStatus::Interrupted);
 }
+
+// ---------------------------------------------------------------- interact persistence
+
+/// A new task starts with its first step in one transaction; later steps are recorded with the
+/// task's status and lease release, only by the lease holder.
+pub async fn task_step_recording(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
+    let mut t = task("t1", None, clock);
+    t.step_count = 1;
+    store
+        .start_task(&t, &step(&t, 0, clock))
+        .await
+        .expect("start");
+    assert!(matches!(
+        store.start_task(&t, &step(&t, 0, clock)).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(store.steps("t1", &t.id).await.expect("steps").len(), 1);
+
+    let now = clock.now();
+    let leased = store
+        .acquire_lease("t1", &t.id, "req-1", now + Duration::seconds(30), now)
+        .await
+        .expect("lease");
+    assert!(matches!(
+        store
+            .record_step(
+                &step(&t, 1, clock),
+                TaskStatus::Completed,
+                "someone-else",
+                now
+            )
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+    store
+        .record_step(&step(&t, 1, clock), TaskStatus::Completed, "req-1", now)
+        .await
+        .expect("record");
+    let after = store.task("t1", &t.id).await.expect("get").expect("task");
+    assert_eq!((after.step_count, after.status), (2, TaskStatus::Completed));
+    assert_eq!(after.version, leased.version + 1);
+    assert_eq!(
+        after.lease_owner, None,
+        "the lease is released with the step"
+    );
+    assert!(
+        !store
+            .idle_tasks(now + Duration::days(1), 10)
+            .await
+            .expect("idle")
+            .iter()
+            .any(|r| r.task_id == t.id),
+        "a finished task leaves the idle sweep"
+    );
+}
+
+/// Several messages in one append get consecutive numbers; a missing session can be created.
+pub async fn message_batches(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
+    let s = session("t1", clock);
+    let batch = [
+        message(&s, None, "a", clock.now()),
+        message(&s, None, "b", clock.now()),
+    ];
+    assert!(matches!(
+        store
+            .append_messages("t1", &s.session_id, &batch, None)
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+    let stored = store
+        .append_messages("t1", &s.session_id, &batch, Some(&s))
+        .await
+        .expect("append creating the session");
+    assert_eq!(
+        stored.iter().map(|m| m.sequence_number).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    let got = store
+        .session("t1", &s.session_id)
+        .await
+        .expect("get")
+        .expect("created");
+    assert_eq!((got.message_count, got.last_sequence), (2, 2));
+    let more = store
+        .append_messages("t1", &s.session_id, &batch[..1], Some(&s))
+        .await
+        .expect("append to the existing session");
+    assert_eq!(more[0].sequence_number, 3);
+    assert_eq!(
+        store
+            .messages("t1", &s.session_id, None, 10)
+            .await
+            .expect("list")
+            .len(),
+        3
+    );
+}
+
+/// Idempotency keys: first claim wins, a running one is pending, a finished one replays.
+pub async fn idempotency_keys(stores: Stores, clock: &ManualClock) {
+    use shared::ports::Reservation;
+    let store = stores.store;
+    let exp = clock.now() + Duration::hours(24);
+    assert_eq!(
+        store.reserve("t1", "u1", "k1", exp).await.expect("reserve"),
+        Reservation::New
+    );
+    assert_eq!(
+        store.reserve("t1", "u1", "k1", exp).await.expect("again"),
+        Reservation::Pending
+    );
+    assert_eq!(
+        store
+            .reserve("t1", "u2", "k1", exp)
+            .await
+            .expect("other user"),
+        Reservation::New
+    );
+    assert_eq!(
+        store
+            .reserve("t2", "u1", "k1", exp)
+            .await
+            .expect("other tenant"),
+        Reservation::New
+    );
+    let response = json!({ "success": true, "action": "click(10)" });
+    store
+        .complete("t1", "u1", "k1", &response)
+        .await
+        .expect("complete");
+    assert_eq!(
+        store.reserve("t1", "u1", "k1", exp).await.expect("replay"),
+        Reservation::Done(response)
+    );
+    store.abandon("t2", "u1", "k1").await.expect("abandon");
+    assert_eq!(
+        store
+            .reserve("t2", "u1", "k1", exp)
+            .await
+            .expect("after abandon"),
+        Reservation::New
+    );
+    clock.advance(Duration::hours(25));
+    assert_eq!(
+        store
+            .reserve("t1", "u1", "k1", clock.now() + Duration::hours(24))
+            .await
+            .expect("expired"),
+        Reservation::New
+    );
+}

@@ -92,6 +92,9 @@ suite!(
     snapshots,
     task_deletion,
     cleanup,
+    task_step_recording,
+    message_batches,
+    idempotency_keys,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,8 +22,8 @@ use crate::domain::{
     DomainPattern, Email, Message, Session, Step, Task, TaskRef, TaskStatus, Tenant, User,
 };
 use crate::ports::{
-    RateLimitStore, RevokedTokenStore, SessionStore, StoreError, StoreResult, TaskStore,
-    TenantStore, UserStore,
+    IdempotencyStore, RateLimitStore, Reservation, RevokedTokenStore, SessionStore, StoreError,
+    StoreResult, TaskStore, TenantStore, UserStore,
 };
 
 /// How often a conditional write that lost a race is retried before giving up.
@@ -339,6 +339,31 @@ fn task_item(task: &Task) -> StoreResult<Item> {
     Ok(item)
 }
 
+fn step_item(step: &Step) -> StoreResult<Item> {
+    let mut item = item_of(
+        &keys::task_children_pk(&step.tenant_id, &step.task_id),
+        &keys::step_sk(step.index),
+        step,
+    )?;
+    item.insert(EXPIRES_AT.into(), Value::from(step.expires_at));
+    Ok(item)
+}
+
+/// Serialises small values (statuses, timestamps) for updates.
+mod erased {
+    use crate::ports::{StoreError, StoreResult};
+
+    pub trait Ser {
+        fn json(&self) -> StoreResult<serde_json::Value>;
+    }
+
+    impl<T: serde::Serialize> Ser for T {
+        fn json(&self) -> StoreResult<serde_json::Value> {
+            serde_json::to_value(self).map_err(|e| StoreError::Internal(e.to_string()))
+        }
+    }
+}
+
 fn task_ref(item: &Item) -> StoreResult<TaskRef> {
     body_of(item.clone()).map(|t: Task| TaskRef {
         tenant_id: t.tenant_id,
@@ -445,12 +470,7 @@ impl TaskStore for TableStore {
 
     async fn append_step(&self, step: &Step) -> StoreResult<()> {
         let now = self.now();
-        let mut item = item_of(
-            &keys::task_children_pk(&step.tenant_id, &step.task_id),
-            &keys::step_sk(step.index),
-            step,
-        )?;
-        item.insert(EXPIRES_AT.into(), Value::from(step.expires_at));
+        let item = step_item(step)?;
         let bump = Update {
             set: set(vec![("stepCount", Value::from(step.index + 1))]),
             ..Update::default()
@@ -468,6 +488,77 @@ impl TaskStore for TableStore {
                     cond: Cond::All(vec![
                         Cond::Live { now },
                         Cond::Eq("stepCount".into(), Value::from(step.index)),
+                    ]),
+                },
+            ])
+            .await
+    }
+
+    async fn start_task(&self, task: &Task, first_step: &Step) -> StoreResult<()> {
+        let now = self.now();
+        self.table
+            .transact(vec![
+                Write::Put {
+                    item: task_item(task)?,
+                    cond: Cond::Absent { now },
+                },
+                Write::Put {
+                    item: step_item(first_step)?,
+                    cond: Cond::Absent { now },
+                },
+            ])
+            .await
+    }
+
+    async fn record_step(
+        &self,
+        step: &Step,
+        status: TaskStatus,
+        lease_owner: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        let ts = now.timestamp();
+        let mut update = Update {
+            set: set(vec![
+                ("stepCount", Value::from(step.index + 1)),
+                ("status", erased::Ser::json(&status)?),
+                ("updatedAt", erased::Ser::json(&now)?),
+                ("updatedAtMs", Value::from(now.timestamp_millis())),
+            ]),
+            remove: vec!["leaseOwner".into(), "leaseUntil".into()],
+            add: vec![("version".into(), 1)],
+        };
+        if status.is_active() {
+            update
+                .set
+                .insert(Index::Gsi2.pk().into(), Value::from(keys::SWEEP_ACTIVE));
+            update.set.insert(
+                Index::Gsi2.sk().into(),
+                Value::from(keys::active_sweep_sk(
+                    now.timestamp_millis(),
+                    &step.tenant_id,
+                    &step.task_id,
+                )),
+            );
+        } else {
+            update
+                .remove
+                .extend([Index::Gsi2.pk().into(), Index::Gsi2.sk().into()]);
+        }
+        self.table
+            .transact(vec![
+                Write::Put {
+                    item: step_item(step)?,
+                    cond: Cond::Absent { now: ts },
+                },
+                Write::Update {
+                    pk: keys::tenant_pk(&step.tenant_id),
+                    sk: keys::task_sk(&step.task_id),
+                    update,
+                    cond: Cond::All(vec![
+                        Cond::Live { now: ts },
+                        Cond::Eq("stepCount".into(), Value::from(step.index)),
+                        Cond::Eq("leaseOwner".into(), Value::from(lease_owner)),
                     ]),
                 },
             ])
@@ -523,15 +614,8 @@ impl TaskStore for TableStore {
         );
         let update = Update {
             set: set(vec![
-                (
-                    "status",
-                    serde_json::to_value(TaskStatus::Interrupted)
-                        .map_err(|e| StoreError::Internal(e.to_string()))?,
-                ),
-                (
-                    "updatedAt",
-                    serde_json::to_value(now).map_err(|e| StoreError::Internal(e.to_string()))?,
-                ),
+                ("status", erased::Ser::json(&TaskStatus::Interrupted)?),
+                ("updatedAt", erased::Ser::json(&now)?),
                 ("updatedAtMs", Value::from(now.timestamp_millis())),
             ]),
             remove: vec![Index::Gsi2.pk().into(), Index::Gsi2.sk().into()],
@@ -667,56 +751,85 @@ impl SessionStore for TableStore {
             .await
     }
 
-    async fn append_message(&self, message: &Message) -> StoreResult<Message> {
-        let pk = keys::tenant_pk(&message.tenant_id);
-        let sk = keys::session_sk(&message.session_id);
+    async fn append_messages(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        messages: &[Message],
+        create_if_missing: Option<&Session>,
+    ) -> StoreResult<Vec<Message>> {
+        if messages.len() + 1 > super::table::MAX_TRANSACTION_WRITES {
+            return Err(StoreError::Internal(
+                "too many messages for one append".into(),
+            ));
+        }
+        let pk = keys::tenant_pk(tenant_id);
+        let sk = keys::session_sk(session_id);
         for _ in 0..RACE_RETRIES {
             let now = self.now();
-            let Some(session) = self
-                .session(&message.tenant_id, &message.session_id)
-                .await?
-            else {
-                return Err(StoreError::NotFound(format!(
-                    "session {}",
-                    message.session_id
-                )));
+            let existing = self.session(tenant_id, session_id).await?;
+            let (base, session_write) = match (&existing, create_if_missing) {
+                (Some(s), _) => (s.clone(), None),
+                (None, Some(new)) => (new.clone(), Some(new)),
+                (None, None) => return Err(StoreError::NotFound(format!("session {session_id}"))),
             };
-            let mut stored = message.clone();
-            stored.sequence_number = session.last_sequence + 1;
-            let mut item = item_of(
-                &keys::session_children_pk(&message.tenant_id, &message.session_id),
-                &keys::message_sk(stored.sequence_number),
-                &stored,
-            )?;
-            if let Some(exp) = stored.expires_at {
-                item.insert(EXPIRES_AT.into(), Value::from(exp));
-            }
-            let updated = crate::time::iso(stored.timestamp.max(session.updated_at));
-            let bump = Update {
-                set: set(vec![
-                    ("lastSequence", Value::from(stored.sequence_number)),
-                    ("updatedAt", Value::from(updated.clone())),
-                    (Index::Gsi1.sk(), Value::from(updated.clone())),
-                    (Index::Gsi2.sk(), Value::from(updated)),
-                ]),
-                add: vec![("messageCount".into(), 1)],
-                ..Update::default()
-            };
-            let writes = vec![
-                Write::Update {
-                    pk: pk.clone(),
-                    sk: sk.clone(),
-                    update: bump,
-                    cond: Cond::All(vec![
-                        Cond::Live { now },
-                        Cond::Eq("lastSequence".into(), Value::from(session.last_sequence)),
-                    ]),
-                },
-                Write::Put {
+            let mut stored = Vec::with_capacity(messages.len());
+            let mut writes = Vec::with_capacity(messages.len() + 1);
+            let mut latest = base.updated_at;
+            for (k, m) in messages.iter().enumerate() {
+                let mut m = m.clone();
+                m.tenant_id = tenant_id.to_owned();
+                m.session_id = session_id.to_owned();
+                m.sequence_number = base.last_sequence + 1 + k as u64;
+                let mut item = item_of(
+                    &keys::session_children_pk(tenant_id, session_id),
+                    &keys::message_sk(m.sequence_number),
+                    &m,
+                )?;
+                if let Some(exp) = m.expires_at {
+                    item.insert(EXPIRES_AT.into(), Value::from(exp));
+                }
+                latest = latest.max(m.timestamp);
+                writes.push(Write::Put {
                     item,
                     cond: Cond::Absent { now },
-                },
-            ];
+                });
+                stored.push(m);
+            }
+            let last_sequence = base.last_sequence + messages.len() as u64;
+            match session_write {
+                Some(new) => {
+                    let mut s = new.clone();
+                    s.last_sequence = last_sequence;
+                    s.message_count += messages.len() as u64;
+                    s.updated_at = latest;
+                    writes.push(Write::Put {
+                        item: session_item(&s)?,
+                        cond: Cond::Absent { now },
+                    });
+                }
+                None => {
+                    let updated = crate::time::iso(latest);
+                    writes.push(Write::Update {
+                        pk: pk.clone(),
+                        sk: sk.clone(),
+                        update: Update {
+                            set: set(vec![
+                                ("lastSequence", Value::from(last_sequence)),
+                                ("updatedAt", Value::from(updated.clone())),
+                                (Index::Gsi1.sk(), Value::from(updated.clone())),
+                                (Index::Gsi2.sk(), Value::from(updated)),
+                            ]),
+                            add: vec![("messageCount".into(), messages.len() as i64)],
+                            ..Update::default()
+                        },
+                        cond: Cond::All(vec![
+                            Cond::Live { now },
+                            Cond::Eq("lastSequence".into(), Value::from(base.last_sequence)),
+                        ]),
+                    });
+                }
+            }
             match self.table.transact(writes).await {
                 Ok(()) => return Ok(stored),
                 Err(StoreError::Conflict(_)) => continue,
@@ -724,8 +837,7 @@ impl SessionStore for TableStore {
             }
         }
         Err(StoreError::Unavailable(format!(
-            "session {} kept changing while appending",
-            message.session_id
+            "session {session_id} kept changing while appending"
         )))
     }
 
@@ -749,5 +861,75 @@ impl SessionStore for TableStore {
             }
         }
         Ok(out)
+    }
+}
+
+// ---------------------------------------------------------------- idempotency
+
+fn idem_sk(user_id: &str, key: &str) -> String {
+    format!("IDEM#{user_id}#{key}")
+}
+
+#[async_trait]
+impl IdempotencyStore for TableStore {
+    async fn reserve(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        key: &str,
+        expires_at: DateTime<Utc>,
+    ) -> StoreResult<Reservation> {
+        let (pk, sk) = (keys::tenant_pk(tenant_id), idem_sk(user_id, key));
+        let mut item = item_of(&pk, &sk, &json!({ "state": "pending" }))?;
+        item.insert(EXPIRES_AT.into(), Value::from(expires_at.timestamp()));
+        match self.table.put(item, Cond::Absent { now: self.now() }).await {
+            Ok(()) => Ok(Reservation::New),
+            Err(StoreError::Conflict(_)) => {
+                let current: Option<Value> = self.get_live(&pk, &sk).await?;
+                Ok(match current {
+                    Some(v) if v.get("state").and_then(Value::as_str) == Some("done") => {
+                        Reservation::Done(v.get("response").cloned().unwrap_or(Value::Null))
+                    }
+                    _ => Reservation::Pending,
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn complete(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        key: &str,
+        response: &Value,
+    ) -> StoreResult<()> {
+        let update = Update {
+            set: set(vec![
+                ("state", Value::from("done")),
+                ("response", response.clone()),
+            ]),
+            ..Update::default()
+        };
+        self.table
+            .update(
+                &keys::tenant_pk(tenant_id),
+                &idem_sk(user_id, key),
+                update,
+                Cond::Live { now: self.now() },
+            )
+            .await
+            .map(drop)
+    }
+
+    async fn abandon(&self, tenant_id: &str, user_id: &str, key: &str) -> StoreResult<()> {
+        self.table
+            .delete(
+                &keys::tenant_pk(tenant_id),
+                &idem_sk(user_id, key),
+                Cond::Always,
+            )
+            .await
+            .map(drop)
     }
 }

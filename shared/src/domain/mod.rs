@@ -5,6 +5,7 @@ pub mod domain_pattern;
 pub mod email;
 pub mod identity;
 pub mod session;
+pub mod site;
 pub mod task;
 
 pub use domain_pattern::DomainPattern;

@@ -1,0 +1,427 @@
+//! The action grammar the extension executes, parsed and written exactly the way its client
+//! does: `name(args)`, arguments split on commas outside quotes, one pair of `"`, `'` or
+//! `` ` `` stripped, no unescaping. So a string is always quoted with a quote character that
+//! does not occur in it, and never with escapes.
+//!
+//! The model may add a reason to `fail("...")` and a question to `ask_user("...")`; the client
+//! grammar has neither, so they travel in `thought`/`userQuestion` and the action is sent bare.
+
+use std::fmt;
+
+/// Scroll direction of `scroll_container`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+impl Direction {
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "up" => Some(Self::Up),
+            "down" => Some(Self::Down),
+            "left" => Some(Self::Left),
+            "right" => Some(Self::Right),
+            _ => None,
+        }
+    }
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Up => "up",
+            Self::Down => "down",
+            Self::Left => "left",
+            Self::Right => "right",
+        }
+    }
+}
+
+/// One action of the grammar.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Click(String),
+    SetValue(String, String),
+    Navigate(String),
+    GoBack,
+    Wait(f64),
+    Scroll {
+        down: bool,
+        pages: f64,
+    },
+    ScrollContainer(String, Direction),
+    FindText(String),
+    Hover(String),
+    Press(String),
+    SelectOption(String, String),
+    Check(String),
+    Uncheck(String),
+    Finish,
+    /// With the model's reason (not sent to the client).
+    Fail(Option<String>),
+    /// With the model's question (sent as `userQuestion`).
+    AskUser(Option<String>),
+}
+
+/// Longest text argument accepted.
+pub const MAX_TEXT_ARG: usize = 2000;
+
+/// Splits `args` on commas outside quotes and strips one pair of quotes, as the client does.
+pub fn split_args(args: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    for c in args.chars() {
+        match quote {
+            Some(q) if c == q => {
+                quote = None;
+                cur.push(c);
+            }
+            Some(_) => cur.push(c),
+            None if c == '"' || c == '\'' || c == '`' => {
+                quote = Some(c);
+                cur.push(c);
+            }
+            None if c == ',' => out.push(std::mem::take(&mut cur)),
+            None => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() || !out.is_empty() {
+        out.push(cur);
+    }
+    out.into_iter()
+        .map(|a| {
+            let a = a.trim();
+            for q in ['"', '\'', '`'] {
+                if a.len() >= 2 && a.starts_with(q) && a.ends_with(q) {
+                    return a[1..a.len() - 1].to_owned();
+                }
+            }
+            a.to_owned()
+        })
+        .collect()
+}
+
+fn element_id(raw: &str) -> Result<String, String> {
+    let id = raw.trim();
+    if id.is_empty()
+        || id.len() > 64
+        || id
+            .chars()
+            .any(|c| c.is_whitespace() || "\"'`(),".contains(c))
+    {
+        return Err(format!("`{raw}` is not an element id"));
+    }
+    Ok(id.to_owned())
+}
+
+fn text(raw: &str, what: &str) -> Result<String, String> {
+    if raw.chars().count() > MAX_TEXT_ARG {
+        return Err(format!("{what} is longer than {MAX_TEXT_ARG} characters"));
+    }
+    Ok(raw.to_owned())
+}
+
+fn number(raw: &str, what: &str, max: f64) -> Result<f64, String> {
+    let n: f64 = raw
+        .trim()
+        .parse()
+        .map_err(|_| format!("{what} must be a number, got `{raw}`"))?;
+    if !(n > 0.0 && n <= max) {
+        return Err(format!("{what} must be above 0 and at most {max}"));
+    }
+    Ok(n)
+}
+
+impl Action {
+    /// Parses one action; the error says what is wrong, for the model to fix.
+    pub fn parse(raw: &str) -> Result<Action, String> {
+        let s = raw.trim().trim_end_matches(';').trim();
+        let (name, rest) = s
+            .split_once('(')
+            .ok_or_else(|| format!("`{s}` is not of the form name(args)"))?;
+        let inner = rest
+            .strip_suffix(')')
+            .ok_or_else(|| format!("`{s}` does not end with `)`"))?;
+        let args = split_args(inner);
+        let n = args.len();
+        let arity = |want: usize| {
+            if n == want {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{}() takes {want} argument(s), got {n}",
+                    name.trim()
+                ))
+            }
+        };
+        let a = |i: usize| args[i].as_str();
+        Ok(match name.trim() {
+            "click" => {
+                arity(1)?;
+                Action::Click(element_id(a(0))?)
+            }
+            "setValue" => {
+                arity(2)?;
+                Action::SetValue(element_id(a(0))?, text(a(1), "the value")?)
+            }
+            "navigate" => {
+                arity(1)?;
+                let url = a(0).trim();
+                if !(url.starts_with("http://") || url.starts_with("https://"))
+                    || url.contains(char::is_whitespace)
+                {
+                    return Err(format!(
+                        "navigate() needs an absolute http(s) URL, got `{url}`"
+                    ));
+                }
+                Action::Navigate(url.to_owned())
+            }
+            "goBack" => {
+                arity(0)?;
+                Action::GoBack
+            }
+            "wait" => {
+                arity(1)?;
+                Action::Wait(number(a(0), "wait seconds", 30.0)?)
+            }
+            "scroll" => {
+                arity(2)?;
+                let down = match a(0).trim() {
+                    "true" => true,
+                    "false" => false,
+                    other => {
+                        return Err(format!(
+                            "scroll()'s first argument must be true or false, got `{other}`"
+                        ))
+                    }
+                };
+                Action::Scroll {
+                    down,
+                    pages: number(a(1), "scroll pages", 10.0)?,
+                }
+            }
+            "scroll_container" => {
+                arity(2)?;
+                let dir = Direction::parse(a(1).trim()).ok_or_else(|| {
+                    format!(
+                        "scroll_container() direction must be up, down, left or right, got `{}`",
+                        a(1)
+                    )
+                })?;
+                Action::ScrollContainer(element_id(a(0))?, dir)
+            }
+            "findText" => {
+                arity(1)?;
+                Action::FindText(text(a(0), "the text")?)
+            }
+            "hover" => {
+                arity(1)?;
+                Action::Hover(element_id(a(0))?)
+            }
+            "press" => {
+                arity(1)?;
+                let key = a(0).trim();
+                if key.is_empty() || key.len() > 32 {
+                    return Err(format!("press() needs a key name, got `{key}`"));
+                }
+                Action::Press(key.to_owned())
+            }
+            "selectOption" => {
+                arity(2)?;
+                Action::SelectOption(element_id(a(0))?, text(a(1), "the option")?)
+            }
+            "check" => {
+                arity(1)?;
+                Action::Check(element_id(a(0))?)
+            }
+            "uncheck" => {
+                arity(1)?;
+                Action::Uncheck(element_id(a(0))?)
+            }
+            "finish" => {
+                arity(0)?;
+                Action::Finish
+            }
+            "fail" if n <= 1 => {
+                Action::Fail(args.first().filter(|r| !r.trim().is_empty()).cloned())
+            }
+            "ask_user" if n <= 1 => {
+                Action::AskUser(args.first().filter(|q| !q.trim().is_empty()).cloned())
+            }
+            "fail" | "ask_user" => {
+                return Err(format!("{}() takes at most one argument", name.trim()))
+            }
+            "googleSearch" | "verifySuccess" => {
+                return Err(format!(
+                    "{}() is not available in this step; choose a page action",
+                    name.trim()
+                ))
+            }
+            other => return Err(format!("`{other}` is not an action of the grammar")),
+        })
+    }
+
+    /// The element this action operates on, if any.
+    pub fn element(&self) -> Option<&str> {
+        match self {
+            Action::Click(id)
+            | Action::SetValue(id, _)
+            | Action::ScrollContainer(id, _)
+            | Action::Hover(id)
+            | Action::SelectOption(id, _)
+            | Action::Check(id)
+            | Action::Uncheck(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The client form of the action; `Err` when a string cannot be quoted (it contains all
+    /// three quote characters).
+    pub fn to_client_string(&self) -> Result<String, String> {
+        Ok(match self {
+            Action::Click(id) => format!("click({id})"),
+            Action::SetValue(id, v) => format!("setValue({id}, {})", quote(v)?),
+            Action::Navigate(u) => format!("navigate({})", quote(u)?),
+            Action::GoBack => "goBack()".into(),
+            Action::Wait(s) => format!("wait({})", num(*s)),
+            Action::Scroll { down, pages } => format!("scroll({down}, {})", num(*pages)),
+            Action::ScrollContainer(id, d) => format!("scroll_container({id}, \"{}\")", d.as_str()),
+            Action::FindText(t) => format!("findText({})", quote(t)?),
+            Action::Hover(id) => format!("hover({id})"),
+            Action::Press(k) => format!("press({})", quote(k)?),
+            Action::SelectOption(id, v) => format!("selectOption({id}, {})", quote(v)?),
+            Action::Check(id) => format!("check({id})"),
+            Action::Uncheck(id) => format!("uncheck({id})"),
+            Action::Finish => "finish()".into(),
+            Action::Fail(_) => "fail()".into(),
+            Action::AskUser(_) => "ask_user()".into(),
+        })
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.to_client_string() {
+            Ok(s) => f.write_str(&s),
+            Err(e) => write!(f, "<unquotable action: {e}>"),
+        }
+    }
+}
+
+fn num(n: f64) -> String {
+    if n.fract() == 0.0 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}
+
+/// Quotes `s` with a quote character it does not contain (no escapes exist in the grammar).
+pub fn quote(s: &str) -> Result<String, String> {
+    ['"', '\'', '`']
+        .into_iter()
+        .find(|q| !s.contains(*q))
+        .map(|q| format!("{q}{s}{q}"))
+        .ok_or_else(|| "the text contains \", ' and ` at once and cannot be quoted; rephrase it without one of them".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_action_parses_and_round_trips() {
+        for s in [
+            "click(10)",
+            "setValue(1, \"hello, world\")",
+            "navigate(\"https://example.com/a?b=1,2\")",
+            "goBack()",
+            "wait(2)",
+            "wait(0.5)",
+            "scroll(true, 1)",
+            "scroll(false, 2.5)",
+            "scroll_container(12, \"down\")",
+            "findText(\"Total (incl. VAT)\")",
+            "hover(3)",
+            "press(\"Enter\")",
+            "selectOption(4, \"Large\")",
+            "check(5)",
+            "uncheck(6)",
+            "finish()",
+            "fail()",
+            "ask_user()",
+        ] {
+            let a = Action::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+            assert_eq!(
+                a.to_client_string().expect("quotable"),
+                s,
+                "round trip of {s}"
+            );
+        }
+    }
+
+    #[test]
+    fn quotes_avoid_the_characters_in_the_value() {
+        let cases = [
+            ("say \"hi\"", "'say \"hi\"'"),
+            ("it's \"x\"", "`it's \"x\"`"),
+            ("plain", "\"plain\""),
+        ];
+        for (value, want) in cases {
+            assert_eq!(quote(value).expect("quotable"), want);
+            let s = Action::SetValue("1".into(), value.into())
+                .to_client_string()
+                .expect("ok");
+            // What the client reads back is the value, unescaped.
+            assert_eq!(
+                Action::parse(&s).expect("parses"),
+                Action::SetValue("1".into(), value.into())
+            );
+        }
+        assert!(quote("\"'`").is_err());
+    }
+
+    #[test]
+    fn the_model_may_give_reasons_and_questions_that_the_client_never_sees() {
+        assert_eq!(
+            Action::parse("fail(\"no results\")").expect("ok"),
+            Action::Fail(Some("no results".into()))
+        );
+        let ask = Action::parse("ask_user('Which size?')").expect("ok");
+        assert_eq!(ask, Action::AskUser(Some("Which size?".into())));
+        assert_eq!(ask.to_client_string().expect("ok"), "ask_user()");
+    }
+
+    #[test]
+    fn malformed_actions_are_refused_with_a_reason() {
+        for (s, why) in [
+            ("click", "not of the form"),
+            ("click(1", "does not end"),
+            ("click()", "takes 1 argument"),
+            ("click(1, 2)", "takes 1 argument"),
+            ("tap(1)", "not an action"),
+            ("navigate(\"/relative\")", "absolute"),
+            ("wait(999)", "at most 30"),
+            ("scroll(maybe, 1)", "true or false"),
+            ("scroll_container(1, \"sideways\")", "direction"),
+            ("click(\"a b\")", "not an element id"),
+            ("googleSearch(\"x\")", "not available"),
+        ] {
+            let e = Action::parse(s).expect_err(s);
+            assert!(e.contains(why), "{s}: {e}");
+        }
+    }
+
+    #[test]
+    fn element_ids_are_reported() {
+        assert_eq!(
+            Action::parse("setValue(7, \"x\")").expect("ok").element(),
+            Some("7")
+        );
+        assert_eq!(
+            Action::parse("scroll(true, 1)").expect("ok").element(),
+            None
+        );
+    }
+}

@@ -1,0 +1,7 @@
+//! The agent: page model, prompt rendering, action grammar, LLM output parsing, and the
+//! phases of one interact step.
+
+pub mod action;
+pub mod output;
+pub mod page;
+pub mod render;
