@@ -50,7 +50,13 @@ macro_rules! routes {
 
 /// Every function this server routes.
 pub fn routes() -> Vec<Route> {
-    routes![auth_login, auth_session, auth_logout]
+    routes![
+        auth_login,
+        auth_session,
+        auth_logout,
+        agent_interact,
+        knowledge_resolve
+    ]
 }
 
 /// Matches `path` against a route pattern, returning the `{name}` parameters.

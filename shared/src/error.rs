@@ -61,6 +61,15 @@ pub enum Error {
     /// The route exists but not for this method.
     #[error("method {method} not allowed")]
     MethodNotAllowed { method: String },
+    /// The task reached its step limit (it is marked failed).
+    #[error("task reached its limit of {max} steps")]
+    MaxStepsExceeded { max: u32 },
+    /// No model is configured.
+    #[error("no LLM configured")]
+    LlmNotConfigured,
+    /// A service behind this one failed (`LLM_ERROR`, `UPSTREAM_ERROR`).
+    #[error("upstream {code}: {message}")]
+    Upstream { code: &'static str, message: String },
     /// Storage failed; the detail is logged, never returned.
     #[error("store: {0}")]
     Store(#[from] StoreError),

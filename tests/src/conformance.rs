@@ -319,6 +319,7 @@ pub fn step(task: &Task, index: u32, clock: &ManualClock) -> Step {
         client_outcome: None,
         usage: Some(json!({ "promptTokens": 10, "completionTokens": 2 })),
         timings: None,
+        user_input: None,
         created_at: clock.now(),
         expires_at: task.expires_at,
     }

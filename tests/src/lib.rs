@@ -5,6 +5,7 @@ pub mod aws;
 pub mod conformance;
 pub mod delayed;
 pub mod runtime_api;
+pub mod scripted;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -30,6 +31,8 @@ pub struct AppOptions {
     pub login_limits: LoginLimits,
     /// `None`: a fresh in-memory store.
     pub data_dir: Option<PathBuf>,
+    /// Agent variables (`LLM_BASE_URL`, `MAX_TASK_STEPS`, ...), as the environment would set them.
+    pub agent_env: Vec<(&'static str, String)>,
 }
 
 impl Default for AppOptions {
@@ -42,7 +45,31 @@ impl Default for AppOptions {
                 window_seconds: 600,
             },
             data_dir: None,
+            agent_env: Vec::new(),
         }
+    }
+}
+
+impl AppOptions {
+    /// Options for an app whose model is the scripted server at `llm_base_url`.
+    pub fn with_llm(llm_base_url: &str) -> Self {
+        Self {
+            agent_env: vec![
+                ("LLM_BASE_URL", llm_base_url.to_owned()),
+                ("LLM_API_KEY", "test-llm-key".to_owned()),
+                ("LLM_MODEL", "scripted-model".to_owned()),
+                ("LLM_TIMEOUT_MS", "3000".to_owned()),
+                ("LLM_MAX_RETRIES", "2".to_owned()),
+            ],
+            ..Self::default()
+        }
+    }
+
+    /// Sets (or replaces) one agent variable.
+    pub fn set(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.agent_env.retain(|(k, _)| *k != name);
+        self.agent_env.push((name, value.into()));
+        self
     }
 }
 
@@ -68,7 +95,11 @@ pub fn test_config(opts: &AppOptions) -> Config {
     let mut cfg = Config::from_lookup(|k| match k {
         "JWT_SECRET" => Some(TEST_KEY.into()),
         "ALLOWED_ORIGINS" => Some(ALLOWED_ORIGIN.into()),
-        _ => None,
+        other => opts
+            .agent_env
+            .iter()
+            .find(|(n, _)| *n == other)
+            .map(|(_, v)| v.clone()),
     })
     .expect("test config");
     cfg.store = store;

@@ -102,6 +102,48 @@ pub fn split_args(args: &str) -> Vec<String> {
         .collect()
 }
 
+/// Splits a model's arguments: like [`split_args`], but inside quotes a backslash escapes the
+/// next character (models write `"say \"hi\""` despite being told not to).
+pub fn split_model_args(args: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut quote: Option<char> = None;
+    let mut chars = args.chars();
+    let mut any = false;
+    while let Some(c) = chars.next() {
+        any = true;
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) if c == '\\' => {
+                if let Some(next) = chars.next() {
+                    cur.push(next);
+                }
+            }
+            Some(_) => cur.push(c),
+            None if (c == '"' || c == '\'' || c == '`') && cur.trim().is_empty() && !quoted => {
+                cur.clear();
+                quoted = true;
+                quote = Some(c);
+            }
+            None if c == ',' => {
+                out.push(if quoted {
+                    std::mem::take(&mut cur)
+                } else {
+                    std::mem::take(&mut cur).trim().to_owned()
+                });
+                quoted = false;
+            }
+            None if quoted => {} // text after a closing quote is ignored
+            None => cur.push(c),
+        }
+    }
+    if any && (!cur.trim().is_empty() || quoted || !out.is_empty()) {
+        out.push(if quoted { cur } else { cur.trim().to_owned() });
+    }
+    out
+}
+
 fn element_id(raw: &str) -> Result<String, String> {
     let id = raw.trim();
     if id.is_empty()
@@ -136,6 +178,15 @@ fn number(raw: &str, what: &str, max: f64) -> Result<f64, String> {
 impl Action {
     /// Parses one action; the error says what is wrong, for the model to fix.
     pub fn parse(raw: &str) -> Result<Action, String> {
+        Self::parse_with(raw, split_args)
+    }
+
+    /// Parses one action as a model wrote it (backslash escapes inside quotes are resolved).
+    pub fn parse_model(raw: &str) -> Result<Action, String> {
+        Self::parse_with(raw, split_model_args)
+    }
+
+    fn parse_with(raw: &str, split: fn(&str) -> Vec<String>) -> Result<Action, String> {
         let s = raw.trim().trim_end_matches(';').trim();
         let (name, rest) = s
             .split_once('(')
@@ -143,7 +194,7 @@ impl Action {
         let inner = rest
             .strip_suffix(')')
             .ok_or_else(|| format!("`{s}` does not end with `)`"))?;
-        let args = split_args(inner);
+        let args = split(inner);
         let n = args.len();
         let arity = |want: usize| {
             if n == want {
@@ -411,6 +462,29 @@ mod tests {
             let e = Action::parse(s).expect_err(s);
             assert!(e.contains(why), "{s}: {e}");
         }
+    }
+
+    #[test]
+    fn model_escapes_are_resolved_and_requoted_for_the_client() {
+        let a = Action::parse_model(r#"setValue(1, "hello, \"world\"")"#).expect("ok");
+        assert_eq!(a, Action::SetValue("1".into(), "hello, \"world\"".into()));
+        assert_eq!(
+            a.to_client_string().expect("ok"),
+            r#"setValue(1, 'hello, "world"')"#
+        );
+        assert_eq!(
+            Action::parse_model("click( 10 )").expect("ok"),
+            Action::Click("10".into())
+        );
+        assert_eq!(
+            Action::parse_model("setValue(2, '')").expect("ok"),
+            Action::SetValue("2".into(), String::new())
+        );
+        assert_eq!(Action::parse_model("goBack()").expect("ok"), Action::GoBack);
+        assert_eq!(
+            Action::parse_model(r#"findText("a\\b")"#).expect("ok"),
+            Action::FindText("a\\b".into())
+        );
     }
 
     #[test]

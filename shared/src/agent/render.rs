@@ -265,11 +265,7 @@ fn render_dom(
     max: usize,
 ) -> (&'static str, String, Vec<String>) {
     if let Some(t) = templatized {
-        let compact: String = t
-            .lines()
-            .map(|l| collapse_ws(l))
-            .collect::<Vec<_>>()
-            .join("\n");
+        let compact: String = t.lines().map(collapse_ws).collect::<Vec<_>>().join("\n");
         if compact.len() <= max {
             return ("templatized", compact, Vec::new());
         }

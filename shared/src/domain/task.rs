@@ -95,6 +95,9 @@ pub struct Step {
     /// What the client reported about the previous action.
     #[serde(default)]
     pub client_outcome: Option<Value>,
+    /// The user's reply to a question, when this step's request carried one.
+    #[serde(default)]
+    pub user_input: Option<String>,
     #[serde(default)]
     pub usage: Option<Value>,
     #[serde(default)]

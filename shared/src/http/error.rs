@@ -66,6 +66,20 @@ pub fn classify(e: &Error) -> (StatusCode, &'static str, String) {
             "RATE_LIMIT",
             format!("Too many requests; retry after {retry_after_seconds} seconds"),
         ),
+        Error::MaxStepsExceeded { max } => (
+            S::BAD_REQUEST,
+            "MAX_STEPS_EXCEEDED",
+            format!("The task reached its limit of {max} steps and was marked failed"),
+        ),
+        Error::LlmNotConfigured => (
+            S::SERVICE_UNAVAILABLE,
+            "LLM_NOT_CONFIGURED",
+            format!(
+                "No language model is configured: set {} (and optionally LLM_BASE_URL, LLM_MODEL)",
+                crate::config::LLM_KEY_VARIABLES
+            ),
+        ),
+        Error::Upstream { code, message } => (S::BAD_GATEWAY, code, message.clone()),
         Error::RouteNotFound { method, path } => (
             S::NOT_FOUND,
             "NOT_FOUND",

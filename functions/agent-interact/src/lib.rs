@@ -1,0 +1,57 @@
+//! `POST /api/agent/interact`: one step of the action loop. The client sends the page, the URL
+//! and the instruction; the answer is the next action, flat, as CONTRACT.md describes. The
+//! step itself (load → decide → guard → persist) lives in `shared::agent::step`.
+
+use ::http::{Method, StatusCode};
+use shared::agent::request::validate;
+use shared::agent::step::{self, StepInput};
+use shared::auth::verify_bearer;
+use shared::http::{self, parse_json, Request, Response, RouteSpec};
+use shared::{AppContext, Error};
+
+/// The route this function serves.
+pub const ROUTE: RouteSpec = RouteSpec {
+    name: "agent-interact",
+    methods: &[Method::POST],
+    path: "/api/agent/interact",
+};
+
+/// Longest `Idempotency-Key` accepted.
+const MAX_IDEMPOTENCY_KEY: usize = 128;
+
+/// Lambda and local-api entry point.
+pub async fn handle(ctx: &AppContext, req: Request) -> Response {
+    http::serve(ctx, req, &ROUTE, interact).await
+}
+
+fn idempotency_key(req: &Request) -> Result<Option<String>, Error> {
+    let Some(v) = req.headers().get("idempotency-key") else {
+        return Ok(None);
+    };
+    let key = v.to_str().unwrap_or("").trim();
+    let ok = !key.is_empty()
+        && key.len() <= MAX_IDEMPOTENCY_KEY
+        && key.chars().all(|c| c.is_ascii_graphic());
+    if !ok {
+        return Err(Error::field(
+            "Idempotency-Key",
+            format!("must be 1 to {MAX_IDEMPOTENCY_KEY} visible ASCII characters"),
+        ));
+    }
+    Ok(Some(key.to_owned()))
+}
+
+async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
+    // The signature is checked here; revocation is checked with the step's other reads.
+    let principal = verify_bearer(ctx, req.headers())?;
+    let body: serde_json::Value = parse_json(&req)?;
+    let request = validate(&body)?;
+    let input = StepInput {
+        principal,
+        request,
+        request_id: http::request_id(&req),
+        idempotency_key: idempotency_key(&req)?,
+    };
+    let response = step::run(ctx, input).await?;
+    Ok(http::json(StatusCode::OK, &response))
+}

@@ -1,0 +1,77 @@
+//! `GET /api/knowledge/resolve?url=&query=` (internal, for debugging): whether the tenant has
+//! organisation knowledge for a page, and what it is. `url` may be an absolute URL or a bare
+//! hostname. A domain matching the tenant's allowed patterns is proxied to the extraction
+//! service; any other gets `hasOrgKnowledge: false` without an outbound call. Never 403.
+
+use ::http::{Method, StatusCode};
+use lambda_http::RequestExt;
+use serde_json::json;
+use shared::auth::authenticate;
+use shared::domain::site::host_of;
+use shared::http::{self, Request, Response, RouteSpec};
+use shared::{AppContext, Error};
+
+/// The route this function serves.
+pub const ROUTE: RouteSpec = RouteSpec {
+    name: "knowledge-resolve",
+    methods: &[Method::GET],
+    path: "/api/knowledge/resolve",
+};
+
+/// Lambda and local-api entry point.
+pub async fn handle(ctx: &AppContext, req: Request) -> Response {
+    http::serve(ctx, req, &ROUTE, resolve).await
+}
+
+async fn resolve(ctx: &AppContext, req: Request) -> Result<Response, Error> {
+    let principal = authenticate(ctx, req.headers()).await?;
+    let params = req.query_string_parameters();
+    let raw = params
+        .first("url")
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| Error::field("url", "is required"))?;
+    let query = params
+        .first("query")
+        .map(str::trim)
+        .filter(|q| !q.is_empty());
+    if query.is_some_and(|q| q.chars().count() > 10_000) {
+        return Err(Error::field("query", "must be at most 10000 characters"));
+    }
+    let host =
+        host_of(raw).ok_or_else(|| Error::field("url", "must be an absolute URL or a hostname"))?;
+    // A bare hostname is passed on as a URL, which is what the extraction service expects.
+    let url = if raw.contains("://") {
+        raw.to_owned()
+    } else {
+        format!("https://{host}/")
+    };
+
+    let domains = ctx.store.allowed_domains(&principal.tenant_id).await?;
+    if !domains.iter().any(|d| d.matches(&host)) {
+        return Ok(http::json(
+            StatusCode::OK,
+            &json!({ "allowed": true, "domain": host, "hasOrgKnowledge": false, "context": [] }),
+        ));
+    }
+    let knowledge = ctx.knowledge.as_ref().ok_or_else(|| Error::Upstream {
+        code: "UPSTREAM_ERROR",
+        message: "The knowledge extraction service is not configured (EXTRACTION_SERVICE_URL)"
+            .into(),
+    })?;
+    let result = knowledge
+        .resolve(&url, query, &principal.tenant_id)
+        .await
+        .map_err(|e| {
+            tracing::warn!(error = %e, "knowledge lookup failed");
+            Error::Upstream {
+                code: "UPSTREAM_ERROR",
+                message: "The knowledge extraction service failed".into(),
+            }
+        })?;
+    let mut body = json!({ "allowed": true, "domain": host, "hasOrgKnowledge": true, "context": result.context });
+    if let Some(c) = result.citations {
+        body["citations"] = serde_json::to_value(c).unwrap_or_default();
+    }
+    Ok(http::json(StatusCode::OK, &body))
+}

@@ -1,0 +1,411 @@
+//! The `POST /api/agent/interact` request, validated field by field: every problem is named
+//! (`interactiveTree[3].i`, `query`, ...), unknown fields are ignored.
+
+use serde_json::{Map, Value};
+
+use super::page::{truncate_chars, TreeNode};
+use crate::error::{Error, FieldProblem};
+
+/// Longest `dom` accepted, in characters.
+pub const MAX_DOM_CHARS: usize = 500_000;
+/// Longest `query`, in characters.
+pub const MAX_QUERY_CHARS: usize = 10_000;
+/// Node problems reported at most (a broken tree would otherwise flood the answer).
+const MAX_NODE_PROBLEMS: usize = 5;
+
+/// The page as sent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PageInput {
+    Tree(Vec<TreeNode>),
+    Dom(String),
+}
+
+/// What the client reported about the previous action.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastAction {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dom_changes: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_observations: Option<Value>,
+}
+
+impl LastAction {
+    pub fn is_empty(&self) -> bool {
+        *self == LastAction::default()
+    }
+}
+
+/// A validated interact request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InteractRequest {
+    pub url: String,
+    pub query: String,
+    pub page: PageInput,
+    pub dom_mode: Option<String>,
+    pub task_id: Option<String>,
+    pub session_id: Option<String>,
+    pub last_action: LastAction,
+    pub page_title: Option<String>,
+    pub viewport: Option<(f64, f64)>,
+}
+
+struct Problems(Vec<FieldProblem>);
+
+impl Problems {
+    fn add(&mut self, field: impl Into<String>, problem: impl Into<String>) {
+        self.0.push(FieldProblem::new(field, problem));
+    }
+}
+
+fn string_field(obj: &Map<String, Value>, name: &str, p: &mut Problems) -> Option<String> {
+    match obj.get(name) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            p.add(name, "must be a string");
+            None
+        }
+    }
+}
+
+fn object_field(obj: &Map<String, Value>, name: &str, p: &mut Problems) -> Option<Value> {
+    match obj.get(name) {
+        None | Some(Value::Null) => None,
+        Some(v @ Value::Object(_)) => Some(v.clone()),
+        Some(_) => {
+            p.add(name, "must be an object");
+            None
+        }
+    }
+}
+
+fn uuid_field(obj: &Map<String, Value>, name: &str, p: &mut Problems) -> Option<String> {
+    let s = string_field(obj, name, p)?;
+    match uuid::Uuid::parse_str(s.trim()) {
+        Ok(u) => Some(u.hyphenated().to_string()),
+        Err(_) => {
+            p.add(name, "must be a UUID");
+            None
+        }
+    }
+}
+
+fn enum_field(
+    obj: &Map<String, Value>,
+    name: &str,
+    allowed: &[&str],
+    p: &mut Problems,
+) -> Option<String> {
+    let s = string_field(obj, name, p)?;
+    if allowed.contains(&s.as_str()) {
+        Some(s)
+    } else {
+        p.add(name, format!("must be one of: {}", allowed.join(", ")));
+        None
+    }
+}
+
+fn numbers<const N: usize>(v: &Value) -> Option<[f64; N]> {
+    let a = v.as_array()?;
+    if a.len() != N {
+        return None;
+    }
+    let mut out = [0.0; N];
+    for (o, x) in out.iter_mut().zip(a) {
+        *o = x.as_f64()?;
+    }
+    Some(out)
+}
+
+fn tree_node(v: &Value, k: usize, p: &mut Problems) -> Option<TreeNode> {
+    let field = |f: &str| format!("interactiveTree[{k}].{f}");
+    let Some(o) = v.as_object() else {
+        p.add(format!("interactiveTree[{k}]"), "must be an object");
+        return None;
+    };
+    let i = match o.get("i") {
+        Some(Value::String(s)) => s.trim().to_owned(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    };
+    if i.is_empty()
+        || i.len() > 64
+        || i.chars()
+            .any(|c| c.is_whitespace() || "\"'`(),".contains(c))
+    {
+        p.add(
+            field("i"),
+            "must be a non-empty element id without spaces, quotes, commas or parentheses",
+        );
+        return None;
+    }
+    let text = |name: &str, max: usize| match o.get(name) {
+        Some(Value::String(s)) => Some(truncate_chars(s, max)),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(Value::Bool(b)) => Some(b.to_string()),
+        _ => None,
+    };
+    Some(TreeNode {
+        i,
+        r: text("r", 32).unwrap_or_default(),
+        n: text("n", 100).unwrap_or_default(),
+        v: text("v", 200),
+        s: text("s", 200),
+        xy: o.get("xy").and_then(numbers::<2>),
+        r#box: o.get("box").and_then(numbers::<4>),
+    })
+}
+
+/// Validates a parsed JSON body.
+pub fn validate(body: &Value) -> Result<InteractRequest, Error> {
+    let Some(obj) = body.as_object() else {
+        return Err(Error::field("body", "must be a JSON object"));
+    };
+    let mut p = Problems(Vec::new());
+
+    let url = match string_field(obj, "url", &mut p) {
+        None if !obj.contains_key("url") || obj["url"].is_null() => {
+            p.add("url", "is required");
+            None
+        }
+        None => None,
+        Some(u) => {
+            let u = u.trim().to_owned();
+            let ok = u.len() <= 4096
+                && reqwest::Url::parse(&u)
+                    .is_ok_and(|parsed| parsed.has_host() || parsed.scheme() == "file");
+            if !ok {
+                p.add("url", "must be an absolute URL");
+            }
+            ok.then_some(u)
+        }
+    };
+    let query = match string_field(obj, "query", &mut p) {
+        None if !obj.contains_key("query") || obj["query"].is_null() => {
+            p.add("query", "is required");
+            None
+        }
+        None => None,
+        Some(q) => {
+            let q = q.trim().to_owned();
+            if q.is_empty() {
+                p.add("query", "must not be empty");
+                None
+            } else if q.chars().count() > MAX_QUERY_CHARS {
+                p.add(
+                    "query",
+                    format!("must be at most {MAX_QUERY_CHARS} characters"),
+                );
+                None
+            } else {
+                Some(q)
+            }
+        }
+    };
+
+    let mut tree = None;
+    match obj.get("interactiveTree") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(nodes)) => {
+            let mut out = Vec::with_capacity(nodes.len());
+            let mut bad = 0;
+            for (k, n) in nodes.iter().enumerate() {
+                let mut local = Problems(Vec::new());
+                match tree_node(n, k, &mut local) {
+                    Some(node) => out.push(node),
+                    None => {
+                        bad += 1;
+                        if bad <= MAX_NODE_PROBLEMS {
+                            p.0.extend(local.0);
+                        }
+                    }
+                }
+            }
+            if bad > MAX_NODE_PROBLEMS {
+                p.add(
+                    "interactiveTree",
+                    format!("{bad} nodes are invalid; the first {MAX_NODE_PROBLEMS} are listed"),
+                );
+            }
+            tree = Some(out);
+        }
+        Some(_) => p.add("interactiveTree", "must be an array of nodes"),
+    }
+    let dom = string_field(obj, "dom", &mut p);
+    if dom
+        .as_ref()
+        .is_some_and(|d| d.chars().count() > MAX_DOM_CHARS)
+    {
+        p.add("dom", format!("must be at most {MAX_DOM_CHARS} characters"));
+    }
+    let page = match (tree, dom) {
+        (Some(t), _) if !t.is_empty() => Some(PageInput::Tree(t)),
+        (_, Some(d)) if !d.trim().is_empty() && d.chars().count() <= MAX_DOM_CHARS => {
+            Some(PageInput::Dom(d))
+        }
+        _ => None,
+    };
+    if page.is_none()
+        && !p
+            .0
+            .iter()
+            .any(|x| x.field.starts_with("interactiveTree") || x.field == "dom")
+    {
+        p.add(
+            "interactiveTree",
+            "a non-empty interactiveTree or dom is required",
+        );
+    }
+
+    let dom_mode = enum_field(
+        obj,
+        "domMode",
+        &["semantic", "skeleton", "hybrid", "full"],
+        &mut p,
+    );
+    let task_id = uuid_field(obj, "taskId", &mut p);
+    let session_id = uuid_field(obj, "sessionId", &mut p);
+    let last_action = LastAction {
+        status: enum_field(
+            obj,
+            "lastActionStatus",
+            &["success", "failure", "pending"],
+            &mut p,
+        ),
+        error: object_field(obj, "lastActionError", &mut p),
+        result: object_field(obj, "lastActionResult", &mut p),
+        dom_changes: object_field(obj, "domChanges", &mut p),
+        client_observations: object_field(obj, "clientObservations", &mut p),
+    };
+    let page_title = string_field(obj, "pageTitle", &mut p).map(|t| truncate_chars(t.trim(), 300));
+    let viewport = object_field(obj, "viewport", &mut p).and_then(|v| {
+        let (w, h) = (
+            v.get("width").and_then(Value::as_f64),
+            v.get("height").and_then(Value::as_f64),
+        );
+        match (w, h) {
+            (Some(w), Some(h)) if w > 0.0 && h > 0.0 => Some((w, h)),
+            _ => {
+                p.add(
+                    "viewport",
+                    "must be { width, height } with positive numbers",
+                );
+                None
+            }
+        }
+    });
+    if let Some(v) = obj.get("screenshot") {
+        if !(v.is_null() || v.is_string()) {
+            p.add("screenshot", "must be a base64 string or null");
+        }
+    }
+
+    match (url, query, page) {
+        (Some(url), Some(query), Some(page)) if p.0.is_empty() => Ok(InteractRequest {
+            url,
+            query,
+            page,
+            dom_mode,
+            task_id,
+            session_id,
+            last_action,
+            page_title,
+            viewport,
+        }),
+        _ => Err(Error::Validation(p.0)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fields(body: Value) -> Vec<String> {
+        match validate(&body) {
+            Err(Error::Validation(p)) => p.into_iter().map(|x| x.field).collect(),
+            other => panic!("expected validation error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_captured_first_step_validates() {
+        let body = json!({"url": "http://127.0.0.1:3000/test-page", "query": "Click the Press me button", "tabId": 1123291683,
+            "sessionId": "8131ab15-75ec-448e-80c7-8ef0a28fb1e3", "screenshot": null, "domMode": "semantic",
+            "interactiveTree": [{"i": "1", "r": "inp", "n": "Search box", "xy": [97, 90], "box": [8, 80, 177, 21]},
+                                {"i": "10", "r": "btn", "n": "Press me", "xy": [225, 90], "box": [189, 80, 72, 21]}],
+            "viewport": {"width": 780, "height": 437}, "pageTitle": "Probe Page"});
+        let r = validate(&body).expect("valid");
+        assert_eq!(r.viewport, Some((780.0, 437.0)));
+        let PageInput::Tree(nodes) = &r.page else {
+            panic!("tree")
+        };
+        assert_eq!(nodes[1].i, "10");
+        assert_eq!(
+            r.session_id.as_deref(),
+            Some("8131ab15-75ec-448e-80c7-8ef0a28fb1e3")
+        );
+    }
+
+    #[test]
+    fn every_bad_field_is_named() {
+        let f = fields(
+            json!({ "query": "", "taskId": "task-1", "lastActionStatus": "done", "domMode": "x", "dom": 5 }),
+        );
+        for want in [
+            "url",
+            "query",
+            "taskId",
+            "lastActionStatus",
+            "domMode",
+            "dom",
+        ] {
+            assert!(f.contains(&want.to_string()), "{want} missing from {f:?}");
+        }
+        let f = fields(json!({ "url": "not a url", "query": "q", "interactiveTree": [] }));
+        assert_eq!(f, vec!["url", "interactiveTree"]);
+        let f = fields(
+            json!({ "url": "https://a.com", "query": "q", "interactiveTree": [{"i": ""}, {"r": "btn"}, 7] }),
+        );
+        assert_eq!(
+            f,
+            vec![
+                "interactiveTree[0].i",
+                "interactiveTree[1].i",
+                "interactiveTree[2]"
+            ]
+        );
+        let f = fields(
+            json!({ "url": "https://a.com", "query": "q", "dom": "x".repeat(MAX_DOM_CHARS + 1) }),
+        );
+        assert_eq!(f, vec!["dom"]);
+        let f = fields(
+            json!({ "url": "https://a.com", "query": "q".repeat(MAX_QUERY_CHARS + 1), "dom": "<a id=1>x</a>" }),
+        );
+        assert_eq!(f, vec!["query"]);
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored_and_long_names_cut() {
+        let r = validate(
+            &json!({ "url": "https://a.com/x", "query": " q ", "futureField": {"x": 1},
+            "interactiveTree": [{"i": 5, "r": "btn", "n": "n".repeat(300)}] }),
+        )
+        .expect("valid");
+        assert_eq!(r.query, "q");
+        let PageInput::Tree(nodes) = r.page else {
+            panic!("tree")
+        };
+        assert_eq!(
+            (nodes[0].i.as_str(), nodes[0].n.chars().count()),
+            ("5", 100)
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! Scripted HTTP servers on loopback standing in for the services behind this one: an
+//! OpenAI-compatible chat-completions endpoint that answers a queue of canned replies and
+//! records every request it got, and a knowledge extraction service.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::{json, Value};
+
+/// One scripted answer of the model server.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A completion with this message content.
+    Content(String),
+    /// An HTTP error status.
+    Status(u16),
+    /// Wait, then answer with the content.
+    Slow(Duration, String),
+}
+
+impl Reply {
+    /// A well-formed answer.
+    pub fn action(thought: &str, action: &str) -> Self {
+        Reply::Content(format!(
+            "<Thought>{thought}</Thought>\n<Action>{action}</Action>"
+        ))
+    }
+}
+
+type Handler = Arc<dyn Fn(hyper::Request<()>, Value, &str) -> (u16, Value, Duration) + Send + Sync>;
+
+async fn serve(handler: Handler) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let handler = handler.clone();
+            let svc = service_fn(move |req: hyper::Request<Incoming>| {
+                let handler = handler.clone();
+                async move {
+                    let (parts, body) = req.into_parts();
+                    let bytes = body
+                        .collect()
+                        .await
+                        .map(|b| b.to_bytes())
+                        .unwrap_or_default();
+                    let json: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+                    let query = parts.uri.query().unwrap_or("").to_owned();
+                    let (status, body, delay) =
+                        handler(hyper::Request::from_parts(parts, ()), json, &query);
+                    if !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
+                    let mut resp = hyper::Response::new(Full::new(Bytes::from(body.to_string())));
+                    *resp.status_mut() =
+                        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::OK);
+                    resp.headers_mut()
+                        .insert("content-type", "application/json".parse().expect("header"));
+                    Ok::<_, Infallible>(resp)
+                }
+            });
+            tokio::spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), svc));
+        }
+    });
+    addr
+}
+
+#[derive(Default)]
+struct LlmState {
+    script: VecDeque<Reply>,
+    requests: Vec<Value>,
+    authorization: Vec<String>,
+}
+
+/// The scripted model server.
+#[derive(Clone)]
+pub struct ScriptedLlm {
+    pub base_url: String,
+    state: Arc<Mutex<LlmState>>,
+}
+
+impl ScriptedLlm {
+    pub async fn start() -> Self {
+        let state = Arc::new(Mutex::new(LlmState::default()));
+        let st = state.clone();
+        let addr = serve(Arc::new(move |req, body, _| {
+            let mut s = st.lock().expect("lock");
+            if !req.uri().path().ends_with("/chat/completions") || req.method() != hyper::Method::POST {
+                return (404, json!({ "error": "not found" }), Duration::ZERO);
+            }
+            s.authorization.push(
+                req.headers().get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned(),
+            );
+            let prompt_chars: usize = body["messages"]
+                .as_array()
+                .map(|m| m.iter().filter_map(|x| x["content"].as_str()).map(str::len).sum())
+                .unwrap_or(0);
+            s.requests.push(body);
+            let completion = |content: String| {
+                json!({
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion",
+                    "choices": [{ "index": 0, "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }],
+                    "usage": { "prompt_tokens": prompt_chars / 4, "completion_tokens": 20 }
+                })
+            };
+            match s.script.pop_front() {
+                Some(Reply::Content(c)) => (200, completion(c), Duration::ZERO),
+                Some(Reply::Slow(d, c)) => (200, completion(c), d),
+                Some(Reply::Status(code)) => (code, json!({ "error": { "message": "scripted failure" } }), Duration::ZERO),
+                None => (500, json!({ "error": { "message": "script exhausted" } }), Duration::ZERO),
+            }
+        }))
+        .await;
+        Self {
+            base_url: format!("http://{addr}/v1"),
+            state,
+        }
+    }
+
+    /// Queues replies, answered in order.
+    pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
+        self.state.lock().expect("lock").script.extend(replies);
+    }
+
+    /// Every request body received so far.
+    pub fn requests(&self) -> Vec<Value> {
+        self.state.lock().expect("lock").requests.clone()
+    }
+
+    /// The `Authorization` headers received.
+    pub fn authorization(&self) -> Vec<String> {
+        self.state.lock().expect("lock").authorization.clone()
+    }
+
+    /// The user message of request `k` (the prompt proper).
+    pub fn user_prompt(&self, k: usize) -> String {
+        self.requests()[k]["messages"][1]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
+    }
+}
+
+#[derive(Default)]
+struct KnowledgeState {
+    answer: Option<(u16, Value)>,
+    queries: Vec<String>,
+}
+
+/// The scripted knowledge extraction service.
+#[derive(Clone)]
+pub struct ScriptedKnowledge {
+    pub base_url: String,
+    state: Arc<Mutex<KnowledgeState>>,
+}
+
+impl ScriptedKnowledge {
+    pub async fn start() -> Self {
+        let state = Arc::new(Mutex::new(KnowledgeState::default()));
+        let st = state.clone();
+        let addr = serve(Arc::new(move |req, _, query| {
+            let mut s = st.lock().expect("lock");
+            if req.uri().path() != "/api/knowledge/resolve" {
+                return (404, json!({}), Duration::ZERO);
+            }
+            s.queries.push(query.to_owned());
+            let (status, body) = s.answer.clone().unwrap_or((200, json!({ "context": [] })));
+            (status, body, Duration::ZERO)
+        }))
+        .await;
+        Self {
+            base_url: format!("http://{addr}"),
+            state,
+        }
+    }
+
+    /// Sets the answer to every lookup.
+    pub fn answer(&self, status: u16, body: Value) {
+        self.state.lock().expect("lock").answer = Some((status, body));
+    }
+
+    /// Raw query strings of the lookups received.
+    pub fn queries(&self) -> Vec<String> {
+        self.state.lock().expect("lock").queries.clone()
+    }
+}
