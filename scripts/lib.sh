@@ -22,12 +22,17 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
-# wait_http URL SECONDS: waits until URL answers with any HTTP status.
+# wait_http URL SECONDS [PID]: waits until URL answers with any HTTP status; gives up early
+# when the process PID (the server being waited for) has exited.
 wait_http() {
-  local url="$1" deadline=$((SECONDS + $2))
+  local url="$1" deadline=$((SECONDS + $2)) pid="${3:-}"
   until curl -s -o /dev/null "$url"; do
     if [ "$SECONDS" -ge "$deadline" ]; then
       echo "timed out waiting for $url" >&2
+      return 1
+    fi
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+      echo "the server for $url exited" >&2
       return 1
     fi
     sleep 0.2
@@ -42,7 +47,7 @@ start_moto() {
   moto_server -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
   MOTO_PID=$!
   export MOTO_ENDPOINT="http://127.0.0.1:$port"
-  wait_http "$MOTO_ENDPOINT/moto-api/" 60
+  wait_http "$MOTO_ENDPOINT/moto-api/" 60 "$MOTO_PID"
   # Let state machines execute, without Docker for Lambda.
   curl -s -o /dev/null -X POST "$MOTO_ENDPOINT/moto-api/config" \
     -H 'content-type: application/json' \

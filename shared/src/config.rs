@@ -197,7 +197,13 @@ impl AgentConfig {
                 })
             }
         };
-        let chars_per_token: f64 = parse_num(&get, "PROMPT_CHARS_PER_TOKEN", 3.3, 1.0, 8.0)?;
+        let chars_per_token: f64 = parse_num(
+            &get,
+            "PROMPT_CHARS_PER_TOKEN",
+            crate::agent::render::DEFAULT_CHARS_PER_TOKEN,
+            1.0,
+            8.0,
+        )?;
         Ok(Self {
             llm,
             knowledge,
@@ -380,8 +386,8 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
     ),
     (
         "PROMPT_CHARS_PER_TOKEN",
-        "3.3",
-        "characters per token assumed when budgeting",
+        "2.5",
+        "characters per token assumed when budgeting (measured on rendered pages)",
     ),
     ("RUST_LOG", "info", "log filter (tracing EnvFilter syntax)"),
 ];

@@ -181,6 +181,25 @@ pub trait SessionStore: Send + Sync {
         session_id: &str,
         messages: &[Message],
         create_if_missing: Option<&Session>,
+    ) -> StoreResult<Vec<Message>> {
+        self.append_messages_after(
+            tenant_id,
+            session_id,
+            messages,
+            create_if_missing,
+            KnownSession::Unknown,
+        )
+        .await
+    }
+    /// Like [`SessionStore::append_messages`], starting from what the caller has just read about
+    /// the session (saves a read; a stale view only costs a retry).
+    async fn append_messages_after(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        messages: &[Message],
+        create_if_missing: Option<&Session>,
+        known: KnownSession<'_>,
     ) -> StoreResult<Vec<Message>>;
     /// Messages in ascending sequence, optionally only those after `since`.
     async fn messages(
@@ -190,6 +209,17 @@ pub trait SessionStore: Send + Sync {
         since: Option<DateTime<Utc>>,
         limit: usize,
     ) -> StoreResult<Vec<Message>>;
+}
+
+/// What a caller already knows about a session.
+#[derive(Debug, Clone, Copy)]
+pub enum KnownSession<'a> {
+    /// Nothing: read it.
+    Unknown,
+    /// Just read: it does not exist.
+    Missing,
+    /// Just read: this is it.
+    Present(&'a Session),
 }
 
 /// State of an idempotency key.

@@ -15,6 +15,10 @@ use tokio::process::{Child, Command};
 
 /// Environment variables the binaries read; cleared so the host's settings cannot leak in.
 const CONFIG_VARS: &[&str] = &[
+    "LLM_API_KEY",
+    "OPENAI_API_KEY",
+    "LLM_BASE_URL",
+    "EXTRACTION_SERVICE_URL",
     "JWT_SECRET",
     "STORE",
     "DATA_DIR",

@@ -22,8 +22,8 @@ use crate::domain::{
     DomainPattern, Email, Message, Session, Step, Task, TaskRef, TaskStatus, Tenant, User,
 };
 use crate::ports::{
-    IdempotencyStore, RateLimitStore, Reservation, RevokedTokenStore, SessionStore, StoreError,
-    StoreResult, TaskStore, TenantStore, UserStore,
+    IdempotencyStore, KnownSession, RateLimitStore, Reservation, RevokedTokenStore, SessionStore,
+    StoreError, StoreResult, TaskStore, TenantStore, UserStore,
 };
 
 /// How often a conditional write that lost a race is retried before giving up.
@@ -751,13 +751,15 @@ impl SessionStore for TableStore {
             .await
     }
 
-    async fn append_messages(
+    async fn append_messages_after(
         &self,
         tenant_id: &str,
         session_id: &str,
         messages: &[Message],
         create_if_missing: Option<&Session>,
+        known: KnownSession<'_>,
     ) -> StoreResult<Vec<Message>> {
+        let mut known = known;
         if messages.len() + 1 > super::table::MAX_TRANSACTION_WRITES {
             return Err(StoreError::Internal(
                 "too many messages for one append".into(),
@@ -767,7 +769,15 @@ impl SessionStore for TableStore {
         let sk = keys::session_sk(session_id);
         for _ in 0..RACE_RETRIES {
             let now = self.now();
-            let existing = self.session(tenant_id, session_id).await?;
+            let existing = match std::mem::replace(&mut known, KnownSession::Unknown) {
+                KnownSession::Present(s)
+                    if s.tenant_id == tenant_id && s.session_id == session_id =>
+                {
+                    Some(s.clone())
+                }
+                KnownSession::Missing => None,
+                _ => self.session(tenant_id, session_id).await?,
+            };
             let (base, session_write) = match (&existing, create_if_missing) {
                 (Some(s), _) => (s.clone(), None),
                 (None, Some(new)) => (new.clone(), Some(new)),

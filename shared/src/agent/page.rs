@@ -59,9 +59,10 @@ pub const KEPT_ATTRIBUTES: &[&str] = &[
 /// Attributes that carry the element id, most specific first.
 pub const ID_ATTRIBUTES: &[&str] = &["data-element-id", "data-id", "id"];
 
-/// Elements whose content never reaches the model.
+/// Elements whose content never reaches the model. (`head` is not among them: real pages
+/// often leave it implicitly closed; its `title`, scripts and styles are skipped one by one.)
 const SKIPPED: &[&str] = &[
-    "script", "style", "noscript", "template", "svg", "head", "iframe", "object",
+    "script", "style", "noscript", "template", "svg", "iframe", "object", "title",
 ];
 
 /// An element or a text run of a parsed DOM.
@@ -247,21 +248,32 @@ fn is_heading(tag: &str) -> bool {
     matches!(tag, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
 }
 
+/// An open element on the builder's stack: a node, or a skipped region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Node(usize),
+    Skipped(usize),
+}
+
 #[derive(Default)]
 struct Builder {
     nodes: Vec<DomNode>,
-    stack: Vec<usize>,
-    skip: usize,
+    stack: Vec<Slot>,
+    skipped_regions: usize,
     text: String,
 }
 
 impl Builder {
+    fn skipping(&self) -> bool {
+        self.stack.iter().any(|s| matches!(s, Slot::Skipped(_)))
+    }
+
     fn flush_text(&mut self) {
         if self.text.is_empty() {
             return;
         }
         let text = collapse_ws(&std::mem::take(&mut self.text));
-        if text.is_empty() || self.skip > 0 {
+        if text.is_empty() || self.skipping() {
             return;
         }
         let idx = self.nodes.len();
@@ -270,21 +282,30 @@ impl Builder {
     }
 
     fn attach(&mut self, idx: usize) {
-        let parent = *self.stack.last().unwrap_or(&0);
+        let parent = self
+            .stack
+            .iter()
+            .rev()
+            .find_map(|s| match s {
+                Slot::Node(i) => Some(*i),
+                Slot::Skipped(_) => None,
+            })
+            .unwrap_or(0);
         if let Some(DomNode::Element { children, .. }) = self.nodes.get_mut(parent) {
             children.push(idx);
         }
     }
 
-    fn open(&mut self, el: &Element<'_, '_>) -> Option<usize> {
+    /// Handles a start tag; returns the slot to push when the element has content.
+    fn open(&mut self, el: &Element<'_, '_>) -> Option<Slot> {
         self.flush_text();
-        let tag = el.tag_name().to_ascii_lowercase();
-        if SKIPPED.contains(&tag.as_str()) {
-            self.skip += 1;
+        if self.skipping() {
             return None;
         }
-        if self.skip > 0 {
-            return None;
+        let tag = el.tag_name().to_ascii_lowercase();
+        if SKIPPED.contains(&tag.as_str()) {
+            self.skipped_regions += 1;
+            return Some(Slot::Skipped(self.skipped_regions));
         }
         let id = ID_ATTRIBUTES.iter().find_map(|a| {
             el.get_attribute(a)
@@ -305,19 +326,15 @@ impl Builder {
             children: Vec::new(),
         });
         self.attach(idx);
-        Some(idx)
+        Some(Slot::Node(idx))
     }
 
-    fn close(&mut self, idx: Option<usize>, skipped: bool) {
+    /// Handles an end tag: closes the slot and anything left open inside it (elements whose end
+    /// tags were missing), so one unclosed element cannot swallow the rest of the page.
+    fn close(&mut self, slot: Slot) {
         self.flush_text();
-        if skipped {
-            self.skip = self.skip.saturating_sub(1);
-            return;
-        }
-        if let Some(idx) = idx {
-            if let Some(pos) = self.stack.iter().rposition(|&i| i == idx) {
-                self.stack.truncate(pos);
-            }
+        if let Some(pos) = self.stack.iter().rposition(|s| *s == slot) {
+            self.stack.truncate(pos);
         }
     }
 }
@@ -332,27 +349,24 @@ impl DomTree {
                 attrs: Vec::new(),
                 children: Vec::new(),
             }],
-            stack: vec![0],
+            stack: vec![Slot::Node(0)],
             ..Builder::default()
         }));
         let on_el = state.clone();
         let on_text = state.clone();
         let settings = RewriteStrSettings {
             element_content_handlers: vec![element!("*", move |el| {
-                let skipped_tag = SKIPPED.contains(&el.tag_name().to_ascii_lowercase().as_str());
-                let idx = on_el.borrow_mut().open(el);
-                let can_close = el.can_have_content() && !el.is_self_closing();
-                if let (true, Some(handlers)) = (can_close, el.end_tag_handlers()) {
-                    if let Some(i) = idx {
-                        on_el.borrow_mut().stack.push(i);
+                let slot = on_el.borrow_mut().open(el);
+                let has_content = el.can_have_content() && !el.is_self_closing();
+                if let (Some(slot), true) = (slot, has_content) {
+                    if let Some(handlers) = el.end_tag_handlers() {
+                        on_el.borrow_mut().stack.push(slot);
+                        let st = on_el.clone();
+                        handlers.push(Box::new(move |_end| {
+                            st.borrow_mut().close(slot);
+                            Ok(())
+                        }));
                     }
-                    let st = on_el.clone();
-                    handlers.push(Box::new(move |_end| {
-                        st.borrow_mut().close(idx, skipped_tag);
-                        Ok(())
-                    }));
-                } else if skipped_tag {
-                    on_el.borrow_mut().skip -= 1;
                 }
                 Ok(())
             })],
@@ -715,6 +729,17 @@ mod tests {
             })
             .collect();
         assert_eq!(texts.join("|"), "keep|me");
+    }
+
+    #[test]
+    fn an_unclosed_head_or_skipped_element_does_not_swallow_the_page() {
+        let t = DomTree::parse(
+            "<html><head><title>T</title><meta charset=utf-8><body><a id=\"1\">x</a></body></html>",
+        );
+        assert_eq!(t.ids(), vec!["1"]);
+        let t = DomTree::parse("<div><svg><path d=\"M0\"></div><a id=\"2\">after</a>");
+        assert_eq!(t.ids(), vec!["2"], "the svg ends with its parent");
+        assert!(!t.text_of(0).contains('T'));
     }
 
     #[test]

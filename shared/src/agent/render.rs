@@ -15,7 +15,7 @@ use super::page::{collapse_ws, truncate_chars, DomNode, DomTree, Page, PageConte
 
 /// Characters per token assumed when budgeting (measured on rendered corpus pages with the
 /// o200k tokenizer by the benchmark).
-pub const DEFAULT_CHARS_PER_TOKEN: f64 = 3.3;
+pub const DEFAULT_CHARS_PER_TOKEN: f64 = 2.5;
 
 /// How much of the prompt a page may take.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -309,14 +309,44 @@ fn render_dom(
         30,
         Some(&["type", "name", "role", "placeholder", "aria-label"]),
     );
+    if tight.len() <= max {
+        return (
+            "element-list-tight",
+            tight,
+            vec![
+                loose,
+                "page structure left out; labels cut to 30 characters; most attributes left out"
+                    .into(),
+            ],
+        );
+    }
+    let minimal = element_lines(tree, 16, Some(&[]));
     let mut notes = vec![
         loose,
-        "page structure left out; labels cut to 30 characters; most attributes left out".to_owned(),
+        "page structure and attributes left out; labels cut to 16 characters".to_owned(),
     ];
-    if tight.len() > max {
+    if minimal.len() > max {
         notes.push("the page exceeds the budget even so: every element is still listed".into());
     }
-    ("element-list-tight", tight, notes)
+    ("element-list-minimal", minimal, notes)
+}
+
+/// The element ids a rendering shows (for checks and benchmarks): `[id]` lines of list forms,
+/// or the ids of the markup when parsed again.
+pub fn ids_in(rendered: &Rendered) -> std::collections::HashSet<String> {
+    if rendered.form.starts_with("element-list") || rendered.form.starts_with("tree") {
+        rendered
+            .text
+            .lines()
+            .filter_map(|l| {
+                l.strip_prefix('[')?
+                    .split_once(']')
+                    .map(|(id, _)| id.to_owned())
+            })
+            .collect()
+    } else {
+        Page::from_dom(&rendered.text).ids
+    }
 }
 
 #[cfg(test)]
@@ -357,6 +387,20 @@ mod tests {
             tiny.text
         );
         assert!(tiny.notes.iter().any(|n| n.contains("exceeds the budget")));
+    }
+
+    #[test]
+    fn every_form_keeps_every_dom_id() {
+        let text = "Some words here. ".repeat(30);
+        let dom = format!("T1: <li><a id=$1>$2</a></li>\n\n<ul>{{T1(4,\"A\")}}{{T1(5,\"B\")}}</ul><p>{text}</p><input id=\"6\" placeholder=\"Search the whole catalogue\">");
+        let p = Page::from_dom(&dom);
+        let mut forms = std::collections::BTreeSet::new();
+        for tokens in (1..=800).step_by(7) {
+            let r = render(&p, budget(tokens));
+            assert_eq!(ids_in(&r), p.ids, "form {} at {tokens}", r.form);
+            forms.insert(r.form);
+        }
+        assert!(forms.len() >= 5, "{forms:?}");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! One interact step as named phases over a small serializable [`StepContext`]:
 //!
-//! 1. [`load`]: idempotency, rate limits, the task (leased, so one request at a time), its
-//!    history, the session and the tenant's allowed domains — one concurrent round of store
-//!    calls — then organisation knowledge when the page's domain is allowed.
+//! 1. [`load`]: token revocation, idempotency, rate limits, the task (leased, so one request
+//!    at a time), its history, the session and the tenant's allowed domains — one concurrent
+//!    round of store calls — then organisation knowledge when the page's domain is allowed.
 //! 2. [`decide`]: render the page within budget, build the prompt, ask the model.
 //! 3. [`guard`]: the answer must parse, be in the grammar, be quotable for the client and name
 //!    an element of this request's page; otherwise the model gets one retry with the problem
@@ -33,7 +33,7 @@ use crate::domain::{Message, MessageRole, Session, SessionStatus, Step, Task, Ta
 use crate::error::Error;
 use crate::knowledge::KnowledgeChunk;
 use crate::llm::{ChatMessage, LlmError};
-use crate::ports::{Reservation, StoreError};
+use crate::ports::{KnownSession, Reservation, StoreError};
 
 /// How long an idempotency key remembers its response.
 const IDEMPOTENCY_HOURS: i64 = 24;
@@ -85,6 +85,8 @@ pub struct StepContext {
     pub session_id: String,
     /// Set when the session must be created with this step.
     pub new_session: Option<Session>,
+    /// The session as read in `load`, when it exists (saves a read when appending messages).
+    pub session: Option<Session>,
     /// The user's reply carried by this request (after an `ask_user`).
     pub user_input: Option<String>,
     pub history: Vec<Step>,
@@ -416,6 +418,7 @@ pub async fn load(ctx: &AppContext, input: &StepInput) -> Result<Loaded, Error> 
         task_id,
         session_id,
         new_session,
+        session,
         user_input,
         history,
         has_org_knowledge,
@@ -663,11 +666,16 @@ pub async fn persist(
     };
     let (written, stored_messages, snapshot) = tokio::join!(
         task_write,
-        store.append_messages(
+        store.append_messages_after(
             &step.tenant_id,
             &step.session_id,
             &messages,
-            step.new_session.as_ref()
+            step.new_session.as_ref(),
+            match (&step.session, &step.new_session) {
+                (Some(s), _) => KnownSession::Present(s),
+                (None, Some(_)) => KnownSession::Missing,
+                (None, None) => KnownSession::Unknown,
+            },
         ),
         ctx.snapshots
             .put_snapshot(&step.tenant_id, &step.task_id, step.step_index, &raw_page),

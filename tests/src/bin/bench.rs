@@ -14,7 +14,6 @@ use std::sync::Arc;
 use api_tests::delayed::DelayedTable;
 use api_tests::runtime_api::{Outcome, RuntimeApi};
 use api_tests::{apigw_event, workspace_binary, AppOptions, TestApp, TEST_KEY};
-use chrono::Duration as ChronoDuration;
 use serde_json::json;
 use shared::adapters::snapshots::MemorySnapshotStore;
 use shared::adapters::table::TableBackend;
@@ -197,6 +196,8 @@ async fn main() {
 
     cleanup_starts(runs).await;
     round_trips().await;
+    interact_overhead(runs).await;
+    prompt_tokens();
 
     // Login latency over HTTP (local-api router, in-memory store) and argon2 alone.
     let mut opts = AppOptions::default();
@@ -317,7 +318,7 @@ async fn cleanup_starts(runs: usize) {
 }
 
 /// An app whose table answers every call after `delay`.
-async fn delayed_app(delay: Duration) -> (TestApp, Arc<DelayedTable>) {
+async fn delayed_app(delay: Duration, llm_base_url: &str) -> (TestApp, Arc<DelayedTable>) {
     let clock = Arc::new(ManualClock::new(SystemClock.now()));
     let inner: Arc<dyn TableBackend> =
         Arc::new(shared::adapters::sqlite::SqliteTable::in_memory().expect("table"));
@@ -327,12 +328,8 @@ async fn delayed_app(delay: Duration) -> (TestApp, Arc<DelayedTable>) {
         store: Arc::new(TableStore::new(table.clone(), dyn_clock)),
         snapshots: Arc::new(MemorySnapshotStore::default()),
     };
-    let app = TestApp::spawn_on(
-        api_tests::test_config(&AppOptions::default()),
-        stores,
-        clock,
-    )
-    .await;
+    let opts = AppOptions::with_llm(llm_base_url).set("INTERACT_RATE_PER_USER", "100000");
+    let app = TestApp::spawn_on(api_tests::test_config(&opts), stores, clock).await;
     app.seed_user("acme", "ada@acme.com", "s3cret-password")
         .await;
     (app, table)
@@ -363,19 +360,28 @@ async fn round_trips() {
         "POST /api/v1/auth/login 401",
         "GET /api/v1/auth/session 200",
         "POST /api/v1/auth/logout 204",
-        "interact-shaped step (lease+load, snapshot, append step)",
+        "POST /api/agent/interact, new task",
+        "POST /api/agent/interact, next step",
     ];
+    let llm = api_tests::scripted::ScriptedLlm::start().await;
+    let body = json!({ "sessionId": uuid::Uuid::new_v4().to_string(), "url": "https://www.example.com/", "query": "Press the button",
+        "interactiveTree": [{ "i": "10", "r": "btn", "n": "Press me" }] });
     for (k, name) in names.iter().enumerate() {
         let mut medians = Vec::new();
         let mut calls = 0;
         for delay in [0, DELAY_MS] {
-            let (app, table) = delayed_app(Duration::from_millis(delay)).await;
+            let (app, table) = delayed_app(Duration::from_millis(delay), &llm.base_url).await;
             let mut times = Vec::new();
             for _ in 0..REPS {
                 let token = app.login("ada@acme.com", "s3cret-password").await;
-                let task =
-                    api_tests::conformance::task("acme", None, &ManualClock::new(app.clock.now()));
-                app.ctx.store.create_task(&task).await.expect("task");
+                llm.push([api_tests::scripted::Reply::action("Press it.", "click(10)")]);
+                let mut next = body.clone();
+                if k == 5 {
+                    llm.push([api_tests::scripted::Reply::action("Press it.", "click(10)")]);
+                    let first = interact(&app, &token, &body).await;
+                    next["taskId"] = first["taskId"].clone();
+                    next["lastActionStatus"] = json!("success");
+                }
                 let (c, ms) = measure(&table, || async {
                     match k {
                         0 => assert_eq!(
@@ -388,7 +394,8 @@ async fn round_trips() {
                         ),
                         2 => assert_eq!(app.get_session(&token).await.status(), 200),
                         3 => assert_eq!(app.logout(Some(&token)).await.status(), 204),
-                        _ => interact_shaped_step(&app, &task).await,
+                        4 => assert_eq!(interact(&app, &token, &body).await["action"], "click(10)"),
+                        _ => assert_eq!(interact(&app, &token, &next).await["action"], "click(10)"),
                     }
                 })
                 .await;
@@ -408,27 +415,330 @@ async fn round_trips() {
     }
 }
 
-/// What one interact step does with the stores: take the task's lease (which returns the
-/// task), store the page snapshot alongside, then append the step.
-async fn interact_shaped_step(app: &TestApp, task: &shared::domain::Task) {
-    let clock = ManualClock::new(app.clock.now());
-    let ctx = &app.ctx;
-    let now = app.clock.now();
-    let (lease, snap) = tokio::join!(
-        ctx.store.acquire_lease(
-            "acme",
-            &task.id,
-            "bench",
-            now + ChronoDuration::seconds(30),
-            now
-        ),
-        ctx.snapshots
-            .put_snapshot("acme", &task.id, 0, b"<html>page</html>"),
-    );
-    lease.expect("lease");
-    snap.expect("snapshot");
-    ctx.store
-        .append_step(&api_tests::conformance::step(task, 0, &clock))
+/// One interact request; the answer body.
+async fn interact(app: &TestApp, token: &str, body: &serde_json::Value) -> serde_json::Value {
+    app.client
+        .post(app.url("/api/agent/interact"))
+        .bearer_auth(token)
+        .json(body)
+        .send()
         .await
-        .expect("step");
+        .expect("send")
+        .json()
+        .await
+        .expect("json")
+}
+
+/// The corpus directory (beside the repository).
+fn corpus_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
+}
+
+/// Annotates a page the way the extension's fallback mode does: every link, button, input,
+/// select, textarea and element with an interactive ARIA role gets `data-element-id` 0..N in
+/// document order. Returns the annotated HTML and N.
+fn annotate(html: &str) -> (String, usize) {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    const ROLES: &[&str] = &[
+        "button",
+        "link",
+        "checkbox",
+        "radio",
+        "menuitem",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "tab",
+        "switch",
+        "slider",
+        "option",
+        "combobox",
+        "textbox",
+        "searchbox",
+        "treeitem",
+        "spinbutton",
+    ];
+    let n = Rc::new(Cell::new(0usize));
+    let counter = n.clone();
+    let out = lol_html::rewrite_str(
+        html,
+        lol_html::RewriteStrSettings {
+            element_content_handlers: vec![lol_html::element!("*", move |el| {
+                let tag = el.tag_name().to_ascii_lowercase();
+                let role = el
+                    .get_attribute("role")
+                    .unwrap_or_default()
+                    .to_ascii_lowercase();
+                if matches!(
+                    tag.as_str(),
+                    "a" | "button" | "input" | "select" | "textarea"
+                ) || ROLES.contains(&role.as_str())
+                {
+                    let id = counter.get();
+                    el.set_attribute("data-element-id", &id.to_string())?;
+                    counter.set(id + 1);
+                }
+                Ok(())
+            })],
+            ..lol_html::RewriteStrSettings::new()
+        },
+    )
+    .unwrap_or_else(|_| html.to_owned());
+    (out, n.get())
+}
+
+/// Prompt tokens of raw vs rendered pages, and the share of element ids kept.
+fn prompt_tokens() {
+    use shared::agent::page::Page;
+    use shared::agent::render::{ids_in, render, Budget};
+    let Ok(bpe) = tiktoken_rs::o200k_base() else {
+        println!("prompt tokens: tokenizer unavailable");
+        return;
+    };
+    let budget = Budget {
+        max_tokens: 6_000,
+        chars_per_token: shared::agent::render::DEFAULT_CHARS_PER_TOKEN,
+    };
+    let count = |s: &str| bpe.encode_with_special_tokens(s).len();
+    println!(
+        "prompt tokens per page (o200k; page budget {} tokens at {} chars/token):",
+        budget.max_tokens, budget.chars_per_token
+    );
+    println!(
+        "  {:<34} {:>9} {:>9} {:>7} {:>9} {:<20}",
+        "page", "raw", "rendered", "ids", "ids kept", "form"
+    );
+    let mut names: Vec<_> = std::fs::read_dir(corpus_dir().join("pages"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    names.sort();
+    let (mut raw_total, mut rendered_total, mut chars_total, mut ids_total, mut kept_total) =
+        (0, 0, 0, 0, 0);
+    let mut overhead = Vec::new();
+    for path in &names {
+        let Ok(bytes) = std::fs::read(path) else {
+            continue;
+        };
+        let html = String::from_utf8_lossy(&bytes);
+        let (annotated, n) = annotate(&html);
+        let t = Instant::now();
+        let page = Page::from_dom(&annotated);
+        let rendered = render(&page, budget);
+        overhead.push(elapsed_ms(t));
+        let shown = ids_in(&rendered);
+        let kept = (0..n).filter(|i| shown.contains(&i.to_string())).count();
+        let (raw, r) = (count(&annotated), count(&rendered.text));
+        raw_total += raw;
+        rendered_total += r;
+        chars_total += rendered.text.chars().count();
+        ids_total += n;
+        kept_total += kept;
+        let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
+        println!(
+            "  {name:<34} {raw:>9} {r:>9} {n:>7} {:>8.1}% {:<20}",
+            100.0 * kept as f64 / n.max(1) as f64,
+            rendered.form
+        );
+    }
+    println!(
+        "  {:<34} {raw_total:>9} {rendered_total:>9} {ids_total:>7} {:>8.1}%   ({:.1}x fewer tokens; {:.2} rendered chars/token)",
+        "all pages",
+        100.0 * kept_total as f64 / ids_total.max(1) as f64,
+        raw_total as f64 / rendered_total.max(1) as f64,
+        chars_total as f64 / rendered_total.max(1) as f64
+    );
+    stats("parse + render one annotated corpus page", overhead);
+
+    let mut names: Vec<_> = std::fs::read_dir(corpus_dir().join("templatized"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.to_string_lossy().ends_with(".templatized.txt"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let (mut raw_total, mut rendered_total, mut ids_total, mut kept_total) = (0, 0, 0, 0);
+    for path in &names {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let page = Page::from_dom(&text);
+        let rendered = render(&page, budget);
+        let shown = ids_in(&rendered);
+        let kept = page.ids.iter().filter(|id| shown.contains(*id)).count();
+        raw_total += count(&text);
+        rendered_total += count(&rendered.text);
+        ids_total += page.ids.len();
+        kept_total += kept;
+    }
+    println!(
+        "  {:<34} {raw_total:>9} {rendered_total:>9} {ids_total:>7} {:>8.1}%   ({} templatized strings)",
+        "templatized strings",
+        100.0 * kept_total as f64 / ids_total.max(1) as f64,
+        names.len()
+    );
+}
+
+/// A synthetic tree of `n` nodes, a few in the viewport.
+fn big_tree(n: usize) -> serde_json::Value {
+    let roles = ["link", "btn", "inp", "chk", "sel", "tab", "menu"];
+    serde_json::Value::Array(
+        (0..n)
+            .map(|i| {
+                json!({ "i": i.to_string(), "r": roles[i % roles.len()], "n": format!("Product {i} - a fairly long accessible name"),
+                        "xy": [100, if i < 40 { 50 + i * 10 } else { 5000 + i }], "box": [80, 40, 120, 20] })
+            })
+            .collect(),
+    )
+}
+
+/// A 200 000-character dom: the largest corpus page, annotated, without scripts, styles and
+/// comments (as the extension's simplifier sends it), cut.
+fn big_dom() -> String {
+    let path = corpus_dir().join("pages/peb__amazon-com-stress.html");
+    let html = std::fs::read_to_string(path).unwrap_or_default();
+    let (annotated, _) = annotate(&html);
+    let stripped = lol_html::rewrite_str(
+        &annotated,
+        lol_html::RewriteStrSettings {
+            element_content_handlers: vec![lol_html::element!(
+                "script, style, noscript, svg",
+                |el| {
+                    el.remove();
+                    Ok(())
+                }
+            )],
+            document_content_handlers: vec![lol_html::doc_comments!(|c| {
+                c.remove();
+                Ok(())
+            })],
+            ..lol_html::RewriteStrSettings::new()
+        },
+    )
+    .unwrap_or(annotated);
+    stripped.chars().take(200_000).collect()
+}
+
+/// Interact with a zero-latency scripted model on the embedded store: request time and server
+/// overhead (request time minus model time) for a new task and a next step; the interact
+/// binary's cold start and peak RSS on the 200k-character dom.
+async fn interact_overhead(runs: usize) {
+    use api_tests::scripted::{Reply, ScriptedLlm};
+    let llm = ScriptedLlm::start().await;
+    let dir = tempfile::tempdir().expect("tmp");
+    let opts = AppOptions {
+        data_dir: Some(dir.path().to_owned()),
+        max_body_bytes: 5 * 1024 * 1024,
+        ..AppOptions::with_llm(&llm.base_url)
+    }
+    .set("INTERACT_RATE_PER_USER", "100000")
+    .set("INTERACT_RATE_PER_TENANT", "100000")
+    .set("MAX_TASK_STEPS", "1000");
+    let app = TestApp::spawn_with(opts).await;
+    app.seed_user("acme", "ada@acme.com", "s3cret-password")
+        .await;
+    let token = app.login("ada@acme.com", "s3cret-password").await;
+    let dom = big_dom();
+    // An element the model can see (ids inside noscript and the like are not on the page).
+    let dom_target = shared::agent::page::Page::from_dom(&dom)
+        .skeleton
+        .iter()
+        .find_map(|e| e.id.clone())
+        .unwrap_or_default();
+    let pages = [
+        (
+            "2000-node interactiveTree",
+            json!({ "interactiveTree": big_tree(2000) }),
+            "5".to_owned(),
+        ),
+        ("200000-char dom", json!({ "dom": dom }), dom_target.clone()),
+    ];
+    for (name, page, target) in &pages {
+        let action = format!("click({target})");
+        let mut body = page.clone();
+        body["url"] = json!("https://www.example.com/");
+        body["query"] = json!("Open the first product");
+        // The extension always sends its session id.
+        body["sessionId"] = json!(uuid::Uuid::new_v4().to_string());
+        let mut new_total = Vec::new();
+        let mut new_overhead = Vec::new();
+        let mut next_total = Vec::new();
+        let mut next_overhead = Vec::new();
+        let mut task_id = serde_json::Value::Null;
+        for k in 0..(runs * 2) {
+            llm.push([Reply::action("Open it.", &action)]);
+            let mut b = body.clone();
+            let continuing = k % 2 == 1;
+            if continuing {
+                b["taskId"] = task_id.clone();
+                b["lastActionStatus"] = json!("success");
+            }
+            let t = Instant::now();
+            let r: serde_json::Value = app
+                .client
+                .post(app.url("/api/agent/interact"))
+                .bearer_auth(&token)
+                .json(&b)
+                .send()
+                .await
+                .expect("send")
+                .json()
+                .await
+                .expect("json");
+            let total = elapsed_ms(t);
+            let llm_ms = r["metrics"]["llmMs"].as_f64().unwrap_or(0.0);
+            assert_eq!(r["action"], action.as_str(), "{r}");
+            if continuing {
+                next_total.push(total);
+                next_overhead.push(total - llm_ms);
+            } else {
+                task_id = r["taskId"].clone();
+                new_total.push(total);
+                new_overhead.push(total - llm_ms);
+            }
+        }
+        stats(&format!("interact {name}, new task: request"), new_total);
+        stats(
+            &format!("interact {name}, new task: server overhead"),
+            new_overhead,
+        );
+        stats(&format!("interact {name}, next step: request"), next_total);
+        stats(
+            &format!("interact {name}, next step: server overhead"),
+            next_overhead,
+        );
+    }
+    app.stop().await;
+
+    // The function binary under the runtime emulator: cold start and memory on the big dom.
+    let (mut init, mut served, mut rss) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs.min(10) {
+        let mut body = json!({ "url": "https://www.example.com/", "query": "Open the first product", "dom": big_dom() });
+        body["sessionId"] = json!(uuid::Uuid::new_v4().to_string());
+        llm.push([Reply::action("Open it.", &format!("click({dom_target})"))]);
+        let bearer = format!("Bearer {token}");
+        let event = apigw_event(
+            "POST",
+            "/api/agent/interact",
+            &[
+                ("authorization", &bearer),
+                ("content-type", "application/json"),
+            ],
+            &body.to_string(),
+        );
+        let env = vec![
+            ("LLM_BASE_URL".to_owned(), llm.base_url.clone()),
+            ("LLM_API_KEY".to_owned(), "test-llm-key".to_owned()),
+        ];
+        let (i, f, r) = function_start("agent-interact", &event, dir.path(), &env).await;
+        init.push(i);
+        served.push(f);
+        rss.extend(r);
+    }
+    stats("agent-interact spawn -> waiting for next invocation", init);
+    stats("agent-interact spawn -> first answer (200k dom)", served);
+    if let Some(max) = rss.iter().max() {
+        println!("{:<58} max={max} KiB", "agent-interact peak RSS (200k dom)");
+    }
 }
