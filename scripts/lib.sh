@@ -60,3 +60,49 @@ stop_moto() {
     wait "$MOTO_PID" 2>/dev/null || true
   fi
 }
+
+# Sockudo (a Pusher-protocol server) for the realtime tests: built once from crates.io into
+# $TOOLS_DIR/sockudo with only the local adapter (no OpenTelemetry), reused afterwards.
+SOCKUDO_VERSION="5.2.0"
+ensure_sockudo() {
+  local root="$TOOLS_DIR/sockudo"
+  if [ -x "$root/bin/sockudo" ] && [ "$(cat "$root/.version" 2>/dev/null)" = "$SOCKUDO_VERSION" ]; then
+    return 0
+  fi
+  if ! command -v protoc >/dev/null 2>&1; then
+    echo "== installing protobuf-compiler (needed to build sockudo)"
+    apt-get update -qq && apt-get install -y -qq protobuf-compiler
+  fi
+  echo "== building sockudo $SOCKUDO_VERSION (once; about 15 minutes on two cores)"
+  CARGO_TARGET_DIR="$TOOLS_DIR/sockudo-build" cargo install sockudo --version "$SOCKUDO_VERSION" \
+    --locked --no-default-features --features local --root "$root"
+  echo "$SOCKUDO_VERSION" >"$root/.version"
+}
+
+# start_sockudo DIR: starts Sockudo on a free loopback port with a test app (metrics off, no
+# config file: it runs in DIR), exports SOCKUDO_PORT/APP_ID/KEY/SECRET and SOCKUDO_PID.
+start_sockudo() {
+  local dir="$1/sockudo"
+  mkdir -p "$dir"
+  export SOCKUDO_PORT SOCKUDO_APP_ID=test-app SOCKUDO_KEY=test-key SOCKUDO_SECRET=test-secret
+  SOCKUDO_PORT="$(free_port)"
+  (
+    cd "$dir"
+    HOST=127.0.0.1 PORT="$SOCKUDO_PORT" METRICS_ENABLED=false METRICS_HOST=127.0.0.1 \
+      SOCKUDO_DEFAULT_APP_ID="$SOCKUDO_APP_ID" SOCKUDO_DEFAULT_APP_KEY="$SOCKUDO_KEY" \
+      SOCKUDO_DEFAULT_APP_SECRET="$SOCKUDO_SECRET" \
+      exec "$TOOLS_DIR/sockudo/bin/sockudo" >"$dir/sockudo.log" 2>&1
+  ) &
+  SOCKUDO_PID=$!
+  if ! wait_http "http://127.0.0.1:$SOCKUDO_PORT/" 60 "$SOCKUDO_PID"; then
+    tail -n 20 "$dir/sockudo.log"
+    return 1
+  fi
+}
+
+stop_sockudo() {
+  if [ -n "${SOCKUDO_PID:-}" ]; then
+    kill "$SOCKUDO_PID" 2>/dev/null || true
+    wait "$SOCKUDO_PID" 2>/dev/null || true
+  fi
+}

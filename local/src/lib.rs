@@ -55,7 +55,22 @@ pub fn routes() -> Vec<Route> {
         auth_session,
         auth_logout,
         agent_interact,
-        knowledge_resolve
+        knowledge_resolve,
+        // Literal paths before the `{sessionId}` patterns that would also match them.
+        session_init,
+        session_latest,
+        session_by_domain,
+        session_list,
+        session_archive,
+        session_messages,
+        task_resume,
+        session_get,
+        session_rename,
+        preferences_get,
+        preferences_save,
+        debug_logs,
+        debug_export,
+        pusher_auth,
     ]
 }
 

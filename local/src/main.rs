@@ -77,6 +77,8 @@ async fn run(args: Args) -> Result<(), String> {
         "JWT_SECRET" => Some(key.0.clone()),
         "DATA_DIR" => Some(data_dir.display().to_string()),
         "ALLOWED_ORIGINS" => env(k).or_else(|| Some("chrome-extension://*".into())),
+        // Local development wants the debug routes; deployments keep them off by default.
+        "DEBUG_ROUTES" => env(k).or_else(|| Some("true".into())),
         other => env(other),
     })
     .map_err(|e| e.to_string())?;

@@ -218,6 +218,58 @@ impl AgentConfig {
     }
 }
 
+/// A Pusher-protocol server (Pusher cloud or self-hosted Sockudo) for realtime events.
+#[derive(Debug, Clone)]
+pub struct RealtimeConfig {
+    pub app_id: String,
+    pub key: String,
+    pub secret: SecretString,
+    pub scheme: String,
+    pub host: String,
+    pub port: u16,
+}
+
+impl RealtimeConfig {
+    /// Reads `PUSHER_*`; `None` when `PUSHER_APP_ID`, `PUSHER_KEY` or `PUSHER_SECRET` is unset.
+    pub fn from_lookup(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Self>, ConfigError> {
+        let get = |k: &str| {
+            lookup(k)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        let (Some(app_id), Some(key), Some(secret)) = (
+            get("PUSHER_APP_ID"),
+            get("PUSHER_KEY"),
+            get("PUSHER_SECRET"),
+        ) else {
+            return Ok(None);
+        };
+        let scheme = get("PUSHER_SCHEME").unwrap_or_else(|| "https".into());
+        if scheme != "http" && scheme != "https" {
+            return Err(ConfigError::Invalid(
+                "PUSHER_SCHEME",
+                format!("`{scheme}` is not http or https"),
+            ));
+        }
+        let host = match (get("PUSHER_HOST"), get("PUSHER_CLUSTER")) {
+            (Some(h), _) => h,
+            (None, Some(c)) => format!("api-{c}.pusher.com"),
+            (None, None) => "api.pusherapp.com".into(),
+        };
+        let default_port = if scheme == "https" { 443 } else { 80 };
+        Ok(Some(Self {
+            app_id,
+            key,
+            secret: SecretString::from(secret),
+            port: parse_num(&get, "PUSHER_PORT", default_port, 1, 65_535)?,
+            scheme,
+            host,
+        }))
+    }
+}
+
 /// Everything a function needs from its environment.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -228,6 +280,9 @@ pub struct Config {
     pub login_limits: LoginLimits,
     pub retention: Retention,
     pub agent: AgentConfig,
+    pub realtime: Option<RealtimeConfig>,
+    /// Whether `/api/debug/*` answers (403 otherwise).
+    pub debug_routes: bool,
 }
 
 /// Every variable read, with its default and meaning (the README's table is built from this).
@@ -389,6 +444,29 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "2.5",
         "characters per token assumed when budgeting (measured on rendered pages)",
     ),
+    (
+        "PUSHER_APP_ID",
+        "(none: no realtime events)",
+        "Pusher/Sockudo app id (with PUSHER_KEY and PUSHER_SECRET)",
+    ),
+    ("PUSHER_KEY", "(none)", "Pusher/Sockudo app key"),
+    (
+        "PUSHER_SECRET",
+        "(none)",
+        "Pusher/Sockudo app secret (signs events and channel auth)",
+    ),
+    (
+        "PUSHER_HOST",
+        "api.pusherapp.com",
+        "Pusher HTTP API host (or `api-<PUSHER_CLUSTER>.pusher.com`; Sockudo's host)",
+    ),
+    ("PUSHER_PORT", "443", "Pusher HTTP API port (80 with http)"),
+    ("PUSHER_SCHEME", "https", "`https` or `http`"),
+    (
+        "DEBUG_ROUTES",
+        "false (local-api: true)",
+        "whether `/api/debug/*` answers; 403 when off",
+    ),
     ("RUST_LOG", "info", "log filter (tracing EnvFilter syntax)"),
 ];
 
@@ -463,6 +541,17 @@ impl Config {
             },
             retention: Retention::from_lookup(&lookup)?,
             agent: AgentConfig::from_lookup(&lookup)?,
+            realtime: RealtimeConfig::from_lookup(&lookup)?,
+            debug_routes: match get("DEBUG_ROUTES").as_deref() {
+                None | Some("false") | Some("0") => false,
+                Some("true") | Some("1") => true,
+                Some(other) => {
+                    return Err(ConfigError::Invalid(
+                        "DEBUG_ROUTES",
+                        format!("`{other}` is not true or false"),
+                    ))
+                }
+            },
         })
     }
 

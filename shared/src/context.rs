@@ -13,6 +13,7 @@ use crate::config::{AwsStoreConfig, Config, ConfigError, StoreConfig};
 use crate::knowledge::{HttpKnowledge, Knowledge};
 use crate::llm::{Llm, OpenAiLlm};
 use crate::ports::{SnapshotStore, Store, StoreError};
+use crate::realtime::{PusherRealtime, Realtime};
 
 /// Why a function could not start.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +36,8 @@ pub struct AppContext {
     pub llm: Option<Arc<dyn Llm>>,
     /// The knowledge extraction service; `None` when unconfigured.
     pub knowledge: Option<Arc<dyn Knowledge>>,
+    /// Realtime events; `None` when unconfigured (nothing is sent).
+    pub realtime: Option<Arc<dyn Realtime>>,
 }
 
 impl std::fmt::Debug for AppContext {
@@ -73,6 +76,10 @@ impl AppContext {
                 std::time::Duration::from_millis(k.timeout_ms),
             )) as Arc<dyn Knowledge>
         });
+        let realtime = config
+            .realtime
+            .clone()
+            .map(|r| Arc::new(PusherRealtime::new(r)) as Arc<dyn Realtime>);
         Self {
             config,
             store: stores.store,
@@ -82,6 +89,7 @@ impl AppContext {
             passwords: PasswordHasher::new(),
             llm,
             knowledge,
+            realtime,
         }
     }
 }

@@ -7,7 +7,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::domain::{
-    DomainPattern, Email, Message, Session, Step, Task, TaskRef, TaskStatus, Tenant, User,
+    DomainPattern, Email, Message, Session, SessionStatus, Step, Task, TaskRef, TaskStatus, Tenant,
+    User,
 };
 
 /// Storage failures, mapped from each adapter's own errors.
@@ -256,6 +257,108 @@ pub trait IdempotencyStore: Send + Sync {
     async fn abandon(&self, tenant_id: &str, user_id: &str, key: &str) -> StoreResult<()>;
 }
 
+/// Which sessions a listing returns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionFilter {
+    pub status: Option<SessionStatus>,
+    pub include_archived: bool,
+}
+
+/// Changes to a session (unset fields stay).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionChanges {
+    pub title: Option<String>,
+    pub is_renamed: Option<bool>,
+    pub status: Option<SessionStatus>,
+}
+
+/// A user's sessions.
+#[async_trait]
+pub trait SessionQueries: Send + Sync {
+    /// The user's sessions, newest first, and how many match in all.
+    async fn list_sessions(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        filter: SessionFilter,
+        limit: usize,
+        offset: usize,
+    ) -> StoreResult<(Vec<Session>, usize)>;
+    /// The most recently updated session that is not archived.
+    async fn latest_session(&self, tenant_id: &str, user_id: &str) -> StoreResult<Option<Session>>;
+    /// The most recently updated session on a root domain, optionally with a status.
+    async fn session_by_domain(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        domain: &str,
+        status: Option<SessionStatus>,
+    ) -> StoreResult<Option<Session>>;
+    /// Applies changes; `NotFound` if the session does not exist.
+    async fn update_session(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        changes: &SessionChanges,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Session>;
+}
+
+/// A user's stored preferences.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPreferences {
+    pub preferences: serde_json::Map<String, serde_json::Value>,
+    pub synced_at: DateTime<Utc>,
+}
+
+/// Preferences per tenant and user.
+#[async_trait]
+pub trait PreferencesStore: Send + Sync {
+    async fn preferences(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+    ) -> StoreResult<Option<StoredPreferences>>;
+    async fn save_preferences(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        preferences: &serde_json::Map<String, serde_json::Value>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<StoredPreferences>;
+}
+
+/// One debug log entry.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DebugLog {
+    pub id: String,
+    pub tenant_id: String,
+    #[serde(default)]
+    pub task_id: Option<String>,
+    pub log_type: String,
+    pub message: String,
+    #[serde(default)]
+    pub data: Option<serde_json::Value>,
+    pub timestamp: DateTime<Utc>,
+    pub expires_at: i64,
+}
+
+/// Debug logs per tenant (kept until they expire).
+#[async_trait]
+pub trait DebugLogStore: Send + Sync {
+    async fn append_log(&self, log: &DebugLog) -> StoreResult<()>;
+    /// Newest first, filtered.
+    async fn logs(
+        &self,
+        tenant_id: &str,
+        task_id: Option<&str>,
+        log_type: Option<&str>,
+        since: Option<DateTime<Utc>>,
+        limit: usize,
+    ) -> StoreResult<Vec<DebugLog>>;
+}
+
 /// A stored page snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotRef {
@@ -306,7 +409,10 @@ pub trait Store:
     + RateLimitStore
     + TaskStore
     + SessionStore
+    + SessionQueries
     + IdempotencyStore
+    + PreferencesStore
+    + DebugLogStore
 {
 }
 impl<T> Store for T where
@@ -316,6 +422,9 @@ impl<T> Store for T where
         + RateLimitStore
         + TaskStore
         + SessionStore
+        + SessionQueries
         + IdempotencyStore
+        + PreferencesStore
+        + DebugLogStore
 {
 }

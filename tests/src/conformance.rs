@@ -1078,3 +1078,239 @@ pub async fn idempotency_keys(stores: Stores, clock: &ManualClock) {
         Reservation::New
     );
 }
+
+// ---------------------------------------------------------------- side panel queries
+
+/// Listing, latest and by-domain follow the indexes, per user, newest first.
+pub async fn session_queries(stores: Stores, clock: &ManualClock) {
+    use shared::domain::SessionStatus;
+    use shared::ports::{SessionChanges, SessionFilter};
+    let store = stores.store;
+    let mut made = Vec::new();
+    for (i, domain) in ["a.com", "b.co.uk", "a.com"].iter().enumerate() {
+        let mut s = session("t1", clock);
+        s.domain = (*domain).into();
+        s.title = format!("{domain}: {i}");
+        store.create_session(&s).await.expect("create");
+        made.push(s);
+        clock.advance(Duration::seconds(1));
+    }
+    let mut other_user = session("t1", clock);
+    other_user.user_id = "u2".into();
+    store.create_session(&other_user).await.expect("create");
+    let mut other_tenant = session("t2", clock);
+    other_tenant.domain = "a.com".into();
+    store.create_session(&other_tenant).await.expect("create");
+
+    let (page, total) = store
+        .list_sessions("t1", "u1", SessionFilter::default(), 2, 0)
+        .await
+        .expect("list");
+    assert_eq!(total, 3);
+    let ids: Vec<&str> = page.iter().map(|s| s.session_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        vec![made[2].session_id.as_str(), made[1].session_id.as_str()]
+    );
+    let (rest, _) = store
+        .list_sessions("t1", "u1", SessionFilter::default(), 2, 2)
+        .await
+        .expect("list");
+    assert_eq!(rest[0].session_id, made[0].session_id);
+
+    let latest = store
+        .latest_session("t1", "u1")
+        .await
+        .expect("latest")
+        .expect("some");
+    assert_eq!(latest.session_id, made[2].session_id);
+    let by = store
+        .session_by_domain("t1", "u1", "a.com", None)
+        .await
+        .expect("by")
+        .expect("some");
+    assert_eq!(by.session_id, made[2].session_id);
+    assert!(store
+        .session_by_domain("t1", "u1", "c.com", None)
+        .await
+        .expect("by")
+        .is_none());
+
+    let archived = store
+        .update_session(
+            "t1",
+            &made[2].session_id,
+            &SessionChanges {
+                status: Some(SessionStatus::Archived),
+                ..SessionChanges::default()
+            },
+            clock.now(),
+        )
+        .await
+        .expect("archive");
+    assert_eq!(archived.status, SessionStatus::Archived);
+    assert_eq!(
+        store
+            .latest_session("t1", "u1")
+            .await
+            .expect("latest")
+            .expect("some")
+            .session_id,
+        made[1].session_id
+    );
+    let (_, total) = store
+        .list_sessions("t1", "u1", SessionFilter::default(), 10, 0)
+        .await
+        .expect("list");
+    assert_eq!(total, 2, "archived ones are hidden");
+    let filter = SessionFilter {
+        status: Some(SessionStatus::Archived),
+        include_archived: false,
+    };
+    assert_eq!(
+        store
+            .list_sessions("t1", "u1", filter, 10, 0)
+            .await
+            .expect("list")
+            .1,
+        1
+    );
+    let active_a = store
+        .session_by_domain("t1", "u1", "a.com", Some(SessionStatus::Active))
+        .await
+        .expect("by")
+        .expect("some");
+    assert_eq!(active_a.session_id, made[0].session_id);
+    // Renaming moves the session to the top (it was just updated).
+    clock.advance(Duration::seconds(5));
+    let renamed = store
+        .update_session(
+            "t1",
+            &made[0].session_id,
+            &SessionChanges {
+                title: Some("a.com: Mine".into()),
+                is_renamed: Some(true),
+                ..SessionChanges::default()
+            },
+            clock.now(),
+        )
+        .await
+        .expect("rename");
+    assert!(renamed.is_renamed);
+    assert_eq!(
+        store
+            .latest_session("t1", "u1")
+            .await
+            .expect("latest")
+            .expect("some")
+            .session_id,
+        made[0].session_id
+    );
+    assert!(matches!(
+        store
+            .update_session(
+                "t2",
+                &made[0].session_id,
+                &SessionChanges::default(),
+                clock.now()
+            )
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+/// Preferences per user and debug logs per tenant.
+pub async fn preferences_and_logs(stores: Stores, clock: &ManualClock) {
+    use shared::ports::DebugLog;
+    let store = stores.store;
+    assert!(store.preferences("t1", "u1").await.expect("get").is_none());
+    let prefs = json!({ "theme": "dark", "x": [1, 2] })
+        .as_object()
+        .cloned()
+        .expect("obj");
+    store
+        .save_preferences("t1", "u1", &prefs, clock.now())
+        .await
+        .expect("save");
+    let got = store
+        .preferences("t1", "u1")
+        .await
+        .expect("get")
+        .expect("some");
+    assert_eq!(got.preferences, prefs);
+    assert!(store.preferences("t1", "u2").await.expect("get").is_none());
+    assert!(store.preferences("t2", "u1").await.expect("get").is_none());
+
+    let log = |task: &str, kind: &str, at: DateTime<Utc>| DebugLog {
+        id: uuid::Uuid::new_v4().to_string(),
+        tenant_id: "t1".into(),
+        task_id: Some(task.into()),
+        log_type: kind.into(),
+        message: format!("{kind} of {task}"),
+        data: Some(json!({ "n": 1 })),
+        timestamp: at,
+        expires_at: (at + Duration::hours(1)).timestamp(),
+    };
+    let t0 = clock.now();
+    store.append_log(&log("a", "step", t0)).await.expect("log");
+    store
+        .append_log(&log("b", "step", t0 + Duration::seconds(1)))
+        .await
+        .expect("log");
+    store
+        .append_log(&log("a", "error", t0 + Duration::seconds(2)))
+        .await
+        .expect("log");
+    let all = store.logs("t1", None, None, None, 10).await.expect("logs");
+    assert_eq!(
+        all.iter().map(|l| l.message.as_str()).collect::<Vec<_>>(),
+        vec!["error of a", "step of b", "step of a"]
+    );
+    assert_eq!(
+        store
+            .logs("t1", Some("a"), None, None, 10)
+            .await
+            .expect("logs")
+            .len(),
+        2
+    );
+    assert_eq!(
+        store
+            .logs("t1", Some("a"), Some("step"), None, 10)
+            .await
+            .expect("logs")
+            .len(),
+        1
+    );
+    assert_eq!(
+        store
+            .logs("t1", None, None, Some(t0), 10)
+            .await
+            .expect("logs")
+            .len(),
+        2,
+        "strictly after since"
+    );
+    assert_eq!(
+        store
+            .logs("t1", None, None, None, 1)
+            .await
+            .expect("logs")
+            .len(),
+        1
+    );
+    assert!(store
+        .logs("t2", None, None, None, 10)
+        .await
+        .expect("logs")
+        .is_empty());
+    clock.advance(Duration::hours(2));
+    assert!(
+        store
+            .logs("t1", None, None, None, 10)
+            .await
+            .expect("logs")
+            .is_empty(),
+        "expired logs are gone"
+    );
+}

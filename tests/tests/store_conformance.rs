@@ -95,6 +95,8 @@ suite!(
     task_step_recording,
     message_batches,
     idempotency_keys,
+    session_queries,
+    preferences_and_logs,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,11 +19,13 @@ use super::table::{
 };
 use crate::clock::Clock;
 use crate::domain::{
-    DomainPattern, Email, Message, Session, Step, Task, TaskRef, TaskStatus, Tenant, User,
+    DomainPattern, Email, Message, Session, SessionStatus, Step, Task, TaskRef, TaskStatus, Tenant,
+    User,
 };
 use crate::ports::{
-    IdempotencyStore, KnownSession, RateLimitStore, Reservation, RevokedTokenStore, SessionStore,
-    StoreError, StoreResult, TaskStore, TenantStore, UserStore,
+    DebugLog, DebugLogStore, IdempotencyStore, KnownSession, PreferencesStore, RateLimitStore,
+    Reservation, RevokedTokenStore, SessionChanges, SessionFilter, SessionQueries, SessionStore,
+    StoreError, StoreResult, StoredPreferences, TaskStore, TenantStore, UserStore,
 };
 
 /// How often a conditional write that lost a race is retried before giving up.
@@ -941,5 +943,218 @@ impl IdempotencyStore for TableStore {
             )
             .await
             .map(drop)
+    }
+}
+
+// ---------------------------------------------------------------- session queries
+
+impl TableStore {
+    /// Every live session of one index partition, newest first.
+    async fn sessions_on(&self, index: Index, pk: String) -> StoreResult<Vec<Session>> {
+        let items = self
+            .query_all(Query::partition(pk).on(index).backward())
+            .await?;
+        items.into_iter().map(body_of).collect()
+    }
+}
+
+#[async_trait]
+impl SessionQueries for TableStore {
+    async fn list_sessions(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        filter: SessionFilter,
+        limit: usize,
+        offset: usize,
+    ) -> StoreResult<(Vec<Session>, usize)> {
+        let all = self
+            .sessions_on(Index::Gsi1, keys::user_sessions_pk(tenant_id, user_id))
+            .await?;
+        let matching: Vec<Session> = all
+            .into_iter()
+            .filter(|s| match filter.status {
+                Some(status) => s.status == status,
+                None => filter.include_archived || s.status != SessionStatus::Archived,
+            })
+            .collect();
+        let total = matching.len();
+        Ok((
+            matching.into_iter().skip(offset).take(limit).collect(),
+            total,
+        ))
+    }
+
+    async fn latest_session(&self, tenant_id: &str, user_id: &str) -> StoreResult<Option<Session>> {
+        let all = self
+            .sessions_on(Index::Gsi1, keys::user_sessions_pk(tenant_id, user_id))
+            .await?;
+        Ok(all
+            .into_iter()
+            .find(|s| s.status != SessionStatus::Archived))
+    }
+
+    async fn session_by_domain(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        domain: &str,
+        status: Option<SessionStatus>,
+    ) -> StoreResult<Option<Session>> {
+        let all = self
+            .sessions_on(
+                Index::Gsi2,
+                keys::user_domain_sessions_pk(tenant_id, user_id, domain),
+            )
+            .await?;
+        Ok(all
+            .into_iter()
+            .find(|s| status.is_none_or(|st| s.status == st)))
+    }
+
+    async fn update_session(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        changes: &SessionChanges,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Session> {
+        let updated = crate::time::iso(now);
+        let mut update = Update {
+            set: set(vec![
+                ("updatedAt", Value::from(updated.clone())),
+                (Index::Gsi1.sk(), Value::from(updated.clone())),
+                (Index::Gsi2.sk(), Value::from(updated)),
+            ]),
+            ..Update::default()
+        };
+        if let Some(t) = &changes.title {
+            update.set.insert("title".into(), Value::from(t.clone()));
+        }
+        if let Some(r) = changes.is_renamed {
+            update.set.insert("isRenamed".into(), Value::from(r));
+        }
+        if let Some(st) = changes.status {
+            update.set.insert("status".into(), erased::Ser::json(&st)?);
+        }
+        match self
+            .table
+            .update(
+                &keys::tenant_pk(tenant_id),
+                &keys::session_sk(session_id),
+                update,
+                Cond::Live { now: self.now() },
+            )
+            .await
+        {
+            Ok(item) => body_of(item),
+            Err(StoreError::Conflict(_)) => {
+                Err(StoreError::NotFound(format!("session {session_id}")))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- preferences
+
+fn prefs_sk(user_id: &str) -> String {
+    format!("PREFS#{user_id}")
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PrefsItem {
+    preferences: serde_json::Map<String, Value>,
+    synced_at: DateTime<Utc>,
+}
+
+#[async_trait]
+impl PreferencesStore for TableStore {
+    async fn preferences(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+    ) -> StoreResult<Option<StoredPreferences>> {
+        let item: Option<PrefsItem> = self
+            .get_live(&keys::tenant_pk(tenant_id), &prefs_sk(user_id))
+            .await?;
+        Ok(item.map(|p| StoredPreferences {
+            preferences: p.preferences,
+            synced_at: p.synced_at,
+        }))
+    }
+
+    async fn save_preferences(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        preferences: &serde_json::Map<String, Value>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<StoredPreferences> {
+        let body = PrefsItem {
+            preferences: preferences.clone(),
+            synced_at: now,
+        };
+        let item = item_of(&keys::tenant_pk(tenant_id), &prefs_sk(user_id), &body)?;
+        self.table.put(item, Cond::Always).await?;
+        Ok(StoredPreferences {
+            preferences: body.preferences,
+            synced_at: now,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- debug logs
+
+fn logs_pk(tenant_id: &str) -> String {
+    format!("TENANT#{tenant_id}#LOGS")
+}
+
+#[async_trait]
+impl DebugLogStore for TableStore {
+    async fn append_log(&self, log: &DebugLog) -> StoreResult<()> {
+        let sk = format!("{}#{}", crate::time::iso(log.timestamp), log.id);
+        let mut item = item_of(&logs_pk(&log.tenant_id), &sk, log)?;
+        item.insert(EXPIRES_AT.into(), Value::from(log.expires_at));
+        self.table.put(item, Cond::Always).await
+    }
+
+    async fn logs(
+        &self,
+        tenant_id: &str,
+        task_id: Option<&str>,
+        log_type: Option<&str>,
+        since: Option<DateTime<Utc>>,
+        limit: usize,
+    ) -> StoreResult<Vec<DebugLog>> {
+        let mut q = Query::partition(logs_pk(tenant_id)).backward();
+        if let Some(s) = since {
+            // Strictly after `since`: ISO strings sort like the instants they name.
+            q = q.sk(SkCond::Between(
+                format!("{}~", crate::time::iso(s)),
+                "~".into(),
+            ));
+        }
+        let now = self.now();
+        let mut out = Vec::new();
+        loop {
+            let page = self.table.query(q.clone()).await?;
+            for item in page.items.into_iter().filter(|i| !is_expired(i, now)) {
+                let log: DebugLog = body_of(item)?;
+                if task_id.is_none_or(|t| log.task_id.as_deref() == Some(t))
+                    && log_type.is_none_or(|t| log.log_type == t)
+                {
+                    out.push(log);
+                    if out.len() >= limit {
+                        return Ok(out);
+                    }
+                }
+            }
+            match page.last {
+                Some(last) => q.start_after = Some(last),
+                None => return Ok(out),
+            }
+        }
     }
 }

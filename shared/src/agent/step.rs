@@ -28,7 +28,7 @@ use super::request::{InteractRequest, PageInput};
 use crate::auth::rate_limit::FixedWindow;
 use crate::auth::Principal;
 use crate::context::AppContext;
-use crate::domain::site::{host_of, root_domain};
+use crate::domain::site::host_of;
 use crate::domain::{Message, MessageRole, Session, SessionStatus, Step, Task, TaskStatus};
 use crate::error::Error;
 use crate::knowledge::KnowledgeChunk;
@@ -356,23 +356,12 @@ pub async fn load(ctx: &AppContext, input: &StepInput) -> Result<Loaded, Error> 
     let host = host_of(&req.url).unwrap_or_default();
     let new_session = match (&session, &task) {
         (None, None) => {
-            let domain = if host.is_empty() {
-                String::new()
-            } else {
-                root_domain(&host)
-            };
+            let domain = crate::domain::session::session_domain(None, &req.url);
             Some(Session {
                 session_id: session_id.clone(),
                 tenant_id: p.tenant_id.clone(),
                 user_id: p.user_id.clone(),
-                title: truncate_chars(
-                    &format!(
-                        "{}: {}",
-                        if domain.is_empty() { "page" } else { &domain },
-                        req.query
-                    ),
-                    120,
-                ),
+                title: crate::domain::session::auto_title(&domain, Some(&req.query)),
                 url: req.url.clone(),
                 domain,
                 status: SessionStatus::Active,
@@ -566,6 +555,10 @@ pub async fn persist(
     let req = &input.request;
     let now: DateTime<Utc> = ctx.clock.now();
     let expires_at = now.timestamp() + ctx.config.retention.task_seconds;
+    let raw_page = match &req.page {
+        PageInput::Tree(nodes) => serde_json::to_vec(nodes).unwrap_or_default(),
+        PageInput::Dom(dom) => dom.clone().into_bytes(),
+    };
     let snapshot_key =
         crate::adapters::keys::snapshot_key(&step.tenant_id, &step.task_id, step.step_index);
     let record = Step {
@@ -579,6 +572,7 @@ pub async fn persist(
             "pageHash": step.page_hash,
             "summary": step.page_summary,
             "snapshotKey": snapshot_key,
+            "snapshotBytes": raw_page.len(),
             "form": step.page_form,
         })),
         expected_outcome: None,
@@ -630,10 +624,6 @@ pub async fn persist(
     reply.metadata = Some(json!({ "stepIndex": step.step_index }));
     messages.push(reply);
 
-    let raw_page = match &req.page {
-        PageInput::Tree(nodes) => serde_json::to_vec(nodes).unwrap_or_default(),
-        PageInput::Dom(dom) => dom.clone().into_bytes(),
-    };
     let store = ctx.store.as_ref();
     let task_write = async {
         match &step.task {
@@ -664,7 +654,36 @@ pub async fn persist(
             }
         }
     };
-    let (written, stored_messages, snapshot) = tokio::join!(
+    let log = crate::debug::entry(
+        ctx,
+        &step.tenant_id,
+        Some(&step.task_id),
+        "step",
+        &format!("step {} decided: {}", step.step_index, decision.action),
+        Some(json!({
+            "status": decision.status,
+            "usage": step.usage,
+            "llmMs": step.llm_ms,
+            "llmCalls": step.llm_calls,
+            "pageForm": step.page_form,
+            "pageHash": step.page_hash,
+        })),
+        now,
+    );
+    // A session made by init has no task yet: its automatic title learns the first task,
+    // unless the user renamed it.
+    let retitle = step
+        .session
+        .as_ref()
+        .filter(|s| !s.is_renamed && s.message_count == 0 && step.task.is_none())
+        .map(|s| crate::ports::SessionChanges {
+            title: Some(crate::domain::session::auto_title(
+                &s.domain,
+                Some(&req.query),
+            )),
+            ..crate::ports::SessionChanges::default()
+        });
+    let (written, stored_messages, snapshot, logged, retitled) = tokio::join!(
         task_write,
         store.append_messages_after(
             &step.tenant_id,
@@ -679,7 +698,20 @@ pub async fn persist(
         ),
         ctx.snapshots
             .put_snapshot(&step.tenant_id, &step.task_id, step.step_index, &raw_page),
+        store.append_log(&log),
+        async {
+            match &retitle {
+                Some(changes) => store
+                    .update_session(&step.tenant_id, &step.session_id, changes, now)
+                    .await
+                    .map(drop),
+                None => Ok(()),
+            }
+        },
     );
+    if let Err(e) = retitled {
+        tracing::warn!(error = %e, "could not update the session title");
+    }
     match written {
         Ok(()) => {}
         Err(StoreError::Conflict(_)) => {
@@ -691,8 +723,12 @@ pub async fn persist(
         Err(e) => return Err(e.into()),
     }
     // The step is recorded: a failed message or snapshot write is logged, not fatal.
-    if let Err(e) = stored_messages {
+    let stored_messages = stored_messages.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "could not store the step's messages");
+        Vec::new()
+    });
+    if let Err(e) = logged {
+        tracing::warn!(error = %e, "could not store the step's debug log");
     }
     if let Err(e) = snapshot {
         tracing::warn!(error = %e, "could not store the page snapshot");
@@ -717,6 +753,14 @@ pub async fn persist(
     if let Some(q) = &decision.user_question {
         response["userQuestion"] = Value::String(q.clone());
     }
+    notify(
+        ctx,
+        &step.session_id,
+        &step.task_id,
+        &stored_messages,
+        &response,
+    )
+    .await;
     if let Some(key) = &input.idempotency_key {
         if let Err(e) = store
             .complete(&step.tenant_id, &step.user_id, key, &response)
@@ -737,4 +781,37 @@ pub async fn persist(
         "step decided"
     );
     Ok(response)
+}
+
+/// Longest wait for realtime delivery: events are a courtesy, the client also polls.
+const REALTIME_WAIT: Duration = Duration::from_millis(1500);
+
+/// Sends `new_message` for every stored message and then `interact_response`, on the session's
+/// channel. Failures are logged, never returned.
+async fn notify(
+    ctx: &AppContext,
+    session_id: &str,
+    task_id: &str,
+    messages: &[Message],
+    response: &Value,
+) {
+    let Some(rt) = &ctx.realtime else {
+        return;
+    };
+    let channel = crate::realtime::session_channel(session_id);
+    let sends = async {
+        for m in messages {
+            let data = json!({ "type": "new_message", "sessionId": session_id, "message": crate::views::MessageView::from(m) });
+            if let Err(e) = rt.trigger(&channel, "new_message", &data).await {
+                tracing::warn!(error = %e, "realtime new_message failed");
+            }
+        }
+        let data = json!({ "type": "interact_response", "sessionId": session_id, "taskId": task_id, "response": response });
+        if let Err(e) = rt.trigger(&channel, "interact_response", &data).await {
+            tracing::warn!(error = %e, "realtime interact_response failed");
+        }
+    };
+    if tokio::time::timeout(REALTIME_WAIT, sends).await.is_err() {
+        tracing::warn!("realtime delivery timed out");
+    }
 }

@@ -81,3 +81,91 @@ pub struct Message {
     #[serde(default)]
     pub expires_at: Option<i64>,
 }
+
+/// Parses a session status as the query string spells it.
+pub fn parse_status(s: &str) -> Option<SessionStatus> {
+    serde_json::from_value(serde_json::Value::String(s.to_owned())).ok()
+}
+
+/// The root domain a session is about: the given domain (or host), else the URL's host when it
+/// is a web page; empty for the extension's own pages.
+pub fn session_domain(domain: Option<&str>, url: &str) -> String {
+    use super::site::{host_of, root_domain};
+    let given = domain
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .and_then(host_of);
+    let from_url = (url.starts_with("http://") || url.starts_with("https://"))
+        .then(|| host_of(url))
+        .flatten();
+    given
+        .or(from_url)
+        .map(|h| root_domain(&h))
+        .unwrap_or_default()
+}
+
+/// Longest title kept.
+pub const MAX_TITLE_CHARS: usize = 120;
+
+/// The automatic title: `{domain}: {task}`, or what is known of it.
+pub fn auto_title(domain: &str, query: Option<&str>) -> String {
+    let title = match (domain.is_empty(), query) {
+        (false, Some(q)) => format!("{domain}: {q}"),
+        (true, Some(q)) => q.to_owned(),
+        (false, None) => domain.to_owned(),
+        (true, None) => "New session".to_owned(),
+    };
+    crate::agent::page::truncate_chars(&title, MAX_TITLE_CHARS)
+}
+
+/// A user's title with the session's `{domain}: ` prefix kept.
+pub fn renamed_title(domain: &str, title: &str) -> String {
+    let prefix = format!("{domain}: ");
+    let title = if domain.is_empty() || title.starts_with(&prefix) {
+        title.to_owned()
+    } else {
+        format!("{prefix}{title}")
+    };
+    crate::agent::page::truncate_chars(&title, MAX_TITLE_CHARS + prefix.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_carry_the_domain_prefix() {
+        assert_eq!(
+            auto_title("example.com", Some("Buy shoes")),
+            "example.com: Buy shoes"
+        );
+        assert_eq!(auto_title("", None), "New session");
+        assert_eq!(
+            renamed_title("example.com", "My shoes"),
+            "example.com: My shoes"
+        );
+        assert_eq!(
+            renamed_title("example.com", "example.com: Mine"),
+            "example.com: Mine"
+        );
+        assert_eq!(renamed_title("", "Mine"), "Mine");
+    }
+
+    #[test]
+    fn session_domains_come_from_domain_or_web_urls() {
+        assert_eq!(
+            session_domain(Some("www.example.co.uk"), "chrome-extension://x/popup.html"),
+            "example.co.uk"
+        );
+        assert_eq!(
+            session_domain(Some(""), "chrome-extension://x/popup.html"),
+            ""
+        );
+        assert_eq!(
+            session_domain(None, "http://127.0.0.1:3000/test-page"),
+            "127.0.0.1"
+        );
+        assert_eq!(parse_status("archived"), Some(SessionStatus::Archived));
+        assert_eq!(parse_status("nope"), None);
+    }
+}

@@ -118,6 +118,76 @@ where
     response
 }
 
+/// A path parameter (`{name}` in the route), percent-decoded by the router; 400 when absent.
+pub fn path_param(req: &Request, name: &str) -> Result<String, Error> {
+    req.path_parameters()
+        .first(name)
+        .map(str::to_owned)
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| Error::field(name, "is required"))
+}
+
+/// A path parameter that must be a UUID (normalised to lower-case hyphenated form).
+pub fn uuid_param(req: &Request, name: &str) -> Result<String, Error> {
+    let raw = path_param(req, name)?;
+    uuid::Uuid::parse_str(&raw)
+        .map(|u| u.hyphenated().to_string())
+        .map_err(|_| Error::field(name, "must be a UUID"))
+}
+
+/// An optional query parameter, trimmed; empty counts as absent.
+pub fn query_param(req: &Request, name: &str) -> Option<String> {
+    req.query_string_parameters_ref()
+        .and_then(|q| q.first(name))
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+}
+
+/// An optional whole-number query parameter within `min..=max`.
+pub fn number_param(
+    req: &Request,
+    name: &str,
+    default: usize,
+    min: usize,
+    max: usize,
+) -> Result<usize, Error> {
+    match query_param(req, name) {
+        None => Ok(default),
+        Some(raw) => match raw.parse::<usize>() {
+            Ok(n) if (min..=max).contains(&n) => Ok(n),
+            _ => Err(Error::field(
+                name,
+                format!("must be a whole number from {min} to {max}"),
+            )),
+        },
+    }
+}
+
+/// An optional ISO-8601 timestamp query parameter.
+pub fn time_param(
+    req: &Request,
+    name: &str,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, Error> {
+    query_param(req, name)
+        .map(|raw| {
+            chrono::DateTime::parse_from_rfc3339(&raw)
+                .map(|t| t.with_timezone(&chrono::Utc))
+                .map_err(|_| Error::field(name, "must be an ISO-8601 timestamp"))
+        })
+        .transpose()
+}
+
+/// 403 unless the debug routes are switched on.
+pub fn require_debug_routes(ctx: &AppContext) -> Result<(), Error> {
+    if ctx.config.debug_routes {
+        Ok(())
+    } else {
+        Err(Error::Forbidden(
+            "The debug routes are switched off (DEBUG_ROUTES)".into(),
+        ))
+    }
+}
+
 /// A JSON response.
 pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
     match serde_json::to_vec(value) {

@@ -1,0 +1,6 @@
+//! Lambda entry point of `preferences-get`; the handler lives in the library.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::runtime::run_http("preferences-get", preferences_get::handle).await
+}

@@ -1,0 +1,6 @@
+//! Lambda entry point of `preferences-save`; the handler lives in the library.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::runtime::run_http("preferences-save", preferences_save::handle).await
+}

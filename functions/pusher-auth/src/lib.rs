@@ -1,0 +1,49 @@
+//! `POST /api/pusher/auth` (form-encoded `socket_id`/`channel_name`, or JSON): signs a
+//! subscription to `private-session-<sessionId>` for the caller's own sessions only (403
+//! otherwise, and when realtime is not configured).
+
+use ::http::{Method, StatusCode};
+use serde_json::json;
+use shared::auth::authenticate;
+use shared::http::{self, Request, Response, RouteSpec};
+use shared::{AppContext, Error};
+
+/// The route this function serves.
+pub const ROUTE: RouteSpec = RouteSpec {
+    name: "pusher-auth",
+    methods: &[Method::POST],
+    path: "/api/pusher/auth",
+};
+
+/// Lambda and local-api entry point.
+pub async fn handle(ctx: &AppContext, req: Request) -> Response {
+    http::serve(ctx, req, &ROUTE, run).await
+}
+
+async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
+    let p = authenticate(ctx, req.headers()).await?;
+    let (socket_id, channel) = shared::realtime_auth::parse_request(&req)?;
+    let realtime = ctx
+        .realtime
+        .as_ref()
+        .ok_or_else(|| Error::Forbidden("Realtime is not configured".into()))?;
+    let session_id = channel
+        .strip_prefix("private-session-")
+        .and_then(|id| uuid::Uuid::parse_str(id).ok())
+        .map(|u| u.hyphenated().to_string())
+        .ok_or_else(|| {
+            Error::Forbidden("Only private-session-<sessionId> channels can be joined".into())
+        })?;
+    let owned = ctx
+        .store
+        .session(&p.tenant_id, &session_id)
+        .await?
+        .is_some_and(|s| s.user_id == p.user_id);
+    if !owned {
+        return Err(Error::Forbidden("Not your session".into()));
+    }
+    Ok(http::json(
+        StatusCode::OK,
+        &json!({ "auth": realtime.channel_auth(&socket_id, &channel) }),
+    ))
+}

@@ -1,0 +1,51 @@
+//! `POST /api/session` with `{ sessionId }`: archives one of the caller's sessions.
+
+use ::http::{Method, StatusCode};
+use serde::Deserialize;
+use serde_json::json;
+use shared::auth::authenticate;
+use shared::domain::SessionStatus;
+use shared::http::parse_json;
+use shared::http::{self, Request, Response, RouteSpec};
+use shared::ports::SessionChanges;
+use shared::sessions::{not_found_as_session, owned_session};
+use shared::{AppContext, Error};
+
+/// The route this function serves.
+pub const ROUTE: RouteSpec = RouteSpec {
+    name: "session-archive",
+    methods: &[Method::POST],
+    path: "/api/session",
+};
+
+/// Lambda and local-api entry point.
+pub async fn handle(ctx: &AppContext, req: Request) -> Response {
+    http::serve(ctx, req, &ROUTE, run).await
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ArchiveBody {
+    session_id: String,
+}
+
+async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
+    let p = authenticate(ctx, req.headers()).await?;
+    let b: ArchiveBody = parse_json(&req)?;
+    let id = uuid::Uuid::parse_str(b.session_id.trim())
+        .map(|u| u.hyphenated().to_string())
+        .map_err(|_| Error::field("sessionId", "must be a UUID"))?;
+    owned_session(ctx, &p, &id).await?;
+    let changes = SessionChanges {
+        status: Some(SessionStatus::Archived),
+        ..SessionChanges::default()
+    };
+    ctx.store
+        .update_session(&p.tenant_id, &id, &changes, ctx.clock.now())
+        .await
+        .map_err(not_found_as_session)?;
+    Ok(http::json(
+        StatusCode::OK,
+        &json!({ "success": true, "data": { "sessionId": id, "status": "archived", "message": "Session archived" } }),
+    ))
+}

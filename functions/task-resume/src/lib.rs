@@ -1,0 +1,113 @@
+//! `POST /api/session/{sessionId}/task/{taskId}/resume` with `{ resolutionMethod,
+//! resolutionData? }`: the user resolved what the task was waiting for (in chat, or by acting on
+//! the page); the task is executing again and the next interact continues it.
+
+use ::http::{Method, StatusCode};
+use serde::Deserialize;
+use serde_json::json;
+use shared::auth::authenticate;
+use shared::domain::{Message, MessageRole, TaskStatus};
+use shared::http::parse_json;
+use shared::http::{self, Request, Response, RouteSpec};
+use shared::ports::StoreError;
+use shared::{AppContext, Error};
+
+/// The route this function serves.
+pub const ROUTE: RouteSpec = RouteSpec {
+    name: "task-resume",
+    methods: &[Method::POST],
+    path: "/api/session/{sessionId}/task/{taskId}/resume",
+};
+
+/// Lambda and local-api entry point.
+pub async fn handle(ctx: &AppContext, req: Request) -> Response {
+    http::serve(ctx, req, &ROUTE, run).await
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResumeBody {
+    resolution_method: String,
+    #[serde(default)]
+    resolution_data: Option<serde_json::Value>,
+}
+
+async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
+    let p = authenticate(ctx, req.headers()).await?;
+    let session_id = http::uuid_param(&req, "sessionId")?;
+    let task_id = http::uuid_param(&req, "taskId")?;
+    let b: ResumeBody = parse_json(&req)?;
+    let how = match b.resolution_method.as_str() {
+        "provide_in_chat" => "provided what was needed in the chat",
+        "user_action_on_web" => "acted on the page",
+        _ => {
+            return Err(Error::field(
+                "resolutionMethod",
+                "must be provide_in_chat or user_action_on_web",
+            ))
+        }
+    };
+    let task = ctx
+        .store
+        .task(&p.tenant_id, &task_id)
+        .await?
+        .filter(|t| t.user_id == p.user_id && t.session_id.as_deref() == Some(session_id.as_str()))
+        .ok_or_else(|| Error::NotFound {
+            code: "TASK_NOT_FOUND",
+            message: "No such task in this session".into(),
+        })?;
+    if task.status.is_finished() {
+        return Err(Error::Conflict {
+            code: "TASK_COMPLETED",
+            message: "The task is finished and cannot be resumed".into(),
+        });
+    }
+    let now = ctx.clock.now();
+    if task
+        .lease_until
+        .is_some_and(|until| until > now.timestamp())
+    {
+        return Err(Error::Conflict {
+            code: "TASK_BUSY",
+            message: "Another request for this task is in progress".into(),
+        });
+    }
+    let mut resumed = task.clone();
+    resumed.status = TaskStatus::Executing;
+    resumed.updated_at = now;
+    resumed.lease_owner = None;
+    resumed.lease_until = None;
+    ctx.store.save_task(&resumed).await.map_err(|e| match e {
+        StoreError::Conflict(_) => Error::Conflict {
+            code: "TASK_BUSY",
+            message: "The task changed meanwhile; try again".into(),
+        },
+        other => other.into(),
+    })?;
+    let message = format!("Task resumed: the user {how}.");
+    let note = Message {
+        message_id: uuid::Uuid::new_v4().to_string(),
+        session_id: session_id.clone(),
+        tenant_id: p.tenant_id.clone(),
+        task_id: Some(task_id.clone()),
+        role: MessageRole::System,
+        content: message.clone(),
+        timestamp: now,
+        sequence_number: 0,
+        status: Some("resumed".into()),
+        action_string: None,
+        action_payload: b.resolution_data,
+        error: None,
+        dom_summary: None,
+        snapshot_id: None,
+        metadata: Some(json!({ "resolutionMethod": b.resolution_method })),
+        expires_at: Some(task.expires_at),
+    };
+    if let Err(e) = ctx.store.append_message(&note).await {
+        tracing::warn!(error = %e, "could not store the resume message");
+    }
+    Ok(http::json(
+        StatusCode::OK,
+        &json!({ "taskId": task_id, "status": "executing", "message": message, "resumedAt": shared::time::iso(now) }),
+    ))
+}

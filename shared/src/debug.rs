@@ -1,0 +1,100 @@
+//! Debug support: log entries written by the routes (kept until they expire) and the export of
+//! one task with everything belonging to it.
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+
+use crate::auth::Principal;
+use crate::context::AppContext;
+use crate::error::Error;
+use crate::ports::DebugLog;
+use crate::views::MessageView;
+
+/// How long presigned snapshot URLs of an export stay valid.
+pub const EXPORT_URL_SECONDS: u64 = 300;
+
+/// A log entry for `tenant_id`, expiring with the task retention.
+pub fn entry(
+    ctx: &AppContext,
+    tenant_id: &str,
+    task_id: Option<&str>,
+    log_type: &str,
+    message: &str,
+    data: Option<Value>,
+    now: DateTime<Utc>,
+) -> DebugLog {
+    DebugLog {
+        id: uuid::Uuid::new_v4().to_string(),
+        tenant_id: tenant_id.to_owned(),
+        task_id: task_id.map(str::to_owned),
+        log_type: log_type.to_owned(),
+        message: message.to_owned(),
+        data,
+        timestamp: now,
+        expires_at: now.timestamp() + ctx.config.retention.task_seconds,
+    }
+}
+
+/// `{ id, taskId, logType, message, data?, timestamp }`.
+pub fn log_view(l: &DebugLog) -> Value {
+    let mut v = json!({
+        "id": l.id,
+        "taskId": l.task_id,
+        "logType": l.log_type,
+        "message": l.message,
+        "timestamp": crate::time::iso(l.timestamp),
+    });
+    if let Some(d) = &l.data {
+        v["data"] = d.clone();
+    }
+    v
+}
+
+/// Everything about one of the caller's tasks.
+pub async fn export(ctx: &AppContext, p: &Principal, task_id: &str) -> Result<Value, Error> {
+    let task = ctx
+        .store
+        .task(&p.tenant_id, task_id)
+        .await?
+        .filter(|t| t.user_id == p.user_id)
+        .ok_or_else(|| Error::NotFound {
+            code: "TASK_NOT_FOUND",
+            message: "No such task".into(),
+        })?;
+    let (steps, logs, messages) = tokio::join!(
+        ctx.store.steps(&p.tenant_id, task_id),
+        ctx.store.logs(&p.tenant_id, Some(task_id), None, None, 500),
+        async {
+            match &task.session_id {
+                Some(s) => ctx.store.messages(&p.tenant_id, s, None, 10_000).await,
+                None => Ok(Vec::new()),
+            }
+        }
+    );
+    let (steps, logs, messages) = (steps?, logs?, messages?);
+    let mut snapshots = Vec::new();
+    for s in &steps {
+        let Some(state) = &s.before_state else {
+            continue;
+        };
+        if state.get("snapshotKey").is_none() {
+            continue;
+        }
+        let url = ctx
+            .snapshots
+            .presign_snapshot(&p.tenant_id, task_id, s.index, EXPORT_URL_SECONDS)
+            .await?;
+        snapshots.push(json!({ "stepIndex": s.index, "url": url, "bytes": state.get("snapshotBytes").cloned().unwrap_or(Value::Null) }));
+    }
+    let record =
+        |kind: &str, s: &crate::domain::Step, v: &Value| json!({ "stepIndex": s.index, kind: v });
+    Ok(json!({
+        "task": task,
+        "actions": steps,
+        "messages": messages.iter().filter(|m| m.task_id.as_deref() == Some(task_id)).map(MessageView::from).collect::<Vec<_>>(),
+        "verifications": steps.iter().filter_map(|s| s.verification.as_ref().map(|v| record("verification", s, v))).collect::<Vec<_>>(),
+        "corrections": steps.iter().filter_map(|s| s.correction.as_ref().map(|v| record("correction", s, v))).collect::<Vec<_>>(),
+        "snapshots": snapshots,
+        "logs": logs.iter().map(log_view).collect::<Vec<_>>(),
+    }))
+}

@@ -1,0 +1,36 @@
+//! Session checks shared by the session routes: a session is visible only to the user who owns
+//! it; any other answers 404 exactly like a missing one.
+
+use crate::auth::Principal;
+use crate::context::AppContext;
+use crate::domain::Session;
+use crate::error::Error;
+use crate::ports::StoreError;
+
+pub fn session_not_found() -> Error {
+    Error::NotFound {
+        code: "SESSION_NOT_FOUND",
+        message: "No such session".into(),
+    }
+}
+
+/// The caller's session, or 404.
+pub async fn owned_session(
+    ctx: &AppContext,
+    p: &Principal,
+    session_id: &str,
+) -> Result<Session, Error> {
+    ctx.store
+        .session(&p.tenant_id, session_id)
+        .await?
+        .filter(|s| s.user_id == p.user_id)
+        .ok_or_else(session_not_found)
+}
+
+/// A session that vanished between read and write is a 404 too.
+pub fn not_found_as_session(e: StoreError) -> Error {
+    match e {
+        StoreError::NotFound(_) => session_not_found(),
+        other => other.into(),
+    }
+}

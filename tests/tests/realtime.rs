@@ -1,0 +1,171 @@
+//! Realtime against a real Pusher-protocol server: Sockudo, started on 127.0.0.1 by
+//! `scripts/test` (which exports `SOCKUDO_PORT`, `SOCKUDO_APP_ID`, `SOCKUDO_KEY`,
+//! `SOCKUDO_SECRET`). A WebSocket client subscribes to a session channel with a signature from
+//! `/api/pusher/auth` and receives what interact triggers.
+
+use std::time::Duration;
+
+use api_tests::scripted::{Reply, ScriptedLlm};
+use api_tests::{AppOptions, TestApp};
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::Message as Ws;
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!("{name} is not set: run the tests with scripts/test, which starts Sockudo")
+    })
+}
+
+/// A Pusher protocol message: event name and decoded data.
+async fn next_event(ws: &mut Socket, timeout: Duration) -> Option<(String, Value)> {
+    loop {
+        let msg = tokio::time::timeout(timeout, ws.next()).await.ok()??.ok()?;
+        let Ws::Text(text) = msg else { continue };
+        let v: Value = serde_json::from_str(text.as_str()).ok()?;
+        let event = v["event"].as_str().unwrap_or("").to_owned();
+        let data = match &v["data"] {
+            Value::String(s) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
+            other => other.clone(),
+        };
+        if event == "pusher:ping" {
+            let _ = ws
+                .send(Ws::Text(
+                    json!({ "event": "pusher:pong", "data": {} })
+                        .to_string()
+                        .into(),
+                ))
+                .await;
+            continue;
+        }
+        return Some((event, data));
+    }
+}
+
+async fn connect() -> (Socket, String) {
+    let url = format!(
+        "ws://127.0.0.1:{}/app/{}?protocol=7&client=rust-test&version=1.0",
+        env("SOCKUDO_PORT"),
+        env("SOCKUDO_KEY")
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(url)
+        .await
+        .expect("connect to Sockudo");
+    let (event, data) = next_event(&mut ws, Duration::from_secs(10))
+        .await
+        .expect("handshake");
+    assert_eq!(event, "pusher:connection_established", "{data}");
+    let socket_id = data["socket_id"].as_str().expect("socket id").to_owned();
+    (ws, socket_id)
+}
+
+async fn subscribe(ws: &mut Socket, channel: &str, auth: &str) -> (String, Value) {
+    let msg = json!({ "event": "pusher:subscribe", "data": { "channel": channel, "auth": auth } });
+    ws.send(Ws::Text(msg.to_string().into()))
+        .await
+        .expect("send");
+    next_event(ws, Duration::from_secs(10))
+        .await
+        .expect("subscription answer")
+}
+
+#[tokio::test]
+async fn interact_events_reach_a_subscribed_side_panel_through_sockudo() {
+    let llm = ScriptedLlm::start().await;
+    let opts = AppOptions::with_llm(&llm.base_url)
+        .set("PUSHER_APP_ID", env("SOCKUDO_APP_ID"))
+        .set("PUSHER_KEY", env("SOCKUDO_KEY"))
+        .set("PUSHER_SECRET", env("SOCKUDO_SECRET"))
+        .set("PUSHER_HOST", "127.0.0.1")
+        .set("PUSHER_PORT", env("SOCKUDO_PORT"))
+        .set("PUSHER_SCHEME", "http");
+    let app = TestApp::spawn_with(opts).await;
+    app.seed_user("acme", "ada@acme.com", "s3cret-password")
+        .await;
+    let token = app.login("ada@acme.com", "s3cret-password").await;
+    let session_id = uuid::Uuid::new_v4().to_string();
+    let init = json!({ "sessionId": session_id, "url": "https://www.example.com/", "domain": "" });
+    let r = app
+        .client
+        .post(app.url("/api/session/init"))
+        .bearer_auth(&token)
+        .json(&init)
+        .send()
+        .await
+        .expect("init");
+    assert_eq!(r.status(), 200);
+
+    let channel = format!("private-session-{session_id}");
+    let (mut ws, socket_id) = connect().await;
+    let auth: Value = app
+        .client
+        .post(app.url("/api/pusher/auth"))
+        .bearer_auth(&token)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("socket_id={socket_id}&channel_name={channel}"))
+        .send()
+        .await
+        .expect("auth")
+        .json()
+        .await
+        .expect("json");
+    let (event, data) = subscribe(&mut ws, &channel, auth["auth"].as_str().expect("auth")).await;
+    assert_eq!(event, "pusher_internal:subscription_succeeded", "{data}");
+
+    llm.push([Reply::action("Clicking the button.", "click(10)")]);
+    let body = json!({ "sessionId": session_id, "url": "https://www.example.com/", "query": "Press it",
+        "interactiveTree": [{ "i": "10", "r": "btn", "n": "Press me" }] });
+    let response: Value = app
+        .client
+        .post(app.url("/api/agent/interact"))
+        .bearer_auth(&token)
+        .json(&body)
+        .send()
+        .await
+        .expect("interact")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(response["action"], "click(10)");
+
+    let mut new_messages = Vec::new();
+    let mut interact_response = None;
+    while interact_response.is_none() {
+        let (event, data) = next_event(&mut ws, Duration::from_secs(10))
+            .await
+            .expect("an event");
+        match event.as_str() {
+            "new_message" => new_messages.push(data),
+            "interact_response" => interact_response = Some(data),
+            _ => {}
+        }
+    }
+    let roles: Vec<&str> = new_messages
+        .iter()
+        .filter_map(|m| m["message"]["role"].as_str())
+        .collect();
+    assert_eq!(roles, vec!["user", "assistant"]);
+    assert!(new_messages
+        .iter()
+        .all(|m| m["type"] == "new_message" && m["sessionId"] == session_id.as_str()));
+    assert_eq!(new_messages[1]["message"]["actionString"], "click(10)");
+    let ir = interact_response.expect("interact_response");
+    assert_eq!(ir["type"], "interact_response");
+    assert_eq!(ir["response"]["taskId"], response["taskId"]);
+    assert_eq!(ir["response"]["action"], "click(10)");
+}
+
+#[tokio::test]
+async fn sockudo_refuses_a_forged_channel_signature() {
+    let (mut ws, _socket_id) = connect().await;
+    let channel = format!("private-session-{}", uuid::Uuid::new_v4());
+    let forged = format!("{}:{}", env("SOCKUDO_KEY"), "0".repeat(64));
+    let (event, data) = subscribe(&mut ws, &channel, &forged).await;
+    assert!(
+        event == "pusher:subscription_error" || event == "pusher:error",
+        "{event}: {data}"
+    );
+}
