@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::clock::Clock;
 use crate::config::Retention;
+use crate::domain::TaskRef;
 use crate::ports::{SnapshotStore, Store, StoreResult};
 
 /// Tasks fetched per sweep page.
@@ -45,82 +46,51 @@ pub async fn run(
     let mut report = CleanupReport::default();
     let now = clock.now();
 
-    let mut seen = HashSet::new();
-    loop {
-        if started.elapsed() > budget {
-            report.incomplete = true;
-            break;
-        }
-        let page = store.expired_tasks(now, PAGE).await?;
-        let fresh: Vec<_> = page
-            .into_iter()
-            .filter(|t| seen.insert(t.clone()))
-            .collect();
-        if fresh.is_empty() {
-            break;
-        }
-        let outcomes: Vec<_> = stream::iter(fresh)
-            .map(|task| async move {
-                // Snapshots first: if the run dies after this, the task is still found next time.
-                let outcome = async {
-                    let snaps = snapshots
-                        .delete_snapshots(&task.tenant_id, &task.task_id)
-                        .await?;
-                    let items = store.delete_task(&task).await?;
-                    StoreResult::Ok((snaps, items))
-                }
-                .await;
-                (task, outcome)
-            })
-            .buffer_unordered(CONCURRENCY)
-            .collect()
-            .await;
-        for (task, outcome) in outcomes {
-            match outcome {
-                Ok((snaps, items)) => {
-                    report.expired_tasks += 1;
-                    report.deleted_snapshots += snaps;
-                    report.deleted_items += items;
-                }
-                Err(e) => {
-                    report.failures += 1;
-                    tracing::warn!(tenant = %task.tenant_id, task = %task.task_id, error = %e, "could not delete expired task");
-                }
+    let expired = sweep(
+        started,
+        budget,
+        || store.expired_tasks(now, PAGE),
+        |task| async move {
+            // Snapshots first: if the run dies after this, the task is still found next time.
+            let snaps = snapshots
+                .delete_snapshots(&task.tenant_id, &task.task_id)
+                .await?;
+            let items = store.delete_task(&task).await?;
+            StoreResult::Ok((snaps, items))
+        },
+    )
+    .await?;
+    report.incomplete |= expired.incomplete;
+    for (task, outcome) in expired.outcomes {
+        match outcome {
+            Ok((snaps, items)) => {
+                report.expired_tasks += 1;
+                report.deleted_snapshots += snaps;
+                report.deleted_items += items;
+            }
+            Err(e) => {
+                report.failures += 1;
+                tracing::warn!(tenant = %task.tenant_id, task = %task.task_id, error = %e, "could not delete expired task");
             }
         }
     }
 
     let idle_before = now - ChronoDuration::seconds(retention.idle_seconds);
-    let mut seen = HashSet::new();
-    loop {
-        if started.elapsed() > budget {
-            report.incomplete = true;
-            break;
-        }
-        let page = store.idle_tasks(idle_before, PAGE).await?;
-        let fresh: Vec<_> = page
-            .into_iter()
-            .filter(|t| seen.insert(t.clone()))
-            .collect();
-        if fresh.is_empty() {
-            break;
-        }
-        let outcomes: Vec<_> = stream::iter(fresh)
-            .map(|task| async move {
-                let outcome = store.mark_interrupted(&task, idle_before, now).await;
-                (task, outcome)
-            })
-            .buffer_unordered(CONCURRENCY)
-            .collect()
-            .await;
-        for (task, outcome) in outcomes {
-            match outcome {
-                Ok(true) => report.interrupted_tasks += 1,
-                Ok(false) => {}
-                Err(e) => {
-                    report.failures += 1;
-                    tracing::warn!(tenant = %task.tenant_id, task = %task.task_id, error = %e, "could not interrupt idle task");
-                }
+    let idle = sweep(
+        started,
+        budget,
+        || store.idle_tasks(idle_before, PAGE),
+        |task| async move { store.mark_interrupted(&task, idle_before, now).await },
+    )
+    .await?;
+    report.incomplete |= idle.incomplete;
+    for (task, outcome) in idle.outcomes {
+        match outcome {
+            Ok(true) => report.interrupted_tasks += 1,
+            Ok(false) => {}
+            Err(e) => {
+                report.failures += 1;
+                tracing::warn!(tenant = %task.tenant_id, task = %task.task_id, error = %e, "could not interrupt idle task");
             }
         }
     }
@@ -136,4 +106,54 @@ pub async fn run(
         "cleanup finished"
     );
     Ok(report)
+}
+
+/// What one sweep did to each task it met.
+struct Swept<T> {
+    outcomes: Vec<(TaskRef, StoreResult<T>)>,
+    incomplete: bool,
+}
+
+/// Fetches pages of tasks and processes each (a few at a time) until a page brings nothing
+/// new or the budget is spent. Tasks that could not be processed stay for the next run.
+async fn sweep<T, F, FF, P, PF>(
+    started: Instant,
+    budget: Duration,
+    fetch: F,
+    process: P,
+) -> StoreResult<Swept<T>>
+where
+    F: Fn() -> FF,
+    FF: std::future::Future<Output = StoreResult<Vec<TaskRef>>>,
+    P: Fn(TaskRef) -> PF,
+    PF: std::future::Future<Output = StoreResult<T>>,
+{
+    let mut seen = HashSet::new();
+    let mut out = Swept {
+        outcomes: Vec::new(),
+        incomplete: false,
+    };
+    loop {
+        if started.elapsed() > budget {
+            out.incomplete = true;
+            return Ok(out);
+        }
+        let fresh: Vec<TaskRef> = fetch()
+            .await?
+            .into_iter()
+            .filter(|t| seen.insert(t.clone()))
+            .collect();
+        if fresh.is_empty() {
+            return Ok(out);
+        }
+        let results: Vec<_> = stream::iter(fresh)
+            .map(|task| {
+                let work = process(task.clone());
+                async move { (task, work.await) }
+            })
+            .buffer_unordered(CONCURRENCY)
+            .collect()
+            .await;
+        out.outcomes.extend(results);
+    }
 }

@@ -3,8 +3,10 @@
 
 use crate::auth::Principal;
 use crate::context::AppContext;
-use crate::domain::Session;
+use crate::domain::session::parse_status;
+use crate::domain::{Session, SessionStatus};
 use crate::error::Error;
+use crate::http::{query_param, Request};
 use crate::ports::StoreError;
 
 pub fn session_not_found() -> Error {
@@ -33,4 +35,18 @@ pub fn not_found_as_session(e: StoreError) -> Error {
         StoreError::NotFound(_) => session_not_found(),
         other => other.into(),
     }
+}
+
+/// The optional `status` query parameter of session listings.
+pub fn status_query(req: &Request) -> Result<Option<SessionStatus>, Error> {
+    query_param(req, "status")
+        .map(|s| {
+            parse_status(&s).ok_or_else(|| {
+                Error::field(
+                    "status",
+                    "must be one of: active, completed, failed, interrupted, archived",
+                )
+            })
+        })
+        .transpose()
 }

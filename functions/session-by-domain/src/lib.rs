@@ -4,7 +4,6 @@
 use ::http::{Method, StatusCode};
 use serde_json::json;
 use shared::auth::authenticate;
-use shared::domain::session::parse_status;
 use shared::domain::site::{host_of, root_domain};
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::views::SessionView;
@@ -26,16 +25,7 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let p = authenticate(ctx, req.headers()).await?;
     let raw = http::path_param(&req, "domain")?;
     let host = host_of(&raw).ok_or_else(|| Error::field("domain", "must be a host name"))?;
-    let status = http::query_param(&req, "status")
-        .map(|s| {
-            parse_status(&s).ok_or_else(|| {
-                Error::field(
-                    "status",
-                    "must be one of: active, completed, failed, interrupted, archived",
-                )
-            })
-        })
-        .transpose()?;
+    let status = shared::sessions::status_query(&req)?;
     let session = ctx
         .store
         .session_by_domain(&p.tenant_id, &p.user_id, &root_domain(&host), status)

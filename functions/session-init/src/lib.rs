@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 use shared::auth::authenticate;
 use shared::domain::session::{auto_title, session_domain};
-use shared::domain::{Session, SessionStatus};
+use shared::domain::Session;
 use shared::error::FieldProblem;
 use shared::http::parse_json;
 use shared::http::{self, Request, Response, RouteSpec};
@@ -82,21 +82,18 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     }
     let now = ctx.clock.now();
     let domain = session_domain(b.domain.as_deref(), &url);
-    let session = Session {
-        session_id: session_id.clone(),
-        tenant_id: p.tenant_id.clone(),
-        user_id: p.user_id.clone(),
-        title: auto_title(&domain, query.as_deref()),
+    let title = auto_title(&domain, query.as_deref());
+    let metadata = query.map(|q| json!({ "initialQuery": q }));
+    let session = Session::new_active(
+        session_id.clone(),
+        p.tenant_id.clone(),
+        p.user_id.clone(),
         url,
         domain,
-        status: SessionStatus::Active,
-        is_renamed: false,
-        message_count: 0,
-        last_sequence: 0,
-        created_at: now,
-        updated_at: now,
-        metadata: query.map(|q| json!({ "initialQuery": q })),
-    };
+        title,
+        metadata,
+        now,
+    );
     let is_new = ctx.store.create_session(&session).await?;
     Ok(created(&session_id, is_new))
 }

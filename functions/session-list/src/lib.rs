@@ -4,7 +4,6 @@
 use ::http::{Method, StatusCode};
 use serde_json::json;
 use shared::auth::authenticate;
-use shared::domain::session::parse_status;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::ports::SessionFilter;
 use shared::views::SessionView;
@@ -27,16 +26,7 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let p = authenticate(ctx, req.headers()).await?;
-    let status = http::query_param(&req, "status")
-        .map(|s| {
-            parse_status(&s).ok_or_else(|| {
-                Error::field(
-                    "status",
-                    "must be one of: active, completed, failed, interrupted, archived",
-                )
-            })
-        })
-        .transpose()?;
+    let status = shared::sessions::status_query(&req)?;
     let include_archived = match http::query_param(&req, "includeArchived").as_deref() {
         None | Some("false") => false,
         Some("true") => true,

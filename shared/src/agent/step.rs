@@ -29,7 +29,7 @@ use crate::auth::rate_limit::FixedWindow;
 use crate::auth::Principal;
 use crate::context::AppContext;
 use crate::domain::site::host_of;
-use crate::domain::{Message, MessageRole, Session, SessionStatus, Step, Task, TaskStatus};
+use crate::domain::{Message, MessageRole, Session, Step, Task, TaskStatus};
 use crate::error::Error;
 use crate::knowledge::KnowledgeChunk;
 use crate::llm::{ChatMessage, LlmError};
@@ -357,21 +357,16 @@ pub async fn load(ctx: &AppContext, input: &StepInput) -> Result<Loaded, Error> 
     let new_session = match (&session, &task) {
         (None, None) => {
             let domain = crate::domain::session::session_domain(None, &req.url);
-            Some(Session {
-                session_id: session_id.clone(),
-                tenant_id: p.tenant_id.clone(),
-                user_id: p.user_id.clone(),
-                title: crate::domain::session::auto_title(&domain, Some(&req.query)),
-                url: req.url.clone(),
-                domain,
-                status: SessionStatus::Active,
-                is_renamed: false,
-                message_count: 0,
-                last_sequence: 0,
-                created_at: now,
-                updated_at: now,
-                metadata: Some(json!({ "initialQuery": req.query })),
-            })
+            Some(Session::new_active(
+                session_id.clone(),
+                p.tenant_id.clone(),
+                p.user_id.clone(),
+                req.url.clone(),
+                domain.clone(),
+                crate::domain::session::auto_title(&domain, Some(&req.query)),
+                Some(json!({ "initialQuery": req.query })),
+                now,
+            ))
         }
         _ => None,
     };

@@ -39,6 +39,37 @@ pub struct Session {
     pub metadata: Option<Value>,
 }
 
+impl Session {
+    /// A new, empty, active session.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_active(
+        session_id: String,
+        tenant_id: String,
+        user_id: String,
+        url: String,
+        domain: String,
+        title: String,
+        metadata: Option<Value>,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            session_id,
+            tenant_id,
+            user_id,
+            title,
+            url,
+            domain,
+            status: SessionStatus::Active,
+            is_renamed: false,
+            message_count: 0,
+            last_sequence: 0,
+            created_at: now,
+            updated_at: now,
+            metadata,
+        }
+    }
+}
+
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
