@@ -231,6 +231,23 @@ impl TestApp {
             .await
     }
 
+    /// Sends a JSON request with a bearer token.
+    pub async fn send_json(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: &str,
+        body: &serde_json::Value,
+    ) -> reqwest::Response {
+        self.client
+            .request(method, self.url(path))
+            .bearer_auth(token)
+            .json(body)
+            .send()
+            .await
+            .expect("request")
+    }
+
     /// Sends a body-less request, with a bearer token when given.
     pub async fn send(
         &self,

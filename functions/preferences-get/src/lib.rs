@@ -1,7 +1,7 @@
 //! `GET /api/v1/user/preferences`: the caller's preferences (defaults when none are saved).
 
 use ::http::{Method, StatusCode};
-use shared::auth::authenticate;
+use shared::auth::authenticate_with;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::preferences;
 use shared::{AppContext, Error};
@@ -19,8 +19,10 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let p = authenticate(ctx, req.headers()).await?;
-    let stored = ctx.store.preferences(&p.tenant_id, &p.user_id).await?;
+    let (_, stored) = authenticate_with(ctx, req.headers(), |p| async move {
+        Ok(ctx.store.preferences(&p.tenant_id, &p.user_id).await?)
+    })
+    .await?;
     Ok(http::json(
         StatusCode::OK,
         &preferences::view(stored.as_ref()),

@@ -4,7 +4,7 @@
 
 use ::http::{Method, StatusCode};
 use serde_json::json;
-use shared::auth::authenticate;
+use shared::auth::authenticate_with;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::{AppContext, Error};
 
@@ -21,7 +21,6 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let p = authenticate(ctx, req.headers()).await?;
     let (socket_id, channel) = shared::realtime_auth::parse_request(&req)?;
     let realtime = ctx
         .realtime
@@ -34,11 +33,14 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         .ok_or_else(|| {
             Error::Forbidden("Only private-session-<sessionId> channels can be joined".into())
         })?;
-    let owned = ctx
-        .store
-        .session(&p.tenant_id, &session_id)
-        .await?
-        .is_some_and(|s| s.user_id == p.user_id);
+    let (_, owned) = authenticate_with(ctx, req.headers(), |p| async move {
+        Ok(ctx
+            .store
+            .session(&p.tenant_id, &session_id)
+            .await?
+            .is_some_and(|s| s.user_id == p.user_id))
+    })
+    .await?;
     if !owned {
         return Err(Error::Forbidden("Not your session".into()));
     }

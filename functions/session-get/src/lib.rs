@@ -3,7 +3,7 @@
 
 use ::http::{Method, StatusCode};
 use serde_json::json;
-use shared::auth::authenticate;
+use shared::auth::authenticate_with;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::sessions::owned_session;
 use shared::views::SessionView;
@@ -22,9 +22,11 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let p = authenticate(ctx, req.headers()).await?;
     let id = http::uuid_param(&req, "sessionId")?;
-    let session = owned_session(ctx, &p, &id).await?;
+    let (_, session) = authenticate_with(ctx, req.headers(), |p| async move {
+        owned_session(ctx, &p, &id).await
+    })
+    .await?;
     Ok(http::json(
         StatusCode::OK,
         &json!({ "session": SessionView::from(&session) }),

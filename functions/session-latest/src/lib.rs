@@ -3,7 +3,7 @@
 
 use ::http::{Method, StatusCode};
 use serde_json::json;
-use shared::auth::authenticate;
+use shared::auth::authenticate_with;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::views::SessionView;
 use shared::{AppContext, Error};
@@ -21,8 +21,10 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let p = authenticate(ctx, req.headers()).await?;
-    let session = ctx.store.latest_session(&p.tenant_id, &p.user_id).await?;
+    let (_, session) = authenticate_with(ctx, req.headers(), |p| async move {
+        Ok(ctx.store.latest_session(&p.tenant_id, &p.user_id).await?)
+    })
+    .await?;
     Ok(http::json(
         StatusCode::OK,
         &json!({ "session": session.as_ref().map(SessionView::from) }),

@@ -3,7 +3,7 @@
 
 use ::http::{Method, StatusCode};
 use serde_json::json;
-use shared::auth::authenticate;
+use shared::auth::authenticate_with;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::ports::SessionFilter;
 use shared::views::SessionView;
@@ -25,7 +25,6 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let p = authenticate(ctx, req.headers()).await?;
     let status = shared::sessions::status_query(&req)?;
     let include_archived = match http::query_param(&req, "includeArchived").as_deref() {
         None | Some("false") => false,
@@ -38,10 +37,13 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         status,
         include_archived,
     };
-    let (sessions, total) = ctx
-        .store
-        .list_sessions(&p.tenant_id, &p.user_id, filter, limit, offset)
-        .await?;
+    let (_, (sessions, total)) = authenticate_with(ctx, req.headers(), |p| async move {
+        Ok(ctx
+            .store
+            .list_sessions(&p.tenant_id, &p.user_id, filter, limit, offset)
+            .await?)
+    })
+    .await?;
     let views: Vec<SessionView> = sessions.iter().map(SessionView::from).collect();
     Ok(http::json(
         StatusCode::OK,

@@ -4,7 +4,7 @@
 
 use ::http::{Method, StatusCode};
 use serde_json::json;
-use shared::auth::authenticate;
+use shared::auth::authenticate_with;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::views::MessageView;
 use shared::{AppContext, Error};
@@ -25,25 +25,28 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let p = authenticate(ctx, req.headers()).await?;
     let id = http::uuid_param(&req, "sessionId")?;
     let limit = http::number_param(&req, "limit", 50, 1, MAX_PAGE)?;
     let since = http::time_param(&req, "since")?;
-    let session = ctx
-        .store
-        .session(&p.tenant_id, &id)
-        .await?
-        .filter(|s| s.user_id == p.user_id);
-    let Some(session) = session else {
+    // The polling path: revocation, session and messages in one round of store calls.
+    let sid = id.as_str();
+    let (p, (session, messages)) = authenticate_with(ctx, req.headers(), |p| async move {
+        let (session, messages) = tokio::join!(
+            ctx.store.session(&p.tenant_id, sid),
+            ctx.store.messages(&p.tenant_id, sid, since, limit)
+        );
+        Ok((session?, messages?))
+    })
+    .await?;
+    let Some(session) = session.filter(|s| s.user_id == p.user_id) else {
         return Ok(http::json(
             StatusCode::OK,
             &json!({ "sessionId": id, "messages": [], "total": 0, "sessionExists": false }),
         ));
     };
-    let messages = ctx.store.messages(&p.tenant_id, &id, since, limit).await?;
     let views: Vec<MessageView> = messages.iter().map(MessageView::from).collect();
     Ok(http::json(
         StatusCode::OK,
-        &json!({ "sessionId": id, "messages": views, "total": session.message_count, "sessionExists": true }),
+        &json!({ "sessionId": session.session_id, "messages": views, "total": session.message_count, "sessionExists": true }),
     ))
 }

@@ -89,6 +89,25 @@ pub async fn ensure_not_revoked(ctx: &AppContext, p: &Principal) -> Result<(), E
     Ok(())
 }
 
+/// Authenticates and runs the route's first read in the same round of store calls: the token
+/// is checked locally, then its revocation check and `read` run concurrently. A revoked token
+/// still gets 401 (the read's result is dropped).
+pub async fn authenticate_with<T, F, Fut>(
+    ctx: &AppContext,
+    headers: &HeaderMap,
+    read: F,
+) -> Result<(Principal, T), Error>
+where
+    F: FnOnce(Principal) -> Fut,
+    Fut: std::future::Future<Output = Result<T, Error>>,
+{
+    let principal = verify_bearer(ctx, headers)?;
+    let (revocation, value) =
+        tokio::join!(ensure_not_revoked(ctx, &principal), read(principal.clone()));
+    revocation?;
+    Ok((principal, value?))
+}
+
 /// Verifies the request's bearer token (signature, pinned algorithm, `iss`, `aud`, `exp`) and
 /// that it was not revoked. Every failure is `401 UNAUTHORIZED`.
 pub async fn authenticate(ctx: &AppContext, headers: &HeaderMap) -> Result<Principal, Error> {

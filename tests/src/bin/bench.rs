@@ -362,9 +362,15 @@ async fn round_trips() {
         "POST /api/v1/auth/logout 204",
         "POST /api/agent/interact, new task",
         "POST /api/agent/interact, next step",
+        "POST /api/session/init (new session)",
+        "GET /api/session (list)",
+        "GET /api/session/{id}/messages",
+        "GET /api/v1/user/preferences",
+        "GET /api/session/{id}",
     ];
     let llm = api_tests::scripted::ScriptedLlm::start().await;
-    let body = json!({ "sessionId": uuid::Uuid::new_v4().to_string(), "url": "https://www.example.com/", "query": "Press the button",
+    let sid = uuid::Uuid::new_v4().to_string();
+    let body = json!({ "sessionId": sid, "url": "https://www.example.com/", "query": "Press the button",
         "interactiveTree": [{ "i": "10", "r": "btn", "n": "Press me" }] });
     for (k, name) in names.iter().enumerate() {
         let mut medians = Vec::new();
@@ -376,6 +382,11 @@ async fn round_trips() {
                 let token = app.login("ada@acme.com", "s3cret-password").await;
                 llm.push([api_tests::scripted::Reply::action("Press it.", "click(10)")]);
                 let mut next = body.clone();
+                if k >= 8 {
+                    let init = json!({ "sessionId": sid, "url": "https://www.example.com/", "domain": "" });
+                    app.send_json(reqwest::Method::POST, "/api/session/init", &token, &init)
+                        .await;
+                }
                 if k == 5 {
                     llm.push([api_tests::scripted::Reply::action("Press it.", "click(10)")]);
                     let first = interact(&app, &token, &body).await;
@@ -395,7 +406,15 @@ async fn round_trips() {
                         2 => assert_eq!(app.get_session(&token).await.status(), 200),
                         3 => assert_eq!(app.logout(Some(&token)).await.status(), 204),
                         4 => assert_eq!(interact(&app, &token, &body).await["action"], "click(10)"),
-                        _ => assert_eq!(interact(&app, &token, &next).await["action"], "click(10)"),
+                        5 => assert_eq!(interact(&app, &token, &next).await["action"], "click(10)"),
+                        6 => {
+                            let init = json!({ "sessionId": uuid::Uuid::new_v4().to_string(), "url": "https://www.example.com/", "domain": "" });
+                            assert_eq!(app.send_json(reqwest::Method::POST, "/api/session/init", &token, &init).await.status(), 200);
+                        }
+                        7 => assert_eq!(app.send(reqwest::Method::GET, "/api/session", Some(&token)).await.status(), 200),
+                        8 => assert_eq!(app.send(reqwest::Method::GET, &format!("/api/session/{sid}/messages"), Some(&token)).await.status(), 200),
+                        9 => assert_eq!(app.send(reqwest::Method::GET, "/api/v1/user/preferences", Some(&token)).await.status(), 200),
+                        _ => assert_eq!(app.send(reqwest::Method::GET, &format!("/api/session/{sid}"), Some(&token)).await.status(), 200),
                     }
                 })
                 .await;
