@@ -64,6 +64,23 @@ fn check_ids(tenant_id: &str, task_id: &str) -> StoreResult<()> {
     }
 }
 
+/// What every store does before writing: check the ids, name the object, compress.
+fn prepare(
+    tenant_id: &str,
+    task_id: &str,
+    step: u32,
+    content: &[u8],
+) -> StoreResult<(SnapshotRef, Vec<u8>)> {
+    check_ids(tenant_id, task_id)?;
+    let stored = compress(content)?;
+    let r = SnapshotRef {
+        key: snapshot_key(tenant_id, task_id, step),
+        bytes: content.len(),
+        stored_bytes: stored.len(),
+    };
+    Ok((r, stored))
+}
+
 fn step_of(key: &str) -> Option<u32> {
     key.rsplit('/').next()?.parse().ok()
 }
@@ -101,10 +118,8 @@ impl SnapshotStore for DirSnapshotStore {
         step: u32,
         content: &[u8],
     ) -> StoreResult<SnapshotRef> {
-        check_ids(tenant_id, task_id)?;
-        let key = snapshot_key(tenant_id, task_id, step);
-        let stored = compress(content)?;
-        let path = self.path(&key);
+        let (r, stored) = prepare(tenant_id, task_id, step, content)?;
+        let path = self.path(&r.key);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io_err)?;
         }
@@ -112,11 +127,7 @@ impl SnapshotStore for DirSnapshotStore {
         let tmp = path.with_extension("tmp");
         std::fs::write(&tmp, &stored).map_err(io_err)?;
         std::fs::rename(&tmp, &path).map_err(io_err)?;
-        Ok(SnapshotRef {
-            key,
-            bytes: content.len(),
-            stored_bytes: stored.len(),
-        })
+        Ok(r)
     }
 
     async fn snapshot(
@@ -196,16 +207,9 @@ impl SnapshotStore for MemorySnapshotStore {
         step: u32,
         content: &[u8],
     ) -> StoreResult<SnapshotRef> {
-        check_ids(tenant_id, task_id)?;
-        let key = snapshot_key(tenant_id, task_id, step);
-        let stored = compress(content)?;
-        let stored_bytes = stored.len();
-        self.blobs().insert(key.clone(), stored);
-        Ok(SnapshotRef {
-            key,
-            bytes: content.len(),
-            stored_bytes,
-        })
+        let (r, stored) = prepare(tenant_id, task_id, step, content)?;
+        self.blobs().insert(r.key.clone(), stored);
+        Ok(r)
     }
 
     async fn snapshot(
@@ -345,25 +349,18 @@ impl SnapshotStore for S3SnapshotStore {
         step: u32,
         content: &[u8],
     ) -> StoreResult<SnapshotRef> {
-        check_ids(tenant_id, task_id)?;
-        let key = snapshot_key(tenant_id, task_id, step);
-        let stored = compress(content)?;
-        let stored_bytes = stored.len();
+        let (r, stored) = prepare(tenant_id, task_id, step, content)?;
         self.client
             .put_object()
             .bucket(&self.bucket)
-            .key(&key)
+            .key(&r.key)
             .content_type("application/zstd")
             .server_side_encryption(ServerSideEncryption::Aes256)
             .body(ByteStream::from(stored))
             .send()
             .await
             .map_err(|e| s3_err("PutObject", e))?;
-        Ok(SnapshotRef {
-            key,
-            bytes: content.len(),
-            stored_bytes,
-        })
+        Ok(r)
     }
 
     async fn snapshot(
