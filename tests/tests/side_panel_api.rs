@@ -844,3 +844,137 @@ async fn pusher_auth_signs_only_the_callers_own_session_channels() {
         .await;
     expect_error(r, 403, "FORBIDDEN").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_whole_read_path_works_on_dynamodb_and_s3() {
+    use shared::clock::{Clock, ManualClock};
+    let llm = ScriptedLlm::start().await;
+    let clock = std::sync::Arc::new(ManualClock::new(chrono::Utc::now()));
+    let dyn_clock: std::sync::Arc<dyn Clock> = clock.clone();
+    let (stores, _) = api_tests::aws::stores(dyn_clock).await;
+    let mut cfg = api_tests::test_config(&AppOptions::with_llm(&llm.base_url));
+    cfg.debug_routes = true;
+    let app = TestApp::spawn_on(cfg, stores, clock).await;
+    app.seed_user("acme", "ada@acme.com", PW).await;
+    let token = app.login("ada@acme.com", PW).await;
+    let p = Panel { app, token };
+
+    // Startup: session check, list, preferences, init, messages polling.
+    assert_eq!(p.app.get_session(&p.token).await.status(), 200);
+    assert_eq!(
+        p.ok(
+            Method::GET,
+            "/api/session?status=active&includeArchived=false&limit=50",
+            None
+        )
+        .await["data"]["pagination"]["total"],
+        0
+    );
+    assert_eq!(
+        p.ok(Method::GET, "/api/v1/user/preferences", None).await["preferences"]["theme"],
+        "system"
+    );
+    let id = p
+        .init(
+            "https://www.example.co.uk/basket",
+            "www.example.co.uk",
+            None,
+        )
+        .await;
+    assert_eq!(
+        p.ok(
+            Method::GET,
+            &format!("/api/session/{id}/messages?limit=50"),
+            None
+        )
+        .await["total"],
+        0
+    );
+
+    llm.push([Reply::action("Add it to the basket.", "click(10)")]);
+    let body = json!({ "sessionId": id, "url": "https://www.example.co.uk/basket", "query": "Buy tea",
+        "interactiveTree": [{ "i": "10", "r": "btn", "n": "Add" }] });
+    let step = p.ok(Method::POST, "/api/agent/interact", Some(body)).await;
+    assert_eq!(step["action"], "click(10)");
+    let msgs = p
+        .ok(Method::GET, &format!("/api/session/{id}/messages"), None)
+        .await;
+    let roles: Vec<&str> = msgs["messages"]
+        .as_array()
+        .expect("m")
+        .iter()
+        .filter_map(|m| m["role"].as_str())
+        .collect();
+    assert_eq!(roles, vec!["user", "assistant"]);
+    let listed = p.ok(Method::GET, "/api/session", None).await;
+    assert_eq!(
+        listed["data"]["sessions"][0]["title"],
+        "example.co.uk: Buy tea"
+    );
+    assert_eq!(listed["data"]["sessions"][0]["messageCount"], 2);
+    assert_eq!(
+        p.ok(Method::GET, "/api/session/latest", None).await["session"]["sessionId"],
+        id
+    );
+    assert_eq!(
+        p.ok(
+            Method::GET,
+            "/api/session/by-domain/shop.example.co.uk",
+            None
+        )
+        .await["session"]["sessionId"],
+        id
+    );
+    let renamed = p
+        .ok(
+            Method::PATCH,
+            &format!("/api/session/{id}"),
+            Some(json!({ "title": "Tea" })),
+        )
+        .await;
+    assert_eq!(renamed["session"]["title"], "example.co.uk: Tea");
+    assert_eq!(
+        p.ok(
+            Method::POST,
+            "/api/v1/user/preferences",
+            Some(json!({ "theme": "light" }))
+        )
+        .await["preferences"]["theme"],
+        "light"
+    );
+    let task = step["taskId"].as_str().expect("task");
+    let resumed = p
+        .ok(
+            Method::POST,
+            &format!("/api/session/{id}/task/{task}/resume"),
+            Some(json!({ "resolutionMethod": "provide_in_chat" })),
+        )
+        .await;
+    assert_eq!(resumed["status"], "executing");
+    let ex = p
+        .ok(
+            Method::GET,
+            &format!("/api/debug/session/{task}/export"),
+            None,
+        )
+        .await;
+    assert!(
+        ex["snapshots"][0]["url"]
+            .as_str()
+            .expect("url")
+            .contains("X-Amz-Signature"),
+        "a presigned S3 URL"
+    );
+    let archived = p
+        .ok(
+            Method::POST,
+            "/api/session",
+            Some(json!({ "sessionId": id })),
+        )
+        .await;
+    assert_eq!(archived["data"]["status"], "archived");
+    assert_eq!(
+        p.ok(Method::GET, "/api/session/latest", None).await["session"],
+        Value::Null
+    );
+}

@@ -40,10 +40,24 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         status: Some(SessionStatus::Archived),
         ..SessionChanges::default()
     };
-    ctx.store
-        .update_session(&p.tenant_id, &id, &changes, ctx.clock.now())
+    let now = ctx.clock.now();
+    let _updated = ctx
+        .store
+        .update_session(&p.tenant_id, &id, &changes, now)
         .await
         .map_err(not_found_as_session)?;
+    let log = shared::debug::entry(
+        ctx,
+        &p.tenant_id,
+        None,
+        "session",
+        &format!("{}: {id}", "session archived"),
+        None,
+        now,
+    );
+    if let Err(e) = ctx.store.append_log(&log).await {
+        tracing::warn!(error = %e, "could not store the debug log");
+    }
     Ok(http::json(
         StatusCode::OK,
         &json!({ "success": true, "data": { "sessionId": id, "status": "archived", "message": "Session archived" } }),

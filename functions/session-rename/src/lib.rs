@@ -44,11 +44,24 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         is_renamed: Some(true),
         ..SessionChanges::default()
     };
+    let now = ctx.clock.now();
     let updated = ctx
         .store
-        .update_session(&p.tenant_id, &id, &changes, ctx.clock.now())
+        .update_session(&p.tenant_id, &id, &changes, now)
         .await
         .map_err(not_found_as_session)?;
+    let log = shared::debug::entry(
+        ctx,
+        &p.tenant_id,
+        None,
+        "session",
+        &format!("{}: {id}", "session renamed"),
+        None,
+        now,
+    );
+    if let Err(e) = ctx.store.append_log(&log).await {
+        tracing::warn!(error = %e, "could not store the debug log");
+    }
     Ok(http::json(
         StatusCode::OK,
         &json!({ "session": SessionView::from(&updated) }),

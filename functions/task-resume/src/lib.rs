@@ -103,8 +103,23 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         metadata: Some(json!({ "resolutionMethod": b.resolution_method })),
         expires_at: Some(task.expires_at),
     };
-    if let Err(e) = ctx.store.append_message(&note).await {
-        tracing::warn!(error = %e, "could not store the resume message");
+    let log = shared::debug::entry(
+        ctx,
+        &p.tenant_id,
+        Some(&task_id),
+        "task",
+        &message,
+        None,
+        now,
+    );
+    let (stored, logged) =
+        tokio::join!(ctx.store.append_message(&note), ctx.store.append_log(&log));
+    match stored {
+        Ok(m) => shared::realtime::notify(ctx, &session_id, Some(&task_id), &[m], None).await,
+        Err(e) => tracing::warn!(error = %e, "could not store the resume message"),
+    }
+    if let Err(e) = logged {
+        tracing::warn!(error = %e, "could not store the debug log");
     }
     Ok(http::json(
         StatusCode::OK,

@@ -748,12 +748,12 @@ pub async fn persist(
     if let Some(q) = &decision.user_question {
         response["userQuestion"] = Value::String(q.clone());
     }
-    notify(
+    crate::realtime::notify(
         ctx,
         &step.session_id,
-        &step.task_id,
+        Some(&step.task_id),
         &stored_messages,
-        &response,
+        Some(&response),
     )
     .await;
     if let Some(key) = &input.idempotency_key {
@@ -776,37 +776,4 @@ pub async fn persist(
         "step decided"
     );
     Ok(response)
-}
-
-/// Longest wait for realtime delivery: events are a courtesy, the client also polls.
-const REALTIME_WAIT: Duration = Duration::from_millis(1500);
-
-/// Sends `new_message` for every stored message and then `interact_response`, on the session's
-/// channel. Failures are logged, never returned.
-async fn notify(
-    ctx: &AppContext,
-    session_id: &str,
-    task_id: &str,
-    messages: &[Message],
-    response: &Value,
-) {
-    let Some(rt) = &ctx.realtime else {
-        return;
-    };
-    let channel = crate::realtime::session_channel(session_id);
-    let sends = async {
-        for m in messages {
-            let data = json!({ "type": "new_message", "sessionId": session_id, "message": crate::views::MessageView::from(m) });
-            if let Err(e) = rt.trigger(&channel, "new_message", &data).await {
-                tracing::warn!(error = %e, "realtime new_message failed");
-            }
-        }
-        let data = json!({ "type": "interact_response", "sessionId": session_id, "taskId": task_id, "response": response });
-        if let Err(e) = rt.trigger(&channel, "interact_response", &data).await {
-            tracing::warn!(error = %e, "realtime interact_response failed");
-        }
-    };
-    if tokio::time::timeout(REALTIME_WAIT, sends).await.is_err() {
-        tracing::warn!("realtime delivery timed out");
-    }
 }
