@@ -65,6 +65,10 @@ const SKIPPED: &[&str] = &[
     "script", "style", "noscript", "template", "svg", "iframe", "object", "title",
 ];
 
+/// Skipped elements that still count themselves (an icon or frame with an element id can be
+/// acted on); only their content is dropped.
+const KEPT_BUT_EMPTIED: &[&str] = &["svg", "iframe", "object"];
+
 /// An element or a text run of a parsed DOM.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DomNode {
@@ -198,7 +202,7 @@ impl Page {
             Some(t) => (t.expand(), Some(dom.to_owned())),
             None => (dom.to_owned(), None),
         };
-        let tree = DomTree::parse(&html);
+        let tree = DomTree::parse(&close_self_closing(&html));
         let mut ids: HashSet<String> = tree.ids().into_iter().collect();
         if let Some(t) = &templates {
             ids.extend(t.call_ids());
@@ -303,7 +307,7 @@ impl Builder {
             return None;
         }
         let tag = el.tag_name().to_ascii_lowercase();
-        if SKIPPED.contains(&tag.as_str()) {
+        if SKIPPED.contains(&tag.as_str()) && !KEPT_BUT_EMPTIED.contains(&tag.as_str()) {
             self.skipped_regions += 1;
             return Some(Slot::Skipped(self.skipped_regions));
         }
@@ -319,6 +323,7 @@ impl Builder {
             .map(|a| (a.name(), truncate_chars(&collapse_ws(&a.value()), 100)))
             .collect();
         let idx = self.nodes.len();
+        let emptied = KEPT_BUT_EMPTIED.contains(&tag.as_str());
         self.nodes.push(DomNode::Element {
             tag,
             id,
@@ -326,6 +331,10 @@ impl Builder {
             children: Vec::new(),
         });
         self.attach(idx);
+        if emptied {
+            self.skipped_regions += 1;
+            return Some(Slot::Skipped(self.skipped_regions));
+        }
         Some(Slot::Node(idx))
     }
 
@@ -337,6 +346,72 @@ impl Builder {
             self.stack.truncate(pos);
         }
     }
+}
+
+/// Elements that never have content; `<br/>` and `<br>` are the same.
+const VOID_ELEMENTS: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr",
+];
+
+/// Closes `<tag .../>` of elements that are not void: the simplified and templatized formats
+/// write every childless element that way, but an HTML parser ignores the slash — and after
+/// `<iframe/>` or `<textarea/>` (raw-text elements) would read the rest of the page as text.
+pub fn close_self_closing(html: &str) -> std::borrow::Cow<'_, str> {
+    if !html.contains("/>") {
+        return std::borrow::Cow::Borrowed(html);
+    }
+    let bytes = html.as_bytes();
+    let mut out = String::with_capacity(html.len() + html.len() / 16);
+    let mut last = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        let name_start = i + 1;
+        let mut j = name_start;
+        while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'-') {
+            j += 1;
+        }
+        if j == name_start || !bytes[name_start].is_ascii_alphabetic() {
+            i += 1;
+            continue;
+        }
+        // Find the tag's end, skipping quoted attribute values.
+        let mut k = j;
+        let mut quote = 0u8;
+        while k < bytes.len() {
+            let b = bytes[k];
+            if quote != 0 {
+                if b == quote {
+                    quote = 0;
+                }
+            } else if b == b'"' || b == b'\'' {
+                quote = b;
+            } else if b == b'>' || b == b'<' {
+                break;
+            }
+            k += 1;
+        }
+        if k >= bytes.len() || bytes[k] != b'>' {
+            i = j;
+            continue;
+        }
+        let name = html[name_start..j].to_ascii_lowercase();
+        if k > j && bytes[k - 1] == b'/' && !VOID_ELEMENTS.contains(&name.as_str()) {
+            out.push_str(&html[last..k - 1]);
+            out.push('>');
+            out.push_str("</");
+            out.push_str(&name);
+            out.push('>');
+            last = k + 1;
+        }
+        i = k + 1;
+    }
+    out.push_str(&html[last..]);
+    std::borrow::Cow::Owned(out)
 }
 
 impl DomTree {
@@ -737,9 +812,32 @@ mod tests {
             "<html><head><title>T</title><meta charset=utf-8><body><a id=\"1\">x</a></body></html>",
         );
         assert_eq!(t.ids(), vec!["1"]);
-        let t = DomTree::parse("<div><svg><path d=\"M0\"></div><a id=\"2\">after</a>");
-        assert_eq!(t.ids(), vec!["2"], "the svg ends with its parent");
+        let t = DomTree::parse(
+            "<div><svg id=\"1\"><path id=\"9\" d=\"M0\"></div><a id=\"2\">after</a>",
+        );
+        assert_eq!(
+            t.ids(),
+            vec!["1", "2"],
+            "the svg counts, its drawing does not, and it ends with its parent"
+        );
         assert!(!t.text_of(0).contains('T'));
+    }
+
+    #[test]
+    fn self_closed_raw_text_elements_do_not_swallow_the_rest() {
+        let dom = r#"<div><iframe name="ad" title="x>y"/><a id="1">One</a><textarea id="2"/><a id="3">Three</a><br/><div/><a id="4">Four</a></div>"#;
+        let p = Page::from_dom(dom);
+        let mut ids: Vec<_> = p.ids.iter().cloned().collect();
+        ids.sort();
+        assert_eq!(ids, vec!["1", "2", "3", "4"]);
+        assert_eq!(
+            close_self_closing("<a/><br/><p class='a/>b'/>"),
+            "<a></a><br/><p class='a/>b'></p>"
+        );
+        assert!(matches!(
+            close_self_closing("<p>x</p>"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]
