@@ -7,7 +7,7 @@ use crate::domain::session::parse_status;
 use crate::domain::{Session, SessionStatus};
 use crate::error::Error;
 use crate::http::{query_param, Request};
-use crate::ports::StoreError;
+use crate::ports::{SessionChanges, StoreError};
 
 pub fn session_not_found() -> Error {
     Error::NotFound {
@@ -49,4 +49,35 @@ pub fn status_query(req: &Request) -> Result<Option<SessionStatus>, Error> {
             })
         })
         .transpose()
+}
+
+/// Applies `changes` to a session the caller owns (as `owned_session` returned it) and notes
+/// it in the debug log.
+pub async fn change_session(
+    ctx: &AppContext,
+    p: &Principal,
+    session: &Session,
+    changes: &SessionChanges,
+    what: &str,
+) -> Result<Session, Error> {
+    let session_id = session.session_id.as_str();
+    let now = ctx.clock.now();
+    let updated = ctx
+        .store
+        .update_session(&p.tenant_id, session_id, changes, now)
+        .await
+        .map_err(not_found_as_session)?;
+    let log = crate::debug::entry(
+        ctx,
+        &p.tenant_id,
+        None,
+        "session",
+        &format!("{what}: {session_id}"),
+        None,
+        now,
+    );
+    if let Err(e) = ctx.store.append_log(&log).await {
+        tracing::warn!(error = %e, "could not store the debug log");
+    }
+    Ok(updated)
 }

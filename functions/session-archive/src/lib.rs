@@ -8,7 +8,7 @@ use shared::domain::SessionStatus;
 use shared::http::parse_json;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::ports::SessionChanges;
-use shared::sessions::{not_found_as_session, owned_session};
+use shared::sessions::{change_session, owned_session};
 use shared::{AppContext, Error};
 
 /// The route this function serves.
@@ -35,29 +35,12 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let id = uuid::Uuid::parse_str(b.session_id.trim())
         .map(|u| u.hyphenated().to_string())
         .map_err(|_| Error::field("sessionId", "must be a UUID"))?;
-    owned_session(ctx, &p, &id).await?;
+    let session = owned_session(ctx, &p, &id).await?;
     let changes = SessionChanges {
         status: Some(SessionStatus::Archived),
         ..SessionChanges::default()
     };
-    let now = ctx.clock.now();
-    let _updated = ctx
-        .store
-        .update_session(&p.tenant_id, &id, &changes, now)
-        .await
-        .map_err(not_found_as_session)?;
-    let log = shared::debug::entry(
-        ctx,
-        &p.tenant_id,
-        None,
-        "session",
-        &format!("{}: {id}", "session archived"),
-        None,
-        now,
-    );
-    if let Err(e) = ctx.store.append_log(&log).await {
-        tracing::warn!(error = %e, "could not store the debug log");
-    }
+    change_session(ctx, &p, &session, &changes, "session archived").await?;
     Ok(http::json(
         StatusCode::OK,
         &json!({ "success": true, "data": { "sessionId": id, "status": "archived", "message": "Session archived" } }),

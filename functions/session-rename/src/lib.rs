@@ -9,7 +9,7 @@ use shared::domain::session::renamed_title;
 use shared::http::parse_json;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::ports::SessionChanges;
-use shared::sessions::{not_found_as_session, owned_session};
+use shared::sessions::{change_session, owned_session};
 use shared::views::SessionView;
 use shared::{AppContext, Error};
 
@@ -44,24 +44,7 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         is_renamed: Some(true),
         ..SessionChanges::default()
     };
-    let now = ctx.clock.now();
-    let updated = ctx
-        .store
-        .update_session(&p.tenant_id, &id, &changes, now)
-        .await
-        .map_err(not_found_as_session)?;
-    let log = shared::debug::entry(
-        ctx,
-        &p.tenant_id,
-        None,
-        "session",
-        &format!("{}: {id}", "session renamed"),
-        None,
-        now,
-    );
-    if let Err(e) = ctx.store.append_log(&log).await {
-        tracing::warn!(error = %e, "could not store the debug log");
-    }
+    let updated = change_session(ctx, &p, &session, &changes, "session renamed").await?;
     Ok(http::json(
         StatusCode::OK,
         &json!({ "session": SessionView::from(&updated) }),
