@@ -338,15 +338,7 @@ impl TableBackend for SqliteTable {
                 key_of(start).ok_or_else(|| StoreError::Internal("bad page cursor".into()))?;
             sql.push_str(&format!(" AND ({sk_col}, pk, sk) {cmp} (?, ?, ?)"));
             args.push(SqlValue::Text(
-                text(
-                    start,
-                    if q.index.is_some() {
-                        sk_col_attr(q.index)
-                    } else {
-                        SK
-                    },
-                )
-                .unwrap_or_default(),
+                text(start, q.index.map_or(SK, Index::sk)).unwrap_or_default(),
             ));
             args.push(SqlValue::Text(spk));
             args.push(SqlValue::Text(ssk));
@@ -407,10 +399,6 @@ impl TableBackend for SqliteTable {
             Ok(())
         })
     }
-}
-
-fn sk_col_attr(index: Option<Index>) -> &'static str {
-    index.map_or(SK, Index::sk)
 }
 
 #[cfg(test)]

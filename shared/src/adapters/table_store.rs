@@ -351,27 +351,17 @@ fn step_item(step: &Step) -> StoreResult<Item> {
     Ok(item)
 }
 
-/// Serialises small values (statuses, timestamps) for updates.
-mod erased {
-    use crate::ports::{StoreError, StoreResult};
-
-    pub trait Ser {
-        fn json(&self) -> StoreResult<serde_json::Value>;
-    }
-
-    impl<T: serde::Serialize> Ser for T {
-        fn json(&self) -> StoreResult<serde_json::Value> {
-            serde_json::to_value(self).map_err(|e| StoreError::Internal(e.to_string()))
-        }
-    }
-}
-
 fn task_ref(item: &Item) -> StoreResult<TaskRef> {
     body_of(item.clone()).map(|t: Task| TaskRef {
         tenant_id: t.tenant_id,
         task_id: t.id,
         session_id: t.session_id,
     })
+}
+
+/// Serialises a small value (a status, a timestamp) for an update.
+fn to_json<T: Serialize>(value: &T) -> StoreResult<Value> {
+    serde_json::to_value(value).map_err(|e| StoreError::Internal(e.to_string()))
 }
 
 const ACTIVE_STATUSES: [TaskStatus; 6] = [
@@ -523,8 +513,8 @@ impl TaskStore for TableStore {
         let mut update = Update {
             set: set(vec![
                 ("stepCount", Value::from(step.index + 1)),
-                ("status", erased::Ser::json(&status)?),
-                ("updatedAt", erased::Ser::json(&now)?),
+                ("status", to_json(&status)?),
+                ("updatedAt", to_json(&now)?),
                 ("updatedAtMs", Value::from(now.timestamp_millis())),
             ]),
             remove: vec!["leaseOwner".into(), "leaseUntil".into()],
@@ -616,8 +606,8 @@ impl TaskStore for TableStore {
         );
         let update = Update {
             set: set(vec![
-                ("status", erased::Ser::json(&TaskStatus::Interrupted)?),
-                ("updatedAt", erased::Ser::json(&now)?),
+                ("status", to_json(&TaskStatus::Interrupted)?),
+                ("updatedAt", to_json(&now)?),
                 ("updatedAtMs", Value::from(now.timestamp_millis())),
             ]),
             remove: vec![Index::Gsi2.pk().into(), Index::Gsi2.sk().into()],
@@ -1035,7 +1025,7 @@ impl SessionQueries for TableStore {
             update.set.insert("isRenamed".into(), Value::from(r));
         }
         if let Some(st) = changes.status {
-            update.set.insert("status".into(), erased::Ser::json(&st)?);
+            update.set.insert("status".into(), to_json(&st)?);
         }
         match self
             .table

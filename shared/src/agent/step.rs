@@ -33,7 +33,7 @@ use crate::domain::{Message, MessageRole, Session, Step, Task, TaskStatus};
 use crate::error::Error;
 use crate::knowledge::KnowledgeChunk;
 use crate::llm::{ChatMessage, LlmError};
-use crate::ports::{KnownSession, Reservation, StoreError};
+use crate::ports::{KnownSession, Reservation, Store, StoreError};
 
 /// How long an idempotency key remembers its response.
 const IDEMPOTENCY_HOURS: i64 = 24;
@@ -141,17 +141,36 @@ pub async fn run(ctx: &AppContext, input: StepInput) -> Result<Value, Error> {
 
 /// Gives back what `load` claimed (task lease, idempotency key) after a failure.
 async fn release(ctx: &AppContext, step: &StepContext, input: &StepInput) {
-    if step.task.is_some() {
-        if let Err(e) = ctx
-            .store
-            .release_lease(&step.tenant_id, &step.task_id, &step.lease_owner)
-            .await
-        {
+    let lease = step
+        .task
+        .is_some()
+        .then_some((step.task_id.as_str(), step.lease_owner.as_str()));
+    hand_back(
+        ctx.store.as_ref(),
+        &step.tenant_id,
+        &step.user_id,
+        lease,
+        input.idempotency_key.as_deref(),
+    )
+    .await;
+}
+
+/// Releases a task lease `(task, owner)` and abandons an idempotency key, when given. Failures
+/// are logged: the lease expires and the key can be retried after it anyway.
+async fn hand_back(
+    store: &dyn Store,
+    tenant_id: &str,
+    user_id: &str,
+    lease: Option<(&str, &str)>,
+    key: Option<&str>,
+) {
+    if let Some((task_id, owner)) = lease {
+        if let Err(e) = store.release_lease(tenant_id, task_id, owner).await {
             tracing::warn!(error = %e, "could not release the task lease");
         }
     }
-    if let Some(key) = &input.idempotency_key {
-        if let Err(e) = ctx.store.abandon(&step.tenant_id, &step.user_id, key).await {
+    if let Some(key) = key {
+        if let Err(e) = store.abandon(tenant_id, user_id, key).await {
             tracing::warn!(error = %e, "could not release the idempotency key");
         }
     }
@@ -237,21 +256,16 @@ pub async fn load(ctx: &AppContext, input: &StepInput) -> Result<Loaded, Error> 
     );
 
     // Whatever fails below must hand back what was claimed here.
-    let leased = matches!(task, Ok(Some(_)));
-    let claimed = matches!(reservation, Ok(Some(Reservation::New)));
+    let lease = match (&task, &req.task_id) {
+        (Ok(Some(_)), Some(id)) => Some((id.as_str(), input.request_id.as_str())),
+        _ => None,
+    };
+    let key = match reservation {
+        Ok(Some(Reservation::New)) => input.idempotency_key.as_deref(),
+        _ => None,
+    };
     let give_back = |err: Error| async move {
-        if leased {
-            if let Some(id) = &req.task_id {
-                let _ = store
-                    .release_lease(&p.tenant_id, id, &input.request_id)
-                    .await;
-            }
-        }
-        if claimed {
-            if let Some(k) = &input.idempotency_key {
-                let _ = store.abandon(&p.tenant_id, &p.user_id, k).await;
-            }
-        }
+        hand_back(store, &p.tenant_id, &p.user_id, lease, key).await;
         Err(err)
     };
 
@@ -260,13 +274,7 @@ pub async fn load(ctx: &AppContext, input: &StepInput) -> Result<Loaded, Error> 
     }
     match reservation {
         Ok(Some(Reservation::Done(response))) => {
-            if leased {
-                if let Some(id) = &req.task_id {
-                    let _ = store
-                        .release_lease(&p.tenant_id, id, &input.request_id)
-                        .await;
-                }
-            }
+            hand_back(store, &p.tenant_id, &p.user_id, lease, None).await;
             return Ok(Loaded::Replay(response));
         }
         Ok(Some(Reservation::Pending)) => {
@@ -326,11 +334,8 @@ pub async fn load(ctx: &AppContext, input: &StepInput) -> Result<Loaded, Error> 
             if let Err(e) = store.save_task(&failed).await {
                 return give_back(e.into()).await;
             }
-            if claimed {
-                if let Some(k) = &input.idempotency_key {
-                    let _ = store.abandon(&p.tenant_id, &p.user_id, k).await;
-                }
-            }
+            // Saving the failed task cleared its lease; only the key is left to give back.
+            hand_back(store, &p.tenant_id, &p.user_id, None, key).await;
             return Err(Error::MaxStepsExceeded {
                 max: agent.max_steps,
             });
