@@ -253,6 +253,13 @@ async fn admin(dir: &std::path::Path, args: &str, stdin: Option<&str>) -> (i32, 
     admin_with(dir, args, stdin, &[]).await
 }
 
+/// Runs `agent-admin`, which must exit 1 with `expected` in its error output.
+async fn admin_fails(dir: &std::path::Path, args: &str, stdin: Option<&str>, expected: &str) {
+    let (code, _, err) = admin(dir, args, stdin).await;
+    assert_eq!(code, 1, "{args}: {err}");
+    assert!(err.contains(expected), "{err}");
+}
+
 async fn admin_with(
     dir: &std::path::Path,
     args: &str,
@@ -292,9 +299,13 @@ async fn admin_cli_provisions_what_local_api_then_serves() {
             .0,
         0
     );
-    let (code, _, err) = admin(d, "tenant create --name Again --id acme", None).await;
-    assert_eq!(code, 1);
-    assert!(err.contains("already exists"), "{err}");
+    admin_fails(
+        d,
+        "tenant create --name Again --id acme",
+        None,
+        "already exists",
+    )
+    .await;
 
     let (code, out, _) = admin(
         d,
@@ -304,33 +315,27 @@ async fn admin_cli_provisions_what_local_api_then_serves() {
     .await;
     assert_eq!(code, 0);
     assert_eq!(out.trim().len(), 36, "prints the new user id");
-    let (code, _, err) = admin(
+    admin_fails(
         d,
         "user create --tenant acme --email x@acme.com --name X",
         None,
+        "standard input",
     )
     .await;
-    assert_eq!(code, 1);
-    assert!(err.contains("standard input"), "{err}");
-    let (code, _, err) = admin(
+    admin_fails(
         d,
         "user create --tenant acme --email y@acme.com --name Y",
         Some("short\n"),
+        "password: must be at least 10 characters",
     )
     .await;
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("password: must be at least 10 characters"),
-        "{err}"
-    );
-    let (code, _, err) = admin(
+    admin_fails(
         d,
         "user create --tenant nope --email z@acme.com --name Z",
         Some("s3cret-password\n"),
+        "tenant nope does not exist",
     )
     .await;
-    assert_eq!(code, 1);
-    assert!(err.contains("tenant nope does not exist"), "{err}");
     let (code, _, _) = admin(
         d,
         "user create --tenant acme --email p@acme.com --name P --password x",
@@ -345,17 +350,19 @@ async fn admin_cli_provisions_what_local_api_then_serves() {
             .0,
         0
     );
-    let (code, _, err) = admin(d, "domain add --tenant acme a*.acme.com", None).await;
-    assert_eq!(code, 1);
-    assert!(err.contains("pattern"), "{err}");
+    admin_fails(d, "domain add --tenant acme a*.acme.com", None, "pattern").await;
     let (_, out, _) = admin(d, "--json domain list --tenant acme", None).await;
     assert_eq!(
         serde_json::from_str::<Value>(&out).expect("json"),
         json!(["*.acme.com"])
     );
-    let (code, _, err) = admin(d, "domain remove --tenant acme other.com", None).await;
-    assert_eq!(code, 1);
-    assert!(err.contains("not an allowed domain"), "{err}");
+    admin_fails(
+        d,
+        "domain remove --tenant acme other.com",
+        None,
+        "not an allowed domain",
+    )
+    .await;
 
     let mut api = start_local_api(d).await;
     assert!(

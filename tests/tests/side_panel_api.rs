@@ -24,6 +24,14 @@ async fn panel() -> Panel {
     panel_with(AppOptions::default()).await
 }
 
+/// The JSON body of a response that must be 200 (`what` names the call in a failure).
+async fn ok_json(r: reqwest::Response, what: &str) -> Value {
+    let status = r.status();
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(status, 200, "{what}: {v}");
+    v
+}
+
 impl Panel {
     async fn call(
         &self,
@@ -43,11 +51,17 @@ impl Panel {
     }
 
     async fn ok(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
-        let r = self.call(method, path, body).await;
-        let status = r.status();
-        let v: Value = r.json().await.expect("json");
-        assert_eq!(status, 200, "{path}: {v}");
-        v
+        ok_json(self.call(method, path, body).await, path).await
+    }
+
+    /// `POST /api/session/{session}/task/{task}/resume` with a resolution method.
+    async fn resume(&self, session: &str, task: &str, method: &str) -> reqwest::Response {
+        self.call(
+            reqwest::Method::POST,
+            &format!("/api/session/{session}/task/{task}/resume"),
+            Some(json!({ "resolutionMethod": method })),
+        )
+        .await
     }
 
     async fn init(&self, url: &str, domain: &str, query: Option<&str>) -> String {
@@ -532,13 +546,7 @@ fn urlencode(s: &str) -> String {
 async fn a_waiting_task_resumes_and_finished_ones_do_not() {
     let (p, llm, id, first) = with_messages().await;
     let task = first["taskId"].as_str().expect("task").to_owned();
-    let r = p
-        .ok(
-            Method::POST,
-            &format!("/api/session/{id}/task/{task}/resume"),
-            Some(json!({ "resolutionMethod": "user_action_on_web" })),
-        )
-        .await;
+    let r = ok_json(p.resume(&id, &task, "user_action_on_web").await, "resume").await;
     assert_eq!(r["taskId"], task);
     assert_eq!(r["status"], "executing");
     assert!(r["message"]
@@ -558,22 +566,10 @@ async fn a_waiting_task_resumes_and_finished_ones_do_not() {
         "system"
     );
 
-    let bad = p
-        .call(
-            Method::POST,
-            &format!("/api/session/{id}/task/{task}/resume"),
-            Some(json!({ "resolutionMethod": "magic" })),
-        )
-        .await;
+    let bad = p.resume(&id, &task, "magic").await;
     expect_error(bad, 400, "VALIDATION_ERROR").await;
     let other = uuid::Uuid::new_v4();
-    let missing = p
-        .call(
-            Method::POST,
-            &format!("/api/session/{other}/task/{task}/resume"),
-            Some(json!({ "resolutionMethod": "provide_in_chat" })),
-        )
-        .await;
+    let missing = p.resume(&other.to_string(), &task, "provide_in_chat").await;
     expect_error(missing, 404, "TASK_NOT_FOUND").await;
 
     llm.push([Reply::action("Done.", "finish()")]);
@@ -583,13 +579,7 @@ async fn a_waiting_task_resumes_and_finished_ones_do_not() {
         p.ok(Method::POST, "/api/agent/interact", Some(body)).await["status"],
         "completed"
     );
-    let done = p
-        .call(
-            Method::POST,
-            &format!("/api/session/{id}/task/{task}/resume"),
-            Some(json!({ "resolutionMethod": "provide_in_chat" })),
-        )
-        .await;
+    let done = p.resume(&id, &task, "provide_in_chat").await;
     expect_error(done, 409, "TASK_COMPLETED").await;
 }
 
@@ -943,13 +933,7 @@ async fn the_whole_read_path_works_on_dynamodb_and_s3() {
         "light"
     );
     let task = step["taskId"].as_str().expect("task");
-    let resumed = p
-        .ok(
-            Method::POST,
-            &format!("/api/session/{id}/task/{task}/resume"),
-            Some(json!({ "resolutionMethod": "provide_in_chat" })),
-        )
-        .await;
+    let resumed = ok_json(p.resume(&id, task, "provide_in_chat").await, "resume").await;
     assert_eq!(resumed["status"], "executing");
     let ex = p
         .ok(
