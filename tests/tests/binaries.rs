@@ -118,6 +118,15 @@ async fn login(base: &str, email: &str, password: &str) -> reqwest::Response {
         .expect("request")
 }
 
+async fn logout(base: &str, token: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(format!("{base}/api/v1/auth/logout"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("request")
+}
+
 async fn interrupt(child: &mut Child) -> std::process::ExitStatus {
     let pid = child.id().expect("pid").to_string();
     let status = Command::new("kill")
@@ -201,13 +210,7 @@ async fn logs_are_json_lines_without_passwords_tokens_or_keys() {
         .await
         .expect("request");
     assert_eq!(numeric.status(), 400);
-    let client = reqwest::Client::new();
-    let r = client
-        .post(format!("{}/api/v1/auth/logout", api.base))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .expect("request");
+    let r = logout(&api.base, &token).await;
     assert_eq!(r.status(), 204);
     interrupt(&mut api.child).await;
 
@@ -583,13 +586,7 @@ async fn admin_cli_and_local_api_run_on_dynamodb_and_s3() {
         .as_str()
         .expect("token")
         .to_owned();
-    let client = reqwest::Client::new();
-    let logout = client
-        .post(format!("{}/api/v1/auth/logout", api.base))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .expect("request");
+    let logout = logout(&api.base, &token).await;
     assert_eq!(logout.status(), 204);
     // Users are in DynamoDB: a fresh store on the same table sees them.
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -598,7 +595,7 @@ async fn admin_cli_and_local_api_run_on_dynamodb_and_s3() {
         Arc::new(shared::adapters::dynamo::DynamoTable::new(ddb, &cfg.table)),
         clock.clone(),
     );
-    let session = client
+    let session = reqwest::Client::new()
         .get(format!("{}/api/v1/auth/session", api.base))
         .bearer_auth(&token)
         .send()
