@@ -12,7 +12,13 @@ ensure_venv() {
     return 0
   fi
   echo "== installing $(basename "$req") into $dir"
-  python3 -m venv "$dir"
+  if ! python3 -m venv "$dir"; then
+    # Debian ships the venv module (ensurepip) in a package of its own.
+    echo "== installing python3-venv"
+    apt-get update -qq && apt-get install -y -qq python3-venv
+    rm -rf "$dir"
+    python3 -m venv "$dir"
+  fi
   "$dir/bin/pip" install --quiet --disable-pip-version-check -r "$req"
   echo "$stamp" > "$dir/.requirements-sha256"
 }
