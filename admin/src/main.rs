@@ -13,7 +13,7 @@ use shared::auth::PasswordHasher;
 use shared::clock::{Clock, SystemClock};
 use shared::config::StoreConfig;
 use shared::context::open_stores;
-use shared::domain::{DomainPattern, Email};
+use shared::domain::{DomainPattern, Email, Role};
 use shared::ports::{Store, StoreError};
 use shared::provisioning;
 
@@ -83,6 +83,9 @@ enum UserCmd {
         /// Display name.
         #[arg(long)]
         name: String,
+        /// `member` (default) or `admin` (also reads the tenant's debug logs).
+        #[arg(long, default_value = "member", value_parser = parse_role)]
+        role: Role,
     },
     /// Disable a user: logins answer 403 and sessions 401.
     Disable {
@@ -175,6 +178,10 @@ fn print_rows(json: bool, value: serde_json::Value, lines: Vec<String>) {
             println!("{l}");
         }
     }
+}
+
+fn parse_role(raw: &str) -> Result<Role, String> {
+    Role::parse(raw).ok_or_else(|| format!("unknown role {raw:?}: use member or admin"))
 }
 
 fn store_err(e: StoreError) -> String {
@@ -274,22 +281,26 @@ async fn run(cli: Cli) -> Result<(), String> {
             tenant,
             email,
             name,
+            role,
         }) => {
             let password = read_password()?;
             let u = provisioning::create_user(
                 store,
                 &PasswordHasher::new(),
-                &tenant,
-                &email,
-                &name,
-                &password,
+                provisioning::NewUser {
+                    tenant_id: &tenant,
+                    email: &email,
+                    name: &name,
+                    password: &password,
+                    role,
+                },
                 now,
             )
             .await
             .map_err(|e| e.to_string())?;
             print_rows(
                 json,
-                serde_json::json!({"id": u.id, "email": u.email, "tenantId": u.tenant_id}),
+                serde_json::json!({"id": u.id, "email": u.email, "tenantId": u.tenant_id, "role": u.role}),
                 vec![u.id],
             );
         }
@@ -306,7 +317,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .map_err(store_err)?;
             let value = serde_json::json!(users
                 .iter()
-                .map(|u| serde_json::json!({"id": u.id, "email": u.email, "name": u.name, "tenantId": u.tenant_id, "disabled": u.disabled}))
+                .map(|u| serde_json::json!({"id": u.id, "email": u.email, "name": u.name, "tenantId": u.tenant_id, "role": u.role, "disabled": u.disabled}))
                 .collect::<Vec<_>>());
             let lines = users
                 .iter()

@@ -94,10 +94,13 @@ pub async fn demo_account(
     provisioning::create_user(
         store,
         &ctx.passwords,
-        DEMO_TENANT_ID,
-        DEMO_EMAIL,
-        "Demo User",
-        &password,
+        provisioning::NewUser {
+            tenant_id: DEMO_TENANT_ID,
+            email: DEMO_EMAIL,
+            name: "Demo User",
+            password: &password,
+            role: shared::domain::Role::Admin,
+        },
         now,
     )
     .await?;

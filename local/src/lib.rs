@@ -16,7 +16,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use shared::error::Error;
 use shared::http::apigw::{self, EventParts};
@@ -27,6 +27,15 @@ use tokio::net::TcpListener;
 
 type HandlerFuture<'a> = Pin<Box<dyn Future<Output = Response> + Send + 'a>>;
 type Handler = for<'a> fn(&'a AppContext, Request) -> HandlerFuture<'a>;
+
+/// Longest request target accepted (API Gateway's HTTP APIs refuse longer ones too).
+pub const MAX_URI_BYTES: usize = 8_192;
+/// Largest request line plus headers accepted (API Gateway's HTTP API limit).
+pub const MAX_HEADER_BYTES: usize = 10_240;
+/// How long a client may take to send a request's body.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a client may take to send a request's headers.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One routed function.
 pub struct Route {
@@ -153,6 +162,25 @@ impl LocalApi {
         peer: SocketAddr,
         local: SocketAddr,
     ) -> Result<Response, Error> {
+        // API Gateway's limits, answered with the contract's flat body (hyper's own refusals,
+        // far above these, can only be empty).
+        let uri_len = req.uri().to_string().len();
+        if uri_len > MAX_URI_BYTES {
+            return Err(Error::UriTooLong {
+                limit: MAX_URI_BYTES,
+            });
+        }
+        let header_bytes: usize = uri_len
+            + req
+                .headers()
+                .iter()
+                .map(|(k, v)| k.as_str().len() + v.len() + 4)
+                .sum::<usize>();
+        if header_bytes > MAX_HEADER_BYTES {
+            return Err(Error::HeadersTooLarge {
+                limit: MAX_HEADER_BYTES,
+            });
+        }
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
         let query = req.uri().query().unwrap_or("").to_owned();
@@ -182,9 +210,9 @@ impl LocalApi {
 
         let (parts, body) = req.into_parts();
         let limit = self.ctx.config.max_body_bytes;
-        let body = Limited::new(body, limit)
-            .collect()
+        let body = tokio::time::timeout(BODY_READ_TIMEOUT, Limited::new(body, limit).collect())
             .await
+            .map_err(|_| Error::field("body", "was not received in time"))?
             .map_err(|e| {
                 if e.downcast_ref::<http_body_util::LengthLimitError>()
                     .is_some()
@@ -263,7 +291,11 @@ pub async fn serve(
                     let api = api.clone();
                     async move { Ok::<_, Infallible>(api.handle(req, peer, local).await) }
                 });
-                let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), svc);
+                // A client that trickles its headers is cut off (slow-header attacks).
+                let conn = http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEADER_READ_TIMEOUT)
+                    .serve_connection(TokioIo::new(stream), svc);
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move {
                     if let Err(e) = conn.await {

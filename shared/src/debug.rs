@@ -1,5 +1,6 @@
-//! Debug support: log entries written by the routes (kept until they expire) and the export of
-//! one task with everything belonging to it.
+//! Debug support: log entries written by the routes (kept until they expire, readable by the
+//! user whose request wrote them and by the tenant's admins; typed text is never in them) and
+//! the export of one task with everything belonging to it.
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
@@ -14,10 +15,17 @@ use crate::views::MessageView;
 pub const EXPORT_URL_SECONDS: u64 = 300;
 
 /// A log entry for `tenant_id`, expiring with the task retention.
+/// Whose log an entry is: the tenant and user of the request, and the task when there is one.
+#[derive(Debug, Clone, Copy)]
+pub struct LogScope<'a> {
+    pub tenant_id: &'a str,
+    pub user_id: &'a str,
+    pub task_id: Option<&'a str>,
+}
+
 pub fn entry(
     ctx: &AppContext,
-    tenant_id: &str,
-    task_id: Option<&str>,
+    scope: LogScope<'_>,
     log_type: &str,
     message: &str,
     data: Option<Value>,
@@ -25,8 +33,9 @@ pub fn entry(
 ) -> DebugLog {
     DebugLog {
         id: uuid::Uuid::new_v4().to_string(),
-        tenant_id: tenant_id.to_owned(),
-        task_id: task_id.map(str::to_owned),
+        tenant_id: scope.tenant_id.to_owned(),
+        user_id: scope.user_id.to_owned(),
+        task_id: scope.task_id.map(str::to_owned),
         log_type: log_type.to_owned(),
         message: message.to_owned(),
         data,
@@ -63,7 +72,8 @@ pub async fn export(ctx: &AppContext, p: &Principal, task_id: &str) -> Result<Va
         })?;
     let (steps, logs, messages) = tokio::join!(
         ctx.store.steps(&p.tenant_id, task_id),
-        ctx.store.logs(&p.tenant_id, Some(task_id), None, None, 500),
+        ctx.store
+            .logs(&p.tenant_id, &p.user_id, Some(task_id), None, None, 500),
         async {
             match &task.session_id {
                 Some(s) => ctx.store.messages(&p.tenant_id, s, None, 10_000).await,

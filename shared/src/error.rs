@@ -46,6 +46,18 @@ pub enum Error {
     /// A state conflict (`TASK_COMPLETED`, `TASK_BUSY`, `CONFLICT`, ...).
     #[error("conflict: {message}")]
     Conflict { code: &'static str, message: String },
+    /// An `Idempotency-Key` reused with a different request body.
+    #[error("idempotency key reused with a different request")]
+    IdempotencyKeyReused,
+    /// The server could not take the work on now (the client may retry shortly).
+    #[error("overloaded: {0}")]
+    Overloaded(&'static str),
+    /// The request line's target is over the limit (`local-api`; API Gateway has its own).
+    #[error("uri too long (limit {limit} bytes)")]
+    UriTooLong { limit: usize },
+    /// The request headers are over the limit (`local-api`; API Gateway has its own).
+    #[error("headers too large (limit {limit} bytes)")]
+    HeadersTooLarge { limit: usize },
     /// The request body is over the configured limit.
     #[error("payload too large (limit {limit} bytes)")]
     PayloadTooLarge { limit: usize },

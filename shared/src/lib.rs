@@ -23,6 +23,7 @@ pub mod realtime_auth;
 pub mod runtime;
 pub mod sessions;
 pub mod telemetry;
+pub mod text;
 pub mod time;
 pub mod views;
 

@@ -80,13 +80,18 @@ pub trait RevokedTokenStore: Send + Sync {
 /// be dropped after `expires_at`.
 #[async_trait]
 pub trait RateLimitStore: Send + Sync {
-    /// Atomically adds one and returns the new count.
-    async fn increment(
+    /// Adds one only while the count is below `limit`, atomically: `Some(new count)`, or
+    /// `None` (nothing counted) when the window is used up. Parallel callers can never push
+    /// the count past `limit`.
+    async fn increment_below(
         &self,
         key: &str,
         window_start: i64,
         expires_at: DateTime<Utc>,
-    ) -> StoreResult<u64>;
+        limit: u64,
+    ) -> StoreResult<Option<u64>>;
+    /// Takes one back (never below zero); gives back a count whose request was refused later.
+    async fn decrement(&self, key: &str, window_start: i64) -> StoreResult<()>;
     /// The current count (0 when absent).
     async fn count(&self, key: &str, window_start: i64) -> StoreResult<u64>;
     /// Drops the counter.
@@ -153,12 +158,33 @@ pub trait TaskStore: Send + Sync {
     async fn delete_task(&self, task: &TaskRef) -> StoreResult<usize>;
 }
 
+/// Who a session id belongs to. Session ids are chosen by clients and name realtime channels
+/// (`private-session-<id>`) that are global, so an id belongs to exactly one tenant and user.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionOwner {
+    pub tenant_id: String,
+    pub user_id: String,
+}
+
+/// What creating a session did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionCreated {
+    Created,
+    /// The session already exists in this tenant (nothing changed).
+    Exists,
+    /// The id belongs to another tenant or user (nothing changed).
+    Taken,
+}
+
 /// Sessions and their messages.
 #[async_trait]
 pub trait SessionStore: Send + Sync {
-    /// Creates the session unless one with its id exists in the tenant; `true` if created.
-    async fn create_session(&self, session: &Session) -> StoreResult<bool>;
+    /// Creates the session and claims its id (see [`SessionOwner`]) in one transaction.
+    async fn create_session(&self, session: &Session) -> StoreResult<SessionCreated>;
     async fn session(&self, tenant_id: &str, session_id: &str) -> StoreResult<Option<Session>>;
+    /// The owner of a session id, across all tenants.
+    async fn session_owner(&self, session_id: &str) -> StoreResult<Option<SessionOwner>>;
     /// Appends a message, assigning the next sequence number; returns it as stored.
     /// `NotFound` if the session does not exist.
     async fn append_message(&self, message: &Message) -> StoreResult<Message> {
@@ -175,7 +201,8 @@ pub trait SessionStore: Send + Sync {
             .ok_or_else(|| StoreError::Internal("no message stored".into()))
     }
     /// Appends messages in order with consecutive sequence numbers, in one transaction. When the
-    /// session does not exist it is created from `create_if_missing` (else `NotFound`).
+    /// session does not exist it is created from `create_if_missing` (else `NotFound`), its id
+    /// claimed in the same transaction (`Conflict` when another account owns the id).
     async fn append_messages(
         &self,
         tenant_id: &str,
@@ -226,32 +253,39 @@ pub enum KnownSession<'a> {
 /// State of an idempotency key.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reservation {
-    /// First use: the caller now owns the key.
+    /// First use (or the earlier claim lapsed): the caller now owns the key.
     New,
-    /// Another request with the key is still running.
+    /// Another request with the key and the same body is still running.
     Pending,
-    /// A request with the key completed with this response.
+    /// A request with the key and the same body completed with this response.
     Done(serde_json::Value),
+    /// The key was used with a different request body.
+    Mismatch,
 }
 
-/// Idempotency keys of retried requests, per tenant and user.
+/// Idempotency keys of retried requests, per tenant and user. A claim lives only as long as
+/// a request can run (a request that died frees its key soon); a completed key remembers its
+/// response for longer. Each key remembers the hash of the request body that claimed it.
 #[async_trait]
 pub trait IdempotencyStore: Send + Sync {
-    /// Claims `key` until `expires_at`, or reports what happened to it.
+    /// Claims `key` for the request whose body hashes to `request_hash` until `pending_until`,
+    /// or reports what happened to it.
     async fn reserve(
         &self,
         tenant_id: &str,
         user_id: &str,
         key: &str,
-        expires_at: DateTime<Utc>,
+        request_hash: &str,
+        pending_until: DateTime<Utc>,
     ) -> StoreResult<Reservation>;
-    /// Stores the response of a claimed key.
+    /// Stores the response of a claimed key, kept until `keep_until`.
     async fn complete(
         &self,
         tenant_id: &str,
         user_id: &str,
         key: &str,
         response: &serde_json::Value,
+        keep_until: DateTime<Utc>,
     ) -> StoreResult<()>;
     /// Releases a claimed key after a failure, so a retry runs again.
     async fn abandon(&self, tenant_id: &str, user_id: &str, key: &str) -> StoreResult<()>;
@@ -334,6 +368,9 @@ pub trait PreferencesStore: Send + Sync {
 pub struct DebugLog {
     pub id: String,
     pub tenant_id: String,
+    /// Whose request wrote it: logs are read per user (they can quote what the user did).
+    #[serde(default)]
+    pub user_id: String,
     #[serde(default)]
     pub task_id: Option<String>,
     pub log_type: String,
@@ -344,14 +381,15 @@ pub struct DebugLog {
     pub expires_at: i64,
 }
 
-/// Debug logs per tenant (kept until they expire).
+/// Debug logs per tenant and user (kept until they expire).
 #[async_trait]
 pub trait DebugLogStore: Send + Sync {
     async fn append_log(&self, log: &DebugLog) -> StoreResult<()>;
-    /// Newest first, filtered.
+    /// One user's logs, newest first, filtered.
     async fn logs(
         &self,
         tenant_id: &str,
+        user_id: &str,
         task_id: Option<&str>,
         log_type: Option<&str>,
         since: Option<DateTime<Utc>>,

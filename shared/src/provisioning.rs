@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use crate::auth::password::{MAX_PASSWORD_LEN, MIN_PASSWORD_LEN};
 use crate::auth::PasswordHasher;
 use crate::domain::identity::validate_id;
-use crate::domain::{Email, Tenant, User};
+use crate::domain::{Email, Role, Tenant, User};
 use crate::ports::{Store, StoreError};
 
 /// Longest display name for tenants and users.
@@ -81,16 +81,30 @@ pub async fn create_tenant(
     }
 }
 
-/// Creates a user in an existing tenant with an argon2id hash of `password`.
+/// What an administrator gives for a new user.
+#[derive(Debug, Clone, Copy)]
+pub struct NewUser<'a> {
+    pub tenant_id: &'a str,
+    pub email: &'a str,
+    pub name: &'a str,
+    pub password: &'a str,
+    pub role: Role,
+}
+
+/// Creates a user in an existing tenant with an argon2id hash of the password.
 pub async fn create_user(
     store: &dyn Store,
     hasher: &PasswordHasher,
-    tenant_id: &str,
-    email: &str,
-    name: &str,
-    password: &str,
+    new: NewUser<'_>,
     now: DateTime<Utc>,
 ) -> Result<User, ProvisionError> {
+    let NewUser {
+        tenant_id,
+        email,
+        name,
+        password,
+        role,
+    } = new;
     let email = Email::parse(email).map_err(|p| invalid("email", p))?;
     let name = check_name("name", name)?;
     let len = password.chars().count();
@@ -126,6 +140,7 @@ pub async fn create_user(
         name,
         password_hash,
         disabled: false,
+        role,
         created_at: now,
     };
     match store.create_user(&user).await {

@@ -16,6 +16,15 @@ pub fn session_not_found() -> Error {
     }
 }
 
+/// A client-chosen session id that another account already uses (ids name global realtime
+/// channels, so they cannot be shared).
+pub fn session_id_taken() -> Error {
+    Error::Conflict {
+        code: "SESSION_ID_TAKEN",
+        message: "This session id is already in use by another account; start a new session".into(),
+    }
+}
+
 /// The caller's session, or 404.
 pub async fn owned_session(
     ctx: &AppContext,
@@ -69,8 +78,11 @@ pub async fn change_session(
         .map_err(not_found_as_session)?;
     let log = crate::debug::entry(
         ctx,
-        &p.tenant_id,
-        None,
+        crate::debug::LogScope {
+            tenant_id: &p.tenant_id,
+            user_id: &p.user_id,
+            task_id: None,
+        },
         "session",
         &format!("{what}: {session_id}"),
         None,

@@ -81,7 +81,7 @@ impl From<&Message> for MessageView {
             dom_summary: m
                 .dom_summary
                 .as_deref()
-                .map(|d| crate::agent::page::truncate_chars(d, 200)),
+                .map(|d| crate::text::truncate_chars(d, 200)),
             snapshot_id: m.snapshot_id.clone(),
             metadata: m.metadata.clone(),
         }

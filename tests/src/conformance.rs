@@ -12,7 +12,7 @@ use shared::domain::{
     DomainPattern, Email, Message, MessageRole, Session, SessionStatus, Step, Task, TaskRef,
     TaskStatus, Tenant, User,
 };
-use shared::ports::StoreError;
+use shared::ports::{SessionCreated, StoreError};
 
 fn tenant(id: &str, clock: &ManualClock) -> Tenant {
     Tenant {
@@ -30,6 +30,7 @@ fn user(tenant_id: &str, email: &str, clock: &ManualClock) -> User {
         name: "N".into(),
         password_hash: "$argon2id$v=19$m=19456,t=2,p=1$x$y".into(),
         disabled: false,
+        role: shared::domain::Role::Member,
         created_at: clock.now(),
     }
 }
@@ -207,14 +208,35 @@ pub async fn revoked_tokens(stores: Stores, clock: &ManualClock) {
     );
 }
 
-/// Rate-limit counters: atomic increments per key and window, reset, expiry honoured on read.
+/// Rate-limit counters: conditional increments per key and window, give-backs, reset,
+/// expiry honoured on read.
 pub async fn rate_limit_counters(stores: Stores, clock: &ManualClock) {
     let store = stores.store;
     let exp = clock.now() + Duration::seconds(60);
+    let take = |key: &'static str, start: i64, limit: u64| {
+        let store = store.clone();
+        async move {
+            store
+                .increment_below(key, start, exp, limit)
+                .await
+                .expect("inc")
+        }
+    };
     for want in 1..=3 {
-        assert_eq!(store.increment("k", 100, exp).await.expect("inc"), want);
+        assert_eq!(take("k", 100, 3).await, Some(want));
     }
-    assert_eq!(store.count("k", 100).await.expect("count"), 3);
+    assert_eq!(take("k", 100, 3).await, None, "the limit is reached");
+    assert_eq!(
+        store.count("k", 100).await.expect("count"),
+        3,
+        "a refusal counts nothing"
+    );
+    store.decrement("k", 100).await.expect("give back");
+    assert_eq!(
+        take("k", 100, 3).await,
+        Some(3),
+        "a given-back count is free again"
+    );
     assert_eq!(
         store.count("k", 160).await.expect("count"),
         0,
@@ -227,7 +249,21 @@ pub async fn rate_limit_counters(stores: Stores, clock: &ManualClock) {
     );
     store.reset("k", 100).await.expect("reset");
     assert_eq!(store.count("k", 100).await.expect("count"), 0);
-    store.increment("k", 100, exp).await.expect("inc");
+    store
+        .decrement("k", 100)
+        .await
+        .expect("nothing to give back");
+    assert_eq!(
+        store.count("k", 100).await.expect("count"),
+        0,
+        "never below zero"
+    );
+    assert_eq!(
+        take("k", 100, 0).await,
+        None,
+        "a zero limit refuses everything"
+    );
+    take("k", 100, 10).await;
     clock.advance(Duration::seconds(61));
     assert_eq!(
         store.count("k", 100).await.expect("count"),
@@ -236,27 +272,41 @@ pub async fn rate_limit_counters(stores: Stores, clock: &ManualClock) {
     );
     assert_eq!(
         store
-            .increment("k", 100, exp + Duration::seconds(120))
+            .increment_below("k", 100, exp + Duration::seconds(120), 1)
             .await
             .expect("inc"),
-        1
+        Some(1),
+        "an expired counter starts afresh"
     );
 }
 
-/// Concurrent increments of one counter lose no update.
+/// Concurrent increments of one counter lose no update and never pass the limit.
 pub async fn concurrent_increments(stores: Stores, clock: &ManualClock) {
     let store = stores.store;
     let exp = clock.now() + Duration::seconds(600);
-    let tasks: Vec<_> = (0..20)
-        .map(|_| {
-            let s = store.clone();
-            tokio::spawn(async move { s.increment("race", 0, exp).await })
-        })
-        .collect();
-    for t in tasks {
-        t.await.expect("join").expect("increment");
-    }
-    assert_eq!(store.count("race", 0).await.expect("count"), 20);
+    let race = |key: &'static str, limit: u64| {
+        let tasks: Vec<_> = (0..30)
+            .map(|_| {
+                let s = store.clone();
+                tokio::spawn(async move { s.increment_below(key, 0, exp, limit).await })
+            })
+            .collect();
+        async move {
+            let mut counted = 0;
+            for t in tasks {
+                counted += usize::from(t.await.expect("join").expect("increment").is_some());
+            }
+            counted
+        }
+    };
+    assert_eq!(race("race", 1_000).await, 30);
+    assert_eq!(store.count("race", 0).await.expect("count"), 30);
+    assert_eq!(
+        race("limited", 5).await,
+        5,
+        "30 racers, limit 5: five counted"
+    );
+    assert_eq!(store.count("limited", 0).await.expect("count"), 5);
 }
 
 /// Concurrent creation of the same user: exactly one writer wins.
@@ -627,9 +677,13 @@ pub fn message(
 pub async fn sessions_and_messages(stores: Stores, clock: &ManualClock) {
     let store = stores.store;
     let s = session("t1", clock);
-    assert!(store.create_session(&s).await.expect("create"));
-    assert!(
-        !store.create_session(&s).await.expect("again"),
+    assert_eq!(
+        store.create_session(&s).await.expect("create"),
+        SessionCreated::Created
+    );
+    assert_eq!(
+        store.create_session(&s).await.expect("again"),
+        SessionCreated::Exists,
         "create is idempotent"
     );
     assert_eq!(
@@ -684,6 +738,61 @@ pub async fn sessions_and_messages(stores: Stores, clock: &ManualClock) {
         store.append_message(&stray).await,
         Err(StoreError::NotFound(_))
     ));
+}
+
+/// A session id belongs to one tenant and user, whichever way the session was created; the
+/// same id elsewhere is refused and nothing is written.
+pub async fn session_ownership(stores: Stores, clock: &ManualClock) {
+    use shared::ports::SessionOwner;
+    let store = stores.store;
+    let s = session("t1", clock);
+    store.create_session(&s).await.expect("create");
+    assert_eq!(
+        store.session_owner(&s.session_id).await.expect("owner"),
+        Some(SessionOwner {
+            tenant_id: "t1".into(),
+            user_id: "u1".into()
+        })
+    );
+    let mut other_tenant = s.clone();
+    other_tenant.tenant_id = "t2".into();
+    let mut other_user = s.clone();
+    other_user.user_id = "u2".into();
+    for thief in [&other_tenant, &other_user] {
+        assert_eq!(
+            store.create_session(thief).await.expect("create"),
+            SessionCreated::Taken
+        );
+    }
+    let m = message(&other_tenant, None, "hello", clock.now());
+    assert!(matches!(
+        store
+            .append_messages("t2", &s.session_id, &[m], Some(&other_tenant))
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(store.session("t2", &s.session_id).await.expect("get"), None);
+    // Created by a first message, the id is claimed just the same.
+    let fresh = session("t1", clock);
+    let m = message(&fresh, None, "first", clock.now());
+    store
+        .append_messages("t1", &fresh.session_id, &[m], Some(&fresh))
+        .await
+        .expect("append creates");
+    let mut stolen = fresh.clone();
+    stolen.tenant_id = "t2".into();
+    assert_eq!(
+        store.create_session(&stolen).await.expect("create"),
+        SessionCreated::Taken
+    );
+    assert_eq!(
+        store
+            .session_owner(&fresh.session_id)
+            .await
+            .expect("owner")
+            .map(|o| o.tenant_id),
+        Some("t1".to_owned())
+    );
 }
 
 /// Concurrent appends to one session get distinct, gap-free sequence numbers.
@@ -1029,53 +1138,68 @@ pub async fn message_batches(stores: Stores, clock: &ManualClock) {
 pub async fn idempotency_keys(stores: Stores, clock: &ManualClock) {
     use shared::ports::Reservation;
     let store = stores.store;
-    let exp = clock.now() + Duration::hours(24);
+    let pending = clock.now() + Duration::seconds(30);
+    let reserve = |tenant: &'static str, user: &'static str, hash: &'static str| {
+        let store = store.clone();
+        async move {
+            store
+                .reserve(tenant, user, "k1", hash, pending)
+                .await
+                .expect("reserve")
+        }
+    };
+    assert_eq!(reserve("t1", "u1", "h1").await, Reservation::New);
+    assert_eq!(reserve("t1", "u1", "h1").await, Reservation::Pending);
     assert_eq!(
-        store.reserve("t1", "u1", "k1", exp).await.expect("reserve"),
-        Reservation::New
+        reserve("t1", "u1", "h2").await,
+        Reservation::Mismatch,
+        "the same key with another body"
     );
     assert_eq!(
-        store.reserve("t1", "u1", "k1", exp).await.expect("again"),
-        Reservation::Pending
+        reserve("t1", "u2", "h1").await,
+        Reservation::New,
+        "other user"
     );
     assert_eq!(
-        store
-            .reserve("t1", "u2", "k1", exp)
-            .await
-            .expect("other user"),
-        Reservation::New
-    );
-    assert_eq!(
-        store
-            .reserve("t2", "u1", "k1", exp)
-            .await
-            .expect("other tenant"),
-        Reservation::New
+        reserve("t2", "u1", "h1").await,
+        Reservation::New,
+        "other tenant"
     );
     let response = json!({ "success": true, "action": "click(10)" });
     store
-        .complete("t1", "u1", "k1", &response)
+        .complete(
+            "t1",
+            "u1",
+            "k1",
+            &response,
+            clock.now() + Duration::hours(24),
+        )
         .await
         .expect("complete");
     assert_eq!(
-        store.reserve("t1", "u1", "k1", exp).await.expect("replay"),
-        Reservation::Done(response)
+        reserve("t1", "u1", "h1").await,
+        Reservation::Done(response.clone())
     );
+    assert_eq!(reserve("t1", "u1", "h2").await, Reservation::Mismatch);
     store.abandon("t2", "u1", "k1").await.expect("abandon");
     assert_eq!(
-        store
-            .reserve("t2", "u1", "k1", exp)
-            .await
-            .expect("after abandon"),
-        Reservation::New
+        reserve("t2", "u1", "h1").await,
+        Reservation::New,
+        "after abandon"
     );
+    // A claim whose request died lapses after its short life; a completed key stays.
+    clock.advance(Duration::seconds(31));
+    assert_eq!(
+        reserve("t2", "u1", "h9").await,
+        Reservation::New,
+        "lapsed claim"
+    );
+    assert_eq!(reserve("t1", "u1", "h1").await, Reservation::Done(response));
     clock.advance(Duration::hours(25));
     assert_eq!(
-        store
-            .reserve("t1", "u1", "k1", clock.now() + Duration::hours(24))
-            .await
-            .expect("expired"),
-        Reservation::New
+        reserve("t1", "u1", "h1").await,
+        Reservation::New,
+        "expired response"
     );
 }
 
@@ -1244,6 +1368,7 @@ pub async fn preferences_and_logs(stores: Stores, clock: &ManualClock) {
     let log = |task: &str, kind: &str, at: DateTime<Utc>| DebugLog {
         id: uuid::Uuid::new_v4().to_string(),
         tenant_id: "t1".into(),
+        user_id: "u1".into(),
         task_id: Some(task.into()),
         log_type: kind.into(),
         message: format!("{kind} of {task}"),
@@ -1261,14 +1386,17 @@ pub async fn preferences_and_logs(stores: Stores, clock: &ManualClock) {
         .append_log(&log("a", "error", t0 + Duration::seconds(2)))
         .await
         .expect("log");
-    let all = store.logs("t1", None, None, None, 10).await.expect("logs");
+    let all = store
+        .logs("t1", "u1", None, None, None, 10)
+        .await
+        .expect("logs");
     assert_eq!(
         all.iter().map(|l| l.message.as_str()).collect::<Vec<_>>(),
         vec!["error of a", "step of b", "step of a"]
     );
     assert_eq!(
         store
-            .logs("t1", Some("a"), None, None, 10)
+            .logs("t1", "u1", Some("a"), None, None, 10)
             .await
             .expect("logs")
             .len(),
@@ -1276,7 +1404,7 @@ pub async fn preferences_and_logs(stores: Stores, clock: &ManualClock) {
     );
     assert_eq!(
         store
-            .logs("t1", Some("a"), Some("step"), None, 10)
+            .logs("t1", "u1", Some("a"), Some("step"), None, 10)
             .await
             .expect("logs")
             .len(),
@@ -1284,7 +1412,7 @@ pub async fn preferences_and_logs(stores: Stores, clock: &ManualClock) {
     );
     assert_eq!(
         store
-            .logs("t1", None, None, Some(t0), 10)
+            .logs("t1", "u1", None, None, Some(t0), 10)
             .await
             .expect("logs")
             .len(),
@@ -1293,21 +1421,29 @@ pub async fn preferences_and_logs(stores: Stores, clock: &ManualClock) {
     );
     assert_eq!(
         store
-            .logs("t1", None, None, None, 1)
+            .logs("t1", "u1", None, None, None, 1)
             .await
             .expect("logs")
             .len(),
         1
     );
     assert!(store
-        .logs("t2", None, None, None, 10)
+        .logs("t2", "u1", None, None, None, 10)
         .await
         .expect("logs")
         .is_empty());
+    assert!(
+        store
+            .logs("t1", "u2", None, None, None, 10)
+            .await
+            .expect("logs")
+            .is_empty(),
+        "another user's logs are not listed"
+    );
     clock.advance(Duration::hours(2));
     assert!(
         store
-            .logs("t1", None, None, None, 10)
+            .logs("t1", "u1", None, None, None, 10)
             .await
             .expect("logs")
             .is_empty(),

@@ -166,6 +166,18 @@ impl TestApp {
 
     /// Creates a tenant and a user in it; returns the user id.
     pub async fn seed_user(&self, tenant: &str, email: &str, password: &str) -> String {
+        self.seed_user_as(tenant, email, password, shared::domain::Role::Member)
+            .await
+    }
+
+    /// Creates a tenant (if needed) and a user with `role` in it; returns the user id.
+    pub async fn seed_user_as(
+        &self,
+        tenant: &str,
+        email: &str,
+        password: &str,
+        role: shared::domain::Role,
+    ) -> String {
         let store = self.ctx.store.as_ref();
         let now = self.clock.now();
         if store.tenant(tenant).await.expect("tenant lookup").is_none() {
@@ -181,10 +193,13 @@ impl TestApp {
         shared::provisioning::create_user(
             store,
             &self.ctx.passwords,
-            tenant,
-            email,
-            "Test User",
-            password,
+            shared::provisioning::NewUser {
+                tenant_id: tenant,
+                email,
+                name: "Test User",
+                password,
+                role,
+            },
             now,
         )
         .await

@@ -445,10 +445,13 @@ async fn function_binaries_answer_api_gateway_events_through_the_runtime_api() {
         shared::provisioning::create_user(
             &store,
             &hasher,
-            "acme",
-            "ada@acme.com",
-            "Ada",
-            "s3cret-password",
+            shared::provisioning::NewUser {
+                tenant_id: "acme",
+                email: "ada@acme.com",
+                name: "Ada",
+                password: "s3cret-password",
+                role: shared::domain::Role::Member,
+            },
             clock.now(),
         )
         .await

@@ -88,6 +88,7 @@ suite!(
     concurrent_step_append,
     sweeps,
     sessions_and_messages,
+    session_ownership,
     concurrent_message_append,
     snapshots,
     task_deletion,
@@ -107,7 +108,8 @@ async fn two_handles_on_one_file_see_each_others_writes() {
     let a = file(&c, &dir);
     let b = file(&c, &dir);
     conformance::concurrent_increments(a, &c).await;
-    assert_eq!(b.store.count("race", 0).await.expect("count"), 20);
+    assert_eq!(b.store.count("race", 0).await.expect("count"), 30);
+    assert_eq!(b.store.count("limited", 0).await.expect("count"), 5);
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 use ::http::{Method, StatusCode};
 use shared::agent::request::validate;
 use shared::agent::step::{self, StepInput};
-use shared::auth::verify_bearer;
+use shared::http::guard::verify_bearer;
 use shared::http::{self, parse_json, Request, Response, RouteSpec};
 use shared::{AppContext, Error};
 
@@ -42,15 +42,19 @@ fn idempotency_key(req: &Request) -> Result<Option<String>, Error> {
 }
 
 async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    // The signature is checked here; revocation is checked with the step's other reads.
+    // The signature is checked here; the account is checked with the step's first reads.
     let principal = verify_bearer(ctx, req.headers())?;
+    let idempotency_key = idempotency_key(&req)?;
     let body: serde_json::Value = parse_json(&req)?;
     let request = validate(&body)?;
+    drop(body);
+    let request_hash = http::body_hash(&req);
     let input = StepInput {
         principal,
         request,
         request_id: http::request_id(&req),
-        idempotency_key: idempotency_key(&req)?,
+        idempotency_key,
+        request_hash,
     };
     let response = step::run(ctx, input).await?;
     Ok(http::json(StatusCode::OK, &response))

@@ -1,6 +1,7 @@
 //! `POST /api/v1/auth/login`: email + password → access token. Unknown email and wrong
 //! password answer the same `401 INVALID_CREDENTIALS` after the same amount of hashing work;
-//! repeated failures per email and per client address are throttled with `429`.
+//! attempts per email and per client address are counted before the password is checked and
+//! refused with `429` beyond the limit (a success clears them).
 
 use ::http::{Method, StatusCode};
 use serde::{Deserialize, Serialize};
@@ -75,48 +76,52 @@ async fn login(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let address_key = http::source_ip(&req).map(|ip| format!("login-address#{ip}"));
     let store = ctx.store.as_ref();
 
-    // The throttle checks and the user lookup are independent: one round trip for all three.
-    let (email_ok, address_ok, user) = tokio::join!(
-        per_email.check(store, &email_key, now),
+    // Every attempt is counted before its password is checked, atomically and only while the
+    // window has room, so parallel guesses cannot get more checks than the limit. The counts
+    // and the user lookup are independent: one round trip for all three.
+    let (email_taken, address_taken, user) = tokio::join!(
+        per_email.take(store, &email_key, now),
         async {
             match &address_key {
-                Some(key) => per_address.check(store, key, now).await,
-                None => Ok(()),
+                Some(key) => per_address.take(store, key, now).await,
+                None => Ok(true),
             }
         },
         ctx.store.user_by_email(&email),
     );
-    email_ok?;
-    address_ok?;
+    let (email_taken, address_taken) = (email_taken?, address_taken?);
+    if !(email_taken && address_taken) {
+        // Refused: give back whichever count this attempt did take.
+        if email_taken {
+            per_email.give_back(store, &email_key, now).await;
+        }
+        if let (true, Some(key)) = (address_taken, &address_key) {
+            per_address.give_back(store, key, now).await;
+        }
+        let refused_by = if email_taken { per_address } else { per_email };
+        return Err(refused_by.limited(now));
+    }
     let user = user?;
-    let hasher = ctx.passwords.clone();
     let phc = user.as_ref().map(|u| u.password_hash.clone());
-    let password = body.password;
-    // Hashing is CPU-bound for tens of milliseconds: keep it off the async workers.
-    let matches = tokio::task::spawn_blocking(move || hasher.verify(&password, phc.as_deref()))
-        .await
-        .map_err(|e| Error::internal(format!("password check panicked: {e}")))?;
+    let matches = ctx.passwords.verify_async(body.password, phc).await?;
 
+    // A failed attempt stays counted.
     let user = match user {
         Some(user) if matches => user,
-        _ => {
-            let (a, b) = tokio::join!(per_email.record(store, &email_key, now), async {
-                match &address_key {
-                    Some(key) => per_address.record(store, key, now).await.map(drop),
-                    None => Ok(()),
-                }
-            });
-            a?;
-            b?;
-            return Err(Error::InvalidCredentials);
-        }
+        _ => return Err(Error::InvalidCredentials),
     };
     if user.disabled {
         return Err(Error::AccountDisabled);
     }
-    let (tenant, reset) = tokio::join!(
+    // A success clears the email's failures and does not count against the address.
+    let (tenant, reset, ()) = tokio::join!(
         ctx.store.tenant(&user.tenant_id),
-        per_email.reset(store, &email_key, now)
+        per_email.reset(store, &email_key, now),
+        async {
+            if let Some(key) = &address_key {
+                per_address.give_back(store, key, now).await;
+            }
+        }
     );
     reset?;
     let tenant = tenant?.ok_or_else(|| {

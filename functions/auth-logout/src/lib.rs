@@ -3,7 +3,7 @@
 //! write: a token that is already revoked answers `401` like any other revoked token.
 
 use ::http::Method;
-use shared::auth::verify_bearer;
+use shared::http::guard::verify_bearer;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::{AppContext, Error};
 

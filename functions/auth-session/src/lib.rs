@@ -3,8 +3,8 @@
 //! revocation check, the user and the tenant are read at once: one round trip.
 
 use ::http::{Method, StatusCode};
-use shared::auth::{ensure_not_revoked, verify_bearer, AccountView};
-use shared::domain::Email;
+use shared::auth::AccountView;
+use shared::http::guard::{check_account, verify_bearer};
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::{AppContext, Error};
 
@@ -21,21 +21,13 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn session(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let principal = verify_bearer(ctx, req.headers())?;
-    let email =
-        Email::parse(&principal.email).map_err(|_| Error::Unauthorized("token email malformed"))?;
-    let (not_revoked, user, tenant) = tokio::join!(
-        ensure_not_revoked(ctx, &principal),
-        ctx.store.user_by_email(&email),
-        ctx.store.tenant(&principal.tenant_id),
+    let mut principal = verify_bearer(ctx, req.headers())?;
+    let tenant_id = principal.tenant_id.clone();
+    let (user, tenant) = tokio::join!(
+        check_account(ctx, &mut principal),
+        ctx.store.tenant(&tenant_id),
     );
-    not_revoked?;
-    let user = user?
-        .filter(|u| u.id == principal.user_id && u.tenant_id == principal.tenant_id)
-        .ok_or(Error::Unauthorized("user no longer exists"))?;
-    if user.disabled {
-        return Err(Error::Unauthorized("user disabled"));
-    }
+    let user = user?;
     let tenant = tenant?.ok_or(Error::Unauthorized("tenant no longer exists"))?;
     Ok(http::json(
         StatusCode::OK,

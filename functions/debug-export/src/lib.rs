@@ -3,7 +3,7 @@
 //! short-lived presigned URLs, and its logs. 403 unless `DEBUG_ROUTES` is on.
 
 use ::http::{Method, StatusCode};
-use shared::auth::authenticate;
+use shared::http::guard::authenticate;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::{AppContext, Error};
 

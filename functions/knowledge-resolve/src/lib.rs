@@ -6,8 +6,8 @@
 use ::http::{Method, StatusCode};
 use lambda_http::RequestExt;
 use serde_json::json;
-use shared::auth::authenticate;
 use shared::domain::site::host_of;
+use shared::http::guard::authenticate;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::{AppContext, Error};
 

@@ -1,7 +1,7 @@
 //! `GET /api/v1/user/preferences`: the caller's preferences (defaults when none are saved).
 
 use ::http::{Method, StatusCode};
-use shared::auth::authenticate_with;
+use shared::http::guard::authenticate_with;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::preferences;
 use shared::{AppContext, Error};

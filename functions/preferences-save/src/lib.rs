@@ -3,7 +3,7 @@
 //! the stored size is capped.
 
 use ::http::{Method, StatusCode};
-use shared::auth::authenticate;
+use shared::http::guard::authenticate;
 use shared::http::parse_json;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::preferences;

@@ -4,7 +4,7 @@
 
 use ::http::{Method, StatusCode};
 use serde_json::json;
-use shared::auth::authenticate_with;
+use shared::http::guard::authenticate_with;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::{AppContext, Error};
 
@@ -33,12 +33,13 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         .ok_or_else(|| {
             Error::Forbidden("Only private-session-<sessionId> channels can be joined".into())
         })?;
+    // The channel name is global: sign it only for the one account that owns the session id.
     let (_, owned) = authenticate_with(ctx, req.headers(), |p| async move {
         Ok(ctx
             .store
-            .session(&p.tenant_id, &session_id)
+            .session_owner(&session_id)
             .await?
-            .is_some_and(|s| s.user_id == p.user_id))
+            .is_some_and(|o| o.tenant_id == p.tenant_id && o.user_id == p.user_id))
     })
     .await?;
     if !owned {

@@ -3,8 +3,8 @@
 use ::http::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::json;
-use shared::auth::authenticate;
 use shared::domain::SessionStatus;
+use shared::http::guard::authenticate;
 use shared::http::parse_json;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::ports::SessionChanges;

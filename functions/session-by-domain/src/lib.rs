@@ -3,8 +3,8 @@
 
 use ::http::{Method, StatusCode};
 use serde_json::json;
-use shared::auth::authenticate;
 use shared::domain::site::{host_of, root_domain};
+use shared::http::guard::authenticate;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::views::SessionView;
 use shared::{AppContext, Error};

@@ -1,17 +1,19 @@
 //! `POST /api/session/init`: makes sure the client-made session exists under the caller's
-//! tenant. Idempotent: an existing id answers `created: false`. `url` may be any URL (the side
+//! tenant. Idempotent: an existing id answers `created: false`; an id another account already
+//! uses answers `409 SESSION_ID_TAKEN` (ids name global realtime channels). `url` may be any URL (the side
 //! panel sends its own `chrome-extension://` page) and `domain` may be empty.
 
 use ::http::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::json;
-use shared::auth::authenticate;
 use shared::domain::session::{auto_title, session_domain};
 use shared::domain::Session;
 use shared::error::FieldProblem;
+use shared::http::guard::authenticate;
 use shared::http::parse_json;
 use shared::http::{self, Request, Response, RouteSpec};
-use shared::sessions::session_not_found;
+use shared::ports::SessionCreated;
+use shared::sessions::{session_id_taken, session_not_found};
 use shared::{AppContext, Error};
 
 /// The route this function serves.
@@ -94,8 +96,11 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         metadata,
         now,
     );
-    let is_new = ctx.store.create_session(&session).await?;
-    Ok(created(&session_id, is_new))
+    match ctx.store.create_session(&session).await? {
+        SessionCreated::Created => Ok(created(&session_id, true)),
+        SessionCreated::Exists => Ok(created(&session_id, false)),
+        SessionCreated::Taken => Err(session_id_taken()),
+    }
 }
 
 fn created(session_id: &str, created: bool) -> Response {

@@ -3,7 +3,7 @@
 
 use ::http::{Method, StatusCode};
 use serde_json::json;
-use shared::auth::authenticate_with;
+use shared::http::guard::authenticate_with;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::ports::SessionFilter;
 use shared::views::SessionView;

@@ -5,8 +5,8 @@
 use ::http::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::json;
-use shared::auth::authenticate;
 use shared::domain::{Message, MessageRole, TaskStatus};
+use shared::http::guard::authenticate;
 use shared::http::parse_json;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::ports::StoreError;
@@ -18,6 +18,9 @@ pub const ROUTE: RouteSpec = RouteSpec {
     methods: &[Method::POST],
     path: "/api/session/{sessionId}/task/{taskId}/resume",
 };
+
+/// Largest `resolutionData` accepted (as compact JSON).
+const MAX_RESOLUTION_DATA_BYTES: usize = 16 * 1024;
 
 /// Lambda and local-api entry point.
 pub async fn handle(ctx: &AppContext, req: Request) -> Response {
@@ -37,6 +40,16 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let session_id = http::uuid_param(&req, "sessionId")?;
     let task_id = http::uuid_param(&req, "taskId")?;
     let b: ResumeBody = parse_json(&req)?;
+    // It is stored with a message and, later, shown to the model: keep it small.
+    if b.resolution_data
+        .as_ref()
+        .is_some_and(|d| d.to_string().len() > MAX_RESOLUTION_DATA_BYTES)
+    {
+        return Err(Error::field(
+            "resolutionData",
+            format!("must be at most {MAX_RESOLUTION_DATA_BYTES} bytes of JSON"),
+        ));
+    }
     let how = match b.resolution_method.as_str() {
         "provide_in_chat" => "provided what was needed in the chat",
         "user_action_on_web" => "acted on the page",
@@ -105,8 +118,11 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     };
     let log = shared::debug::entry(
         ctx,
-        &p.tenant_id,
-        Some(&task_id),
+        shared::debug::LogScope {
+            tenant_id: &p.tenant_id,
+            user_id: &p.user_id,
+            task_id: Some(&task_id),
+        },
         "task",
         &message,
         None,

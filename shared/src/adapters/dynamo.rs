@@ -186,6 +186,11 @@ impl Expr {
                 let v = self.value(AttributeValue::N(at_most.to_string()));
                 Some(format!("(attribute_not_exists({n}) OR {n} <= {v})"))
             }
+            Cond::AtLeast(attr, at_least) => {
+                let n = self.name(attr);
+                let v = self.value(AttributeValue::N(at_least.to_string()));
+                Some(format!("{n} >= {v}"))
+            }
             Cond::All(cs) => {
                 let parts: Vec<String> = cs.iter().filter_map(|c| self.cond(c)).collect();
                 (!parts.is_empty()).then(|| format!("({})", parts.join(" AND ")))

@@ -14,7 +14,10 @@
 //! | session | `TENANT#<t>` | `SESSION#<id>` | `TENANT#<t>#USER#<u>#SESSIONS` / `<updatedAt>` | `TENANT#<t>#USER#<u>#DOMAIN#<d>` / `<updatedAt>` | latest session, session list, by domain |
 //! | message | `TENANT#<t>#SESSION#<s>` | `MSG#<sequence>` | | | messages of a session in order (TTL with its task) |
 //! | user | `USER#<email>` | `USER` | | | login by email |
-//! | rate-limit window | `RATE#<scope>#<id>` | `W#<window start>` | | | login throttling (TTL) |
+//! | session owner | `SESSIONID#<s>` | `OWNER` | | | a client-chosen session id belongs to one tenant and user (realtime channels are global) |
+//! | rate-limit window | `RATE#<scope>#<id>` | `W#<window start>` | | | login throttling, interact limits per user and tenant (TTL) |
+//! | idempotency key | `TENANT#<t>` | `IDEM#<u>#<key>` | | | replay of a retried interact (TTL: a step deadline while pending, a day when done) |
+//! | debug log | `TENANT#<t>#USER#<u>#LOGS` | `<timestamp>#<id>` | | | a user's debug logs, newest first (TTL) |
 //!
 //! Snapshots live in the object store under `snapshots/<t>/<task>/<step>`.
 
@@ -76,6 +79,13 @@ pub fn active_sweep_sk(updated_at_ms: i64, tenant_id: &str, task_id: &str) -> St
 
 pub fn session_sk(session_id: &str) -> String {
     format!("SESSION#{session_id}")
+}
+
+pub const SESSION_OWNER_SK: &str = "OWNER";
+
+/// The global claim on a session id (not under a tenant: ids are unique across tenants).
+pub fn session_owner_pk(session_id: &str) -> String {
+    format!("SESSIONID#{session_id}")
 }
 
 pub fn session_children_pk(tenant_id: &str, session_id: &str) -> String {

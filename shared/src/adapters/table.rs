@@ -60,6 +60,8 @@ pub enum Cond {
     Eq(String, Value),
     /// The attribute is missing or is a number at or below the value.
     MissingOrAtMost(String, i64),
+    /// The attribute exists and is a number at or above the value.
+    AtLeast(String, i64),
     /// Every condition holds.
     All(Vec<Cond>),
     /// At least one condition holds.
@@ -83,6 +85,10 @@ impl Cond {
                 None | Some(Value::Null) => true,
                 Some(x) => x.as_f64().is_some_and(|x| x <= *n as f64),
             },
+            Cond::AtLeast(name, n) => item
+                .and_then(|i| i.get(name))
+                .and_then(Value::as_f64)
+                .is_some_and(|x| x >= *n as f64),
             Cond::All(cs) => cs.iter().all(|c| c.holds(item)),
             Cond::Any(cs) => cs.iter().any(|c| c.holds(item)),
         }
@@ -290,6 +296,9 @@ mod tests {
         assert!(Cond::MissingOrAtMost("lease".into(), 50).holds(Some(&i)));
         assert!(!Cond::MissingOrAtMost("lease".into(), 49).holds(Some(&i)));
         assert!(Cond::MissingOrAtMost("other".into(), 0).holds(Some(&i)));
+        assert!(Cond::AtLeast("v".into(), 3).holds(Some(&i)));
+        assert!(!Cond::AtLeast("v".into(), 4).holds(Some(&i)));
+        assert!(!Cond::AtLeast("other".into(), 0).holds(Some(&i)));
         assert!(Cond::Any(vec![
             Cond::Eq("v".into(), json!(1)),
             Cond::Eq("v".into(), json!(3))

@@ -24,8 +24,9 @@ use crate::domain::{
 };
 use crate::ports::{
     DebugLog, DebugLogStore, IdempotencyStore, KnownSession, PreferencesStore, RateLimitStore,
-    Reservation, RevokedTokenStore, SessionChanges, SessionFilter, SessionQueries, SessionStore,
-    StoreError, StoreResult, StoredPreferences, TaskStore, TenantStore, UserStore,
+    Reservation, RevokedTokenStore, SessionChanges, SessionCreated, SessionFilter, SessionOwner,
+    SessionQueries, SessionStore, StoreError, StoreResult, StoredPreferences, TaskStore,
+    TenantStore, UserStore,
 };
 
 /// How often a conditional write that lost a race is retried before giving up.
@@ -254,32 +255,49 @@ impl RevokedTokenStore for TableStore {
 
 #[async_trait]
 impl RateLimitStore for TableStore {
-    async fn increment(
+    async fn increment_below(
         &self,
         key: &str,
         window_start: i64,
         expires_at: DateTime<Utc>,
-    ) -> StoreResult<u64> {
+        limit: u64,
+    ) -> StoreResult<Option<u64>> {
+        if limit == 0 {
+            return Ok(None);
+        }
         let (pk, sk) = (keys::rate_pk(key), keys::rate_sk(window_start));
+        let below = i64::try_from(limit - 1).unwrap_or(i64::MAX);
         for _ in 0..RACE_RETRIES {
             let now = self.now();
-            // One upsert in the usual case: creates the counter or bumps a live one.
             let bump = Update {
                 set: set(vec![(EXPIRES_AT, Value::from(expires_at.timestamp()))]),
                 add: vec![("count".into(), 1)],
                 ..Update::default()
             };
-            let cond = Cond::Any(vec![Cond::Missing, Cond::Live { now }]);
+            // Created at one, or bumped while live and below the limit: one conditional write.
+            let cond = Cond::Any(vec![
+                Cond::Missing,
+                Cond::All(vec![
+                    Cond::Live { now },
+                    Cond::MissingOrAtMost("count".into(), below),
+                ]),
+            ]);
             match self.table.update(&pk, &sk, bump, cond).await {
-                Ok(item) => return Ok(item.get("count").and_then(Value::as_u64).unwrap_or(1)),
+                Ok(item) => {
+                    return Ok(Some(item.get("count").and_then(Value::as_u64).unwrap_or(1)))
+                }
                 Err(StoreError::Conflict(_)) => {}
                 Err(e) => return Err(e),
             }
-            // An expired counter TTL has not removed yet: start afresh.
+            // Refused: the window is used up, or an expired counter TTL has not removed yet.
+            match self.table.get(&pk, &sk).await? {
+                Some(item) if !is_expired(&item, now) => return Ok(None),
+                _ => {}
+            }
             let mut fresh = item_of(&pk, &sk, &json!({ "count": 1 }))?;
             fresh.insert(EXPIRES_AT.into(), Value::from(expires_at.timestamp()));
             match self.table.put(fresh, Cond::Absent { now }).await {
-                Ok(()) => return Ok(1),
+                Ok(()) => return Ok(Some(1)),
                 Err(StoreError::Conflict(_)) => continue,
                 Err(e) => return Err(e),
             }
@@ -287,6 +305,30 @@ impl RateLimitStore for TableStore {
         Err(StoreError::Unavailable(format!(
             "counter {key} kept changing"
         )))
+    }
+
+    async fn decrement(&self, key: &str, window_start: i64) -> StoreResult<()> {
+        let down = Update {
+            add: vec![("count".into(), -1)],
+            ..Update::default()
+        };
+        let cond = Cond::All(vec![
+            Cond::Live { now: self.now() },
+            Cond::AtLeast("count".into(), 1),
+        ]);
+        match self
+            .table
+            .update(
+                &keys::rate_pk(key),
+                &keys::rate_sk(window_start),
+                down,
+                cond,
+            )
+            .await
+        {
+            Ok(_) | Err(StoreError::Conflict(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     async fn count(&self, key: &str, window_start: i64) -> StoreResult<u64> {
@@ -724,22 +766,77 @@ fn session_item(s: &Session) -> StoreResult<Item> {
     Ok(item)
 }
 
+/// The write that claims a session id for its tenant and user: it succeeds when the id is
+/// unclaimed or already theirs.
+fn claim_session_id(s: &Session) -> StoreResult<Write> {
+    let owner = SessionOwner {
+        tenant_id: s.tenant_id.clone(),
+        user_id: s.user_id.clone(),
+    };
+    Ok(Write::Put {
+        item: item_of(
+            &keys::session_owner_pk(&s.session_id),
+            keys::SESSION_OWNER_SK,
+            &owner,
+        )?,
+        cond: Cond::Any(vec![
+            Cond::Missing,
+            Cond::All(vec![
+                Cond::Eq("tenantId".into(), Value::from(owner.tenant_id.clone())),
+                Cond::Eq("userId".into(), Value::from(owner.user_id.clone())),
+            ]),
+        ]),
+    })
+}
+
+impl TableStore {
+    /// Whether `session_id` is claimed by someone other than `tenant_id`/`user_id`.
+    async fn claimed_elsewhere(
+        &self,
+        session_id: &str,
+        tenant_id: &str,
+        user_id: &str,
+    ) -> StoreResult<bool> {
+        Ok(self
+            .session_owner(session_id)
+            .await?
+            .is_some_and(|o| o.tenant_id != tenant_id || o.user_id != user_id))
+    }
+}
+
 #[async_trait]
 impl SessionStore for TableStore {
-    async fn create_session(&self, session: &Session) -> StoreResult<bool> {
-        match self
-            .table
-            .put(session_item(session)?, Cond::Absent { now: self.now() })
-            .await
-        {
-            Ok(()) => Ok(true),
-            Err(StoreError::Conflict(_)) => Ok(false),
+    async fn create_session(&self, session: &Session) -> StoreResult<SessionCreated> {
+        let writes = vec![
+            Write::Put {
+                item: session_item(session)?,
+                cond: Cond::Absent { now: self.now() },
+            },
+            claim_session_id(session)?,
+        ];
+        match self.table.transact(writes).await {
+            Ok(()) => Ok(SessionCreated::Created),
+            Err(StoreError::Conflict(_)) => {
+                if self
+                    .claimed_elsewhere(&session.session_id, &session.tenant_id, &session.user_id)
+                    .await?
+                {
+                    Ok(SessionCreated::Taken)
+                } else {
+                    Ok(SessionCreated::Exists)
+                }
+            }
             Err(e) => Err(e),
         }
     }
 
     async fn session(&self, tenant_id: &str, session_id: &str) -> StoreResult<Option<Session>> {
         self.get_live(&keys::tenant_pk(tenant_id), &keys::session_sk(session_id))
+            .await
+    }
+
+    async fn session_owner(&self, session_id: &str) -> StoreResult<Option<SessionOwner>> {
+        self.get_live(&keys::session_owner_pk(session_id), keys::SESSION_OWNER_SK)
             .await
     }
 
@@ -752,7 +849,7 @@ impl SessionStore for TableStore {
         known: KnownSession<'_>,
     ) -> StoreResult<Vec<Message>> {
         let mut known = known;
-        if messages.len() + 1 > super::table::MAX_TRANSACTION_WRITES {
+        if messages.len() + 2 > super::table::MAX_TRANSACTION_WRITES {
             return Err(StoreError::Internal(
                 "too many messages for one append".into(),
             ));
@@ -809,6 +906,7 @@ impl SessionStore for TableStore {
                         item: session_item(&s)?,
                         cond: Cond::Absent { now },
                     });
+                    writes.push(claim_session_id(&s)?);
                 }
                 None => {
                     let updated = crate::time::iso(latest);
@@ -834,7 +932,17 @@ impl SessionStore for TableStore {
             }
             match self.table.transact(writes).await {
                 Ok(()) => return Ok(stored),
-                Err(StoreError::Conflict(_)) => continue,
+                Err(StoreError::Conflict(_)) => {
+                    if session_write.is_some()
+                        && self
+                            .claimed_elsewhere(session_id, tenant_id, &base.user_id)
+                            .await?
+                    {
+                        return Err(StoreError::Conflict(format!(
+                            "session id {session_id} belongs to another account"
+                        )));
+                    }
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -879,24 +987,45 @@ impl IdempotencyStore for TableStore {
         tenant_id: &str,
         user_id: &str,
         key: &str,
-        expires_at: DateTime<Utc>,
+        request_hash: &str,
+        pending_until: DateTime<Utc>,
     ) -> StoreResult<Reservation> {
         let (pk, sk) = (keys::tenant_pk(tenant_id), idem_sk(user_id, key));
-        let mut item = item_of(&pk, &sk, &json!({ "state": "pending" }))?;
-        item.insert(EXPIRES_AT.into(), Value::from(expires_at.timestamp()));
-        match self.table.put(item, Cond::Absent { now: self.now() }).await {
-            Ok(()) => Ok(Reservation::New),
-            Err(StoreError::Conflict(_)) => {
-                let current: Option<Value> = self.get_live(&pk, &sk).await?;
-                Ok(match current {
-                    Some(v) if v.get("state").and_then(Value::as_str) == Some("done") => {
-                        Reservation::Done(v.get("response").cloned().unwrap_or(Value::Null))
-                    }
-                    _ => Reservation::Pending,
-                })
+        let mut item = item_of(
+            &pk,
+            &sk,
+            &json!({ "state": "pending", "requestHash": request_hash }),
+        )?;
+        item.insert(EXPIRES_AT.into(), Value::from(pending_until.timestamp()));
+        for _ in 0..RACE_RETRIES {
+            // A claim whose request died lapses with its expiry and is taken over here.
+            match self
+                .table
+                .put(item.clone(), Cond::Absent { now: self.now() })
+                .await
+            {
+                Ok(()) => return Ok(Reservation::New),
+                Err(StoreError::Conflict(_)) => {}
+                Err(e) => return Err(e),
             }
-            Err(e) => Err(e),
+            let Some(current): Option<Value> = self.get_live(&pk, &sk).await? else {
+                // Lapsed between the two calls: claim again.
+                continue;
+            };
+            if current.get("requestHash").and_then(Value::as_str) != Some(request_hash) {
+                return Ok(Reservation::Mismatch);
+            }
+            return Ok(
+                if current.get("state").and_then(Value::as_str) == Some("done") {
+                    Reservation::Done(current.get("response").cloned().unwrap_or(Value::Null))
+                } else {
+                    Reservation::Pending
+                },
+            );
         }
+        Err(StoreError::Unavailable(format!(
+            "idempotency key {key} kept changing"
+        )))
     }
 
     async fn complete(
@@ -905,11 +1034,13 @@ impl IdempotencyStore for TableStore {
         user_id: &str,
         key: &str,
         response: &Value,
+        keep_until: DateTime<Utc>,
     ) -> StoreResult<()> {
         let update = Update {
             set: set(vec![
                 ("state", Value::from("done")),
                 ("response", response.clone()),
+                (EXPIRES_AT, Value::from(keep_until.timestamp())),
             ]),
             ..Update::default()
         };
@@ -1097,15 +1228,15 @@ impl PreferencesStore for TableStore {
 
 // ---------------------------------------------------------------- debug logs
 
-fn logs_pk(tenant_id: &str) -> String {
-    format!("TENANT#{tenant_id}#LOGS")
+fn logs_pk(tenant_id: &str, user_id: &str) -> String {
+    format!("TENANT#{tenant_id}#USER#{user_id}#LOGS")
 }
 
 #[async_trait]
 impl DebugLogStore for TableStore {
     async fn append_log(&self, log: &DebugLog) -> StoreResult<()> {
         let sk = format!("{}#{}", crate::time::iso(log.timestamp), log.id);
-        let mut item = item_of(&logs_pk(&log.tenant_id), &sk, log)?;
+        let mut item = item_of(&logs_pk(&log.tenant_id, &log.user_id), &sk, log)?;
         item.insert(EXPIRES_AT.into(), Value::from(log.expires_at));
         self.table.put(item, Cond::Always).await
     }
@@ -1113,12 +1244,13 @@ impl DebugLogStore for TableStore {
     async fn logs(
         &self,
         tenant_id: &str,
+        user_id: &str,
         task_id: Option<&str>,
         log_type: Option<&str>,
         since: Option<DateTime<Utc>>,
         limit: usize,
     ) -> StoreResult<Vec<DebugLog>> {
-        let mut q = Query::partition(logs_pk(tenant_id)).backward();
+        let mut q = Query::partition(logs_pk(tenant_id, user_id)).backward();
         if let Some(s) = since {
             // Strictly after `since`: ISO strings sort like the instants they name.
             q = q.sk(SkCond::Between(

@@ -351,6 +351,25 @@ impl Action {
     }
 }
 
+/// A client action string with typed text removed, for logs: `setValue(4, "[12 characters]")`.
+/// Anything that does not parse is reduced to its name.
+pub fn redacted(action: &str) -> String {
+    match Action::parse(action) {
+        Ok(Action::SetValue(id, v)) => {
+            format!("setValue({id}, \"[{} characters]\")", v.chars().count())
+        }
+        Ok(a) => a.to_string(),
+        Err(_) => {
+            let name: String = action
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .take(32)
+                .collect();
+            format!("{name}(…)")
+        }
+    }
+}
+
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.to_client_string() {
@@ -380,6 +399,16 @@ pub fn quote(s: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_text_never_reaches_logs() {
+        assert_eq!(
+            redacted("setValue(4, 'hunter2 \"x\"')"),
+            "setValue(4, \"[11 characters]\")"
+        );
+        assert_eq!(redacted("click(10)"), "click(10)");
+        assert_eq!(redacted("setValue(4, unquoted secret"), "setValue(…)");
+    }
 
     #[test]
     fn every_action_parses_and_round_trips() {

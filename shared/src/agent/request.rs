@@ -3,8 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::page::{truncate_chars, TreeNode};
+use super::page::TreeNode;
 use crate::error::{Error, FieldProblem};
+use crate::text::truncate_chars;
 
 /// Longest `dom` accepted, in characters.
 pub const MAX_DOM_CHARS: usize = 500_000;
@@ -85,6 +86,87 @@ fn object_field(obj: &Map<String, Value>, name: &str, p: &mut Problems) -> Optio
         }
     }
 }
+
+/// The type of a known field inside a client report; anything else there is dropped.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// A string (numbers and booleans are taken as text), at most this many characters.
+    Text(usize),
+    Bool,
+    Number,
+    /// Any JSON value whose compact form is at most this many characters; longer ones become
+    /// that many characters of it as a string.
+    Any(usize),
+    /// A list of at most `.0` values, each as `Any(.1)`.
+    List(usize, usize),
+}
+
+fn bounded(v: &Value, kind: Kind) -> Option<Value> {
+    match (kind, v) {
+        (Kind::Text(max), Value::String(s)) => Some(Value::String(truncate_chars(s, max))),
+        (Kind::Text(max), Value::Number(_) | Value::Bool(_)) => {
+            Some(Value::String(truncate_chars(&v.to_string(), max)))
+        }
+        (Kind::Bool, Value::Bool(_)) | (Kind::Number, Value::Number(_)) => Some(v.clone()),
+        (Kind::Any(_), Value::Null) => None,
+        (Kind::Any(max), Value::String(s)) => Some(Value::String(truncate_chars(s, max))),
+        (Kind::Any(max), other) => {
+            let compact = other.to_string();
+            Some(if compact.chars().count() <= max {
+                other.clone()
+            } else {
+                Value::String(truncate_chars(&compact, max))
+            })
+        }
+        (Kind::List(items, each), Value::Array(a)) => Some(Value::Array(
+            a.iter()
+                .take(items)
+                .filter_map(|x| bounded(x, Kind::Any(each)))
+                .collect(),
+        )),
+        _ => None,
+    }
+}
+
+/// A client report (`lastActionError`, `domChanges`, ...) reduced to its known fields, each
+/// bounded: what reaches storage and the prompt is small whatever the client sent.
+fn report_field(
+    obj: &Map<String, Value>,
+    name: &str,
+    fields: &[(&str, Kind)],
+    p: &mut Problems,
+) -> Option<Value> {
+    let v = object_field(obj, name, p)?;
+    let out: Map<String, Value> = fields
+        .iter()
+        .filter_map(|(k, kind)| Some(((*k).to_owned(), bounded(v.get(*k)?, *kind)?)))
+        .collect();
+    Some(Value::Object(out))
+}
+
+const ERROR_FIELDS: &[(&str, Kind)] = &[
+    ("message", Kind::Text(1_000)),
+    ("code", Kind::Text(64)),
+    ("action", Kind::Text(500)),
+    ("elementId", Kind::Text(64)),
+];
+const RESULT_FIELDS: &[(&str, Kind)] =
+    &[("success", Kind::Bool), ("actualState", Kind::Any(1_000))];
+const DOM_CHANGES_FIELDS: &[(&str, Kind)] = &[
+    ("addedCount", Kind::Number),
+    ("removedCount", Kind::Number),
+    ("dropdownDetected", Kind::Bool),
+    ("dropdownOptions", Kind::List(50, 200)),
+    ("stabilizationTime", Kind::Number),
+    ("previousUrl", Kind::Text(2_048)),
+    ("urlChanged", Kind::Bool),
+    ("didNetworkOccur", Kind::Bool),
+];
+const OBSERVATION_FIELDS: &[(&str, Kind)] = &[
+    ("didUrlChange", Kind::Bool),
+    ("didDomMutate", Kind::Bool),
+    ("didNetworkOccur", Kind::Bool),
+];
 
 fn uuid_field(obj: &Map<String, Value>, name: &str, p: &mut Problems) -> Option<String> {
     let s = string_field(obj, name, p)?;
@@ -279,10 +361,10 @@ pub fn validate(body: &Value) -> Result<InteractRequest, Error> {
             &["success", "failure", "pending"],
             &mut p,
         ),
-        error: object_field(obj, "lastActionError", &mut p),
-        result: object_field(obj, "lastActionResult", &mut p),
-        dom_changes: object_field(obj, "domChanges", &mut p),
-        client_observations: object_field(obj, "clientObservations", &mut p),
+        error: report_field(obj, "lastActionError", ERROR_FIELDS, &mut p),
+        result: report_field(obj, "lastActionResult", RESULT_FIELDS, &mut p),
+        dom_changes: report_field(obj, "domChanges", DOM_CHANGES_FIELDS, &mut p),
+        client_observations: report_field(obj, "clientObservations", OBSERVATION_FIELDS, &mut p),
     };
     let page_title = string_field(obj, "pageTitle", &mut p).map(|t| truncate_chars(t.trim(), 300));
     let viewport = object_field(obj, "viewport", &mut p).and_then(|v| {
@@ -390,6 +472,43 @@ mod tests {
             json!({ "url": "https://a.com", "query": "q".repeat(MAX_QUERY_CHARS + 1), "dom": "<a id=1>x</a>" }),
         );
         assert_eq!(f, vec!["query"]);
+    }
+
+    #[test]
+    fn client_reports_keep_known_fields_only_and_bounded() {
+        let r = validate(&json!({ "url": "https://a.com/x", "query": "q", "dom": "<a id=1>x</a>",
+            "lastActionStatus": "failure",
+            "lastActionError": { "message": "m".repeat(4_000_000), "code": "ELEMENT_NOT_FOUND", "elementId": 12, "stack": "x".repeat(1000) },
+            "lastActionResult": { "success": false, "actualState": { "blob": "y".repeat(5000) } },
+            "domChanges": { "addedCount": 3, "dropdownOptions": vec!["o"; 500], "urlChanged": "yes" },
+            "clientObservations": { "didUrlChange": true, "extra": 1 } }))
+        .expect("valid");
+        let stored = serde_json::to_string(&r.last_action).expect("json");
+        assert!(stored.len() < 10_000, "{}", stored.len());
+        let e = r.last_action.error.expect("error");
+        assert_eq!(
+            e["message"].as_str().map(|m| m.chars().count()),
+            Some(1_000)
+        );
+        assert_eq!(
+            (e["code"].as_str(), e["elementId"].as_str()),
+            (Some("ELEMENT_NOT_FOUND"), Some("12"))
+        );
+        assert!(e.get("stack").is_none());
+        let res = r.last_action.result.expect("result");
+        assert!(res["actualState"]
+            .as_str()
+            .is_some_and(|s| s.chars().count() == 1_000));
+        let ch = r.last_action.dom_changes.expect("changes");
+        assert_eq!(ch["dropdownOptions"].as_array().map(Vec::len), Some(50));
+        assert!(
+            ch.get("urlChanged").is_none(),
+            "wrong types are dropped, not refused"
+        );
+        assert_eq!(
+            r.last_action.client_observations,
+            Some(json!({ "didUrlChange": true }))
+        );
     }
 
     #[test]

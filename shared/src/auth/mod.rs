@@ -1,5 +1,5 @@
-//! Authentication: password hashing, access tokens, login throttling, and the one
-//! `authenticate` every protected route calls.
+//! Authentication: password hashing, access tokens, login throttling, and the rules a
+//! request's principal is checked by (the checks themselves run in `http::guard`).
 
 pub mod password;
 pub mod rate_limit;
@@ -9,8 +9,7 @@ use chrono::{DateTime, Utc};
 use http::HeaderMap;
 use serde::Serialize;
 
-use crate::context::AppContext;
-use crate::domain::{Tenant, User};
+use crate::domain::{Role, Tenant, User};
 use crate::error::Error;
 
 pub use password::PasswordHasher;
@@ -24,6 +23,14 @@ pub struct Principal {
     pub email: String,
     pub jti: String,
     pub expires_at: DateTime<Utc>,
+    /// From the user record once the account is checked (`Member` until then).
+    pub role: Role,
+}
+
+impl Principal {
+    pub fn is_admin(&self) -> bool {
+        self.role == Role::Admin
+    }
 }
 
 /// The user part of login and session answers.
@@ -69,51 +76,20 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
-/// Checks the request's bearer token without any I/O: signature with the pinned algorithm,
-/// `iss`, `aud`, `exp`. Routes that must also check revocation and can overlap it with other
-/// reads call this and [`ensure_not_revoked`] themselves; the rest call [`authenticate`].
-pub fn verify_bearer(ctx: &AppContext, headers: &HeaderMap) -> Result<Principal, Error> {
-    let token = bearer_token(headers).ok_or(Error::Unauthorized("missing bearer token"))?;
-    Ok(ctx.tokens.verify(token, ctx.clock.now())?.into_principal())
-}
-
-/// `401` if the principal's token was revoked (one read).
-pub async fn ensure_not_revoked(ctx: &AppContext, p: &Principal) -> Result<(), Error> {
-    if ctx
-        .store
-        .is_revoked(&p.tenant_id, &p.jti, ctx.clock.now())
-        .await?
-    {
+/// Whether a verified token's account may still act: the token is not revoked, its user
+/// still exists in its tenant, and the user is not disabled. A user disabled after the token
+/// was issued is refused at once, not when the token expires.
+pub fn account_verdict(p: &Principal, revoked: bool, user: Option<&User>) -> Result<Role, Error> {
+    if revoked {
         return Err(Error::Unauthorized("token revoked"));
     }
-    Ok(())
-}
-
-/// Authenticates and runs the route's first read in the same round of store calls: the token
-/// is checked locally, then its revocation check and `read` run concurrently. A revoked token
-/// still gets 401 (the read's result is dropped).
-pub async fn authenticate_with<T, F, Fut>(
-    ctx: &AppContext,
-    headers: &HeaderMap,
-    read: F,
-) -> Result<(Principal, T), Error>
-where
-    F: FnOnce(Principal) -> Fut,
-    Fut: std::future::Future<Output = Result<T, Error>>,
-{
-    let principal = verify_bearer(ctx, headers)?;
-    let (revocation, value) =
-        tokio::join!(ensure_not_revoked(ctx, &principal), read(principal.clone()));
-    revocation?;
-    Ok((principal, value?))
-}
-
-/// Verifies the request's bearer token (signature, pinned algorithm, `iss`, `aud`, `exp`) and
-/// that it was not revoked. Every failure is `401 UNAUTHORIZED`.
-pub async fn authenticate(ctx: &AppContext, headers: &HeaderMap) -> Result<Principal, Error> {
-    let principal = verify_bearer(ctx, headers)?;
-    ensure_not_revoked(ctx, &principal).await?;
-    Ok(principal)
+    let user = user
+        .filter(|u| u.id == p.user_id && u.tenant_id == p.tenant_id)
+        .ok_or(Error::Unauthorized("user no longer exists"))?;
+    if user.disabled {
+        return Err(Error::Unauthorized("user disabled"));
+    }
+    Ok(user.role)
 }
 
 #[cfg(test)]
@@ -124,6 +100,52 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(http::header::AUTHORIZATION, v.parse().expect("header"));
         h
+    }
+
+    fn principal() -> Principal {
+        Principal {
+            user_id: "u1".into(),
+            tenant_id: "t1".into(),
+            email: "a@b.c".into(),
+            jti: "j".into(),
+            expires_at: chrono::Utc::now(),
+            role: Role::Member,
+        }
+    }
+
+    fn user(id: &str, tenant: &str, disabled: bool, role: Role) -> User {
+        User {
+            id: id.into(),
+            tenant_id: tenant.into(),
+            email: crate::domain::Email::parse("a@b.c").expect("email"),
+            name: "A".into(),
+            password_hash: String::new(),
+            disabled,
+            role,
+            created_at: chrono::Utc::now(),
+        }
+    }
+
+    #[test]
+    fn only_an_unrevoked_token_of_an_existing_enabled_user_passes() {
+        let p = principal();
+        let ok = user("u1", "t1", false, Role::Admin);
+        assert_eq!(
+            account_verdict(&p, false, Some(&ok)).ok(),
+            Some(Role::Admin)
+        );
+        for (revoked, u) in [
+            (true, Some(ok.clone())),
+            (false, None),
+            (false, Some(user("u1", "t1", true, Role::Member))),
+            (false, Some(user("u2", "t1", false, Role::Member))),
+            (false, Some(user("u1", "t2", false, Role::Member))),
+        ] {
+            assert!(matches!(
+                account_verdict(&p, revoked, u.as_ref()),
+                Err(Error::Unauthorized(_))
+            ));
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! verification stays a few tens of milliseconds on a Lambda's share of a core. Hashes are
 //! PHC strings, so parameters can be raised later without invalidating stored ones.
 
-use std::cell::RefCell;
+use std::sync::{Arc, Mutex};
 
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{Output, PasswordHash, SaltString};
@@ -26,20 +26,24 @@ pub const MAX_PASSWORD_LEN: usize = 1024;
 /// Largest memory cost a stored hash may ask for (256 MiB); anything above is refused.
 const MAX_M_COST_KIB: u32 = 262_144;
 
-thread_local! {
-    /// The argon2 working memory of this thread, kept between verifications. A fresh 19 MiB
-    /// allocation per login costs as much again in page faults as the hashing itself.
-    static BLOCKS: RefCell<Vec<Block>> = const { RefCell::new(Vec::new()) };
+/// Verifications running at once, at most (one per core, between 1 and 8): each holds 19 MiB
+/// of working memory, so parallel logins cannot grow memory beyond this many buffers.
+fn max_parallel_verifications() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 8))
 }
 
 /// A hash of a random throw-away password with the same parameters as real hashes. Unknown
 /// emails are verified against it so that they take as long as a wrong password does.
 const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$VEcXULZ+kXgXCtKfUhGqkw$vo34nrasQy7EFVYWHFY5B6HmW2jH0RTQKKPktE+LBFc";
 
-/// Hashes and verifies passwords.
+/// Hashes and verifies passwords. Verification runs on the blocking pool, a bounded number
+/// at a time, each on a working-memory buffer reused from a pool of that size (a fresh 19 MiB
+/// allocation per login costs as much again in page faults as the hashing itself).
 #[derive(Clone)]
 pub struct PasswordHasher {
     argon: Argon2<'static>,
+    permits: Arc<tokio::sync::Semaphore>,
+    buffers: Arc<Mutex<Vec<Vec<Block>>>>,
 }
 
 impl std::fmt::Debug for PasswordHasher {
@@ -60,7 +64,23 @@ impl PasswordHasher {
         let params = Params::new(M_COST_KIB, T_COST, P_COST, None).unwrap_or_default();
         Self {
             argon: Argon2::new(Algorithm::Argon2id, Version::V0x13, params),
+            permits: Arc::new(tokio::sync::Semaphore::new(max_parallel_verifications())),
+            buffers: Arc::new(Mutex::new(Vec::new())),
         }
+    }
+
+    /// [`PasswordHasher::verify`] off the async workers, at most one per core at a time;
+    /// further logins wait for a turn.
+    pub async fn verify_async(&self, password: String, phc: Option<String>) -> Result<bool, Error> {
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|e| Error::internal(format!("password check closed: {e}")))?;
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.verify(&password, phc.as_deref()))
+            .await
+            .map_err(|e| Error::internal(format!("password check panicked: {e}")))
     }
 
     /// Hashes a password with a fresh random salt, as a PHC string.
@@ -78,14 +98,30 @@ impl PasswordHasher {
         let Ok(parsed) = PasswordHash::new(phc.unwrap_or(DUMMY_HASH)) else {
             return false;
         };
-        let ok = verify_reusing_memory(password.as_bytes(), &parsed);
+        let mut blocks = self
+            .buffers
+            .lock()
+            .ok()
+            .and_then(|mut pool| pool.pop())
+            .unwrap_or_default();
+        let ok = verify_reusing_memory(password.as_bytes(), &parsed, &mut blocks);
+        if let Ok(mut pool) = self.buffers.lock() {
+            // Only default-sized buffers are kept (a hash with a larger memory cost is rare).
+            if pool.len() < max_parallel_verifications() && blocks.len() <= M_COST_KIB as usize {
+                pool.push(blocks);
+            }
+        }
         ok && phc.is_some()
     }
 }
 
-/// Recomputes `hash` for `password` with the parameters stored in it, on this thread's
-/// reusable working memory, and compares in constant time.
-fn verify_reusing_memory(password: &[u8], hash: &PasswordHash<'_>) -> bool {
+/// Recomputes `hash` for `password` with the parameters stored in it, on the reusable working
+/// memory `blocks`, and compares in constant time.
+fn verify_reusing_memory(
+    password: &[u8],
+    hash: &PasswordHash<'_>,
+    blocks: &mut Vec<Block>,
+) -> bool {
     let (Ok(algorithm), Ok(params)) = (Algorithm::try_from(hash.algorithm), Params::try_from(hash))
     else {
         return false;
@@ -106,11 +142,8 @@ fn verify_reusing_memory(password: &[u8], hash: &PasswordHash<'_>) -> bool {
     };
     let argon = Argon2::new(algorithm, version, params.clone());
     let mut out = vec![0u8; expected.len()];
-    let computed = BLOCKS.with(|cell| {
-        let mut blocks = cell.borrow_mut();
-        blocks.resize(params.block_count(), Block::new());
-        argon.hash_password_into_with_memory(password, salt, &mut out, &mut blocks[..])
-    });
+    blocks.resize(params.block_count(), Block::new());
+    let computed = argon.hash_password_into_with_memory(password, salt, &mut out, &mut blocks[..]);
     // `Output` equality is constant-time.
     computed.is_ok() && Output::new(&out).is_ok_and(|o| o == expected)
 }

@@ -23,7 +23,9 @@ impl FixedWindow {
         (start, reset)
     }
 
-    fn limited(&self, now: DateTime<Utc>, reset_at: DateTime<Utc>) -> Error {
+    /// The error for a used-up window.
+    pub fn limited(&self, now: DateTime<Utc>) -> Error {
+        let (_, reset_at) = self.window(now);
         let secs = (reset_at - now).num_milliseconds();
         Error::RateLimited {
             // Round up: a client that waits Retry-After seconds must find the window over.
@@ -32,44 +34,28 @@ impl FixedWindow {
         }
     }
 
-    /// `Err(RateLimited)` if `key` already used up its window, without counting this call.
-    pub async fn check(
+    /// Counts one event for `key` if the window still has room, atomically; `false` (nothing
+    /// counted) when it is used up. However many requests race, at most `limit` are counted.
+    pub async fn take(
         &self,
         store: &dyn RateLimitStore,
         key: &str,
         now: DateTime<Utc>,
-    ) -> Result<(), Error> {
+    ) -> Result<bool, Error> {
         let (start, reset_at) = self.window(now);
-        if store.count(key, start).await? >= self.limit {
-            return Err(self.limited(now, reset_at));
-        }
-        Ok(())
+        Ok(store
+            .increment_below(key, start, reset_at, self.limit)
+            .await?
+            .is_some())
     }
 
-    /// Counts one event for `key`.
-    pub async fn record(
-        &self,
-        store: &dyn RateLimitStore,
-        key: &str,
-        now: DateTime<Utc>,
-    ) -> Result<u64, Error> {
-        let (start, reset_at) = self.window(now);
-        Ok(store.increment(key, start, reset_at).await?)
-    }
-
-    /// Counts one event and refuses it if it goes over the limit.
-    pub async fn hit(
-        &self,
-        store: &dyn RateLimitStore,
-        key: &str,
-        now: DateTime<Utc>,
-    ) -> Result<u64, Error> {
-        let n = self.record(store, key, now).await?;
-        if n > self.limit {
-            let (_, reset_at) = self.window(now);
-            return Err(self.limited(now, reset_at));
+    /// Takes back an event counted by [`FixedWindow::take`] whose request was refused for
+    /// another reason. Failures are logged: the count expires with its window anyway.
+    pub async fn give_back(&self, store: &dyn RateLimitStore, key: &str, now: DateTime<Utc>) {
+        let (start, _) = self.window(now);
+        if let Err(e) = store.decrement(key, start).await {
+            tracing::warn!(error = %e, "could not give back a rate-limit count");
         }
-        Ok(n)
     }
 
     /// Forgets `key`'s count in the current window.
@@ -112,8 +98,7 @@ mod tests {
             .timestamp_millis_opt(1_800_000_009_500)
             .single()
             .expect("ts");
-        let (_, reset) = w.window(now);
-        match w.limited(now, reset) {
+        match w.limited(now) {
             Error::RateLimited {
                 retry_after_seconds,
                 ..

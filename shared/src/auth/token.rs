@@ -45,6 +45,7 @@ impl Claims {
             email: self.email,
             jti: self.jti,
             expires_at,
+            role: crate::domain::Role::Member,
         }
     }
 }
@@ -161,6 +162,7 @@ mod tests {
             name: "A".into(),
             password_hash: String::new(),
             disabled: false,
+            role: crate::domain::Role::Member,
             created_at: Utc::now(),
         }
     }

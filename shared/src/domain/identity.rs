@@ -14,6 +14,33 @@ pub struct Tenant {
     pub created_at: DateTime<Utc>,
 }
 
+/// What a user may do in their tenant: admins also read other users' debug data and (later)
+/// manage the tenant's agent workspaces.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Admin,
+    #[default]
+    Member,
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "admin" => Some(Role::Admin),
+            "member" => Some(Role::Member),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Member => "member",
+        }
+    }
+}
+
 /// A user who can log in. `password_hash` is an argon2id PHC string.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct User {
@@ -23,6 +50,8 @@ pub struct User {
     pub name: String,
     pub password_hash: String,
     pub disabled: bool,
+    #[serde(default)]
+    pub role: Role,
     pub created_at: DateTime<Utc>,
 }
 
@@ -35,6 +64,7 @@ impl std::fmt::Debug for User {
             .field("email", &self.email)
             .field("name", &self.name)
             .field("disabled", &self.disabled)
+            .field("role", &self.role)
             .finish_non_exhaustive()
     }
 }
@@ -75,6 +105,7 @@ mod tests {
             name: "A".into(),
             password_hash: "$argon2id$secret".into(),
             disabled: false,
+            role: Role::Member,
             created_at: Utc::now(),
         };
         assert!(!format!("{u:?}").contains("argon2id"));

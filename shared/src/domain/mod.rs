@@ -10,6 +10,6 @@ pub mod task;
 
 pub use domain_pattern::DomainPattern;
 pub use email::Email;
-pub use identity::{Tenant, User};
+pub use identity::{Role, Tenant, User};
 pub use session::{Message, MessageRole, Session, SessionStatus};
-pub use task::{Step, Task, TaskRef, TaskStatus};
+pub use task::{admission, Admission, Step, Task, TaskRef, TaskStatus};

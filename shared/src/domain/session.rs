@@ -146,7 +146,7 @@ pub fn auto_title(domain: &str, query: Option<&str>) -> String {
         (false, None) => domain.to_owned(),
         (true, None) => "New session".to_owned(),
     };
-    crate::agent::page::truncate_chars(&title, MAX_TITLE_CHARS)
+    crate::text::truncate_chars(&title, MAX_TITLE_CHARS)
 }
 
 /// A user's title with the session's `{domain}: ` prefix kept.
@@ -157,7 +157,7 @@ pub fn renamed_title(domain: &str, title: &str) -> String {
     } else {
         format!("{prefix}{title}")
     };
-    crate::agent::page::truncate_chars(&title, MAX_TITLE_CHARS + prefix.len())
+    crate::text::truncate_chars(&title, MAX_TITLE_CHARS + prefix.len())
 }
 
 #[cfg(test)]

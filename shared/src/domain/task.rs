@@ -63,6 +63,45 @@ pub struct Task {
     pub expires_at: i64,
 }
 
+/// Whether a request may take the next step of a task (the task as leased for it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// No task yet: this request starts one.
+    Start,
+    /// The task takes this request as its next step.
+    Continue,
+    /// Another user's task: answered exactly like a missing one.
+    NotFound,
+    /// The task is completed or failed.
+    Finished(TaskStatus),
+    /// The task has taken its last allowed step; it is to be marked failed.
+    StepLimit,
+}
+
+/// The admission rule for a task and a request by `user_id`.
+pub fn admission(task: Option<&Task>, user_id: &str, max_steps: u32) -> Admission {
+    match task {
+        None => Admission::Start,
+        Some(t) if t.user_id != user_id => Admission::NotFound,
+        Some(t) if t.status.is_finished() => Admission::Finished(t.status),
+        Some(t) if t.step_count >= max_steps => Admission::StepLimit,
+        Some(_) => Admission::Continue,
+    }
+}
+
+impl Task {
+    /// The task marked failed at `now`, its lease cleared (the step limit was reached).
+    pub fn failed_at(&self, now: DateTime<Utc>) -> Task {
+        Task {
+            status: TaskStatus::Failed,
+            lease_owner: None,
+            lease_until: None,
+            updated_at: now,
+            ..self.clone()
+        }
+    }
+}
+
 /// Enough to find a task and what belongs to it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -104,4 +143,53 @@ pub struct Step {
     pub timings: Option<Value>,
     pub created_at: DateTime<Utc>,
     pub expires_at: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(user: &str, status: TaskStatus, steps: u32) -> Task {
+        let now = Utc::now();
+        Task {
+            id: "t".into(),
+            tenant_id: "acme".into(),
+            user_id: user.into(),
+            session_id: None,
+            status,
+            query: "q".into(),
+            url: "https://a.com".into(),
+            plan: None,
+            step_count: steps,
+            version: 0,
+            lease_owner: Some("r".into()),
+            lease_until: Some(1),
+            created_at: now,
+            updated_at: now,
+            expires_at: 0,
+        }
+    }
+
+    #[test]
+    fn admission_checks_owner_then_state_then_step_limit() {
+        use Admission::*;
+        assert_eq!(admission(None, "u", 50), Start);
+        let mine = task("u", TaskStatus::Executing, 3);
+        assert_eq!(admission(Some(&mine), "u", 50), Continue);
+        assert_eq!(admission(Some(&mine), "other", 50), NotFound);
+        let done = task("u", TaskStatus::Completed, 3);
+        assert_eq!(
+            admission(Some(&done), "u", 50),
+            Finished(TaskStatus::Completed)
+        );
+        assert_eq!(
+            admission(Some(&task("other", TaskStatus::Failed, 99)), "u", 50),
+            NotFound,
+            "another user's task reveals nothing about its state"
+        );
+        assert_eq!(admission(Some(&mine), "u", 3), StepLimit);
+        let failed = mine.failed_at(Utc::now());
+        assert_eq!(failed.status, TaskStatus::Failed);
+        assert!(failed.lease_owner.is_none() && failed.lease_until.is_none());
+    }
 }

@@ -53,6 +53,26 @@ pub fn classify(e: &Error) -> (StatusCode, &'static str, String) {
         Error::Forbidden(m) => (S::FORBIDDEN, "FORBIDDEN", m.clone()),
         Error::NotFound { code, message } => (S::NOT_FOUND, code, message.clone()),
         Error::Conflict { code, message } => (S::CONFLICT, code, message.clone()),
+        Error::IdempotencyKeyReused => (
+            S::UNPROCESSABLE_ENTITY,
+            "IDEMPOTENCY_KEY_REUSED",
+            "This Idempotency-Key was used with a different request body".into(),
+        ),
+        Error::Overloaded(_) => (
+            S::SERVICE_UNAVAILABLE,
+            "SERVICE_UNAVAILABLE",
+            "The server is busy; retry shortly".into(),
+        ),
+        Error::UriTooLong { limit } => (
+            S::URI_TOO_LONG,
+            "URI_TOO_LONG",
+            format!("The request URI exceeds the limit of {limit} bytes"),
+        ),
+        Error::HeadersTooLarge { limit } => (
+            S::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "HEADERS_TOO_LARGE",
+            format!("The request line and headers exceed the limit of {limit} bytes"),
+        ),
         Error::PayloadTooLarge { limit } => (
             S::PAYLOAD_TOO_LARGE,
             "PAYLOAD_TOO_LARGE",
@@ -145,7 +165,7 @@ pub fn error_response(e: &Error) -> Response {
             retry_after_seconds,
             ..
         } => Some(*retry_after_seconds),
-        Error::Store(StoreError::Unavailable(_)) => Some(1),
+        Error::Store(StoreError::Unavailable(_)) | Error::Overloaded(_) => Some(1),
         _ => None,
     };
     if let Some(secs) = retry_after {

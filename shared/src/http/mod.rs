@@ -5,6 +5,7 @@
 pub mod apigw;
 pub mod cors;
 pub mod error;
+pub mod guard;
 
 use std::future::Future;
 use std::time::Instant;
@@ -48,6 +49,12 @@ pub fn request_id(req: &Request) -> String {
         .map(|c| c.request_id.clone())
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
+}
+
+/// SHA-256 of the request body, hex: identifies a request for idempotency checks.
+pub fn body_hash(req: &Request) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(req.body().as_ref()))
 }
 
 /// The caller's network address as API Gateway saw it (never a client-set header).

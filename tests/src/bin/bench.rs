@@ -541,7 +541,10 @@ fn prompt_tokens() {
         let html = String::from_utf8_lossy(&bytes);
         let (annotated, n) = annotate(&html);
         let t = Instant::now();
-        let page = Page::from_dom(&annotated);
+        let Ok(page) = Page::from_dom(&annotated) else {
+            println!("  {:<34} refused", path.display());
+            continue;
+        };
         let rendered = render(&page, budget);
         overhead.push(elapsed_ms(t));
         let shown = ids_in(&rendered);
@@ -582,7 +585,10 @@ fn prompt_tokens() {
         let Ok(text) = std::fs::read_to_string(path) else {
             continue;
         };
-        let page = Page::from_dom(&text);
+        let Ok(page) = Page::from_dom(&text) else {
+            println!("  {:<34} refused", path.display());
+            continue;
+        };
         let rendered = render(&page, budget);
         let shown = ids_in(&rendered);
         let kept = page.ids.iter().filter(|id| shown.contains(*id)).count();
@@ -661,9 +667,9 @@ async fn interact_overhead(runs: usize) {
     let dom = big_dom();
     // An element the model can see (ids inside noscript and the like are not on the page).
     let dom_target = shared::agent::page::Page::from_dom(&dom)
-        .skeleton
-        .iter()
-        .find_map(|e| e.id.clone())
+        .map(|p| p.skeleton.iter().find_map(|e| e.id.clone()))
+        .ok()
+        .flatten()
         .unwrap_or_default();
     let pages = [
         (

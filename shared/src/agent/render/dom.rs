@@ -1,0 +1,332 @@
+//! Dom pages: the templatized string as sent (when it was templatized and fits); compact HTML
+//! (no scripts, styles or comments, collapsed whitespace, long text cut); compact HTML without
+//! loose text (only elements with ids, headings and their labels); one line per element with an
+//! id, with shorter labels and fewer attributes; ids with tags only; ids grouped by tag. Only
+//! when even the grouped ids overflow are elements left out, and the prompt says how many.
+
+use super::{grouped_ids, write_groups, Out};
+use crate::agent::page::{DomNode, DomTree};
+use crate::text::truncate_chars;
+
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr",
+];
+
+fn attrs_html(id: Option<&str>, attrs: &[(String, String)], only: Option<&[&str]>) -> String {
+    let mut out = String::new();
+    if let Some(id) = id {
+        out.push_str(&format!(" id=\"{id}\""));
+    }
+    for (k, v) in attrs {
+        if only.is_some_and(|o| !o.contains(&k.as_str())) {
+            continue;
+        }
+        out.push_str(&format!(" {k}=\"{}\"", v.replace('"', "'")));
+    }
+    out
+}
+
+/// Which nodes a pruned rendering keeps: elements with ids, headings, and the text inside
+/// them; plus every ancestor of something kept. Children come after their parents, so one
+/// reverse pass sees every subtree before its root (no recursion).
+fn keep_marks(tree: &DomTree) -> Vec<bool> {
+    let own = |n: &DomNode| match n {
+        DomNode::Element { tag, id, .. } => {
+            id.is_some()
+                || matches!(
+                    tag.as_str(),
+                    "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "label" | "option"
+                )
+        }
+        DomNode::Text(_) => false,
+    };
+    // Inside a kept element: pass it down in document order.
+    let mut inside = vec![false; tree.nodes.len()];
+    for (idx, n) in tree.nodes.iter().enumerate() {
+        if let DomNode::Element { children, .. } = n {
+            let flag = inside[idx] || own(n);
+            for &c in children {
+                inside[c] = flag;
+            }
+        }
+    }
+    let mut marks = vec![false; tree.nodes.len()];
+    for idx in (0..tree.nodes.len()).rev() {
+        marks[idx] = match &tree.nodes[idx] {
+            DomNode::Text(_) => inside[idx],
+            n @ DomNode::Element { children, .. } => own(n) || children.iter().any(|&c| marks[c]),
+        };
+    }
+    marks
+}
+
+/// Writes the subtree at `idx` as compact HTML; stops once `out` is full. Recursion is bounded
+/// by the tree's depth limit (`page::dom::MAX_DEPTH`).
+fn html(tree: &DomTree, idx: usize, text_max: usize, marks: Option<&[bool]>, out: &mut Out) {
+    if out.is_full() || marks.is_some_and(|m| !m[idx]) {
+        return;
+    }
+    match &tree.nodes[idx] {
+        DomNode::Text(t) => {
+            out.push(&truncate_chars(t, text_max));
+        }
+        DomNode::Element {
+            tag,
+            id,
+            attrs,
+            children,
+        } => {
+            let root = tag == "#root";
+            // Anonymous single-child wrappers add nothing for the model.
+            let wrapper = !root
+                && id.is_none()
+                && attrs.is_empty()
+                && matches!(
+                    tag.as_str(),
+                    "div" | "span" | "section" | "main" | "article" | "html" | "body"
+                );
+            if !root && !wrapper {
+                let void = VOID.contains(&tag.as_str()) && children.is_empty();
+                let open = format!(
+                    "<{tag}{}{}>",
+                    attrs_html(id.as_deref(), attrs, None),
+                    if void { "/" } else { "" }
+                );
+                if !out.push(&open) || void {
+                    return;
+                }
+            }
+            for &c in children {
+                html(tree, c, text_max, marks, out);
+            }
+            if !root && !wrapper {
+                out.push(&format!("</{tag}>"));
+            }
+        }
+    }
+}
+
+/// One line per element with an id (and `## ` lines for h1–h3), labels cut to `label_max`,
+/// attributes limited to `only`; `None` when the lines do not fit in `max`.
+fn element_lines(
+    tree: &DomTree,
+    label_max: usize,
+    only: Option<&[&str]>,
+    max: usize,
+) -> Option<String> {
+    let mut out = Out::new(max);
+    for (i, n) in tree.nodes.iter().enumerate() {
+        let DomNode::Element { tag, id, attrs, .. } = n else {
+            continue;
+        };
+        let line = match id {
+            Some(id) => {
+                let label = if label_max == 0 {
+                    String::new()
+                } else {
+                    tree.label_of(i, label_max)
+                };
+                let attrs = if only == Some(&[]) {
+                    String::new()
+                } else {
+                    attrs_html(None, attrs, only)
+                };
+                format!("[{id}] <{tag}{attrs}> {label}")
+                    .trim_end()
+                    .to_owned()
+            }
+            None if label_max > 0 && matches!(tag.as_str(), "h1" | "h2" | "h3") => {
+                format!("## {}", tree.label_of(i, label_max))
+            }
+            None => continue,
+        };
+        if !out.line(&line) {
+            return None;
+        }
+    }
+    out.finish()
+}
+
+/// Renders a dom page in at most `max` characters.
+pub fn render(
+    tree: &DomTree,
+    templatized: Option<&str>,
+    max: usize,
+) -> (&'static str, String, Vec<String>) {
+    if let Some(t) = templatized {
+        let mut out = Out::new(max);
+        for l in t.lines() {
+            if !out.line(&crate::text::collapse_ws(l)) {
+                break;
+            }
+        }
+        if let Some(text) = out.finish() {
+            return ("templatized", text, Vec::new());
+        }
+    }
+    let mut full = Out::new(max);
+    html(tree, 0, 200, None, &mut full);
+    if let Some(text) = full.finish() {
+        return (
+            "html",
+            text,
+            vec![
+                "scripts, styles and comments removed; text runs longer than 200 characters cut"
+                    .into(),
+            ],
+        );
+    }
+    let loose = || "text outside interactive elements, labels and headings left out".to_owned();
+    let marks = keep_marks(tree);
+    let mut pruned = Out::new(max);
+    html(tree, 0, 80, Some(&marks), &mut pruned);
+    if let Some(text) = pruned.finish() {
+        return ("html-interactive", text, vec![loose()]);
+    }
+    let lists: [(&'static str, usize, Option<&[&str]>, &str); 4] = [
+        (
+            "element-list",
+            80,
+            None,
+            "page structure left out: one line per element",
+        ),
+        (
+            "element-list-tight",
+            30,
+            Some(&["type", "name", "role", "placeholder", "aria-label"]),
+            "page structure left out; labels cut to 30 characters; most attributes left out",
+        ),
+        (
+            "element-list-minimal",
+            16,
+            Some(&[]),
+            "page structure and attributes left out; labels cut to 16 characters",
+        ),
+        (
+            "element-ids",
+            0,
+            Some(&[]),
+            "page structure, attributes and labels left out: every element listed by id and tag",
+        ),
+    ];
+    for (form, label_max, only, note) in lists {
+        if let Some(text) = element_lines(tree, label_max, only, max) {
+            return (form, text, vec![loose(), note.to_owned()]);
+        }
+    }
+    grouped(tree, max, loose())
+}
+
+/// Ids grouped by tag; when even those overflow, as many as fit in document order.
+fn grouped(tree: &DomTree, max: usize, loose: String) -> (&'static str, String, Vec<String>) {
+    let items: Vec<(&str, &str)> = tree
+        .nodes
+        .iter()
+        .filter_map(|n| match n {
+            DomNode::Element {
+                tag, id: Some(id), ..
+            } => Some((tag.as_str(), id.as_str())),
+            _ => None,
+        })
+        .collect();
+    let total = items.len();
+    let mut out = Out::new(max);
+    let (listed, _) = write_groups(&mut out, grouped_ids(items.into_iter()));
+    let mut notes = vec![
+        loose,
+        "page structure, attributes and labels left out: element ids grouped by tag".to_owned(),
+    ];
+    let form = if listed == total {
+        "element-ids-grouped"
+    } else {
+        notes.push(format!(
+            "{} of {total} elements are not listed (the page exceeds the budget even as ids); scroll or use findText to reach the rest",
+            total - listed
+        ));
+        "element-ids-trimmed"
+    };
+    (form, out.text, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::agent::page::Page;
+    use crate::agent::render::{ids_in, render, Budget};
+
+    fn budget(tokens: usize) -> Budget {
+        Budget {
+            max_tokens: tokens,
+            chars_per_token: 1.0,
+        }
+    }
+
+    fn page(dom: &str) -> Page {
+        Page::from_dom(dom).expect("page")
+    }
+
+    #[test]
+    fn small_dom_renders_as_compact_html() {
+        let p = page("<div>\n  <h1>Shop</h1><script>x()</script><a id=\"1\" href=\"/a\" class=\"btn\">Buy   now</a></div>");
+        let r = render(&p, budget(1000));
+        assert_eq!(r.form, "html");
+        assert_eq!(r.text, "<h1>Shop</h1><a id=\"1\" href=\"/a\">Buy now</a>");
+    }
+
+    #[test]
+    fn over_budget_dom_drops_loose_text_first_and_keeps_every_id() {
+        let text = "Lorem ipsum dolor sit amet. ".repeat(40);
+        let p = page(&format!(
+            "<div><p>{text}</p><a id=\"1\">One</a><p>{text}</p><button id=\"2\">Two</button></div>"
+        ));
+        let r = render(&p, budget(120));
+        assert_eq!(r.form, "html-interactive");
+        assert!(r.text.contains("id=\"1\"") && r.text.contains("id=\"2\""));
+        assert!(!r.text.contains("Lorem"));
+        assert!(r.notes[0].starts_with("text outside interactive elements"));
+        let tiny = render(&p, budget(5));
+        assert!(tiny.text.chars().count() <= 5, "{}", tiny.text);
+        assert!(tiny.notes.iter().any(|n| n.contains("are not listed")));
+    }
+
+    #[test]
+    fn every_form_keeps_every_dom_id_while_the_ids_fit_and_never_passes_the_budget() {
+        let text = "Some words here. ".repeat(30);
+        let dom = format!("T1: <li><a id=$1>$2</a></li>\n\n<ul>{{T1(4,\"A\")}}{{T1(5,\"B\")}}</ul><p>{text}</p><input id=\"6\" placeholder=\"Search the whole catalogue\">");
+        let p = page(&dom);
+        let mut forms = std::collections::BTreeSet::new();
+        for tokens in (1..=800).step_by(3) {
+            let r = render(&p, budget(tokens));
+            assert!(r.text.chars().count() <= tokens, "{} at {tokens}", r.form);
+            if tokens >= 20 {
+                assert_eq!(ids_in(&r), p.ids, "form {} at {tokens}", r.form);
+            }
+            forms.insert(r.form);
+        }
+        assert!(forms.len() >= 7, "{forms:?}");
+    }
+
+    #[test]
+    fn templatized_pages_are_sent_as_is_when_they_fit() {
+        let dom = "T1: <li><a id=$1>$2</a></li>\n\n<ul>{T1(4,\"A\")}{T1(5,\"B\")}</ul>";
+        let p = page(dom);
+        let r = render(&p, budget(1000));
+        assert_eq!(r.form, "templatized");
+        let r = render(&p, budget(40));
+        assert_ne!(r.form, "templatized");
+        assert!(r.text.contains('4') && r.text.contains('5'));
+    }
+
+    #[test]
+    fn non_ascii_pages_are_budgeted_in_characters() {
+        let words = "中文文本".repeat(100);
+        let p = page(&format!("<p>{words}</p><a id=\"1\">链接</a>"));
+        let r = render(&p, budget(500));
+        assert_eq!(
+            r.form,
+            "html",
+            "{} chars fit in 500",
+            r.text.chars().count()
+        );
+    }
+}

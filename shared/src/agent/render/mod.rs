@@ -1,0 +1,230 @@
+//! Rendering a page for the prompt within a token budget. Token counts are estimated from
+//! characters (exact tokenizers cost 0.1–0.9 s to start; the benchmark calibrates the ratio).
+//! Renderings are tried from richest to tightest and the first that fits is used; the budget
+//! is a hard ceiling: no rendering is ever longer than `Budget::max_chars` characters.
+//!
+//! Within the budget, names and text go before elements: every element id is listed whenever
+//! the ids alone fit (tree: [`tree`]; dom: [`dom`]). Whatever was left out is said in `notes`,
+//! which the prompt shows with the page.
+
+mod dom;
+mod tree;
+
+use std::collections::HashSet;
+
+use super::page::{Page, PageContent};
+
+/// Characters per token assumed when budgeting (measured on rendered corpus pages with the
+/// o200k tokenizer by the benchmark).
+pub const DEFAULT_CHARS_PER_TOKEN: f64 = 2.5;
+
+/// How much of the prompt a page may take.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    pub max_tokens: usize,
+    pub chars_per_token: f64,
+}
+
+impl Budget {
+    pub fn max_chars(&self) -> usize {
+        (self.max_tokens as f64 * self.chars_per_token) as usize
+    }
+
+    pub fn estimate(&self, text: &str) -> usize {
+        (text.chars().count() as f64 / self.chars_per_token).ceil() as usize
+    }
+}
+
+/// A rendered page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    pub text: String,
+    pub estimated_tokens: usize,
+    /// Which rendering was used.
+    pub form: &'static str,
+    /// What was left out, for the prompt.
+    pub notes: Vec<String>,
+}
+
+/// Renders `page` within `budget`.
+pub fn render(page: &Page, budget: Budget) -> Rendered {
+    let max = budget.max_chars();
+    let (form, text, notes) = match &page.content {
+        PageContent::Tree(nodes) => tree::render(nodes, page.viewport, max),
+        PageContent::Dom { tree, templatized } => dom::render(tree, templatized.as_deref(), max),
+    };
+    debug_assert!(text.chars().count() <= max, "{form} over budget");
+    Rendered {
+        estimated_tokens: budget.estimate(&text),
+        text,
+        form,
+        notes,
+    }
+}
+
+/// Text written up to a character limit: once a push would pass it, the writer is full and
+/// keeps nothing more, so a rendering that cannot fit costs no more than the limit.
+pub(crate) struct Out {
+    pub text: String,
+    chars: usize,
+    limit: usize,
+    full: bool,
+}
+
+impl Out {
+    pub fn new(limit: usize) -> Self {
+        Self {
+            text: String::new(),
+            chars: 0,
+            limit,
+            full: false,
+        }
+    }
+
+    /// Appends `s` if it fits; `false` (and full from then on) when it does not.
+    pub fn push(&mut self, s: &str) -> bool {
+        if self.full {
+            return false;
+        }
+        let n = s.chars().count();
+        if self.chars + n > self.limit {
+            self.full = true;
+            return false;
+        }
+        self.chars += n;
+        self.text.push_str(s);
+        true
+    }
+
+    /// Appends a line (a newline first unless empty), all or nothing.
+    pub fn line(&mut self, s: &str) -> bool {
+        if self.full {
+            return false;
+        }
+        let sep = usize::from(self.chars > 0);
+        if self.chars + sep + s.chars().count() > self.limit {
+            self.full = true;
+            return false;
+        }
+        if sep == 1 {
+            self.push("\n");
+        }
+        self.push(s)
+    }
+
+    /// Characters a further line may have (after its newline) without filling the writer.
+    pub fn room_for_line(&self) -> usize {
+        if self.full {
+            return 0;
+        }
+        self.limit
+            .saturating_sub(self.chars + usize::from(self.chars > 0))
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.full
+    }
+
+    /// The text, if everything fit.
+    pub fn finish(self) -> Option<String> {
+        (!self.full).then_some(self.text)
+    }
+}
+
+/// Writes grouped id lines while they fit; the first that does not is cut to the ids that
+/// fit, and writing stops. Returns how many ids were written and whether all were.
+pub(crate) fn write_groups(out: &mut Out, groups: Vec<String>) -> (usize, bool) {
+    let mut listed = 0;
+    for g in groups {
+        let ids = g.split(' ').count() - 1;
+        if g.chars().count() <= out.room_for_line() {
+            out.line(&g);
+            listed += ids;
+            continue;
+        }
+        let room = out.room_for_line();
+        let mut words = g.split(' ');
+        let mut part = words.next().unwrap_or("el:").to_owned();
+        let head = part.clone();
+        for id in words {
+            if part.chars().count() + 1 + id.chars().count() > room {
+                break;
+            }
+            part.push(' ');
+            part.push_str(id);
+            listed += 1;
+        }
+        if part != head {
+            out.line(&part);
+        }
+        return (listed, false);
+    }
+    (listed, true)
+}
+
+/// Element ids grouped by kind, one line per kind in order of first appearance:
+/// `link: 3 4 9`. The tightest form that still names every element.
+pub(crate) fn grouped_ids<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut groups: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
+    for (kind, id) in items {
+        let kind = if kind.is_empty() { "el" } else { kind };
+        let g = groups.entry(kind).or_insert_with(|| {
+            order.push(kind);
+            format!("{kind}:")
+        });
+        g.push(' ');
+        g.push_str(id);
+    }
+    order.into_iter().filter_map(|k| groups.remove(k)).collect()
+}
+
+/// The element ids a rendering shows (for checks and benchmarks): `[id]` lines of list forms,
+/// `kind: id id` lines of grouped forms, or the ids of the markup when parsed again.
+pub fn ids_in(rendered: &Rendered) -> HashSet<String> {
+    if rendered.form.contains("ids-") {
+        rendered
+            .text
+            .lines()
+            .filter(|l| !l.starts_with("--"))
+            .filter_map(|l| l.split_once(": "))
+            .flat_map(|(_, ids)| ids.split(' ').map(str::to_owned))
+            .filter(|id| !id.is_empty())
+            .collect()
+    } else if rendered.form.starts_with("element-") || rendered.form.starts_with("tree") {
+        rendered
+            .text
+            .lines()
+            .filter_map(|l| {
+                l.strip_prefix('[')?
+                    .split_once(']')
+                    .map(|(id, _)| id.to_owned())
+            })
+            .collect()
+    } else {
+        Page::from_dom(&rendered.text)
+            .map(|p| p.ids)
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_writer_stops_at_its_limit() {
+        let mut o = Out::new(10);
+        assert!(o.line("héllo"));
+        assert!(!o.line("world!"), "5 + 1 + 6 > 10");
+        assert!(o.is_full() && !o.push("x"));
+        assert_eq!(o.text, "héllo");
+        assert!(o.finish().is_none());
+    }
+
+    #[test]
+    fn grouped_ids_keep_first_appearance_order() {
+        let g = grouped_ids([("link", "1"), ("btn", "2"), ("link", "3"), ("", "4")].into_iter());
+        assert_eq!(g, vec!["link: 1 3", "btn: 2", "el: 4"]);
+    }
+}

@@ -1,0 +1,238 @@
+//! Tree pages: one line per node `[id] role "name" =value (states)`, nodes in the viewport
+//! first. Tighter forms shorten names (off-screen ones first), then list ids with roles and
+//! states only, then group ids by role; only when even the grouped ids overflow are elements
+//! left out — off-screen ones first — and the prompt says how many.
+
+use super::{grouped_ids, write_groups, Out};
+use crate::agent::page::TreeNode;
+use crate::text::{collapse_ws, truncate_chars};
+
+/// Separates visible nodes from the rest.
+const OFFSCREEN: &str = "-- below or beside the viewport --";
+
+/// Longest state list shown on a line.
+const STATES_MAX: usize = 40;
+
+fn in_viewport(n: &TreeNode, viewport: Option<(f64, f64)>) -> bool {
+    match (viewport, n.xy) {
+        (Some((w, h)), Some([x, y])) => (0.0..=w).contains(&x) && (0.0..=h).contains(&y),
+        _ => true,
+    }
+}
+
+fn role(n: &TreeNode) -> &str {
+    if n.r.is_empty() {
+        "el"
+    } else {
+        &n.r
+    }
+}
+
+/// A node's line with names and values cut to `name_max` (0: no name, no value).
+fn line(n: &TreeNode, name_max: usize) -> String {
+    let mut line = format!("[{}] {}", n.i, role(n));
+    if name_max > 0 {
+        let name = collapse_ws(&n.n);
+        if !name.is_empty() {
+            line.push_str(&format!(" \"{}\"", truncate_chars(&name, name_max)));
+        }
+        if let Some(v) = n.v.as_deref().map(collapse_ws).filter(|v| !v.is_empty()) {
+            line.push_str(&format!(" ={}", truncate_chars(&v, name_max)));
+        }
+    }
+    if let Some(s) = n.s.as_deref().map(collapse_ws).filter(|s| !s.is_empty()) {
+        line.push_str(&format!(" ({})", truncate_chars(&s, STATES_MAX)));
+    }
+    line
+}
+
+/// Line forms, richest first: (form, name length in the viewport, name length outside, note).
+const FORMS: &[(&str, usize, usize, &str)] = &[
+    ("tree", 100, 100, ""),
+    (
+        "tree-short-names",
+        40,
+        40,
+        "names longer than 40 characters are cut",
+    ),
+    (
+        "tree-short-offscreen",
+        40,
+        16,
+        "names longer than 40 characters (16 outside the viewport) are cut",
+    ),
+    (
+        "tree-compact",
+        16,
+        8,
+        "names cut to 16 characters (8 outside the viewport)",
+    ),
+    (
+        "tree-compact-offscreen",
+        10,
+        0,
+        "names cut to 10 characters; elements outside the viewport listed by id, role and state only",
+    ),
+    (
+        "tree-ids",
+        0,
+        0,
+        "names and values left out: every element listed by id, role and state",
+    ),
+];
+
+/// Renders `nodes` in at most `max` characters.
+pub fn render(
+    nodes: &[TreeNode],
+    viewport: Option<(f64, f64)>,
+    max: usize,
+) -> (&'static str, String, Vec<String>) {
+    let (visible, offscreen): (Vec<&TreeNode>, Vec<&TreeNode>) =
+        nodes.iter().partition(|n| in_viewport(n, viewport));
+    for &(form, vis_max, off_max, note) in FORMS {
+        let mut out = Out::new(max);
+        for n in &visible {
+            if !out.line(&line(n, vis_max)) {
+                break;
+            }
+        }
+        if !offscreen.is_empty() && out.line(OFFSCREEN) {
+            for n in &offscreen {
+                if !out.line(&line(n, off_max)) {
+                    break;
+                }
+            }
+        }
+        if let Some(text) = out.finish() {
+            let notes = if note.is_empty() {
+                Vec::new()
+            } else {
+                vec![note.to_owned()]
+            };
+            return (form, text, notes);
+        }
+    }
+    grouped(&visible, &offscreen, max)
+}
+
+/// Ids grouped by role; when even those overflow, as many groups' ids as fit, visible first.
+fn grouped(
+    visible: &[&TreeNode],
+    offscreen: &[&TreeNode],
+    max: usize,
+) -> (&'static str, String, Vec<String>) {
+    let mut out = Out::new(max);
+    let (mut listed, complete) = write_groups(
+        &mut out,
+        grouped_ids(visible.iter().map(|n| (role(n), n.i.as_str()))),
+    );
+    if complete && !offscreen.is_empty() && out.line(OFFSCREEN) {
+        listed += write_groups(
+            &mut out,
+            grouped_ids(offscreen.iter().map(|n| (role(n), n.i.as_str()))),
+        )
+        .0;
+    }
+    let total = visible.len() + offscreen.len();
+    let form = if listed == total {
+        "tree-ids-grouped"
+    } else {
+        "tree-ids-trimmed"
+    };
+    let mut notes =
+        vec!["names, values and states left out: element ids grouped by role".to_owned()];
+    if listed < total {
+        notes.push(format!(
+            "{} of {total} elements are not listed (the page exceeds the budget even as ids); scroll or use findText to reach the rest",
+            total - listed
+        ));
+    }
+    (form, out.text, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::page::Page;
+    use crate::agent::render::{ids_in, render as render_page, Budget};
+
+    fn budget(tokens: usize) -> Budget {
+        Budget {
+            max_tokens: tokens,
+            chars_per_token: 1.0,
+        }
+    }
+
+    fn nodes(count: usize, visible: usize) -> Vec<TreeNode> {
+        (0..count)
+            .map(|i| TreeNode {
+                i: i.to_string(),
+                r: if i % 3 == 0 { "btn" } else { "link" }.into(),
+                n: format!("Link number {i} with a rather long accessible name for testing"),
+                v: None,
+                s: (i % 7 == 0).then(|| "disabled".to_owned()),
+                xy: Some([10.0, if i < visible { 100.0 } else { 5000.0 }]),
+                r#box: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tree_lists_visible_nodes_first_and_shortens_names_before_dropping_elements() {
+        let p = Page::from_tree(nodes(50, 5), Some((800.0, 600.0)));
+        let full = render_page(&p, budget(100_000));
+        assert_eq!(full.form, "tree");
+        assert!(full.text.starts_with("[0] btn \"Link number 0"));
+        let lines: Vec<&str> = full.text.lines().collect();
+        assert_eq!(lines[5], OFFSCREEN);
+        let mut forms = Vec::new();
+        for tokens in (50..4000).step_by(25) {
+            let r = render_page(&p, budget(tokens));
+            assert!(r.text.chars().count() <= tokens, "{} at {tokens}", r.form);
+            if !forms.contains(&r.form) {
+                forms.push(r.form);
+            }
+            // Every id is listed whenever the grouped ids alone fit.
+            let all_ids: usize = p.ids.iter().map(|i| i.len() + 1).sum::<usize>() + 60;
+            if tokens >= all_ids {
+                assert_eq!(ids_in(&r), p.ids, "{} at {tokens}", r.form);
+            }
+            for i in 0..5 {
+                assert!(
+                    ids_in(&r).contains(&i.to_string()) || tokens < 60,
+                    "visible {i} kept at {tokens}"
+                );
+            }
+        }
+        assert!(forms.len() >= 6, "{forms:?}");
+    }
+
+    #[test]
+    fn a_huge_visible_tree_stays_within_the_budget() {
+        // 50 000 nodes, all "visible": the rendering is cut, never over the ceiling.
+        let p = Page::from_tree(nodes(50_000, 50_000), None);
+        let r = render_page(&p, budget(15_000));
+        assert!(r.text.chars().count() <= 15_000);
+        assert_eq!(r.form, "tree-ids-trimmed");
+        assert!(
+            r.notes.iter().any(|n| n.contains("are not listed")),
+            "{:?}",
+            r.notes
+        );
+        assert!(ids_in(&r).contains("0"));
+    }
+
+    #[test]
+    fn an_article_sized_tree_lists_every_id() {
+        // 838 links with long names in a 6 000-token budget: every id reaches the prompt.
+        let p = Page::from_tree(nodes(838, 40), Some((800.0, 600.0)));
+        let r = render_page(
+            &p,
+            Budget {
+                max_tokens: 6_000,
+                chars_per_token: 2.5,
+            },
+        );
+        assert_eq!(ids_in(&r), p.ids, "{}", r.form);
+    }
+}

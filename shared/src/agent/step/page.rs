@@ -1,0 +1,69 @@
+//! Phase 1: the page of the request, built and rendered on the blocking pool. Parsing and
+//! rendering are CPU work bounded by the input (depth, expansion and budget limits), kept off
+//! the async workers so one large page never stalls other requests, and awaited no longer
+//! than the step deadline.
+
+use std::future::Future;
+use std::time::Instant;
+
+use crate::agent::page::Page;
+use crate::agent::render::{render, Budget, Rendered};
+use crate::agent::request::{InteractRequest, PageInput};
+use crate::context::AppContext;
+use crate::error::Error;
+
+/// The page of a request: the model, its rendering for the prompt, and the raw content kept
+/// as the step's snapshot.
+#[derive(Debug)]
+pub struct BuiltPage {
+    pub page: Page,
+    pub rendered: Rendered,
+    pub snapshot: Vec<u8>,
+}
+
+fn build(
+    input: PageInput,
+    viewport: Option<(f64, f64)>,
+    budget: Budget,
+) -> Result<BuiltPage, Error> {
+    let (page, snapshot) = match input {
+        PageInput::Tree(nodes) => {
+            let snapshot = serde_json::to_vec(&nodes).unwrap_or_default();
+            (Page::from_tree(nodes, viewport), snapshot)
+        }
+        PageInput::Dom(dom) => {
+            let page = Page::from_dom(&dom).map_err(|e| Error::field("dom", e.to_string()))?;
+            (page, dom.into_bytes())
+        }
+    };
+    let rendered = render(&page, budget);
+    Ok(BuiltPage {
+        page,
+        rendered,
+        snapshot,
+    })
+}
+
+/// Starts building the page of `req` (taking its content out of the request) and returns the
+/// future of the result.
+pub fn start(
+    ctx: &AppContext,
+    req: &mut InteractRequest,
+    deadline: Instant,
+) -> impl Future<Output = Result<BuiltPage, Error>> {
+    let content = std::mem::replace(&mut req.page, PageInput::Dom(String::new()));
+    let viewport = req.viewport;
+    let budget = Budget {
+        max_tokens: ctx.config.agent.page_tokens,
+        chars_per_token: ctx.config.agent.chars_per_token,
+    };
+    let job = tokio::task::spawn_blocking(move || build(content, viewport, budget));
+    async move {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(wait, job).await {
+            Ok(Ok(built)) => built,
+            Ok(Err(e)) => Err(Error::internal(format!("page building failed: {e}"))),
+            Err(_) => Err(Error::Overloaded("the page could not be processed in time")),
+        }
+    }
+}
