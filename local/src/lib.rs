@@ -264,12 +264,37 @@ impl LocalApi {
     }
 }
 
+/// Connection limits of the server.
+#[derive(Debug, Clone, Copy)]
+pub struct ServeOptions {
+    /// How long a client may take to send a request's headers.
+    pub header_read_timeout: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            header_read_timeout: HEADER_READ_TIMEOUT,
+        }
+    }
+}
+
 /// Serves `api` on `listener` until `shutdown` resolves, then lets open requests finish
 /// (up to ten seconds).
 pub async fn serve(
     listener: TcpListener,
     api: Arc<LocalApi>,
     shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    serve_with(listener, api, shutdown, ServeOptions::default()).await
+}
+
+/// [`serve`] with explicit connection limits.
+pub async fn serve_with(
+    listener: TcpListener,
+    api: Arc<LocalApi>,
+    shutdown: impl Future<Output = ()>,
+    options: ServeOptions,
 ) -> std::io::Result<()> {
     let local = listener.local_addr()?;
     let graceful = GracefulShutdown::new();
@@ -294,7 +319,7 @@ pub async fn serve(
                 // A client that trickles its headers is cut off (slow-header attacks).
                 let conn = http1::Builder::new()
                     .timer(TokioTimer::new())
-                    .header_read_timeout(HEADER_READ_TIMEOUT)
+                    .header_read_timeout(options.header_read_timeout)
                     .serve_connection(TokioIo::new(stream), svc);
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move {

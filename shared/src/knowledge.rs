@@ -61,6 +61,9 @@ pub trait Knowledge: Send + Sync {
     ) -> Result<KnowledgeResult, KnowledgeError>;
 }
 
+/// Largest answer read from the extraction service.
+const MAX_ANSWER_BYTES: usize = 2 * 1024 * 1024;
+
 /// The extraction service over HTTP.
 pub struct HttpKnowledge {
     base_url: String,
@@ -121,8 +124,10 @@ impl Knowledge for HttpKnowledge {
         if !resp.status().is_success() {
             return Err(KnowledgeError(format!("status {}", resp.status())));
         }
-        resp.json::<KnowledgeResult>()
+        let body = crate::upstream::read_limited(resp, MAX_ANSWER_BYTES)
             .await
+            .map_err(|e| KnowledgeError(format!("answer not read: {e:?}")))?;
+        serde_json::from_slice::<KnowledgeResult>(&body)
             .map_err(|_| KnowledgeError("malformed answer".into()))
     }
 }

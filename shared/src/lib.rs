@@ -25,6 +25,7 @@ pub mod sessions;
 pub mod telemetry;
 pub mod text;
 pub mod time;
+pub mod upstream;
 pub mod views;
 
 pub use context::AppContext;

@@ -197,7 +197,19 @@ impl OpenAiLlm {
         if !status.is_success() {
             return Attempt::Fatal(LlmError::Upstream(format!("status {status}")));
         }
-        match resp.json::<ChatResponse>().await {
+        let body = match crate::upstream::read_limited(resp, MAX_RESPONSE_BYTES).await {
+            Ok(b) => b,
+            Err(crate::upstream::ReadError::Timeout) => {
+                return Attempt::Retry("attempt timed out".into(), None)
+            }
+            Err(crate::upstream::ReadError::Transport) => {
+                return Attempt::Retry("connection failed: body".into(), None)
+            }
+            Err(crate::upstream::ReadError::TooLarge) => {
+                return Attempt::Fatal(LlmError::Upstream("oversized completion".into()))
+            }
+        };
+        match serde_json::from_slice::<ChatResponse>(&body) {
             Ok(r) => {
                 let content = r
                     .choices
@@ -215,11 +227,13 @@ impl OpenAiLlm {
                     completion_tokens: usage.completion_tokens,
                 })
             }
-            Err(e) if e.is_timeout() => Attempt::Retry("attempt timed out".into(), None),
             Err(_) => Attempt::Fatal(LlmError::Upstream("malformed completion".into())),
         }
     }
 }
+
+/// Largest completion response read (a completion of `LLM_MAX_TOKENS` is far smaller).
+const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 
 /// reqwest errors print the URL; keep it (and any key in it) out of messages.
 fn without_url(e: &reqwest::Error) -> String {

@@ -4,6 +4,8 @@
 pub mod aws;
 pub mod conformance;
 pub mod delayed;
+pub mod harness;
+pub mod process;
 pub mod runtime_api;
 pub mod scripted;
 
@@ -33,6 +35,8 @@ pub struct AppOptions {
     pub data_dir: Option<PathBuf>,
     /// Agent variables (`LLM_BASE_URL`, `MAX_TASK_STEPS`, ...), as the environment would set them.
     pub agent_env: Vec<(&'static str, String)>,
+    /// Run on a fresh table and bucket of the DynamoDB/S3-compatible server instead.
+    pub dynamodb: bool,
 }
 
 impl Default for AppOptions {
@@ -46,6 +50,7 @@ impl Default for AppOptions {
             },
             data_dir: None,
             agent_env: Vec::new(),
+            dynamodb: false,
         }
     }
 }
@@ -121,9 +126,13 @@ impl TestApp {
         ));
         let dyn_clock: Arc<dyn Clock> = clock.clone();
         let cfg = test_config(&opts);
-        let stores = shared::context::open_stores(&cfg.store, dyn_clock.clone())
-            .await
-            .expect("store");
+        let stores = if opts.dynamodb {
+            aws::stores(dyn_clock).await.0
+        } else {
+            shared::context::open_stores(&cfg.store, dyn_clock.clone())
+                .await
+                .expect("store")
+        };
         Self::spawn_on(cfg, stores, clock).await
     }
 

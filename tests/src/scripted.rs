@@ -78,6 +78,8 @@ async fn serve(handler: Handler) -> SocketAddr {
 #[derive(Default)]
 struct LlmState {
     script: VecDeque<Reply>,
+    /// Answered once the script is used up (else a 500 says it is exhausted).
+    fallback: Option<Reply>,
     requests: Vec<Value>,
     authorization: Vec<String>,
 }
@@ -114,7 +116,8 @@ impl ScriptedLlm {
                     "usage": { "prompt_tokens": prompt_chars / 4, "completion_tokens": 20 }
                 })
             };
-            match s.script.pop_front() {
+            let next = s.script.pop_front().or_else(|| s.fallback.clone());
+            match next {
                 Some(Reply::Content(c)) => (200, completion(c), Duration::ZERO),
                 Some(Reply::Slow(d, c)) => (200, completion(c), d),
                 Some(Reply::Status(code)) => (code, json!({ "error": { "message": "scripted failure" } }), Duration::ZERO),
@@ -131,6 +134,11 @@ impl ScriptedLlm {
     /// Queues replies, answered in order.
     pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
         self.state.lock().expect("lock").script.extend(replies);
+    }
+
+    /// The reply given whenever the script is used up.
+    pub fn fallback(&self, reply: Reply) {
+        self.state.lock().expect("lock").fallback = Some(reply);
     }
 
     /// Every request body received so far.

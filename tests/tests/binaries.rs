@@ -5,109 +5,14 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
+use api_tests::process::{command, demo_credentials, start_local_api, start_local_api_with};
 use api_tests::runtime_api::{Outcome, RuntimeApi};
-use api_tests::{apigw_event, workspace_binary, TEST_KEY};
+use api_tests::{apigw_event, TEST_KEY};
 use serde_json::{json, Value};
 use shared::clock::{Clock, SystemClock};
 use shared::ports::UserStore as _;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
-
-/// Environment variables the binaries read; cleared so the host's settings cannot leak in.
-const CONFIG_VARS: &[&str] = &[
-    "LLM_API_KEY",
-    "OPENAI_API_KEY",
-    "LLM_BASE_URL",
-    "EXTRACTION_SERVICE_URL",
-    "JWT_SECRET",
-    "STORE",
-    "DATA_DIR",
-    "PORT",
-    "ALLOWED_ORIGINS",
-    "MAX_BODY_BYTES",
-];
-
-fn command(bin: &str) -> Command {
-    let mut c = Command::new(workspace_binary(bin));
-    for v in CONFIG_VARS {
-        c.env_remove(v);
-    }
-    c.kill_on_drop(true);
-    c
-}
-
-/// Reads stdout lines until one contains `marker`; returns every line read.
-async fn read_until(
-    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
-    marker: &str,
-) -> Vec<String> {
-    let mut seen = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while let Ok(Ok(Some(line))) = tokio::time::timeout_at(deadline, lines.next_line()).await {
-        let done = line.contains(marker);
-        seen.push(line);
-        if done {
-            return seen;
-        }
-    }
-    panic!("no line containing {marker:?}; got {seen:?}");
-}
-
-struct LocalApiProcess {
-    child: Child,
-    base: String,
-    output: Vec<String>,
-}
-
-async fn start_local_api(data_dir: &std::path::Path) -> LocalApiProcess {
-    start_local_api_with(data_dir, Stdio::null(), &[]).await
-}
-
-async fn start_local_api_with(
-    data_dir: &std::path::Path,
-    stderr: Stdio,
-    envs: &[(String, String)],
-) -> LocalApiProcess {
-    let mut child = command("local-api")
-        .args(["--port", "0", "--data-dir"])
-        .arg(data_dir)
-        .envs(envs.iter().cloned())
-        .env("RUST_LOG", "debug")
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .expect("spawn local-api");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut output = read_until(&mut lines, "listening on http://").await;
-    // The demo credentials follow the listening line when known.
-    if let Ok(Ok(Some(line))) =
-        tokio::time::timeout(Duration::from_secs(5), lines.next_line()).await
-    {
-        output.push(line);
-    }
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    let base = output
-        .iter()
-        .find_map(|l| l.split("listening on ").nth(1))
-        .expect("address")
-        .trim()
-        .to_owned();
-    LocalApiProcess {
-        child,
-        base,
-        output,
-    }
-}
-
-fn demo_credentials(output: &[String]) -> (String, String) {
-    let line = output
-        .iter()
-        .find(|l| l.starts_with("Demo login:"))
-        .expect("demo line printed");
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let at = |k: &str| words[words.iter().position(|w| *w == k).expect(k) + 1].to_owned();
-    (at("email"), at("password"))
-}
 
 async fn login(base: &str, email: &str, password: &str) -> reqwest::Response {
     reqwest::Client::new()

@@ -3,12 +3,11 @@
 
 use std::time::Duration;
 
-use api_tests::scripted::{Reply, ScriptedKnowledge, ScriptedLlm};
-use api_tests::{expect_error, AppOptions, TestApp};
+use api_tests::harness::{harness, harness_with, Harness, PW};
+use api_tests::scripted::{Reply, ScriptedKnowledge};
+use api_tests::{expect_error, TestApp};
 use serde_json::{json, Value};
 use shared::domain::{DomainPattern, MessageRole, TaskStatus};
-
-const PW: &str = "s3cret-password";
 
 /// The interact bodies the shipping extension sent (first and follow-up step).
 fn captured_steps() -> (Value, Value) {
@@ -25,56 +24,6 @@ fn captured_steps() -> (Value, Value) {
         .map(|r| r["body"].clone())
         .collect();
     (bodies[0].clone(), bodies[1].clone())
-}
-
-struct Harness {
-    app: TestApp,
-    llm: ScriptedLlm,
-    token: String,
-}
-
-async fn harness_with(opts: impl FnOnce(AppOptions) -> AppOptions) -> Harness {
-    let llm = ScriptedLlm::start().await;
-    let app = TestApp::spawn_with(opts(AppOptions::with_llm(&llm.base_url))).await;
-    app.seed_user("acme", "ada@acme.com", PW).await;
-    let token = app.login("ada@acme.com", PW).await;
-    Harness { app, llm, token }
-}
-
-async fn harness() -> Harness {
-    harness_with(|o| o).await
-}
-
-impl Harness {
-    async fn interact(&self, body: &Value) -> reqwest::Response {
-        self.interact_with(body, &self.token, None).await
-    }
-
-    async fn interact_with(
-        &self,
-        body: &Value,
-        token: &str,
-        idempotency_key: Option<&str>,
-    ) -> reqwest::Response {
-        let mut req = self
-            .app
-            .client
-            .post(self.app.url("/api/agent/interact"))
-            .bearer_auth(token)
-            .json(body);
-        if let Some(k) = idempotency_key {
-            req = req.header("Idempotency-Key", k);
-        }
-        req.send().await.expect("request")
-    }
-
-    async fn ok(&self, body: &Value) -> Value {
-        let r = self.interact(body).await;
-        let status = r.status();
-        let v: Value = r.json().await.expect("json");
-        assert_eq!(status, 200, "{v}");
-        v
-    }
 }
 
 fn follow_up(first: &Value, task_id: &Value) -> Value {

@@ -72,60 +72,88 @@ async fn subscribe(ws: &mut Socket, channel: &str, auth: &str) -> (String, Value
         .expect("subscription answer")
 }
 
-#[tokio::test]
-async fn interact_events_reach_a_subscribed_side_panel_through_sockudo() {
+/// An app that publishes to the test Sockudo, with a scripted model.
+async fn sockudo_app(dynamodb: bool) -> (TestApp, ScriptedLlm) {
     let llm = ScriptedLlm::start().await;
-    let opts = AppOptions::with_llm(&llm.base_url)
-        .set("PUSHER_APP_ID", env("SOCKUDO_APP_ID"))
-        .set("PUSHER_KEY", env("SOCKUDO_KEY"))
-        .set("PUSHER_SECRET", env("SOCKUDO_SECRET"))
-        .set("PUSHER_HOST", "127.0.0.1")
-        .set("PUSHER_PORT", env("SOCKUDO_PORT"))
-        .set("PUSHER_SCHEME", "http");
-    let app = TestApp::spawn_with(opts).await;
-    app.seed_user("acme", "ada@acme.com", "s3cret-password")
-        .await;
-    let token = app.login("ada@acme.com", "s3cret-password").await;
-    let session_id = uuid::Uuid::new_v4().to_string();
+    let opts = AppOptions {
+        dynamodb,
+        ..AppOptions::with_llm(&llm.base_url)
+    }
+    .set("PUSHER_APP_ID", env("SOCKUDO_APP_ID"))
+    .set("PUSHER_KEY", env("SOCKUDO_KEY"))
+    .set("PUSHER_SECRET", env("SOCKUDO_SECRET"))
+    .set("PUSHER_HOST", "127.0.0.1")
+    .set("PUSHER_PORT", env("SOCKUDO_PORT"))
+    .set("PUSHER_SCHEME", "http");
+    (TestApp::spawn_with(opts).await, llm)
+}
+
+async fn init_session(app: &TestApp, token: &str, session_id: &str) -> reqwest::Response {
     let init = json!({ "sessionId": session_id, "url": "https://www.example.com/", "domain": "" });
-    let r = app
-        .client
+    app.client
         .post(app.url("/api/session/init"))
-        .bearer_auth(&token)
+        .bearer_auth(token)
         .json(&init)
         .send()
         .await
-        .expect("init");
-    assert_eq!(r.status(), 200);
+        .expect("init")
+}
 
-    let channel = format!("private-session-{session_id}");
-    let (mut ws, socket_id) = connect().await;
-    let auth: Value = app
-        .client
+async fn channel_auth(
+    app: &TestApp,
+    token: &str,
+    socket_id: &str,
+    channel: &str,
+) -> reqwest::Response {
+    app.client
         .post(app.url("/api/pusher/auth"))
-        .bearer_auth(&token)
+        .bearer_auth(token)
         .header("content-type", "application/x-www-form-urlencoded")
         .body(format!("socket_id={socket_id}&channel_name={channel}"))
         .send()
         .await
         .expect("auth")
+}
+
+/// A socket subscribed to the session's channel with the caller's signature.
+async fn subscribed(app: &TestApp, token: &str, session_id: &str) -> Socket {
+    let channel = format!("private-session-{session_id}");
+    let (mut ws, socket_id) = connect().await;
+    let auth: Value = channel_auth(app, token, &socket_id, &channel)
+        .await
         .json()
         .await
         .expect("json");
     let (event, data) = subscribe(&mut ws, &channel, auth["auth"].as_str().expect("auth")).await;
     assert_eq!(event, "pusher_internal:subscription_succeeded", "{data}");
+    ws
+}
 
-    llm.push([Reply::action("Clicking the button.", "click(10)")]);
+async fn interact(app: &TestApp, token: &str, session_id: &str) -> reqwest::Response {
     let body = json!({ "sessionId": session_id, "url": "https://www.example.com/", "query": "Press it",
         "interactiveTree": [{ "i": "10", "r": "btn", "n": "Press me" }] });
-    let response: Value = app
-        .client
+    app.client
         .post(app.url("/api/agent/interact"))
-        .bearer_auth(&token)
+        .bearer_auth(token)
         .json(&body)
         .send()
         .await
         .expect("interact")
+}
+
+#[tokio::test]
+async fn interact_events_reach_a_subscribed_side_panel_through_sockudo() {
+    let (app, llm) = sockudo_app(false).await;
+    app.seed_user("acme", "ada@acme.com", "s3cret-password")
+        .await;
+    let token = app.login("ada@acme.com", "s3cret-password").await;
+    let session_id = uuid::Uuid::new_v4().to_string();
+    assert_eq!(init_session(&app, &token, &session_id).await.status(), 200);
+    let mut ws = subscribed(&app, &token, &session_id).await;
+
+    llm.push([Reply::action("Clicking the button.", "click(10)")]);
+    let response: Value = interact(&app, &token, &session_id)
+        .await
         .json()
         .await
         .expect("json");
@@ -168,4 +196,70 @@ async fn sockudo_refuses_a_forged_channel_signature() {
         event == "pusher:subscription_error" || event == "pusher:error",
         "{event}: {data}"
     );
+}
+
+async fn session_ids_are_global(dynamodb: bool) {
+    let (app, llm) = sockudo_app(dynamodb).await;
+    app.seed_user("acme", "ada@acme.com", "s3cret-password")
+        .await;
+    app.seed_user("evil", "eve@evil.com", "s3cret-password")
+        .await;
+    let ada = app.login("ada@acme.com", "s3cret-password").await;
+    let eve = app.login("eve@evil.com", "s3cret-password").await;
+    let session_id = uuid::Uuid::new_v4().to_string();
+    assert_eq!(init_session(&app, &ada, &session_id).await.status(), 200);
+    let mut ada_ws = subscribed(&app, &ada, &session_id).await;
+
+    // Eve names Ada's session id: refused everywhere, and nothing reaches Ada's channel.
+    api_tests::expect_error(
+        init_session(&app, &eve, &session_id).await,
+        409,
+        "SESSION_ID_TAKEN",
+    )
+    .await;
+    api_tests::expect_error(
+        interact(&app, &eve, &session_id).await,
+        409,
+        "SESSION_ID_TAKEN",
+    )
+    .await;
+    assert!(llm.requests().is_empty(), "the model was not asked");
+    let (_eve_ws, eve_socket) = connect().await;
+    let channel = format!("private-session-{session_id}");
+    api_tests::expect_error(
+        channel_auth(&app, &eve, &eve_socket, &channel).await,
+        403,
+        "FORBIDDEN",
+    )
+    .await;
+    // Eve's own session works, on her own channel only.
+    llm.push([
+        Reply::action("Clicking.", "click(10)"),
+        Reply::action("Clicking.", "click(10)"),
+    ]);
+    let own = uuid::Uuid::new_v4().to_string();
+    assert_eq!(interact(&app, &eve, &own).await.status(), 200);
+    assert!(
+        next_event(&mut ada_ws, Duration::from_millis(800))
+            .await
+            .is_none(),
+        "nothing of Eve's reaches Ada's channel"
+    );
+    // Ada's own step still reaches her.
+    assert_eq!(interact(&app, &ada, &session_id).await.status(), 200);
+    let (event, data) = next_event(&mut ada_ws, Duration::from_secs(10))
+        .await
+        .expect("an event");
+    assert_eq!(event, "new_message", "{data}");
+    assert_eq!(data["sessionId"], session_id.as_str());
+}
+
+#[tokio::test]
+async fn a_session_id_belongs_to_one_tenant_so_its_channel_never_crosses_tenants() {
+    session_ids_are_global(false).await;
+}
+
+#[tokio::test]
+async fn on_dynamodb_a_session_id_belongs_to_one_tenant_so_its_channel_never_crosses_tenants() {
+    session_ids_are_global(true).await;
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use std::sync::Arc;
 
 use api_tests::delayed::DelayedTable;
+use api_tests::process::peak_rss_kib;
 use api_tests::runtime_api::{Outcome, RuntimeApi};
 use api_tests::{apigw_event, workspace_binary, AppOptions, TestApp, TEST_KEY};
 use serde_json::json;
@@ -73,17 +74,6 @@ async fn local_api_start(data_dir: &std::path::Path) -> f64 {
     let ms = elapsed_ms(started);
     let _ = child.kill().await;
     ms
-}
-
-fn peak_rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 /// Spawn → init done (first poll) → first response, for one function and one event.
@@ -570,6 +560,7 @@ fn prompt_tokens() {
         chars_total as f64 / rendered_total.max(1) as f64
     );
     stats("parse + render one annotated corpus page", overhead);
+    tree_retention(budget);
 
     let mut names: Vec<_> = std::fs::read_dir(corpus_dir().join("templatized"))
         .map(|d| {
@@ -602,6 +593,85 @@ fn prompt_tokens() {
         "templatized strings",
         100.0 * kept_total as f64 / ids_total.max(1) as f64,
         names.len()
+    );
+}
+
+/// Element ids kept when the corpus pages arrive as the extension's `interactiveTree` (its
+/// default mode): one node per annotated element, named by its text or label, the first 30 in
+/// the viewport and the rest below it, rendered at the default budget.
+fn tree_retention(budget: shared::agent::render::Budget) {
+    use shared::agent::page::{DomNode, Page, PageContent, TreeNode};
+    use shared::agent::render::{ids_in, render};
+    let role = |tag: &str| match tag {
+        "a" => "link",
+        "button" => "btn",
+        "input" | "textarea" => "inp",
+        "select" => "sel",
+        _ => "el",
+    };
+    let mut names: Vec<_> = std::fs::read_dir(corpus_dir().join("pages"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    names.sort();
+    let (mut ids_total, mut kept_total, mut worst) = (0, 0, (100.0, String::new()));
+    for path in &names {
+        let Ok(bytes) = std::fs::read(path) else {
+            continue;
+        };
+        let (annotated, _) = annotate(&String::from_utf8_lossy(&bytes));
+        let Ok(page) = Page::from_dom(&annotated) else {
+            continue;
+        };
+        let PageContent::Dom { tree, .. } = &page.content else {
+            continue;
+        };
+        let nodes: Vec<TreeNode> = tree
+            .nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(k, n)| match n {
+                DomNode::Element {
+                    tag, id: Some(id), ..
+                } => Some((k, tag, id)),
+                _ => None,
+            })
+            .enumerate()
+            .map(|(order, (k, tag, id))| TreeNode {
+                i: id.clone(),
+                r: role(tag).into(),
+                n: tree.label_of(k, 100),
+                v: None,
+                s: None,
+                xy: Some([
+                    20.0,
+                    if order < 30 {
+                        100.0
+                    } else {
+                        2000.0 + order as f64
+                    },
+                ]),
+                r#box: None,
+            })
+            .collect();
+        let n = nodes.len();
+        let tree_page = Page::from_tree(nodes, Some((1280.0, 800.0)));
+        let rendered = render(&tree_page, budget);
+        let kept = ids_in(&rendered).intersection(&tree_page.ids).count();
+        ids_total += n;
+        kept_total += kept;
+        let share = 100.0 * kept as f64 / n.max(1) as f64;
+        if share < worst.0 {
+            let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
+            worst = (share, format!("{name} ({n} nodes, {})", rendered.form));
+        }
+    }
+    println!(
+        "  {:<34} {:>29} {ids_total:>7} {:>8.1}%   (lowest: {:.1}% on {})",
+        "corpus pages as interactive trees",
+        "",
+        100.0 * kept_total as f64 / ids_total.max(1) as f64,
+        worst.0,
+        worst.1
     );
 }
 
@@ -736,34 +806,78 @@ async fn interact_overhead(runs: usize) {
     }
     app.stop().await;
 
-    // The function binary under the runtime emulator: cold start and memory on the big dom.
-    let (mut init, mut served, mut rss) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..runs.min(10) {
-        let mut body = json!({ "url": "https://www.example.com/", "query": "Open the first product", "dom": big_dom() });
-        body["sessionId"] = json!(uuid::Uuid::new_v4().to_string());
-        llm.push([Reply::action("Open it.", &format!("click({dom_target})"))]);
-        let bearer = format!("Bearer {token}");
-        let event = apigw_event(
-            "POST",
-            "/api/agent/interact",
-            &[
-                ("authorization", &bearer),
-                ("content-type", "application/json"),
-            ],
-            &body.to_string(),
+    // The function binary under the runtime emulator: cold start and peak memory on the
+    // largest requests it accepts.
+    let deep = format!(
+        "{}<a id=\"1\">go</a>",
+        "<b><i data-id=\"x\">".repeat(499_000 / 20)
+    );
+    let wide = format!(
+        "T1: <li><a id=$1>{}$2</a></li>\n\n<ul>{}</ul>",
+        "w".repeat(60),
+        (0..20_000)
+            .map(|i| format!("{{T1({i},\"item {i}\")}}"))
+            .collect::<String>()
+            .chars()
+            .take(490_000)
+            .collect::<String>()
+    );
+    let cases = [
+        ("200k dom", json!({ "dom": big_dom() }), runs.min(10)),
+        // ~5 MB of tree, all of it "visible".
+        (
+            "5 MB tree (45 000 nodes)",
+            json!({ "interactiveTree": (0..45_000).map(|i| json!({ "i": i.to_string(), "r": "link",
+                "n": format!("Visible link {i} with a long accessible name for the budget"), "v": "value" })).collect::<Vec<_>>() }),
+            3,
+        ),
+        ("500k nested dom", json!({ "dom": deep }), 3),
+        ("490k templatized dom", json!({ "dom": wide }), 3),
+    ];
+    for (name, page, n) in cases {
+        let (mut init, mut served, mut rss) = (Vec::new(), Vec::new(), Vec::new());
+        let mut body = page;
+        body["url"] = json!("https://www.example.com/");
+        body["query"] = json!("Open the first product");
+        let bytes = body.to_string().len();
+        for _ in 0..n {
+            body["sessionId"] = json!(uuid::Uuid::new_v4().to_string());
+            llm.push([Reply::action("Wait.", "wait(1)")]);
+            let bearer = format!("Bearer {token}");
+            let event = apigw_event(
+                "POST",
+                "/api/agent/interact",
+                &[
+                    ("authorization", &bearer),
+                    ("content-type", "application/json"),
+                ],
+                &body.to_string(),
+            );
+            let env = vec![
+                ("LLM_BASE_URL".to_owned(), llm.base_url.clone()),
+                ("LLM_API_KEY".to_owned(), "test-llm-key".to_owned()),
+                ("MAX_BODY_BYTES".to_owned(), (6 * 1024 * 1024).to_string()),
+            ];
+            let (i, f, r) = function_start("agent-interact", &event, dir.path(), &env).await;
+            init.push(i);
+            served.push(f);
+            rss.extend(r);
+        }
+        if name == "200k dom" {
+            stats("agent-interact spawn -> waiting for next invocation", init);
+        }
+        stats(
+            &format!(
+                "agent-interact spawn -> first answer ({name}, {} KB body)",
+                bytes / 1024
+            ),
+            served,
         );
-        let env = vec![
-            ("LLM_BASE_URL".to_owned(), llm.base_url.clone()),
-            ("LLM_API_KEY".to_owned(), "test-llm-key".to_owned()),
-        ];
-        let (i, f, r) = function_start("agent-interact", &event, dir.path(), &env).await;
-        init.push(i);
-        served.push(f);
-        rss.extend(r);
-    }
-    stats("agent-interact spawn -> waiting for next invocation", init);
-    stats("agent-interact spawn -> first answer (200k dom)", served);
-    if let Some(max) = rss.iter().max() {
-        println!("{:<58} max={max} KiB", "agent-interact peak RSS (200k dom)");
+        if let Some(max) = rss.iter().max() {
+            println!(
+                "{:<58} max={max} KiB",
+                format!("agent-interact peak RSS ({name})")
+            );
+        }
     }
 }

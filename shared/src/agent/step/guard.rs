@@ -5,6 +5,11 @@ use crate::agent::action::Action;
 use crate::agent::output::parse_model_output;
 use crate::agent::page::Page;
 use crate::domain::TaskStatus;
+use crate::text::truncate_chars;
+
+/// Longest thought and question kept from a model answer.
+const MAX_THOUGHT_CHARS: usize = 2_000;
+const MAX_QUESTION_CHARS: usize = 1_000;
 
 /// The decision for a model answer, or why it cannot be executed.
 pub fn guard(answer: &str, page: &Page) -> Result<Decision, String> {
@@ -47,10 +52,11 @@ pub fn guard(answer: &str, page: &Page) -> Result<Decision, String> {
     if thought.is_empty() {
         thought = format!("Next: {client}");
     }
+    // What the model writes is stored and shown: keep it to a readable size.
     Ok(Decision {
-        thought,
+        thought: truncate_chars(&thought, MAX_THOUGHT_CHARS),
         action: client,
         status,
-        user_question,
+        user_question: user_question.map(|q| truncate_chars(&q, MAX_QUESTION_CHARS)),
     })
 }

@@ -1,0 +1,62 @@
+//! An app with a scripted model and a logged-in user, for the interact tests.
+
+use serde_json::Value;
+
+use crate::scripted::ScriptedLlm;
+use crate::{AppOptions, TestApp};
+
+/// The password of every harness user.
+pub const PW: &str = "s3cret-password";
+
+/// A running app whose model is scripted, with `ada@acme.com` logged in.
+pub struct Harness {
+    pub app: TestApp,
+    pub llm: ScriptedLlm,
+    pub token: String,
+}
+
+/// A harness with options adjusted by `opts`.
+pub async fn harness_with(opts: impl FnOnce(AppOptions) -> AppOptions) -> Harness {
+    let llm = ScriptedLlm::start().await;
+    let app = TestApp::spawn_with(opts(AppOptions::with_llm(&llm.base_url))).await;
+    app.seed_user("acme", "ada@acme.com", PW).await;
+    let token = app.login("ada@acme.com", PW).await;
+    Harness { app, llm, token }
+}
+
+pub async fn harness() -> Harness {
+    harness_with(|o| o).await
+}
+
+impl Harness {
+    pub async fn interact(&self, body: &Value) -> reqwest::Response {
+        self.interact_with(body, &self.token, None).await
+    }
+
+    pub async fn interact_with(
+        &self,
+        body: &Value,
+        token: &str,
+        idempotency_key: Option<&str>,
+    ) -> reqwest::Response {
+        let mut req = self
+            .app
+            .client
+            .post(self.app.url("/api/agent/interact"))
+            .bearer_auth(token)
+            .json(body);
+        if let Some(k) = idempotency_key {
+            req = req.header("Idempotency-Key", k);
+        }
+        req.send().await.expect("request")
+    }
+
+    /// Interacts and expects 200; returns the answer.
+    pub async fn ok(&self, body: &Value) -> Value {
+        let r = self.interact(body).await;
+        let status = r.status();
+        let v: Value = r.json().await.expect("json");
+        assert_eq!(status, 200, "{v}");
+        v
+    }
+}
