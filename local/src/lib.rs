@@ -317,7 +317,10 @@ pub async fn serve_with(
                     async move { Ok::<_, Infallible>(api.handle(req, peer, local).await) }
                 });
                 // A client that trickles its headers is cut off (slow-header attacks).
+                // hyper refuses more than its default 100 headers itself, with an empty body;
+                // let every request within API Gateway's 10 KB reach the flat-body check.
                 let conn = http1::Builder::new()
+                    .max_headers(MAX_HEADER_BYTES / 4)
                     .timer(TokioTimer::new())
                     .header_read_timeout(options.header_read_timeout)
                     .serve_connection(TokioIo::new(stream), svc);

@@ -108,12 +108,14 @@ pub trait TaskStore: Send + Sync {
     /// Saves `task` if the stored version is still `task.version`; returns it with the
     /// version bumped. `Conflict` if someone saved in between; `NotFound` if it is gone.
     async fn save_task(&self, task: &Task) -> StoreResult<Task>;
-    /// Takes the task's lease for `owner` until `until` if nobody holds an unexpired one at
-    /// `now`. `Conflict` when busy, `NotFound` when there is no such task.
+    /// Takes the task's lease for `owner` until `until` if the task is `user_id`'s and nobody
+    /// holds an unexpired lease at `now`. `Conflict` when busy, `NotFound` when there is no
+    /// such task or it is another user's (which is never leased).
     async fn acquire_lease(
         &self,
         tenant_id: &str,
         task_id: &str,
+        user_id: &str,
         owner: &str,
         until: DateTime<Utc>,
         now: DateTime<Utc>,
@@ -185,6 +187,9 @@ pub trait SessionStore: Send + Sync {
     async fn session(&self, tenant_id: &str, session_id: &str) -> StoreResult<Option<Session>>;
     /// The owner of a session id, across all tenants.
     async fn session_owner(&self, session_id: &str) -> StoreResult<Option<SessionOwner>>;
+    /// Claims an existing session's id for its tenant and user (sessions stored before ids were
+    /// claimed); `true` when the id is theirs now, `false` when another account holds it.
+    async fn claim_session(&self, session: &Session) -> StoreResult<bool>;
     /// Appends a message, assigning the next sequence number; returns it as stored.
     /// `NotFound` if the session does not exist.
     async fn append_message(&self, message: &Message) -> StoreResult<Message> {
@@ -263,32 +268,50 @@ pub enum Reservation {
     Mismatch,
 }
 
+/// A request's claim on an idempotency key.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyClaim<'a> {
+    /// SHA-256 of the request body: the key answers only requests with this body.
+    pub request_hash: &'a str,
+    /// Who holds the claim (the request id): only the holder completes or abandons it.
+    pub holder: &'a str,
+    /// When the claim lapses if the request never completes.
+    pub until: DateTime<Utc>,
+}
+
 /// Idempotency keys of retried requests, per tenant and user. A claim lives only as long as
 /// a request can run (a request that died frees its key soon); a completed key remembers its
 /// response for longer. Each key remembers the hash of the request body that claimed it.
 #[async_trait]
 pub trait IdempotencyStore: Send + Sync {
-    /// Claims `key` for the request whose body hashes to `request_hash` until `pending_until`,
-    /// or reports what happened to it.
+    /// Claims `key`, or reports what happened to it.
     async fn reserve(
         &self,
         tenant_id: &str,
         user_id: &str,
         key: &str,
-        request_hash: &str,
-        pending_until: DateTime<Utc>,
+        claim: &KeyClaim<'_>,
     ) -> StoreResult<Reservation>;
-    /// Stores the response of a claimed key, kept until `keep_until`.
+    /// Stores the response of a key `holder` claimed, kept until `keep_until` (nothing happens
+    /// when the claim lapsed and another request holds the key now).
     async fn complete(
         &self,
         tenant_id: &str,
         user_id: &str,
         key: &str,
+        holder: &str,
         response: &serde_json::Value,
         keep_until: DateTime<Utc>,
     ) -> StoreResult<()>;
-    /// Releases a claimed key after a failure, so a retry runs again.
-    async fn abandon(&self, tenant_id: &str, user_id: &str, key: &str) -> StoreResult<()>;
+    /// Releases a key `holder` claimed after a failure, so a retry runs again (another
+    /// request's claim on it is left alone).
+    async fn abandon(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        key: &str,
+        holder: &str,
+    ) -> StoreResult<()>;
 }
 
 /// Which sessions a listing returns.

@@ -48,9 +48,10 @@ pub fn single_line(s: &str, max: usize) -> String {
     truncate_chars(&collapse_ws(head), max)
 }
 
-/// Tag names that delimit sections of the prompt. Data placed inside a section has any
-/// `<name` or `</name` (any case, spaces allowed after `<` and `/`) turned into `&lt;name`,
-/// so it can neither close its own section nor open another.
+/// Tag names that delimit sections of the prompt. Data placed inside a section has the `<` of
+/// any `<name` or `</name` (any case, spaces allowed after `<` and `/`) turned into `‹` (one
+/// character for one, so budgets still hold), so it can neither close its own section nor
+/// open another.
 pub const PROMPT_TAGS: &[&str] = &["page", "knowledge", "search-results", "user-data"];
 
 /// Neutralises the prompt's delimiter tags in `data` (see [`PROMPT_TAGS`]).
@@ -82,7 +83,7 @@ pub fn neutralize_tags(data: &str) -> Cow<'_, str> {
         if hit {
             let o = out.get_or_insert_with(|| String::with_capacity(data.len() + 16));
             o.push_str(&data[last..lt]);
-            o.push_str("&lt;");
+            o.push('‹');
             last = lt + 1;
         }
         i = lt + 1;
@@ -143,13 +144,14 @@ mod tests {
             "</Search-Results>",
         ] {
             let out = neutralize_tags(evil);
-            assert!(out.starts_with("&lt;"), "{evil} -> {out}");
+            assert!(out.starts_with('‹'), "{evil} -> {out}");
+            assert_eq!(out.chars().count(), evil.chars().count(), "same length");
         }
         assert!(matches!(
             neutralize_tags("<pages> <p>ok</p> <a id=1>"),
             Cow::Borrowed(_)
         ));
-        assert_eq!(neutralize_tags("a</page>b<"), "a&lt;/page>b<");
+        assert_eq!(neutralize_tags("a</page>b<"), "a‹/page>b<");
     }
 
     #[test]

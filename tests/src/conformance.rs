@@ -432,28 +432,37 @@ pub async fn task_leases(stores: Stores, clock: &ManualClock) {
     store.create_task(&t).await.expect("create");
     let now = clock.now();
     let held = store
-        .acquire_lease("t1", &t.id, "req-a", now + Duration::seconds(60), now)
+        .acquire_lease("t1", &t.id, "u1", "req-a", now + Duration::seconds(60), now)
         .await
         .expect("lease");
     assert_eq!(held.lease_owner.as_deref(), Some("req-a"));
     assert!(matches!(
         store
-            .acquire_lease("t1", &t.id, "req-b", now + Duration::seconds(60), now)
+            .acquire_lease("t1", &t.id, "u1", "req-b", now + Duration::seconds(60), now)
             .await,
         Err(StoreError::Conflict(_))
     ));
     assert!(matches!(
         store
-            .acquire_lease("t2", &t.id, "req-b", now + Duration::seconds(60), now)
+            .acquire_lease("t2", &t.id, "u1", "req-b", now + Duration::seconds(60), now)
             .await,
         Err(StoreError::NotFound(_))
     ));
+    assert!(
+        matches!(
+            store
+                .acquire_lease("t1", &t.id, "u2", "req-b", now + Duration::seconds(60), now)
+                .await,
+            Err(StoreError::NotFound(_))
+        ),
+        "another user's task is not found, busy or not"
+    );
     store
         .release_lease("t1", &t.id, "req-b")
         .await
         .expect("not the owner: no-op");
     assert!(store
-        .acquire_lease("t1", &t.id, "req-b", now + Duration::seconds(60), now)
+        .acquire_lease("t1", &t.id, "u1", "req-b", now + Duration::seconds(60), now)
         .await
         .is_err());
     store
@@ -461,13 +470,20 @@ pub async fn task_leases(stores: Stores, clock: &ManualClock) {
         .await
         .expect("release");
     store
-        .acquire_lease("t1", &t.id, "req-b", now + Duration::seconds(30), now)
+        .acquire_lease("t1", &t.id, "u1", "req-b", now + Duration::seconds(30), now)
         .await
         .expect("free after release");
     // A crashed holder's lease runs out.
     let later = now + Duration::seconds(31);
     let again = store
-        .acquire_lease("t1", &t.id, "req-c", later + Duration::seconds(30), later)
+        .acquire_lease(
+            "t1",
+            &t.id,
+            "u1",
+            "req-c",
+            later + Duration::seconds(30),
+            later,
+        )
         .await
         .expect("free after expiry");
     assert_eq!(again.lease_owner.as_deref(), Some("req-c"));
@@ -584,7 +600,14 @@ pub async fn sweeps(stores: Stores, clock: &ManualClock) {
     // A task being worked on (leased) is not interrupted.
     let now = clock.now();
     store
-        .acquire_lease("t2", &live.id, "req", now + Duration::seconds(30), now)
+        .acquire_lease(
+            "t2",
+            &live.id,
+            "u1",
+            "req",
+            now + Duration::seconds(30),
+            now,
+        )
         .await
         .expect("lease");
     assert!(!store
@@ -643,6 +666,7 @@ pub fn session(tenant: &str, clock: &ManualClock) -> Session {
         created_at: now,
         updated_at: now,
         metadata: None,
+        id_claimed: false,
     }
 }
 
@@ -688,7 +712,11 @@ pub async fn sessions_and_messages(stores: Stores, clock: &ManualClock) {
     );
     assert_eq!(
         store.session("t1", &s.session_id).await.expect("get"),
-        Some(s.clone())
+        Some(Session {
+            id_claimed: true,
+            ..s.clone()
+        }),
+        "stored with its id claimed"
     );
     assert_eq!(store.session("t2", &s.session_id).await.expect("get"), None);
 
@@ -793,6 +821,19 @@ pub async fn session_ownership(stores: Stores, clock: &ManualClock) {
             .map(|o| o.tenant_id),
         Some("t1".to_owned())
     );
+    // An unclaimed id (a session stored before ids were claimed) is claimed once, by its own.
+    let legacy = session("t1", clock);
+    assert!(store.claim_session(&legacy).await.expect("claim"));
+    assert!(store
+        .claim_session(&legacy)
+        .await
+        .expect("again, same owner"));
+    let mut other = legacy.clone();
+    other.tenant_id = "t2".into();
+    assert!(!store
+        .claim_session(&other)
+        .await
+        .expect("claimed elsewhere"));
 }
 
 /// Concurrent appends to one session get distinct, gap-free sequence numbers.
@@ -1055,7 +1096,7 @@ pub async fn task_step_recording(stores: Stores, clock: &ManualClock) {
 
     let now = clock.now();
     let leased = store
-        .acquire_lease("t1", &t.id, "req-1", now + Duration::seconds(30), now)
+        .acquire_lease("t1", &t.id, "u1", "req-1", now + Duration::seconds(30), now)
         .await
         .expect("lease");
     assert!(matches!(
@@ -1136,14 +1177,19 @@ pub async fn message_batches(stores: Stores, clock: &ManualClock) {
 
 /// Idempotency keys: first claim wins, a running one is pending, a finished one replays.
 pub async fn idempotency_keys(stores: Stores, clock: &ManualClock) {
-    use shared::ports::Reservation;
+    use shared::ports::{KeyClaim, Reservation};
     let store = stores.store;
-    let pending = clock.now() + Duration::seconds(30);
     let reserve = |tenant: &'static str, user: &'static str, hash: &'static str| {
         let store = store.clone();
+        let until = clock.now() + Duration::seconds(30);
         async move {
+            let claim = KeyClaim {
+                request_hash: hash,
+                holder: hash,
+                until,
+            };
             store
-                .reserve(tenant, user, "k1", hash, pending)
+                .reserve(tenant, user, "k1", &claim)
                 .await
                 .expect("reserve")
         }
@@ -1166,14 +1212,13 @@ pub async fn idempotency_keys(stores: Stores, clock: &ManualClock) {
         "other tenant"
     );
     let response = json!({ "success": true, "action": "click(10)" });
+    let keep = clock.now() + Duration::hours(24);
     store
-        .complete(
-            "t1",
-            "u1",
-            "k1",
-            &response,
-            clock.now() + Duration::hours(24),
-        )
+        .complete("t1", "u1", "k1", "someone-else", &json!({}), keep)
+        .await
+        .expect_err("only the holder completes");
+    store
+        .complete("t1", "u1", "k1", "h1", &response, keep)
         .await
         .expect("complete");
     assert_eq!(
@@ -1181,7 +1226,23 @@ pub async fn idempotency_keys(stores: Stores, clock: &ManualClock) {
         Reservation::Done(response.clone())
     );
     assert_eq!(reserve("t1", "u1", "h2").await, Reservation::Mismatch);
-    store.abandon("t2", "u1", "k1").await.expect("abandon");
+    store
+        .abandon("t1", "u1", "k1", "h1")
+        .await
+        .expect("a completed key is not abandoned");
+    assert_eq!(
+        reserve("t1", "u1", "h1").await,
+        Reservation::Done(response.clone())
+    );
+    store
+        .abandon("t2", "u1", "k1", "someone-else")
+        .await
+        .expect("another holder's claim is left alone");
+    assert_eq!(reserve("t2", "u1", "h1").await, Reservation::Pending);
+    store
+        .abandon("t2", "u1", "k1", "h1")
+        .await
+        .expect("abandon");
     assert_eq!(
         reserve("t2", "u1", "h1").await,
         Reservation::New,
@@ -1194,6 +1255,11 @@ pub async fn idempotency_keys(stores: Stores, clock: &ManualClock) {
         Reservation::New,
         "lapsed claim"
     );
+    store
+        .abandon("t2", "u1", "k1", "h1")
+        .await
+        .expect("the old holder cannot drop the new claim");
+    assert_eq!(reserve("t2", "u1", "h9").await, Reservation::Pending);
     assert_eq!(reserve("t1", "u1", "h1").await, Reservation::Done(response));
     clock.advance(Duration::hours(25));
     assert_eq!(

@@ -37,10 +37,11 @@ fn dom_body(dom: String) -> Value {
     json!({ "url": "https://shop.example.com/", "query": "Buy the shirt", "dom": dom })
 }
 
+/// A tree of `count` links; ids are spaced out like the extension's backend node ids.
 fn tree(count: usize, name: impl Fn(usize) -> String) -> Value {
     Value::Array(
         (0..count)
-            .map(|i| json!({ "i": i.to_string(), "r": "link", "n": name(i) }))
+            .map(|i| json!({ "i": (i * 3 + 1).to_string(), "r": "link", "n": name(i) }))
             .collect(),
     )
 }
@@ -483,16 +484,15 @@ async fn a_dead_requests_key_frees_itself_and_a_reused_key_with_another_body_is_
         ))
     };
     let now = h.app.clock.now();
+    let claim = shared::ports::KeyClaim {
+        request_hash: &hash,
+        holder: "a-request-that-died",
+        until: now + chrono::Duration::seconds(30),
+    };
     h.app
         .ctx
         .store
-        .reserve(
-            "acme",
-            &ada.id,
-            "retry-1",
-            &hash,
-            now + chrono::Duration::seconds(30),
-        )
+        .reserve("acme", &ada.id, "retry-1", &claim)
         .await
         .expect("claim");
     expect_error(

@@ -89,16 +89,21 @@ async fn login(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         },
         ctx.store.user_by_email(&email),
     );
-    let (email_taken, address_taken) = (email_taken?, address_taken?);
-    if !(email_taken && address_taken) {
-        // Refused: give back whichever count this attempt did take.
-        if email_taken {
+    let (email_ok, address_ok) = (
+        matches!(email_taken, Ok(true)),
+        matches!(address_taken, Ok(true)),
+    );
+    if !(email_ok && address_ok) {
+        // Refused (or the store failed): give back whichever count this attempt did take.
+        if email_ok {
             per_email.give_back(store, &email_key, now).await;
         }
-        if let (true, Some(key)) = (address_taken, &address_key) {
+        if let (true, Some(key)) = (address_ok, &address_key) {
             per_address.give_back(store, key, now).await;
         }
-        let refused_by = if email_taken { per_address } else { per_email };
+        email_taken?;
+        address_taken?;
+        let refused_by = if email_ok { per_address } else { per_email };
         return Err(refused_by.limited(now));
     }
     let user = user?;

@@ -35,11 +35,18 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         })?;
     // The channel name is global: sign it only for the one account that owns the session id.
     let (_, owned) = authenticate_with(ctx, req.headers(), |p| async move {
-        Ok(ctx
-            .store
-            .session_owner(&session_id)
-            .await?
-            .is_some_and(|o| o.tenant_id == p.tenant_id && o.user_id == p.user_id))
+        let (owner, session) = tokio::join!(
+            ctx.store.session_owner(&session_id),
+            ctx.store.session(&p.tenant_id, &session_id)
+        );
+        match owner? {
+            Some(o) => Ok(o.tenant_id == p.tenant_id && o.user_id == p.user_id),
+            // An own session stored before ids were claimed: claim it now.
+            None => match session?.filter(|s| s.user_id == p.user_id) {
+                Some(s) => Ok(ctx.store.claim_session(&s).await?),
+                None => Ok(false),
+            },
+        }
     })
     .await?;
     if !owned {

@@ -23,10 +23,10 @@ use crate::domain::{
     User,
 };
 use crate::ports::{
-    DebugLog, DebugLogStore, IdempotencyStore, KnownSession, PreferencesStore, RateLimitStore,
-    Reservation, RevokedTokenStore, SessionChanges, SessionCreated, SessionFilter, SessionOwner,
-    SessionQueries, SessionStore, StoreError, StoreResult, StoredPreferences, TaskStore,
-    TenantStore, UserStore,
+    DebugLog, DebugLogStore, IdempotencyStore, KeyClaim, KnownSession, PreferencesStore,
+    RateLimitStore, Reservation, RevokedTokenStore, SessionChanges, SessionCreated, SessionFilter,
+    SessionOwner, SessionQueries, SessionStore, StoreError, StoreResult, StoredPreferences,
+    TaskStore, TenantStore, UserStore,
 };
 
 /// How often a conditional write that lost a race is retried before giving up.
@@ -450,6 +450,7 @@ impl TaskStore for TableStore {
         &self,
         tenant_id: &str,
         task_id: &str,
+        user_id: &str,
         owner: &str,
         until: DateTime<Utc>,
         now: DateTime<Utc>,
@@ -465,14 +466,18 @@ impl TaskStore for TableStore {
             Cond::Live {
                 now: now.timestamp(),
             },
+            Cond::Eq("userId".into(), Value::from(user_id)),
             Cond::MissingOrAtMost("leaseUntil".into(), now.timestamp()),
         ]);
         let (pk, sk) = (keys::tenant_pk(tenant_id), keys::task_sk(task_id));
         match self.table.update(&pk, &sk, update, cond).await {
             Ok(item) => body_of(item),
             Err(StoreError::Conflict(_)) => match self.task(tenant_id, task_id).await? {
-                None => Err(StoreError::NotFound(format!("task {task_id}"))),
-                Some(_) => Err(StoreError::Conflict(format!("task {task_id} is busy"))),
+                // Another user's task is as absent as a missing one, and never leased for them.
+                Some(t) if t.user_id == user_id => {
+                    Err(StoreError::Conflict(format!("task {task_id} is busy")))
+                }
+                _ => Err(StoreError::NotFound(format!("task {task_id}"))),
             },
             Err(e) => Err(e),
         }
@@ -807,6 +812,9 @@ impl TableStore {
 #[async_trait]
 impl SessionStore for TableStore {
     async fn create_session(&self, session: &Session) -> StoreResult<SessionCreated> {
+        let mut session = session.clone();
+        session.id_claimed = true;
+        let session = &session;
         let writes = vec![
             Write::Put {
                 item: session_item(session)?,
@@ -840,6 +848,17 @@ impl SessionStore for TableStore {
             .await
     }
 
+    async fn claim_session(&self, session: &Session) -> StoreResult<bool> {
+        let Write::Put { item, cond } = claim_session_id(session)? else {
+            return Err(StoreError::Internal("a claim is a put".into()));
+        };
+        match self.table.put(item, cond).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     async fn append_messages_after(
         &self,
         tenant_id: &str,
@@ -850,6 +869,7 @@ impl SessionStore for TableStore {
     ) -> StoreResult<Vec<Message>> {
         let mut known = known;
         if messages.len() + 2 > super::table::MAX_TRANSACTION_WRITES {
+            // The messages, the session and the id's claim.
             return Err(StoreError::Internal(
                 "too many messages for one append".into(),
             ));
@@ -899,6 +919,7 @@ impl SessionStore for TableStore {
             match session_write {
                 Some(new) => {
                     let mut s = new.clone();
+                    s.id_claimed = true;
                     s.last_sequence = last_sequence;
                     s.message_count += messages.len() as u64;
                     s.updated_at = latest;
@@ -909,6 +930,12 @@ impl SessionStore for TableStore {
                     writes.push(claim_session_id(&s)?);
                 }
                 None => {
+                    // A session stored before ids were claimed claims its id with its next
+                    // messages (one whose id is claimed elsewhere takes no more messages, so
+                    // none of its events are sent).
+                    if !base.id_claimed {
+                        writes.push(claim_session_id(&base)?);
+                    }
                     let updated = crate::time::iso(latest);
                     writes.push(Write::Update {
                         pk: pk.clone(),
@@ -919,6 +946,7 @@ impl SessionStore for TableStore {
                                 ("updatedAt", Value::from(updated.clone())),
                                 (Index::Gsi1.sk(), Value::from(updated.clone())),
                                 (Index::Gsi2.sk(), Value::from(updated)),
+                                ("idClaimed", Value::from(true)),
                             ]),
                             add: vec![("messageCount".into(), messages.len() as i64)],
                             ..Update::default()
@@ -933,10 +961,9 @@ impl SessionStore for TableStore {
             match self.table.transact(writes).await {
                 Ok(()) => return Ok(stored),
                 Err(StoreError::Conflict(_)) => {
-                    if session_write.is_some()
-                        && self
-                            .claimed_elsewhere(session_id, tenant_id, &base.user_id)
-                            .await?
+                    if self
+                        .claimed_elsewhere(session_id, tenant_id, &base.user_id)
+                        .await?
                     {
                         return Err(StoreError::Conflict(format!(
                             "session id {session_id} belongs to another account"
@@ -987,15 +1014,16 @@ impl IdempotencyStore for TableStore {
         tenant_id: &str,
         user_id: &str,
         key: &str,
-        request_hash: &str,
-        pending_until: DateTime<Utc>,
+        claim: &KeyClaim<'_>,
     ) -> StoreResult<Reservation> {
         let (pk, sk) = (keys::tenant_pk(tenant_id), idem_sk(user_id, key));
+        let request_hash = claim.request_hash;
         let mut item = item_of(
             &pk,
             &sk,
-            &json!({ "state": "pending", "requestHash": request_hash }),
+            &json!({ "state": "pending", "requestHash": request_hash, "holder": claim.holder }),
         )?;
+        let pending_until = claim.until;
         item.insert(EXPIRES_AT.into(), Value::from(pending_until.timestamp()));
         for _ in 0..RACE_RETRIES {
             // A claim whose request died lapses with its expiry and is taken over here.
@@ -1033,6 +1061,7 @@ impl IdempotencyStore for TableStore {
         tenant_id: &str,
         user_id: &str,
         key: &str,
+        holder: &str,
         response: &Value,
         keep_until: DateTime<Utc>,
     ) -> StoreResult<()> {
@@ -1049,21 +1078,36 @@ impl IdempotencyStore for TableStore {
                 &keys::tenant_pk(tenant_id),
                 &idem_sk(user_id, key),
                 update,
-                Cond::Live { now: self.now() },
+                // Only the request that holds the claim (a lapsed claim may have been taken
+                // over by a retry).
+                Cond::All(vec![
+                    Cond::Live { now: self.now() },
+                    Cond::Eq("holder".into(), Value::from(holder)),
+                ]),
             )
             .await
             .map(drop)
     }
 
-    async fn abandon(&self, tenant_id: &str, user_id: &str, key: &str) -> StoreResult<()> {
-        self.table
-            .delete(
-                &keys::tenant_pk(tenant_id),
-                &idem_sk(user_id, key),
-                Cond::Always,
-            )
+    async fn abandon(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        key: &str,
+        holder: &str,
+    ) -> StoreResult<()> {
+        let cond = Cond::All(vec![
+            Cond::Eq("holder".into(), Value::from(holder)),
+            Cond::Eq("state".into(), Value::from("pending")),
+        ]);
+        match self
+            .table
+            .delete(&keys::tenant_pk(tenant_id), &idem_sk(user_id, key), cond)
             .await
-            .map(drop)
+        {
+            Ok(_) | Err(StoreError::Conflict(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 }
 

@@ -72,15 +72,22 @@ impl PasswordHasher {
     /// [`PasswordHasher::verify`] off the async workers, at most one per core at a time;
     /// further logins wait for a turn.
     pub async fn verify_async(&self, password: String, phc: Option<String>) -> Result<bool, Error> {
-        let _permit = self
+        let permit = self
             .permits
-            .acquire()
+            .clone()
+            .acquire_owned()
             .await
             .map_err(|e| Error::internal(format!("password check closed: {e}")))?;
         let this = self.clone();
-        tokio::task::spawn_blocking(move || this.verify(&password, phc.as_deref()))
-            .await
-            .map_err(|e| Error::internal(format!("password check panicked: {e}")))
+        // The permit goes with the work: a login whose client hangs up does not free its turn
+        // while its hashing still runs.
+        tokio::task::spawn_blocking(move || {
+            let ok = this.verify(&password, phc.as_deref());
+            drop(permit);
+            ok
+        })
+        .await
+        .map_err(|e| Error::internal(format!("password check panicked: {e}")))
     }
 
     /// Hashes a password with a fresh random salt, as a PHC string.

@@ -37,6 +37,10 @@ pub struct Session {
     pub updated_at: DateTime<Utc>,
     #[serde(default)]
     pub metadata: Option<Value>,
+    /// Whether the id's global claim is stored (sessions stored before claims existed lack it
+    /// until their next message).
+    #[serde(default)]
+    pub id_claimed: bool,
 }
 
 impl Session {
@@ -66,6 +70,7 @@ impl Session {
             created_at: now,
             updated_at: now,
             metadata,
+            id_claimed: false,
         }
     }
 }

@@ -124,7 +124,32 @@ async fn main() {
         "release"
     };
     println!("bench ({profile} build, {runs} runs per start measurement)");
+    // BENCH_ONLY=<section,...> runs some sections: startup, cleanup, round-trips, interact,
+    // prompt, login.
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
+    if run("startup") {
+        startups(runs).await;
+    }
+    if run("cleanup") {
+        cleanup_starts(runs).await;
+    }
+    if run("round-trips") {
+        round_trips().await;
+    }
+    if run("interact") {
+        interact_overhead(runs).await;
+    }
+    if run("prompt") {
+        prompt_tokens();
+    }
+    if run("login") {
+        login_latency(runs).await;
+    }
+}
 
+/// local-api and function binaries: start to first response, and peak memory.
+async fn startups(runs: usize) {
     // local-api: cold first start (key + demo account with an argon2 hash) and warm restarts.
     let mut first = Vec::new();
     let mut warm = Vec::new();
@@ -183,13 +208,10 @@ async fn main() {
             );
         }
     }
+}
 
-    cleanup_starts(runs).await;
-    round_trips().await;
-    interact_overhead(runs).await;
-    prompt_tokens();
-
-    // Login latency over HTTP (local-api router, in-memory store) and argon2 alone.
+/// Login latency over HTTP (local-api router, in-memory store) and argon2 alone.
+async fn login_latency(runs: usize) {
     let mut opts = AppOptions::default();
     opts.login_limits.max_failures_per_email = 1_000_000;
     opts.login_limits.max_failures_per_address = 1_000_000;
@@ -445,7 +467,8 @@ fn corpus_dir() -> std::path::PathBuf {
 
 /// Annotates a page the way the extension's fallback mode does: every link, button, input,
 /// select, textarea and element with an interactive ARIA role gets `data-element-id` 0..N in
-/// document order. Returns the annotated HTML and N.
+/// document order, and the page's own `id`/`data-id`/`data-element-id` attributes are dropped.
+/// Returns the annotated HTML and N.
 fn annotate(html: &str) -> (String, usize) {
     use std::cell::Cell;
     use std::rc::Rc;
@@ -473,6 +496,10 @@ fn annotate(html: &str) -> (String, usize) {
         html,
         lol_html::RewriteStrSettings {
             element_content_handlers: vec![lol_html::element!("*", move |el| {
+                // Only the extension's ids are element ids (pages use these attributes too).
+                el.remove_attribute("id");
+                el.remove_attribute("data-id");
+                el.remove_attribute("data-element-id");
                 let tag = el.tag_name().to_ascii_lowercase();
                 let role = el
                     .get_attribute("role")
@@ -583,6 +610,15 @@ fn prompt_tokens() {
         let rendered = render(&page, budget);
         let shown = ids_in(&rendered);
         let kept = page.ids.iter().filter(|id| shown.contains(*id)).count();
+        if kept < page.ids.len() {
+            let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
+            println!(
+                "    templatized: {name:<40} {:>5} ids {:>6.1}% kept ({})",
+                page.ids.len(),
+                100.0 * kept as f64 / page.ids.len() as f64,
+                rendered.form
+            );
+        }
         raw_total += count(&text);
         rendered_total += count(&rendered.text);
         ids_total += page.ids.len();
@@ -660,6 +696,13 @@ fn tree_retention(budget: shared::agent::render::Budget) {
         ids_total += n;
         kept_total += kept;
         let share = 100.0 * kept as f64 / n.max(1) as f64;
+        if share < 100.0 {
+            let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
+            println!(
+                "    as a tree: {name:<34} {n:>5} nodes {share:>6.1}% kept ({})",
+                rendered.form
+            );
+        }
         if share < worst.0 {
             let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
             worst = (share, format!("{name} ({n} nodes, {})", rendered.form));

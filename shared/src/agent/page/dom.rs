@@ -1,22 +1,23 @@
-//! A light element tree parsed leniently from a `dom` string with lol_html's streaming
-//! rewriter. Every input is bounded: the tree is at most [`MAX_DEPTH`] deep (deeper elements
-//! are attached to their ancestor at that depth, so walks over the tree cannot run out of
-//! stack), each open/close is O(1), and element labels are computed in one bottom-up pass.
+//! A light element tree built from a `dom` string by a lenient tokenizer ([`super::html`]).
+//! Every input is bounded: at most [`MAX_DEPTH`] elements are open at a time (deeper ones are
+//! attached to the element at that depth, so walks over the tree cannot run out of stack, and
+//! an end tag is matched against at most that many open elements), the tokenizer never looks
+//! back, and element labels are computed in one bottom-up pass — linear in the page whatever
+//! its shape.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
-use lol_html::html_content::Element;
-use lol_html::{doc_text, element, HtmlRewriter, Settings};
-
+use super::html::{tokenize, Token, VOID_ELEMENTS};
 use crate::text::{collapse_ws, truncate_chars};
 
 /// Deepest element nesting kept; deeper elements become children of the element at this depth.
 /// Real pages stay well below it (the corpus's deepest is under 60).
-pub const MAX_DEPTH: u32 = 128;
+pub const MAX_DEPTH: usize = 128;
 
 /// Longest label computed for an element (characters of its visible text).
 pub const LABEL_CHARS: usize = 80;
+
+/// Longest element id taken from the page; longer ones (and ids with spaces, quotes, commas or
+/// parentheses) cannot be written in an action, so their elements count as having none.
+pub const MAX_ID_CHARS: usize = 128;
 
 /// Attributes kept from the DOM (everything else is noise for the model).
 pub const KEPT_ATTRIBUTES: &[&str] = &[
@@ -51,12 +52,6 @@ const SKIPPED: &[&str] = &[
 /// acted on); only their content is dropped.
 const KEPT_BUT_EMPTIED: &[&str] = &["svg", "iframe", "object"];
 
-/// Elements that never have content; `<br/>` and `<br>` are the same.
-const VOID_ELEMENTS: &[&str] = &[
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
-    "track", "wbr",
-];
-
 /// An element or a text run of a parsed DOM.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DomNode {
@@ -84,27 +79,32 @@ pub fn is_heading(tag: &str) -> bool {
     matches!(tag, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
 }
 
-/// An open element on the builder's stack: a node, or a skipped region. A skipped region is
-/// only ever the top of the stack: nothing is opened inside one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Slot {
-    Node(usize),
-    Skipped(usize),
+/// Whether an id can be written in an action (`click(<id>)`).
+fn usable_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.chars().count() <= MAX_ID_CHARS
+        && !id
+            .chars()
+            .any(|c| c.is_whitespace() || "\"'`(),".contains(c))
 }
 
 #[derive(Default)]
 struct Builder {
     nodes: Vec<DomNode>,
-    parent: Vec<usize>,
-    depth: Vec<u32>,
-    stack: Vec<Slot>,
-    skipped_regions: usize,
+    /// Open elements, the root first; at most `MAX_DEPTH` more.
+    stack: Vec<usize>,
+    /// An element whose content is dropped (scripts, styles, drawings): its tag, and how many
+    /// elements of that tag are open inside it.
+    skip: Option<(String, usize)>,
     text: String,
 }
 
 impl Builder {
-    fn skipping(&self) -> bool {
-        matches!(self.stack.last(), Some(Slot::Skipped(_)))
+    fn tag_of(&self, idx: usize) -> &str {
+        match &self.nodes[idx] {
+            DomNode::Element { tag, .. } => tag,
+            DomNode::Text(_) => "",
+        }
     }
 
     fn flush_text(&mut self) {
@@ -112,191 +112,130 @@ impl Builder {
             return;
         }
         let text = collapse_ws(&std::mem::take(&mut self.text));
-        if text.is_empty() || self.skipping() {
-            return;
+        if !text.is_empty() {
+            self.push(DomNode::Text(text));
         }
-        self.push(DomNode::Text(text));
     }
 
-    /// Adds a node under the innermost open element (or, below [`MAX_DEPTH`], under the
-    /// ancestor at that depth) and returns its index.
+    /// Adds a node under the innermost open element and returns its index.
     fn push(&mut self, node: DomNode) -> usize {
-        let mut parent = match self.stack.last() {
-            Some(Slot::Node(i)) => *i,
-            _ => 0,
-        };
-        if self.depth[parent] >= MAX_DEPTH {
-            parent = self.parent[parent];
-        }
+        let parent = self.stack.last().copied().unwrap_or(0);
         let idx = self.nodes.len();
         self.nodes.push(node);
-        self.parent.push(parent);
-        self.depth.push(self.depth[parent] + 1);
         if let Some(DomNode::Element { children, .. }) = self.nodes.get_mut(parent) {
             children.push(idx);
         }
         idx
     }
 
-    /// Handles a start tag; returns the slot to push when the element has content.
-    fn open(&mut self, el: &Element<'_, '_>) -> Option<Slot> {
-        self.flush_text();
-        if self.skipping() {
-            return None;
+    fn open(&mut self, tag: String, attrs: Vec<(String, String)>, self_closing: bool) {
+        if let Some((skipped, open)) = &mut self.skip {
+            if *skipped == tag && !self_closing {
+                *open += 1;
+            }
+            return;
         }
-        let tag = el.tag_name().to_ascii_lowercase();
+        self.flush_text();
+        let has_content = !self_closing && !VOID_ELEMENTS.contains(&tag.as_str());
         if SKIPPED.contains(&tag.as_str()) && !KEPT_BUT_EMPTIED.contains(&tag.as_str()) {
-            self.skipped_regions += 1;
-            return Some(Slot::Skipped(self.skipped_regions));
+            if has_content {
+                self.skip = Some((tag, 1));
+            }
+            return;
         }
         let id = ID_ATTRIBUTES.iter().find_map(|a| {
-            el.get_attribute(a)
-                .map(|v| truncate_chars(v.trim(), 64))
-                .filter(|v| !v.is_empty())
+            attrs
+                .iter()
+                .find(|(k, _)| k == a)
+                .map(|(_, v)| v.trim())
+                .filter(|v| usable_id(v))
+                .map(str::to_owned)
         });
-        let attrs = el
-            .attributes()
-            .iter()
-            .filter(|a| KEPT_ATTRIBUTES.contains(&a.name().as_str()))
-            .map(|a| (a.name(), truncate_chars(&collapse_ws(&a.value()), 100)))
+        let kept = attrs
+            .into_iter()
+            .filter(|(k, _)| KEPT_ATTRIBUTES.contains(&k.as_str()))
+            .map(|(k, v)| (k, truncate_chars(&collapse_ws(&v), 100)))
             .collect();
         let emptied = KEPT_BUT_EMPTIED.contains(&tag.as_str());
         let idx = self.push(DomNode::Element {
-            tag,
+            tag: tag.clone(),
             id,
-            attrs,
+            attrs: kept,
             children: Vec::new(),
         });
-        if emptied {
-            self.skipped_regions += 1;
-            return Some(Slot::Skipped(self.skipped_regions));
+        if !has_content {
+            return;
         }
-        Some(Slot::Node(idx))
+        if emptied {
+            self.skip = Some((tag, 1));
+        } else if self.stack.len() <= MAX_DEPTH {
+            self.stack.push(idx);
+        }
     }
 
-    /// Handles an end tag: closes the slot and anything left open inside it (elements whose end
-    /// tags were missing), so one unclosed element cannot swallow the rest of the page.
-    fn close(&mut self, slot: Slot) {
+    /// Closes the innermost open element named `tag` and anything left open inside it
+    /// (elements whose end tags were missing), so one unclosed element cannot swallow the rest
+    /// of the page. An end tag that matches nothing is ignored.
+    fn close(&mut self, tag: &str) {
+        let open_at = |b: &Builder| {
+            (1..b.stack.len())
+                .rev()
+                .find(|&p| b.tag_of(b.stack[p]) == tag)
+        };
+        if let Some((skipped, open)) = &mut self.skip {
+            if skipped == tag {
+                *open -= 1;
+                if *open == 0 {
+                    self.skip = None;
+                }
+                return;
+            }
+            // The end of an enclosing element ends the skipped one with it.
+            if let Some(pos) = open_at(self) {
+                self.skip = None;
+                self.stack.truncate(pos);
+            }
+            return;
+        }
         self.flush_text();
-        if let Some(pos) = self.stack.iter().rposition(|s| *s == slot) {
+        if let Some(pos) = open_at(self) {
             self.stack.truncate(pos);
         }
     }
 }
 
-/// Closes `<tag .../>` of elements that are not void: the simplified and templatized formats
-/// write every childless element that way, but an HTML parser ignores the slash — and after
-/// `<iframe/>` or `<textarea/>` (raw-text elements) would read the rest of the page as text.
-pub fn close_self_closing(html: &str) -> std::borrow::Cow<'_, str> {
-    if !html.contains("/>") {
-        return std::borrow::Cow::Borrowed(html);
-    }
-    let bytes = html.as_bytes();
-    let mut out = String::with_capacity(html.len() + html.len() / 16);
-    let mut last = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'<' {
-            i += 1;
-            continue;
-        }
-        let name_start = i + 1;
-        let mut j = name_start;
-        while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'-') {
-            j += 1;
-        }
-        if j == name_start || !bytes[name_start].is_ascii_alphabetic() {
-            i += 1;
-            continue;
-        }
-        // Find the tag's end, skipping quoted attribute values.
-        let mut k = j;
-        let mut quote = 0u8;
-        while k < bytes.len() {
-            let b = bytes[k];
-            if quote != 0 {
-                if b == quote {
-                    quote = 0;
-                }
-            } else if b == b'"' || b == b'\'' {
-                quote = b;
-            } else if b == b'>' || b == b'<' {
-                break;
-            }
-            k += 1;
-        }
-        if k >= bytes.len() || bytes[k] != b'>' {
-            i = j;
-            continue;
-        }
-        let name = html[name_start..j].to_ascii_lowercase();
-        if k > j && bytes[k - 1] == b'/' && !VOID_ELEMENTS.contains(&name.as_str()) {
-            out.push_str(&html[last..k - 1]);
-            out.push('>');
-            out.push_str("</");
-            out.push_str(&name);
-            out.push('>');
-            last = k + 1;
-        }
-        i = k + 1;
-    }
-    out.push_str(&html[last..]);
-    std::borrow::Cow::Owned(out)
-}
-
 impl DomTree {
     /// Parses HTML leniently (invalid markup never fails; text outside elements is kept).
     pub fn parse(html: &str) -> Self {
-        let state = Rc::new(RefCell::new(Builder {
+        let mut b = Builder {
             nodes: vec![DomNode::Element {
                 tag: "#root".into(),
                 id: None,
                 attrs: Vec::new(),
                 children: Vec::new(),
             }],
-            parent: vec![0],
-            depth: vec![0],
-            stack: vec![Slot::Node(0)],
+            stack: vec![0],
             ..Builder::default()
-        }));
-        let on_el = state.clone();
-        let on_text = state.clone();
-        let settings = Settings {
-            element_content_handlers: vec![element!("*", move |el| {
-                let slot = on_el.borrow_mut().open(el);
-                let has_content = el.can_have_content() && !el.is_self_closing();
-                if let (Some(slot), true) = (slot, has_content) {
-                    if let Some(handlers) = el.end_tag_handlers() {
-                        on_el.borrow_mut().stack.push(slot);
-                        let st = on_el.clone();
-                        handlers.push(Box::new(move |_end| {
-                            st.borrow_mut().close(slot);
-                            Ok(())
-                        }));
-                    }
+        };
+        tokenize(html, |token| match token {
+            Token::Start {
+                name,
+                attrs,
+                self_closing,
+            } => b.open(name, attrs, self_closing),
+            Token::End(name) => b.close(&name),
+            Token::Text(t) => {
+                if b.skip.is_none() {
+                    b.text.push_str(t);
                 }
-                Ok(())
-            })],
-            document_content_handlers: vec![doc_text!(move |t| {
-                on_text.borrow_mut().text.push_str(t.as_str());
-                Ok(())
-            })],
-            ..Settings::new()
-        };
-        // The rewritten output is not needed: discard it instead of building a copy.
-        let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-        // Lenient mode never bails out; an error here would be an internal one, and the page is
-        // then whatever was parsed so far.
-        let _ = rewriter
-            .write(html.as_bytes())
-            .and_then(|()| rewriter.end());
-        let nodes = {
-            let mut b = state.borrow_mut();
-            b.flush_text();
-            std::mem::take(&mut b.nodes)
-        };
-        let labels = text_labels(&nodes);
-        DomTree { nodes, labels }
+            }
+        });
+        b.flush_text();
+        let labels = text_labels(&b.nodes);
+        DomTree {
+            nodes: b.nodes,
+            labels,
+        }
     }
 
     /// Every element id, in document order.
@@ -456,15 +395,33 @@ mod tests {
     }
 
     #[test]
-    fn self_closed_raw_text_elements_do_not_swallow_the_rest() {
-        assert_eq!(
-            close_self_closing("<a/><br/><p class='a/>b'/>"),
-            "<a></a><br/><p class='a/>b'></p>"
+    fn self_closed_elements_are_empty_whatever_their_kind() {
+        let t = DomTree::parse(
+            r#"<div><iframe name="ad" title="x>y"/><a id="1">One</a><textarea id="2"/><a id="3">Three</a><br/><div/><a id="4">Four</a></div>"#,
         );
-        assert!(matches!(
-            close_self_closing("<p>x</p>"),
-            std::borrow::Cow::Borrowed(_)
+        assert_eq!(t.ids(), vec!["1", "2", "3", "4"]);
+    }
+
+    #[test]
+    fn ids_that_cannot_be_written_in_an_action_do_not_count() {
+        let long = "x".repeat(MAX_ID_CHARS + 1);
+        let t = DomTree::parse(&format!(
+            r#"<a id="a b">1</a><a id="{long}">2</a><a data-id="o'k" id="fine">3</a><a id="(x)">4</a>"#
         ));
+        assert_eq!(t.ids(), vec!["fine"]);
+    }
+
+    #[test]
+    fn mismatched_end_tags_cost_no_more_than_the_depth_limit() {
+        // 80 000 open <i> then 80 000 </b>: each end tag is matched against at most 128 open
+        // elements, so this is linear (an unbounded stack made it quadratic).
+        let html = format!(
+            "{}{}<a id=\"z\">end</a>",
+            "<i>".repeat(80_000),
+            "</b>".repeat(80_000)
+        );
+        let t = DomTree::parse(&html);
+        assert_eq!(t.ids(), vec!["z"]);
     }
 
     #[test]
@@ -485,7 +442,7 @@ mod tests {
         let html: String = (0..100_000).map(|i| format!("<b id=\"{i}\">w")).collect();
         let t = DomTree::parse(&html);
         assert_eq!(t.ids().len(), 100_000);
-        assert!(max_depth(&t) <= MAX_DEPTH as usize, "{}", max_depth(&t));
+        assert!(max_depth(&t) <= MAX_DEPTH + 1, "{}", max_depth(&t));
         assert_eq!(t.text_of(1).chars().count(), LABEL_CHARS + 1);
         assert!(t.text_of(1).starts_with("w w w"));
         // Closed nesting as deep, and text after it still lands at the top.
@@ -495,7 +452,7 @@ mod tests {
             "</i>".repeat(50_000)
         );
         let t = DomTree::parse(&closed);
-        assert!(max_depth(&t) <= MAX_DEPTH as usize);
+        assert!(max_depth(&t) <= MAX_DEPTH + 1);
         let DomNode::Element { children, .. } = &t.nodes[0] else {
             panic!("root")
         };

@@ -9,6 +9,7 @@
 //! [`dom::MAX_DEPTH`], no expansion beyond [`templates::MAX_EXPANDED_BYTES`].
 
 pub mod dom;
+pub mod html;
 pub mod templates;
 
 use std::collections::HashSet;
@@ -16,7 +17,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-pub use dom::{close_self_closing, DomNode, DomTree, ID_ATTRIBUTES, KEPT_ATTRIBUTES};
+pub use dom::{DomNode, DomTree, ID_ATTRIBUTES, KEPT_ATTRIBUTES};
 pub use templates::Templates;
 
 use crate::text::{collapse_ws, truncate_chars};
@@ -137,7 +138,7 @@ impl Page {
             }
             None => (dom.to_owned(), Vec::new(), None),
         };
-        let tree = DomTree::parse(&close_self_closing(&html));
+        let tree = DomTree::parse(&html);
         drop(html);
         let mut ids: HashSet<String> = tree.ids().into_iter().collect();
         ids.extend(call_ids);

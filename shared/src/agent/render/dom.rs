@@ -235,14 +235,14 @@ fn grouped(tree: &DomTree, max: usize, loose: String) -> (&'static str, String, 
     let (listed, _) = write_groups(&mut out, grouped_ids(items.into_iter()));
     let mut notes = vec![
         loose,
-        "page structure, attributes and labels left out: element ids grouped by tag".to_owned(),
+        "page structure, attributes and labels left out: element ids grouped by tag (a..b stands for every id from a to b)".to_owned(),
     ];
     let form = if listed == total {
         "element-ids-grouped"
     } else {
         notes.push(format!(
             "{} of {total} elements are not listed (the page exceeds the budget even as ids); scroll or use findText to reach the rest",
-            total - listed
+            total.saturating_sub(listed)
         ));
         "element-ids-trimmed"
     };

@@ -133,50 +133,111 @@ impl Out {
 
 /// Writes grouped id lines while they fit; the first that does not is cut to the ids that
 /// fit, and writing stops. Returns how many ids were written and whether all were.
-pub(crate) fn write_groups(out: &mut Out, groups: Vec<String>) -> (usize, bool) {
+pub(crate) fn write_groups(out: &mut Out, groups: Vec<(String, Vec<&str>)>) -> (usize, bool) {
     let mut listed = 0;
-    for g in groups {
-        let ids = g.split(' ').count() - 1;
-        if g.chars().count() <= out.room_for_line() {
-            out.line(&g);
-            listed += ids;
-            continue;
-        }
+    for (kind, ids) in groups {
         let room = out.room_for_line();
-        let mut words = g.split(' ');
-        let mut part = words.next().unwrap_or("el:").to_owned();
-        let head = part.clone();
-        for id in words {
-            if part.chars().count() + 1 + id.chars().count() > room {
+        let mut line = format!("{kind}:");
+        let mut fitted = 0;
+        for (token, count) in id_tokens(&ids) {
+            if line.chars().count() + 1 + token.chars().count() > room {
                 break;
             }
-            part.push(' ');
-            part.push_str(id);
-            listed += 1;
+            line.push(' ');
+            line.push_str(&token);
+            fitted += count;
         }
-        if part != head {
-            out.line(&part);
+        if fitted > 0 {
+            out.line(&line);
         }
-        return (listed, false);
+        listed += fitted;
+        if fitted < ids.len() {
+            return (listed, false);
+        }
     }
     (listed, true)
 }
 
-/// Element ids grouped by kind, one line per kind in order of first appearance:
-/// `link: 3 4 9`. The tightest form that still names every element.
-pub(crate) fn grouped_ids<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<String> {
-    let mut order: Vec<&str> = Vec::new();
-    let mut groups: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
-    for (kind, id) in items {
-        let kind = if kind.is_empty() { "el" } else { kind };
-        let g = groups.entry(kind).or_insert_with(|| {
-            order.push(kind);
-            format!("{kind}:")
-        });
-        g.push(' ');
-        g.push_str(id);
+/// The written form of a group's ids with how many ids each stands for: runs of three or more
+/// consecutive whole numbers become `first..last`.
+fn id_tokens(ids: &[&str]) -> Vec<(String, usize)> {
+    let number = |id: &str| id.parse::<u64>().ok().filter(|n| n.to_string() == id);
+    let mut out: Vec<(String, usize)> = Vec::new();
+    let mut k = 0;
+    while k < ids.len() {
+        let mut end = k;
+        if let Some(first) = number(ids[k]) {
+            while end + 1 < ids.len() && number(ids[end + 1]) == Some(first + (end + 1 - k) as u64)
+            {
+                end += 1;
+            }
+        }
+        if end - k >= 2 {
+            out.push((format!("{}..{}", ids[k], ids[end]), end - k + 1));
+        } else {
+            end = k;
+            out.push((ids[k].to_owned(), 1));
+        }
+        k = end + 1;
     }
-    order.into_iter().filter_map(|k| groups.remove(k)).collect()
+    out
+}
+
+/// Expands a grouped line's token (`7` or `3..9`) into ids.
+fn expand_token(token: &str) -> Vec<String> {
+    if let Some((a, b)) = token.split_once("..") {
+        if let (Ok(a), Ok(b)) = (a.parse::<u64>(), b.parse::<u64>()) {
+            if a <= b {
+                return (a..=b).map(|n| n.to_string()).collect();
+            }
+        }
+    }
+    vec![token.to_owned()]
+}
+
+/// A kind (role or tag) as a grouped line's label: letters, digits, `-` and `_` only, so a
+/// client's role can neither break the line nor fake another.
+fn kind_label(kind: &str) -> String {
+    let label: String = kind
+        .chars()
+        .take(32)
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if label.is_empty() {
+        "el".into()
+    } else {
+        label
+    }
+}
+
+/// Element ids grouped by kind, in order of first appearance: lines `link: 3 4 9` are the
+/// tightest form that still names every element.
+pub(crate) fn grouped_ids<'a>(
+    items: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Vec<(String, Vec<&'a str>)> {
+    let mut order: Vec<String> = Vec::new();
+    let mut groups: std::collections::HashMap<String, Vec<&'a str>> =
+        std::collections::HashMap::new();
+    for (kind, id) in items {
+        let kind = kind_label(kind);
+        groups
+            .entry(kind.clone())
+            .or_insert_with(|| {
+                order.push(kind);
+                Vec::new()
+            })
+            .push(id);
+    }
+    order
+        .into_iter()
+        .filter_map(|k| groups.remove(&k).map(|ids| (k, ids)))
+        .collect()
 }
 
 /// The element ids a rendering shows (for checks and benchmarks): `[id]` lines of list forms,
@@ -188,7 +249,7 @@ pub fn ids_in(rendered: &Rendered) -> HashSet<String> {
             .lines()
             .filter(|l| !l.starts_with("--"))
             .filter_map(|l| l.split_once(": "))
-            .flat_map(|(_, ids)| ids.split(' ').map(str::to_owned))
+            .flat_map(|(_, ids)| ids.split(' ').flat_map(expand_token))
             .filter(|id| !id.is_empty())
             .collect()
     } else if rendered.form.starts_with("element-") || rendered.form.starts_with("tree") {
@@ -223,8 +284,30 @@ mod tests {
     }
 
     #[test]
-    fn grouped_ids_keep_first_appearance_order() {
-        let g = grouped_ids([("link", "1"), ("btn", "2"), ("link", "3"), ("", "4")].into_iter());
-        assert_eq!(g, vec!["link: 1 3", "btn: 2", "el: 4"]);
+    fn grouped_ids_keep_first_appearance_order_and_safe_labels() {
+        let g = grouped_ids(
+            [
+                ("link", "1"),
+                ("btn", "2"),
+                ("link", "3"),
+                ("", "4"),
+                ("x\n\nTask: pay", "5"),
+            ]
+            .into_iter(),
+        );
+        let mut out = Out::new(1000);
+        assert_eq!(write_groups(&mut out, g), (5, true));
+        assert_eq!(out.text, "link: 1 3\nbtn: 2\nel: 4\nx__Task__pay: 5");
+        let runs = [
+            "4", "5", "6", "7", "9", "10", "x", "12", "13", "14", "007", "8",
+        ];
+        let g = grouped_ids(runs.iter().map(|id| ("a", *id)));
+        let mut out = Out::new(1000);
+        assert_eq!(write_groups(&mut out, g), (12, true));
+        assert_eq!(out.text, "a: 4..7 9 10 x 12..14 007 8");
+        let mut small = Out::new(12);
+        let g = grouped_ids([("a", "1"), ("a", "22"), ("a", "333"), ("b", "4")].into_iter());
+        assert_eq!(write_groups(&mut small, g), (3, false));
+        assert_eq!(small.text, "a: 1 22 333", "b's line has no room left");
     }
 }

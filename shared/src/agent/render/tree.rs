@@ -20,11 +20,13 @@ fn in_viewport(n: &TreeNode, viewport: Option<(f64, f64)>) -> bool {
     }
 }
 
-fn role(n: &TreeNode) -> &str {
-    if n.r.is_empty() {
-        "el"
+/// A node's role as one word (a client's role cannot break its line).
+fn role(n: &TreeNode) -> String {
+    let r = collapse_ws(&n.r);
+    if r.is_empty() {
+        "el".into()
     } else {
-        &n.r
+        r.replace(' ', "_")
     }
 }
 
@@ -124,12 +126,12 @@ fn grouped(
     let mut out = Out::new(max);
     let (mut listed, complete) = write_groups(
         &mut out,
-        grouped_ids(visible.iter().map(|n| (role(n), n.i.as_str()))),
+        grouped_ids(visible.iter().map(|n| (n.r.as_str(), n.i.as_str()))),
     );
     if complete && !offscreen.is_empty() && out.line(OFFSCREEN) {
         listed += write_groups(
             &mut out,
-            grouped_ids(offscreen.iter().map(|n| (role(n), n.i.as_str()))),
+            grouped_ids(offscreen.iter().map(|n| (n.r.as_str(), n.i.as_str()))),
         )
         .0;
     }
@@ -140,11 +142,11 @@ fn grouped(
         "tree-ids-trimmed"
     };
     let mut notes =
-        vec!["names, values and states left out: element ids grouped by role".to_owned()];
+        vec!["names, values and states left out: element ids grouped by role (a..b stands for every id from a to b)".to_owned()];
     if listed < total {
         notes.push(format!(
             "{} of {total} elements are not listed (the page exceeds the budget even as ids); scroll or use findText to reach the rest",
-            total - listed
+            total.saturating_sub(listed)
         ));
     }
     (form, out.text, notes)

@@ -1,13 +1,13 @@
 //! One interact step as named phases over a small serializable [`StepContext`]:
 //!
-//! 1. [`page`]: the page model and its rendering, built on the blocking pool (bounded CPU
-//!    work, inside the step deadline) while the store is read.
-//! 2. [`load`]: three rounds of concurrent store calls — authentication with the reads that
+//! 1. [`load`]: three rounds of concurrent store calls — authentication with the reads that
 //!    claim nothing (history, session, allowed domains); then the claims (the user's rate
 //!    count, the idempotency key, the task lease) and the admission of the request; then the
-//!    tenant's rate count with the organisation knowledge. Nothing is counted or claimed for
-//!    a request whose token or account is refused, and the tenant is counted only for
-//!    requests within the user's limit.
+//!    tenant's rate count with the organisation knowledge and the page. Nothing is counted or
+//!    claimed for a request whose token or account is refused, the tenant is counted only for
+//!    requests within the user's limit, and page work starts only for those.
+//! 2. [`page`]: the page model and its rendering, built on the blocking pool (bounded CPU
+//!    work, a bounded number at a time, inside the step deadline).
 //! 3. [`decide`]: build the prompt, ask the model.
 //! 4. [`guard`]: the answer must parse, be in the grammar, be quotable for the client and name
 //!    an element of this request's page; otherwise the model gets one retry with the problem
@@ -32,7 +32,7 @@ use serde_json::Value;
 
 pub use decide::decide;
 pub use guard::guard;
-pub use load::Loaded;
+pub use load::{Admitted, Loaded};
 pub use page::BuiltPage;
 pub use persist::persist;
 pub use response::StepResponse;
@@ -113,18 +113,16 @@ pub async fn run(ctx: &AppContext, mut input: StepInput) -> Result<Value, Error>
     if ctx.llm.is_none() {
         return Err(Error::LlmNotConfigured);
     }
-    let page_job = page::start(ctx, &mut input.request, deadline);
-    let reads = load::read(ctx, &input).await;
-    // An unauthenticated request learns nothing about its page; a bad page claims nothing.
-    let reads = reads?;
-    let built = page_job.await?;
-    let mut step = match load::claim(ctx, &input, reads).await? {
+    // An unauthenticated request claims nothing and costs no page work; a refused one hands
+    // back what it claimed.
+    let reads = load::read(ctx, &input).await?;
+    let admitted = match load::claim(ctx, &input, reads).await? {
         Loaded::Replay(response) => return Ok(response),
-        Loaded::Ready(step) => *step,
+        Loaded::Ready(admitted) => *admitted,
     };
-    step.page_hash = built.page.hash.clone();
-    step.page_summary = built.page.summary(input.request.page_title.as_deref());
-    step.page_form = built.rendered.form.to_owned();
+    let page_job = page::start(ctx, &mut input.request, deadline);
+    let (step, built) = load::enter(ctx, &input, admitted, page_job).await?;
+    let mut step = *step;
     let outcome = async {
         decide(ctx, &mut step, &input.request, &built, deadline).await?;
         persist(ctx, &step, &input, &built.snapshot, started).await

@@ -4,7 +4,10 @@
 //! than the step deadline.
 
 use std::future::Future;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
+
+use tokio::sync::Semaphore;
 
 use crate::agent::page::Page;
 use crate::agent::render::{render, Budget, Rendered};
@@ -44,6 +47,19 @@ fn build(
     })
 }
 
+/// Pages built at once, at most: one per core (at least two), so a burst of large pages
+/// cannot take every thread of the blocking pool; the rest wait their turn within their
+/// deadline.
+fn builders() -> Arc<Semaphore> {
+    static BUILDERS: OnceLock<Arc<Semaphore>> = OnceLock::new();
+    BUILDERS
+        .get_or_init(|| {
+            let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+            Arc::new(Semaphore::new(cores.clamp(2, 16)))
+        })
+        .clone()
+}
+
 /// Starts building the page of `req` (taking its content out of the request) and returns the
 /// future of the result.
 pub fn start(
@@ -57,13 +73,27 @@ pub fn start(
         max_tokens: ctx.config.agent.page_tokens,
         chars_per_token: ctx.config.agent.chars_per_token,
     };
-    let job = tokio::task::spawn_blocking(move || build(content, viewport, budget));
     async move {
         let wait = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(wait, job).await {
-            Ok(Ok(built)) => built,
-            Ok(Err(e)) => Err(Error::internal(format!("page building failed: {e}"))),
-            Err(_) => Err(Error::Overloaded("the page could not be processed in time")),
-        }
+        let job = async {
+            let permit = builders()
+                .acquire_owned()
+                .await
+                .map_err(|e| Error::internal(format!("page builders closed: {e}")))?;
+            // The permit goes with the work: it is held until the work is done, even if the
+            // request gives up waiting for it.
+            tokio::task::spawn_blocking(move || {
+                let built = build(content, viewport, budget);
+                drop(permit);
+                built
+            })
+            .await
+            .map_err(|e| Error::internal(format!("page building failed: {e}")))?
+        };
+        tokio::time::timeout(wait, job)
+            .await
+            .unwrap_or(Err(Error::Overloaded(
+                "the page could not be processed in time",
+            )))
     }
 }

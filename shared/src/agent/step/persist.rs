@@ -247,7 +247,14 @@ pub async fn persist(
     if let Some(key) = &input.idempotency_key {
         let keep_until = now + chrono::Duration::hours(IDEMPOTENCY_HOURS);
         if let Err(e) = store
-            .complete(&step.tenant_id, &step.user_id, key, &response, keep_until)
+            .complete(
+                &step.tenant_id,
+                &step.user_id,
+                key,
+                &input.request_id,
+                &response,
+                keep_until,
+            )
             .await
         {
             tracing::warn!(error = %e, "could not store the idempotent response");

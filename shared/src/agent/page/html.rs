@@ -1,0 +1,367 @@
+//! A lenient HTML tokenizer for the page model: start tags with their attributes, end tags and
+//! text, in one pass over the input with no backtracking beyond the current tag. It never
+//! fails: what is not markup is text. Comments, doctypes and processing instructions are
+//! skipped; the content of raw-text elements (`script`, `style`, `textarea`, `title`, ...)
+//! runs to their end tag. Character references are left as written (the model reads them as
+//! such). `<x/>` closes `x` whatever it is: the simplified and templatized formats write every
+//! childless element that way.
+
+/// One piece of markup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Token<'a> {
+    /// A start tag: lower-case name, attributes (lower-case names, raw values, first of
+    /// duplicates kept), and whether it closed itself (`/>`).
+    Start {
+        name: String,
+        attrs: Vec<(String, String)>,
+        self_closing: bool,
+    },
+    /// An end tag, lower-case.
+    End(String),
+    /// Text between tags, as written.
+    Text(&'a str),
+}
+
+/// Elements whose content is text up to their end tag.
+const RAW_TEXT: &[&str] = &[
+    "script",
+    "style",
+    "textarea",
+    "title",
+    "xmp",
+    "iframe",
+    "noembed",
+    "noframes",
+    "plaintext",
+];
+
+/// Elements that never have content.
+pub const VOID_ELEMENTS: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr",
+];
+
+/// Most attributes kept per tag (the rest are skipped, still in linear time).
+const MAX_ATTRS: usize = 64;
+
+/// Calls `sink` for every token of `html`, in order.
+pub fn tokenize<'a>(html: &'a str, mut sink: impl FnMut(Token<'a>)) {
+    let bytes = html.as_bytes();
+    let mut i = 0;
+    let mut text_start = 0;
+    while i < bytes.len() {
+        let Some(off) = memchr_lt(&bytes[i..]) else {
+            break;
+        };
+        let lt = i + off;
+        let next = bytes.get(lt + 1).copied();
+        let markup = match next {
+            Some(b) if b.is_ascii_alphabetic() => start_tag(html, lt),
+            Some(b'/') => end_tag(html, lt),
+            Some(b'!') | Some(b'?') => Markup::Skip(skip_declaration(bytes, lt)),
+            _ => Markup::Plain,
+        };
+        if matches!(markup, Markup::Plain) {
+            // The `<` is text.
+            i = lt + 1;
+            continue;
+        }
+        if text_start < lt {
+            sink(Token::Text(&html[text_start..lt]));
+        }
+        match markup {
+            Markup::Plain => {}
+            Markup::Skip(end) => {
+                i = end;
+            }
+            Markup::End(name, end) => {
+                sink(Token::End(name));
+                i = end;
+            }
+            Markup::Start(name, attrs, self_closing, end) => {
+                let raw = !self_closing && RAW_TEXT.contains(&name.as_str());
+                sink(Token::Start {
+                    name: name.clone(),
+                    attrs,
+                    self_closing,
+                });
+                i = end;
+                if raw {
+                    // The content is text up to `</name` (any case), which ends the element.
+                    let close = find_end_tag(bytes, end, &name);
+                    let content_end = close.map_or(bytes.len(), |(at, _)| at);
+                    if end < content_end {
+                        sink(Token::Text(&html[end..content_end]));
+                    }
+                    match close {
+                        Some((_, after)) => {
+                            sink(Token::End(name));
+                            i = after;
+                        }
+                        None => i = bytes.len(),
+                    }
+                }
+            }
+        }
+        text_start = i;
+    }
+    if text_start < bytes.len() {
+        sink(Token::Text(&html[text_start..]));
+    }
+}
+
+enum Markup {
+    /// A `<` that starts nothing: text.
+    Plain,
+    /// Skip to this offset (comment, doctype, processing instruction, a tag cut off by the
+    /// end of the input).
+    Skip(usize),
+    End(String, usize),
+    Start(String, Vec<(String, String)>, bool, usize),
+}
+
+fn memchr_lt(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'<')
+}
+
+fn is_name_byte(b: u8) -> bool {
+    !(b.is_ascii_whitespace() || b == b'/' || b == b'>' || b == b'<')
+}
+
+/// `<!-- ... -->`, `<!...>` and `<?...>`: the offset after them (the end of input when open).
+fn skip_declaration(bytes: &[u8], lt: usize) -> usize {
+    if bytes[lt + 1..].starts_with(b"!--") {
+        return find(bytes, lt + 4, b"-->").map_or(bytes.len(), |p| p + 3);
+    }
+    bytes[lt..]
+        .iter()
+        .position(|&b| b == b'>')
+        .map_or(bytes.len(), |p| lt + p + 1)
+}
+
+fn find(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    if from >= bytes.len() {
+        return None;
+    }
+    bytes[from..]
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| from + p)
+}
+
+/// `</name ...>` at `lt`: the name and the offset after `>`. `</>` is skipped, `</` and no
+/// letter is a bogus comment, `</` at the very end is text.
+fn end_tag(html: &str, lt: usize) -> Markup {
+    let bytes = html.as_bytes();
+    let start = lt + 2;
+    match bytes.get(start) {
+        Some(b) if b.is_ascii_alphabetic() => {}
+        Some(b'>') => return Markup::Skip(start + 1),
+        Some(_) => return Markup::Skip(skip_declaration(bytes, lt)),
+        None => return Markup::Plain,
+    }
+    let mut j = start;
+    while j < bytes.len() && is_name_byte(bytes[j]) {
+        j += 1;
+    }
+    let name = html[start..j].to_ascii_lowercase();
+    let end = bytes[j..]
+        .iter()
+        .position(|&b| b == b'>')
+        .map_or(bytes.len(), |p| j + p + 1);
+    Markup::End(name, end)
+}
+
+/// `<name attr=value ...>` at `lt`. A tag cut off by the end of the input is dropped with
+/// the rest of the input (as browsers do), so no part of it is scanned twice.
+fn start_tag(html: &str, lt: usize) -> Markup {
+    start_tag_within(html, lt).unwrap_or(Markup::Skip(html.len()))
+}
+
+fn start_tag_within(html: &str, lt: usize) -> Option<Markup> {
+    let bytes = html.as_bytes();
+    let start = lt + 1;
+    let mut j = start;
+    while j < bytes.len() && is_name_byte(bytes[j]) {
+        j += 1;
+    }
+    let name = html[start..j].to_ascii_lowercase();
+    let mut attrs: Vec<(String, String)> = Vec::new();
+    loop {
+        while j < bytes.len() && (bytes[j].is_ascii_whitespace() || bytes[j] == b'/') {
+            // A slash right before `>` closes the element.
+            if bytes[j] == b'/' && bytes.get(j + 1) == Some(&b'>') {
+                return Some(Markup::Start(name, attrs, true, j + 2));
+            }
+            j += 1;
+        }
+        match bytes.get(j) {
+            None => return None,
+            Some(b'>') => return Some(Markup::Start(name, attrs, false, j + 1)),
+            Some(_) => {}
+        }
+        // An attribute name, then maybe `= value`.
+        let name_start = j;
+        j += 1;
+        while j < bytes.len()
+            && !(bytes[j].is_ascii_whitespace() || matches!(bytes[j], b'/' | b'>' | b'='))
+        {
+            j += 1;
+        }
+        let attr = html[name_start..j].to_ascii_lowercase();
+        while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        let mut value = "";
+        if bytes.get(j) == Some(&b'=') {
+            j += 1;
+            while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            match bytes.get(j) {
+                Some(&q) if q == b'"' || q == b'\'' => {
+                    let close = bytes[j + 1..].iter().position(|&b| b == q)?;
+                    value = &html[j + 1..j + 1 + close];
+                    j += close + 2;
+                }
+                Some(_) => {
+                    let v_start = j;
+                    while j < bytes.len() && !(bytes[j].is_ascii_whitespace() || bytes[j] == b'>') {
+                        j += 1;
+                    }
+                    value = &html[v_start..j];
+                }
+                None => return None,
+            }
+        }
+        if attrs.len() < MAX_ATTRS && !attrs.iter().any(|(k, _)| *k == attr) {
+            attrs.push((attr, value.to_owned()));
+        }
+    }
+}
+
+/// The next `</name` (any case) at or after `from`, followed by whitespace, `/` or `>`: its
+/// offset and the offset after the tag's `>`.
+fn find_end_tag(bytes: &[u8], from: usize, name: &str) -> Option<(usize, usize)> {
+    let n = name.len();
+    let mut i = from;
+    while let Some(off) = bytes.get(i..).and_then(memchr_lt) {
+        let at = i + off;
+        let tail = &bytes[at..];
+        if tail.len() >= n + 2
+            && tail[1] == b'/'
+            && tail[2..2 + n].eq_ignore_ascii_case(name.as_bytes())
+            && tail
+                .get(2 + n)
+                .is_none_or(|b| b.is_ascii_whitespace() || *b == b'/' || *b == b'>')
+        {
+            let after = tail[2 + n..]
+                .iter()
+                .position(|&b| b == b'>')
+                .map_or(bytes.len(), |p| at + 2 + n + p + 1);
+            return Some((at, after));
+        }
+        i = at + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(html: &str) -> Vec<Token<'_>> {
+        let mut out = Vec::new();
+        tokenize(html, |t| out.push(t));
+        out
+    }
+
+    fn start(name: &str, attrs: &[(&str, &str)], self_closing: bool) -> Token<'static> {
+        Token::Start {
+            name: name.into(),
+            attrs: attrs
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect(),
+            self_closing,
+        }
+    }
+
+    #[test]
+    fn tags_attributes_and_text() {
+        assert_eq!(
+            tokens(r#"<A HREF="/x" id=3 data-x='y' disabled>Hi &amp; bye</a>"#),
+            vec![
+                start(
+                    "a",
+                    &[
+                        ("href", "/x"),
+                        ("id", "3"),
+                        ("data-x", "y"),
+                        ("disabled", "")
+                    ],
+                    false
+                ),
+                Token::Text("Hi &amp; bye"),
+                Token::End("a".into()),
+            ]
+        );
+        assert_eq!(
+            tokens("<br/><p class='a/>b'/>"),
+            vec![
+                start("br", &[], true),
+                start("p", &[("class", "a/>b")], true)
+            ]
+        );
+    }
+
+    #[test]
+    fn what_is_not_markup_is_text_and_declarations_are_skipped() {
+        assert_eq!(
+            tokens("a < b <3 <!-- <a id=1> --> c <!DOCTYPE html> <?x?> d </> e"),
+            vec![
+                Token::Text("a < b <3 "),
+                Token::Text(" c "),
+                Token::Text(" "),
+                Token::Text(" d "),
+                Token::Text(" e"),
+            ]
+        );
+    }
+
+    #[test]
+    fn raw_text_runs_to_its_end_tag() {
+        assert_eq!(
+            tokens("<script>if (a<b) x('</div>')</SCRIPT ><a>"),
+            vec![
+                start("script", &[], false),
+                Token::Text("if (a<b) x('</div>')"),
+                Token::End("script".into()),
+                start("a", &[], false),
+            ]
+        );
+        // A self-closed raw-text element has no content.
+        assert_eq!(tokens("<textarea/><b>x</b>")[1], start("b", &[], false));
+    }
+
+    #[test]
+    fn a_tag_cut_off_by_the_end_is_dropped_and_nothing_is_scanned_twice() {
+        assert_eq!(tokens("ok <a title=\"x"), vec![Token::Text("ok ")]);
+        // Many tags that never close: one pass.
+        let s = "<a x=\"".repeat(50_000);
+        assert!(tokens(&s).len() <= 1);
+        let s = "<!--".repeat(50_000);
+        assert!(tokens(&s).is_empty());
+    }
+
+    #[test]
+    fn duplicate_attributes_keep_the_first_and_their_number_is_bounded() {
+        let many: String = (0..1000).map(|i| format!(" a{i}=1")).collect();
+        let html = format!("<p id=1 id=2{many}>");
+        let Token::Start { attrs, .. } = &tokens(&html)[0] else {
+            panic!("start")
+        };
+        assert_eq!(attrs[0], ("id".to_owned(), "1".to_owned()));
+        assert_eq!(attrs.len(), MAX_ATTRS);
+    }
+}
