@@ -219,12 +219,13 @@ fn tree_node(v: &Value, k: usize, p: &mut Problems) -> Option<TreeNode> {
     };
     if i.is_empty()
         || i.len() > 64
+        || i.contains("..")
         || i.chars()
-            .any(|c| c.is_whitespace() || "\"'`(),".contains(c))
+            .any(|c| c.is_whitespace() || "\"'`(),[]".contains(c))
     {
         p.add(
             field("i"),
-            "must be a non-empty element id without spaces, quotes, commas or parentheses",
+            "must be a non-empty element id without spaces, quotes, commas, brackets or `..`",
         );
         return None;
     }

@@ -79,13 +79,15 @@ pub fn is_heading(tag: &str) -> bool {
     matches!(tag, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
 }
 
-/// Whether an id can be written in an action (`click(<id>)`).
-fn usable_id(id: &str) -> bool {
+/// Whether an id can be written in an action (`click(<id>)`) and listed unambiguously
+/// (`[id]` lines, `a..b` ranges).
+pub fn usable_id(id: &str) -> bool {
     !id.is_empty()
         && id.chars().count() <= MAX_ID_CHARS
+        && !id.contains("..")
         && !id
             .chars()
-            .any(|c| c.is_whitespace() || "\"'`(),".contains(c))
+            .any(|c| c.is_whitespace() || "\"'`(),[]".contains(c))
 }
 
 #[derive(Default)]
@@ -93,10 +95,31 @@ struct Builder {
     nodes: Vec<DomNode>,
     /// Open elements, the root first; at most `MAX_DEPTH` more.
     stack: Vec<usize>,
-    /// An element whose content is dropped (scripts, styles, drawings): its tag, and how many
-    /// elements of that tag are open inside it.
-    skip: Option<(String, usize)>,
+    /// An element whose content is dropped (templates, drawings, frames).
+    skip: Option<Skip>,
     text: String,
+}
+
+/// A skipped element: its tag and the elements open inside it (at most `MAX_DEPTH`), so that
+/// an end tag inside closes an inner element first.
+struct Skip {
+    tag: String,
+    inner: Vec<String>,
+}
+
+impl Skip {
+    fn new(tag: String) -> Self {
+        Self {
+            tag,
+            inner: Vec::new(),
+        }
+    }
+
+    /// Drawings and frames end with an enclosing element whose end tag comes first (a missing
+    /// `</svg>` must not swallow the page); a template ends only with its own end tag.
+    fn ends_with_parent(&self) -> bool {
+        KEPT_BUT_EMPTIED.contains(&self.tag.as_str())
+    }
 }
 
 impl Builder {
@@ -129,9 +152,10 @@ impl Builder {
     }
 
     fn open(&mut self, tag: String, attrs: Vec<(String, String)>, self_closing: bool) {
-        if let Some((skipped, open)) = &mut self.skip {
-            if *skipped == tag && !self_closing {
-                *open += 1;
+        if let Some(skip) = &mut self.skip {
+            let has_content = !self_closing && !VOID_ELEMENTS.contains(&tag.as_str());
+            if has_content && skip.inner.len() < MAX_DEPTH {
+                skip.inner.push(tag);
             }
             return;
         }
@@ -139,7 +163,7 @@ impl Builder {
         let has_content = !self_closing && !VOID_ELEMENTS.contains(&tag.as_str());
         if SKIPPED.contains(&tag.as_str()) && !KEPT_BUT_EMPTIED.contains(&tag.as_str()) {
             if has_content {
-                self.skip = Some((tag, 1));
+                self.skip = Some(Skip::new(tag));
             }
             return;
         }
@@ -167,7 +191,7 @@ impl Builder {
             return;
         }
         if emptied {
-            self.skip = Some((tag, 1));
+            self.skip = Some(Skip::new(tag));
         } else if self.stack.len() <= MAX_DEPTH {
             self.stack.push(idx);
         }
@@ -182,18 +206,21 @@ impl Builder {
                 .rev()
                 .find(|&p| b.tag_of(b.stack[p]) == tag)
         };
-        if let Some((skipped, open)) = &mut self.skip {
-            if skipped == tag {
-                *open -= 1;
-                if *open == 0 {
-                    self.skip = None;
-                }
+        if let Some(skip) = &mut self.skip {
+            if let Some(pos) = skip.inner.iter().rposition(|t| t == tag) {
+                skip.inner.truncate(pos);
                 return;
             }
-            // The end of an enclosing element ends the skipped one with it.
-            if let Some(pos) = open_at(self) {
+            if skip.tag == tag {
                 self.skip = None;
-                self.stack.truncate(pos);
+                return;
+            }
+            // The end of an enclosing element ends a drawing or frame with it.
+            if skip.ends_with_parent() {
+                if let Some(pos) = open_at(self) {
+                    self.skip = None;
+                    self.stack.truncate(pos);
+                }
             }
             return;
         }
@@ -406,7 +433,7 @@ mod tests {
     fn ids_that_cannot_be_written_in_an_action_do_not_count() {
         let long = "x".repeat(MAX_ID_CHARS + 1);
         let t = DomTree::parse(&format!(
-            r#"<a id="a b">1</a><a id="{long}">2</a><a data-id="o'k" id="fine">3</a><a id="(x)">4</a>"#
+            r#"<a id="a b">1</a><a id="{long}">2</a><a data-id="o'k" id="fine">3</a><a id="(x)">4</a><a id="3..5">5</a><a id="x]">6</a>"#
         ));
         assert_eq!(t.ids(), vec!["fine"]);
     }
@@ -422,6 +449,25 @@ mod tests {
         );
         let t = DomTree::parse(&html);
         assert_eq!(t.ids(), vec!["z"]);
+    }
+
+    #[test]
+    fn end_tags_inside_skipped_content_close_inner_elements_first() {
+        let t = DomTree::parse(
+            r#"<div id="w"><template><div>x</div><button id="t">no</button></template>Download</div><a id="after">a</a>"#,
+        );
+        assert_eq!(t.ids(), vec!["w", "after"]);
+        assert_eq!(t.text_of(1), "Download");
+        let t = DomTree::parse(
+            r#"<div id="w"><noscript><div>Enable JS</div><a id="x">Basic</a></noscript>Download</div>"#,
+        );
+        assert_eq!(t.ids(), vec!["w"], "noscript content is text");
+        assert_eq!(t.text_of(1), "Download");
+        let t = DomTree::parse(
+            r#"<a id="out"><svg id="s"><a><text>t</text></a></svg>label</a><b id="b">x</b>"#,
+        );
+        assert_eq!(t.ids(), vec!["out", "s", "b"]);
+        assert_eq!(t.text_of(1), "label");
     }
 
     #[test]

@@ -22,18 +22,15 @@ pub enum Token<'a> {
     Text(&'a str),
 }
 
-/// Elements whose content is text up to their end tag.
+/// Elements whose content is text up to their end tag (`noscript` as a browser with scripts
+/// on reads it).
 const RAW_TEXT: &[&str] = &[
-    "script",
-    "style",
-    "textarea",
-    "title",
-    "xmp",
-    "iframe",
-    "noembed",
-    "noframes",
-    "plaintext",
+    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript",
 ];
+
+/// Raw-text elements that stay open even when written `<x/>`, as in browsers (the simplified
+/// formats write empty `textarea`s and `iframe`s that way and mean them empty).
+const RAW_EVEN_SELF_CLOSED: &[&str] = &["script", "style"];
 
 /// Elements that never have content.
 pub const VOID_ELEMENTS: &[&str] = &[
@@ -79,7 +76,21 @@ pub fn tokenize<'a>(html: &'a str, mut sink: impl FnMut(Token<'a>)) {
                 i = end;
             }
             Markup::Start(name, attrs, self_closing, end) => {
-                let raw = !self_closing && RAW_TEXT.contains(&name.as_str());
+                let raw = (!self_closing && RAW_TEXT.contains(&name.as_str()))
+                    || RAW_EVEN_SELF_CLOSED.contains(&name.as_str());
+                let self_closing = self_closing && !raw;
+                if name == "plaintext" {
+                    // No end tag: the rest of the input is its text.
+                    sink(Token::Start {
+                        name,
+                        attrs,
+                        self_closing: false,
+                    });
+                    if end < bytes.len() {
+                        sink(Token::Text(&html[end..]));
+                    }
+                    return;
+                }
                 sink(Token::Start {
                     name: name.clone(),
                     attrs,
@@ -130,8 +141,25 @@ fn is_name_byte(b: u8) -> bool {
 
 /// `<!-- ... -->`, `<!...>` and `<?...>`: the offset after them (the end of input when open).
 fn skip_declaration(bytes: &[u8], lt: usize) -> usize {
-    if bytes[lt + 1..].starts_with(b"!--") {
-        return find(bytes, lt + 4, b"-->").map_or(bytes.len(), |p| p + 3);
+    let rest = &bytes[lt..];
+    if rest.starts_with(b"<!--") {
+        // `<!-->` and `<!--->` are whole (empty) comments; `--!>` also ends one.
+        if rest.starts_with(b"<!-->") {
+            return lt + 5;
+        }
+        if rest.starts_with(b"<!--->") {
+            return lt + 6;
+        }
+        // One forward scan for the first `--` followed by `>` or `!>`.
+        let mut from = lt + 4;
+        while let Some(dash) = find(bytes, from, b"--") {
+            match bytes.get(dash + 2) {
+                Some(b'>') => return dash + 3,
+                Some(b'!') if bytes.get(dash + 3) == Some(&b'>') => return dash + 4,
+                _ => from = dash + 1,
+            }
+        }
+        return bytes.len();
     }
     bytes[lt..]
         .iter()
@@ -342,6 +370,33 @@ mod tests {
         );
         // A self-closed raw-text element has no content.
         assert_eq!(tokens("<textarea/><b>x</b>")[1], start("b", &[], false));
+    }
+
+    #[test]
+    fn comments_scripts_and_plaintext_end_where_browsers_end_them() {
+        assert_eq!(
+            tokens("<!--><a><!---><b><!-- x --!><i>")
+                .into_iter()
+                .filter(|t| matches!(t, Token::Start { .. }))
+                .count(),
+            3
+        );
+        // A self-closed script still opens one; its content is not markup.
+        assert_eq!(
+            tokens("<script/>x='<a id=\"e\">'</script>"),
+            vec![
+                start("script", &[], false),
+                Token::Text("x='<a id=\"e\">'"),
+                Token::End("script".into()),
+            ]
+        );
+        assert_eq!(
+            tokens("<plaintext>a</plaintext><b>"),
+            vec![
+                start("plaintext", &[], false),
+                Token::Text("a</plaintext><b>")
+            ]
+        );
     }
 
     #[test]

@@ -146,8 +146,10 @@ impl Templates {
                 substitute(t, &call.args, &mut html, MAX_EXPANDED_BYTES).ok_or_else(too_large)?;
             }
             for &k in id_positions.get(call.name.as_str()).into_iter().flatten() {
-                if let Some(v) = call.args.get(k - 1) {
-                    ids.push(v.trim().to_owned());
+                if let Some(v) = call.args.get(k - 1).map(|v| v.trim()) {
+                    if super::dom::usable_id(v) {
+                        ids.push(v.to_owned());
+                    }
                 }
             }
             last = call.end;
@@ -163,12 +165,24 @@ impl Templates {
     }
 }
 
-/// Placeholder numbers used as `id=$k` in a template.
+/// Placeholder numbers used as the value of an id attribute (`id`, `data-id`,
+/// `data-element-id`, as a whole attribute name) in a template.
 fn id_placeholders(template: &str) -> Vec<usize> {
     let mut out = Vec::new();
-    let mut rest = template;
-    while let Some(pos) = rest.find("id=$") {
-        let digits: String = rest[pos + 4..]
+    let mut from = 0;
+    while let Some(off) = template[from..].find("id=$") {
+        let pos = from + off;
+        from = pos + 4;
+        let before = &template[..pos];
+        let whole_name = ["", "data-", "data-element-"].iter().any(|prefix| {
+            before
+                .strip_suffix(prefix)
+                .is_some_and(|b| b.ends_with(|c: char| c.is_whitespace()))
+        });
+        if !whole_name {
+            continue;
+        }
+        let digits: String = template[from..]
             .chars()
             .take_while(char::is_ascii_digit)
             .take(6)
@@ -178,7 +192,6 @@ fn id_placeholders(template: &str) -> Vec<usize> {
                 out.push(k);
             }
         }
-        rest = &rest[pos + 4..];
     }
     out
 }
@@ -321,6 +334,17 @@ mod tests {
             e.html
         );
         assert!(e.html.contains("{T9(1)}"), "unknown templates stay as text");
+    }
+
+    #[test]
+    fn only_id_attributes_pass_ids_and_only_usable_ones() {
+        assert_eq!(
+            id_placeholders("<a id=$1 data-uid=$2 grid=$3 data-id=$4 data-element-id=$5>"),
+            vec![1, 4, 5]
+        );
+        let t =
+            Templates::parse("T1: <a id=$1>$2</a>\n\n{T1(7,\"x\")}{T1(\"a b\",\"y\")}").expect("t");
+        assert_eq!(t.expand().expect("expands").ids, vec!["7"]);
     }
 
     #[test]

@@ -69,7 +69,9 @@ fn html(tree: &DomTree, idx: usize, text_max: usize, marks: Option<&[bool]>, out
     }
     match &tree.nodes[idx] {
         DomNode::Text(t) => {
-            out.push(&truncate_chars(t, text_max));
+            // Text is data: a `<` in it must not read as markup (the wrapper that separated it
+            // from the next tag may have been left out).
+            out.push(&truncate_chars(t, text_max).replace('<', "&lt;"));
         }
         DomNode::Element {
             tag,
@@ -315,6 +317,15 @@ mod tests {
         let r = render(&p, budget(40));
         assert_ne!(r.form, "templatized");
         assert!(r.text.contains('4') && r.text.contains('5'));
+    }
+
+    #[test]
+    fn text_that_looks_like_markup_stays_text() {
+        let p = page(r#"<p><span>1 <</span>a id="42">x</p><a id="7">ok</a>"#);
+        let r = render(&p, budget(1000));
+        assert_eq!(r.form, "html");
+        assert!(!r.text.contains("<a id=\"42\""), "{}", r.text);
+        assert_eq!(ids_in(&r), p.ids);
     }
 
     #[test]

@@ -138,13 +138,16 @@ pub(crate) fn write_groups(out: &mut Out, groups: Vec<(String, Vec<&str>)>) -> (
     for (kind, ids) in groups {
         let room = out.room_for_line();
         let mut line = format!("{kind}:");
+        let mut length = line.chars().count();
         let mut fitted = 0;
         for (token, count) in id_tokens(&ids) {
-            if line.chars().count() + 1 + token.chars().count() > room {
+            let more = 1 + token.chars().count();
+            if length + more > room {
                 break;
             }
             line.push(' ');
             line.push_str(&token);
+            length += more;
             fitted += count;
         }
         if fitted > 0 {
@@ -162,12 +165,17 @@ pub(crate) fn write_groups(out: &mut Out, groups: Vec<(String, Vec<&str>)>) -> (
 /// consecutive whole numbers become `first..last`.
 fn id_tokens(ids: &[&str]) -> Vec<(String, usize)> {
     let number = |id: &str| id.parse::<u64>().ok().filter(|n| n.to_string() == id);
+    // An id that itself contains `..` would read as a range: no ranges in its group then.
+    let ranges = !ids.iter().any(|id| id.contains(".."));
     let mut out: Vec<(String, usize)> = Vec::new();
     let mut k = 0;
     while k < ids.len() {
         let mut end = k;
-        if let Some(first) = number(ids[k]) {
-            while end + 1 < ids.len() && number(ids[end + 1]) == Some(first + (end + 1 - k) as u64)
+        if let (true, Some(first)) = (ranges, number(ids[k])) {
+            while end + 1 < ids.len()
+                && first
+                    .checked_add((end + 1 - k) as u64)
+                    .is_some_and(|next| number(ids[end + 1]) == Some(next))
             {
                 end += 1;
             }
@@ -247,7 +255,7 @@ pub fn ids_in(rendered: &Rendered) -> HashSet<String> {
         rendered
             .text
             .lines()
-            .filter(|l| !l.starts_with("--"))
+            .filter(|l| !l.starts_with("-- "))
             .filter_map(|l| l.split_once(": "))
             .flat_map(|(_, ids)| ids.split(' ').flat_map(expand_token))
             .filter(|id| !id.is_empty())
@@ -305,6 +313,17 @@ mod tests {
         let mut out = Out::new(1000);
         assert_eq!(write_groups(&mut out, g), (12, true));
         assert_eq!(out.text, "a: 4..7 9 10 x 12..14 007 8");
+        let edge = ["18446744073709551615", "0", "1", "2"];
+        let mut out = Out::new(1000);
+        write_groups(&mut out, grouped_ids(edge.iter().map(|id| ("a", *id))));
+        assert_eq!(out.text, "a: 18446744073709551615 0..2");
+        let dotted = ["1..3", "4", "5", "6"];
+        let mut out = Out::new(1000);
+        write_groups(&mut out, grouped_ids(dotted.iter().map(|id| ("a", *id))));
+        assert_eq!(
+            out.text, "a: 1..3 4 5 6",
+            "no ranges beside an id with `..`"
+        );
         let mut small = Out::new(12);
         let g = grouped_ids([("a", "1"), ("a", "22"), ("a", "333"), ("b", "4")].into_iter());
         assert_eq!(write_groups(&mut small, g), (3, false));

@@ -15,8 +15,9 @@
 //! 5. [`persist`]: the step (with the task's new status and the lease released), the session's
 //!    messages and the page snapshot — concurrently — then the response.
 //!
-//! A new task is written only in `persist`, so a failed step leaves nothing behind; what
-//! `load` claimed is handed back on every error path.
+//! A new task is written only in `persist`, so a failed step leaves nothing behind. A refused
+//! request hands back everything `load` claimed; a step that fails after asking the model hands
+//! back its lease and idempotency key, and its rate counts stay (the model was asked).
 
 mod decide;
 mod guard;
