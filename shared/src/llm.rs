@@ -6,8 +6,10 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
+
+pub use crate::config::LlmConfig;
 
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,19 +67,6 @@ pub trait Llm: Send + Sync {
         messages: &[ChatMessage],
         deadline: Instant,
     ) -> Result<Completion, LlmError>;
-}
-
-/// Settings of the OpenAI-compatible adapter.
-#[derive(Debug, Clone)]
-pub struct LlmConfig {
-    pub base_url: String,
-    pub api_key: SecretString,
-    pub model: String,
-    pub max_tokens: u32,
-    /// Longest single attempt.
-    pub attempt_timeout: Duration,
-    /// Retries after the first attempt.
-    pub max_retries: u32,
 }
 
 /// Any OpenAI-compatible `/chat/completions` endpoint.

@@ -551,6 +551,7 @@ fn prompt_tokens() {
     let (mut raw_total, mut rendered_total, mut chars_total, mut ids_total, mut kept_total) =
         (0, 0, 0, 0, 0);
     let mut overhead = Vec::new();
+    let mut largest = (0, String::new());
     for path in &names {
         let Ok(bytes) = std::fs::read(path) else {
             continue;
@@ -567,6 +568,10 @@ fn prompt_tokens() {
         let shown = ids_in(&rendered);
         let kept = (0..n).filter(|i| shown.contains(&i.to_string())).count();
         let (raw, r) = (count(&annotated), count(&rendered.text));
+        if r > largest.0 {
+            let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
+            largest = (r, format!("{name} ({})", rendered.form));
+        }
         raw_total += raw;
         rendered_total += r;
         chars_total += rendered.text.chars().count();
@@ -585,6 +590,10 @@ fn prompt_tokens() {
         100.0 * kept_total as f64 / ids_total.max(1) as f64,
         raw_total as f64 / rendered_total.max(1) as f64,
         chars_total as f64 / rendered_total.max(1) as f64
+    );
+    println!(
+        "  largest rendered page: {} tokens (o200k) for a budget of {}: {}",
+        largest.0, budget.max_tokens, largest.1
     );
     stats("parse + render one annotated corpus page", overhead);
     tree_retention(budget);

@@ -4,7 +4,7 @@
 //! id, with shorter labels and fewer attributes; ids with tags only; ids grouped by tag. Only
 //! when even the grouped ids overflow are elements left out, and the prompt says how many.
 
-use super::{grouped_ids, write_groups, Out};
+use super::{grouped_ids, lines_then_ids, write_groups, Out};
 use crate::agent::page::{DomNode, DomTree};
 use crate::text::truncate_chars;
 
@@ -217,6 +217,31 @@ pub fn render(
             return (form, text, vec![loose(), note.to_owned()]);
         }
     }
+    let elements: Vec<(usize, &str, &str)> = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(k, n)| match n {
+            DomNode::Element {
+                tag, id: Some(id), ..
+            } => Some((k, tag.as_str(), id.as_str())),
+            _ => None,
+        })
+        .collect();
+    let items: Vec<(&str, &str)> = elements.iter().map(|&(_, t, i)| (t, i)).collect();
+    let line = |e: usize| {
+        let (k, tag, id) = elements[e];
+        format!("[{id}] <{tag}> {}", tree.label_of(k, 16))
+            .trim_end()
+            .to_owned()
+    };
+    if let Some((text, labelled)) = lines_then_ids(&items, line, max) {
+        let note = format!(
+            "page structure left out; the first {labelled} elements listed with labels cut to 16 characters, the other {} by id only, grouped by tag (a..b stands for every id from a to b)",
+            items.len() - labelled
+        );
+        return ("element-list-and-ids", text, vec![loose(), note]);
+    }
     grouped(tree, max, loose())
 }
 
@@ -317,6 +342,33 @@ mod tests {
         let r = render(&p, budget(40));
         assert_ne!(r.form, "templatized");
         assert!(r.text.contains('4') && r.text.contains('5'));
+    }
+
+    #[test]
+    fn when_only_ids_fit_the_spare_budget_goes_to_labelled_lines() {
+        let links: String = (0..400)
+            .map(|i| format!("<a data-element-id=\"{i}\">Section link number {i}</a>"))
+            .collect();
+        let p = page(&links);
+        // 400 `[id] <a>` lines need ~4 000 characters; `a: 0..399` needs 9.
+        let r = render(&p, budget(1_500));
+        assert_eq!(r.form, "element-list-and-ids");
+        assert!(r.text.chars().count() <= 1_500);
+        assert_eq!(ids_in(&r), p.ids, "every id is still listed");
+        assert!(
+            r.text.starts_with("[0] <a> Section link nu…"),
+            "{}",
+            &r.text[..80]
+        );
+        let labelled = r.text.lines().filter(|l| l.starts_with('[')).count();
+        assert!(
+            labelled > 30,
+            "the spare budget is used: {labelled} labelled"
+        );
+        assert!(r
+            .notes
+            .iter()
+            .any(|n| n.contains(&format!("the first {labelled} elements"))));
     }
 
     #[test]

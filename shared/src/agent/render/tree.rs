@@ -3,7 +3,7 @@
 //! states only, then group ids by role; only when even the grouped ids overflow are elements
 //! left out — off-screen ones first — and the prompt says how many.
 
-use super::{grouped_ids, write_groups, Out};
+use super::{grouped_ids, lines_then_ids, write_groups, Out};
 use crate::agent::page::TreeNode;
 use crate::text::{collapse_ws, truncate_chars};
 
@@ -114,6 +114,18 @@ pub fn render(
             return (form, text, notes);
         }
     }
+    let ordered: Vec<&TreeNode> = visible.iter().chain(&offscreen).copied().collect();
+    let items: Vec<(&str, &str)> = ordered
+        .iter()
+        .map(|n| (n.r.as_str(), n.i.as_str()))
+        .collect();
+    if let Some((text, labelled)) = lines_then_ids(&items, |k| line(ordered[k], 16), max) {
+        let note = format!(
+            "the first {labelled} elements (those in the viewport first) listed with names cut to 16 characters, the other {} by id only, grouped by role (a..b stands for every id from a to b)",
+            items.len() - labelled
+        );
+        return ("tree-list-and-ids", text, vec![note]);
+    }
     grouped(&visible, &offscreen, max)
 }
 
@@ -156,7 +168,7 @@ fn grouped(
 mod tests {
     use super::*;
     use crate::agent::page::Page;
-    use crate::agent::render::{ids_in, render as render_page, Budget};
+    use crate::agent::render::{ids_in, render as render_page, weight, Budget, WEIGHT_SCALE};
 
     fn budget(tokens: usize) -> Budget {
         Budget {
@@ -195,7 +207,12 @@ mod tests {
                 forms.push(r.form);
             }
             // Every id is listed whenever the grouped ids alone fit.
-            let all_ids: usize = p.ids.iter().map(|i| i.len() + 1).sum::<usize>() + 60;
+            let all_ids: usize = p
+                .ids
+                .iter()
+                .map(|i| (weight(i) + WEIGHT_SCALE) / WEIGHT_SCALE)
+                .sum::<usize>()
+                + 60;
             if tokens >= all_ids {
                 assert_eq!(ids_in(&r), p.ids, "{} at {tokens}", r.form);
             }

@@ -1,0 +1,119 @@
+//! The agent step's settings: the model, the knowledge service, limits and the prompt budget.
+
+use std::time::Duration;
+
+use secrecy::SecretString;
+
+use super::{parse_num, ConfigError};
+
+/// Settings of the OpenAI-compatible adapter.
+#[derive(Debug, Clone)]
+pub struct LlmConfig {
+    pub base_url: String,
+    pub api_key: SecretString,
+    pub model: String,
+    pub max_tokens: u32,
+    /// Longest single attempt.
+    pub attempt_timeout: Duration,
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+}
+
+/// The agent step: model, knowledge service, limits and prompt budget.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// `None` when no key is configured: interact answers 503 `LLM_NOT_CONFIGURED`.
+    pub llm: Option<LlmConfig>,
+    pub knowledge: Option<KnowledgeConfig>,
+    pub max_steps: u32,
+    /// Budget of one interact request (API Gateway cuts at 30 s).
+    pub step_deadline_ms: u64,
+    pub rate_per_user: u64,
+    pub rate_per_tenant: u64,
+    pub rate_window_seconds: i64,
+    pub page_tokens: usize,
+    pub chars_per_token: f64,
+}
+
+/// The knowledge extraction service.
+#[derive(Debug, Clone)]
+pub struct KnowledgeConfig {
+    pub base_url: String,
+    pub token: Option<SecretString>,
+    pub timeout_ms: u64,
+}
+
+/// Variables naming the model key, in the order they are read.
+pub const LLM_KEY_VARIABLES: &str = "LLM_API_KEY or OPENAI_API_KEY";
+
+impl AgentConfig {
+    /// Reads the agent's variables.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |k: &str| {
+            lookup(k)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        let llm = match get("LLM_API_KEY").or_else(|| get("OPENAI_API_KEY")) {
+            None => None,
+            Some(key) => {
+                let base_url =
+                    get("LLM_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into());
+                if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+                    return Err(ConfigError::Invalid(
+                        "LLM_BASE_URL",
+                        format!("`{base_url}` is not an http(s) URL"),
+                    ));
+                }
+                Some(LlmConfig {
+                    base_url,
+                    api_key: SecretString::from(key),
+                    model: get("LLM_MODEL").unwrap_or_else(|| "gpt-4o-mini".into()),
+                    max_tokens: parse_num(&get, "LLM_MAX_TOKENS", 800, 16, 16_384)?,
+                    attempt_timeout: std::time::Duration::from_millis(parse_num(
+                        &get,
+                        "LLM_TIMEOUT_MS",
+                        20_000,
+                        100,
+                        120_000,
+                    )?),
+                    max_retries: parse_num(&get, "LLM_MAX_RETRIES", 2, 0, 5)?,
+                })
+            }
+        };
+        let knowledge = match get("EXTRACTION_SERVICE_URL") {
+            None => None,
+            Some(base_url) => {
+                if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+                    return Err(ConfigError::Invalid(
+                        "EXTRACTION_SERVICE_URL",
+                        format!("`{base_url}` is not an http(s) URL"),
+                    ));
+                }
+                Some(KnowledgeConfig {
+                    base_url,
+                    token: get("EXTRACTION_SERVICE_TOKEN").map(SecretString::from),
+                    timeout_ms: parse_num(&get, "KNOWLEDGE_TIMEOUT_MS", 3_000, 100, 20_000)?,
+                })
+            }
+        };
+        let chars_per_token: f64 = parse_num(
+            &get,
+            "PROMPT_CHARS_PER_TOKEN",
+            crate::agent::render::DEFAULT_CHARS_PER_TOKEN,
+            1.0,
+            8.0,
+        )?;
+        Ok(Self {
+            llm,
+            knowledge,
+            max_steps: parse_num(&get, "MAX_TASK_STEPS", 50, 1, 1_000)?,
+            step_deadline_ms: parse_num(&get, "STEP_DEADLINE_MS", 25_000, 1_000, 900_000)?,
+            rate_per_user: parse_num(&get, "INTERACT_RATE_PER_USER", 30, 1, 100_000)?,
+            rate_per_tenant: parse_num(&get, "INTERACT_RATE_PER_TENANT", 300, 1, 1_000_000)?,
+            rate_window_seconds: parse_num(&get, "INTERACT_RATE_WINDOW_SECONDS", 60, 1, 3_600)?,
+            page_tokens: parse_num(&get, "PROMPT_PAGE_TOKENS", 6_000, 200, 200_000)?,
+            chars_per_token,
+        })
+    }
+}

@@ -1,0 +1,187 @@
+//! The table of every variable read: name, default and meaning (the README's table follows
+//! it, and a test checks that it does).
+
+/// Every variable read, with its default and meaning (the README's table is built from this).
+pub const VARIABLES: &[(&str, &str, &str)] = &[
+    (
+        "JWT_SECRET",
+        "(required; local-api generates one)",
+        "HS256 signing key for access tokens, at least 32 bytes",
+    ),
+    (
+        "JWT_ISSUER",
+        "browser-agent",
+        "`iss` claim written and required",
+    ),
+    (
+        "JWT_AUDIENCE",
+        "browser-agent-extension",
+        "`aud` claim written and required",
+    ),
+    (
+        "ACCESS_TOKEN_TTL_SECONDS",
+        "43200",
+        "lifetime of an access token (60..=2592000)",
+    ),
+    (
+        "ALLOWED_ORIGINS",
+        "(none; local-api: chrome-extension://*)",
+        "comma-separated CORS origins; `chrome-extension://*` allows any extension",
+    ),
+    (
+        "MAX_BODY_BYTES",
+        "5242880",
+        "request bodies above this answer 413",
+    ),
+    (
+        "STORE",
+        "embedded",
+        "`embedded` (single-file database in DATA_DIR), `memory` or `dynamodb` (DynamoDB + S3)",
+    ),
+    (
+        "DATA_DIR",
+        ".data",
+        "directory of the embedded database, its snapshot blobs and local-api's generated key",
+    ),
+    (
+        "TABLE_NAME",
+        "(required with STORE=dynamodb)",
+        "the DynamoDB table",
+    ),
+    (
+        "SNAPSHOT_BUCKET",
+        "(required with STORE=dynamodb)",
+        "the S3 bucket for page snapshots",
+    ),
+    (
+        "AWS_ENDPOINT_URL",
+        "(AWS)",
+        "endpoint override for DynamoDB and S3 (a local compatible server; S3 path-style)",
+    ),
+    (
+        "AWS_REGION",
+        "(from the environment)",
+        "AWS region (Lambda sets it)",
+    ),
+    (
+        "TASK_RETENTION_HOURS",
+        "168",
+        "how long tasks, steps, messages and snapshots are kept",
+    ),
+    (
+        "TASK_IDLE_MINUTES",
+        "30",
+        "the cleanup marks active tasks untouched this long `interrupted`",
+    ),
+    (
+        "LOGIN_MAX_FAILURES_PER_EMAIL",
+        "5",
+        "failed logins per email per window before 429",
+    ),
+    (
+        "LOGIN_MAX_FAILURES_PER_ADDRESS",
+        "20",
+        "failed logins per client address per window before 429",
+    ),
+    (
+        "LOGIN_FAILURE_WINDOW_SECONDS",
+        "900",
+        "length of the login-failure window",
+    ),
+    (
+        "LLM_API_KEY",
+        "(none: interact answers 503)",
+        "key of the OpenAI-compatible model endpoint (`OPENAI_API_KEY` also read)",
+    ),
+    (
+        "LLM_BASE_URL",
+        "https://api.openai.com/v1",
+        "base URL of the chat-completions endpoint",
+    ),
+    (
+        "LLM_MODEL",
+        "gpt-4o-mini",
+        "model name sent with every request",
+    ),
+    ("LLM_TIMEOUT_MS", "20000", "longest single model call"),
+    (
+        "LLM_MAX_RETRIES",
+        "2",
+        "retries on 429, 5xx and connection errors (within the step deadline)",
+    ),
+    ("LLM_MAX_TOKENS", "800", "completion token limit"),
+    (
+        "EXTRACTION_SERVICE_URL",
+        "(none: no organisation knowledge)",
+        "knowledge extraction service base URL",
+    ),
+    (
+        "EXTRACTION_SERVICE_TOKEN",
+        "(none)",
+        "bearer token for the extraction service",
+    ),
+    (
+        "KNOWLEDGE_TIMEOUT_MS",
+        "3000",
+        "timeout of a knowledge lookup",
+    ),
+    (
+        "MAX_TASK_STEPS",
+        "50",
+        "steps per task before 400 MAX_STEPS_EXCEEDED",
+    ),
+    (
+        "STEP_DEADLINE_MS",
+        "25000",
+        "time budget of one interact request (API Gateway cuts at 30 s)",
+    ),
+    (
+        "INTERACT_RATE_PER_USER",
+        "30",
+        "interact requests per user per window",
+    ),
+    (
+        "INTERACT_RATE_PER_TENANT",
+        "300",
+        "interact requests per tenant per window",
+    ),
+    (
+        "INTERACT_RATE_WINDOW_SECONDS",
+        "60",
+        "length of the interact rate window",
+    ),
+    (
+        "PROMPT_PAGE_TOKENS",
+        "6000",
+        "token budget of the page in the prompt",
+    ),
+    (
+        "PROMPT_CHARS_PER_TOKEN",
+        "2.5",
+        "characters per token assumed when budgeting (measured on rendered pages)",
+    ),
+    (
+        "PUSHER_APP_ID",
+        "(none: no realtime events)",
+        "Pusher/Sockudo app id (with PUSHER_KEY and PUSHER_SECRET)",
+    ),
+    ("PUSHER_KEY", "(none)", "Pusher/Sockudo app key"),
+    (
+        "PUSHER_SECRET",
+        "(none)",
+        "Pusher/Sockudo app secret (signs events and channel auth)",
+    ),
+    (
+        "PUSHER_HOST",
+        "api.pusherapp.com",
+        "Pusher HTTP API host (or `api-<PUSHER_CLUSTER>.pusher.com`; Sockudo's host)",
+    ),
+    ("PUSHER_PORT", "443", "Pusher HTTP API port (80 with http)"),
+    ("PUSHER_SCHEME", "https", "`https` or `http`"),
+    (
+        "DEBUG_ROUTES",
+        "false (local-api: true)",
+        "whether `/api/debug/*` answers; 403 when off",
+    ),
+    ("RUST_LOG", "info", "log filter (tracing EnvFilter syntax)"),
+];
