@@ -151,6 +151,10 @@ async fn the_page_budget_is_a_hard_ceiling_for_every_page_and_client_string() {
     h.ok(&after).await;
     for k in 0..5 {
         let prompt = h.llm.user_prompt(k);
+        println!(
+            "request {k}: user prompt {} characters",
+            prompt.chars().count()
+        );
         assert!(
             prompt.chars().count() <= ceiling,
             "request {k}: {} characters",
