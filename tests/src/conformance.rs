@@ -677,24 +677,14 @@ pub fn message(
     content: &str,
     at: DateTime<Utc>,
 ) -> Message {
-    Message {
-        message_id: uuid::Uuid::new_v4().to_string(),
-        session_id: session.session_id.clone(),
-        tenant_id: session.tenant_id.clone(),
-        task_id: task.map(|t| t.id.clone()),
-        role: MessageRole::User,
-        content: content.into(),
-        timestamp: at,
-        sequence_number: 0,
-        status: None,
-        action_string: None,
-        action_payload: None,
-        error: None,
-        dom_summary: None,
-        snapshot_id: None,
-        metadata: None,
-        expires_at: task.map(|t| t.expires_at),
-    }
+    Message::new(
+        &session.tenant_id,
+        &session.session_id,
+        task.map(|t| (t.id.as_str(), t.expires_at)),
+        MessageRole::User,
+        content,
+        at,
+    )
 }
 
 /// Sessions: idempotent create, tenant-scoped reads, messages numbered strictly increasing.

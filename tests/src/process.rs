@@ -120,3 +120,13 @@ pub fn peak_rss_kib(pid: u32) -> Option<u64> {
         .parse()
         .ok()
 }
+
+/// `POST /api/v1/auth/login` against a running server.
+pub async fn login(base: &str, email: &str, password: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(format!("{base}/api/v1/auth/login"))
+        .json(&serde_json::json!({ "email": email, "password": password }))
+        .send()
+        .await
+        .expect("login request")
+}

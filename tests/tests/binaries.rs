@@ -5,7 +5,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use api_tests::process::{command, demo_credentials, start_local_api, start_local_api_with};
+use api_tests::process::{command, demo_credentials, login, start_local_api, start_local_api_with};
 use api_tests::runtime_api::{Outcome, RuntimeApi};
 use api_tests::{apigw_event, TEST_KEY};
 use serde_json::{json, Value};
@@ -13,15 +13,6 @@ use shared::clock::{Clock, SystemClock};
 use shared::ports::UserStore as _;
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
-
-async fn login(base: &str, email: &str, password: &str) -> reqwest::Response {
-    reqwest::Client::new()
-        .post(format!("{base}/api/v1/auth/login"))
-        .json(&json!({ "email": email, "password": password }))
-        .send()
-        .await
-        .expect("request")
-}
 
 async fn logout(base: &str, token: &str) -> reqwest::Response {
     reqwest::Client::new()

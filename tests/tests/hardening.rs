@@ -46,6 +46,18 @@ fn tree(count: usize, name: impl Fn(usize) -> String) -> Value {
     )
 }
 
+/// The id of the user with `email`.
+async fn user_id(h: &Harness, email: &str) -> String {
+    h.app
+        .ctx
+        .store
+        .user_by_email(&Email::parse(email).expect("email"))
+        .await
+        .expect("read")
+        .expect("user")
+        .id
+}
+
 /// Statuses of many answers, counted.
 async fn statuses(responses: Vec<reqwest::Response>) -> HashMap<u16, usize> {
     let mut out = HashMap::new();
@@ -356,15 +368,7 @@ async fn debug_logs_belong_to_their_user_and_never_hold_typed_text(dynamodb: boo
             "interactiveTree": tree(2, |i| format!("n{i}")) }))
         .await;
     let task = r["taskId"].as_str().expect("task");
-    let ada_id = h
-        .app
-        .ctx
-        .store
-        .user_by_email(&Email::parse("ada@acme.com").expect("email"))
-        .await
-        .expect("read")
-        .expect("ada")
-        .id;
+    let ada_id = user_id(&h, "ada@acme.com").await;
     h.app.seed_user("acme", "bob@acme.com", PW).await;
     h.app
         .seed_user_as("acme", "carol@acme.com", PW, Role::Admin)
@@ -473,14 +477,7 @@ async fn a_dead_requests_key_frees_itself_and_a_reused_key_with_another_body_is_
     let body = json!({ "url": "https://a.example.com/", "query": "Go",
         "interactiveTree": tree(2, |i| format!("n{i}")) });
     // A request that claimed the key and then died (crash, Lambda timeout).
-    let ada = h
-        .app
-        .ctx
-        .store
-        .user_by_email(&Email::parse("ada@acme.com").expect("email"))
-        .await
-        .expect("read")
-        .expect("ada");
+    let ada_id = user_id(&h, "ada@acme.com").await;
     let hash = {
         use sha2::Digest;
         hex_digest(&sha2::Sha256::digest(
@@ -496,7 +493,7 @@ async fn a_dead_requests_key_frees_itself_and_a_reused_key_with_another_body_is_
     h.app
         .ctx
         .store
-        .reserve("acme", &ada.id, "retry-1", &claim)
+        .reserve("acme", &ada_id, "retry-1", &claim)
         .await
         .expect("claim");
     expect_error(

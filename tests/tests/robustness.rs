@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use api_tests::process::{demo_credentials, peak_rss_kib, start_local_api_with, LocalApiProcess};
+use api_tests::process::{
+    demo_credentials, login, peak_rss_kib, start_local_api_with, LocalApiProcess,
+};
 use api_tests::scripted::{Reply, ScriptedLlm};
 use api_tests::TestApp;
 use futures::future::join_all;
@@ -41,15 +43,6 @@ async fn local_api(
     env.push(("LLM_BASE_URL".into(), llm.base_url.clone()));
     let api = start_local_api_with(dir.path(), std::process::Stdio::null(), &env).await;
     (api, dir)
-}
-
-async fn login(base: &str, email: &str, password: &str) -> reqwest::Response {
-    reqwest::Client::new()
-        .post(format!("{base}/api/v1/auth/login"))
-        .json(&json!({ "email": email, "password": password }))
-        .send()
-        .await
-        .expect("login request")
 }
 
 // ---------------------------------------------------------------- generators

@@ -99,22 +99,17 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     })?;
     let message = format!("Task resumed: the user {how}.");
     let note = Message {
-        message_id: uuid::Uuid::new_v4().to_string(),
-        session_id: session_id.clone(),
-        tenant_id: p.tenant_id.clone(),
-        task_id: Some(task_id.clone()),
-        role: MessageRole::System,
-        content: message.clone(),
-        timestamp: now,
-        sequence_number: 0,
         status: Some("resumed".into()),
-        action_string: None,
         action_payload: b.resolution_data,
-        error: None,
-        dom_summary: None,
-        snapshot_id: None,
         metadata: Some(json!({ "resolutionMethod": b.resolution_method })),
-        expires_at: Some(task.expires_at),
+        ..Message::new(
+            &p.tenant_id,
+            &session_id,
+            Some((&task_id, task.expires_at)),
+            MessageRole::System,
+            &message,
+            now,
+        )
     };
     let log = shared::debug::entry(
         ctx,

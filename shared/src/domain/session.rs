@@ -118,6 +118,38 @@ pub struct Message {
     pub expires_at: Option<i64>,
 }
 
+impl Message {
+    /// A message in a session — of a task, when given as `(task id, expiry)`, expiring with
+    /// it — at `at`; its sequence number is assigned when it is stored.
+    pub fn new(
+        tenant_id: &str,
+        session_id: &str,
+        task: Option<(&str, i64)>,
+        role: MessageRole,
+        content: &str,
+        at: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            message_id: uuid::Uuid::new_v4().to_string(),
+            session_id: session_id.to_owned(),
+            tenant_id: tenant_id.to_owned(),
+            task_id: task.map(|(id, _)| id.to_owned()),
+            role,
+            content: content.to_owned(),
+            timestamp: at,
+            sequence_number: 0,
+            status: None,
+            action_string: None,
+            action_payload: None,
+            error: None,
+            dom_summary: None,
+            snapshot_id: None,
+            metadata: None,
+            expires_at: task.map(|(_, expires)| expires),
+        }
+    }
+}
+
 /// Parses a session status as the query string spells it.
 pub fn parse_status(s: &str) -> Option<SessionStatus> {
     serde_json::from_value(serde_json::Value::String(s.to_owned())).ok()

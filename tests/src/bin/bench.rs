@@ -645,7 +645,7 @@ fn prompt_tokens() {
 /// default mode): one node per annotated element, named by its text or label, the first 30 in
 /// the viewport and the rest below it, rendered at the default budget.
 fn tree_retention(budget: shared::agent::render::Budget) {
-    use shared::agent::page::{DomNode, Page, PageContent, TreeNode};
+    use shared::agent::page::{Page, PageContent, TreeNode};
     use shared::agent::render::{ids_in, render};
     let role = |tag: &str| match tag {
         "a" => "link",
@@ -671,18 +671,10 @@ fn tree_retention(budget: shared::agent::render::Budget) {
             continue;
         };
         let nodes: Vec<TreeNode> = tree
-            .nodes
-            .iter()
-            .enumerate()
-            .filter_map(|(k, n)| match n {
-                DomNode::Element {
-                    tag, id: Some(id), ..
-                } => Some((k, tag, id)),
-                _ => None,
-            })
+            .elements()
             .enumerate()
             .map(|(order, (k, tag, id))| TreeNode {
-                i: id.clone(),
+                i: id.to_owned(),
                 r: role(tag).into(),
                 n: tree.label_of(k, 100),
                 v: None,

@@ -265,6 +265,16 @@ impl DomTree {
         }
     }
 
+    /// Every element with an id, in document order: node index, tag and id.
+    pub fn elements(&self) -> impl Iterator<Item = (usize, &str, &str)> + '_ {
+        self.nodes.iter().enumerate().filter_map(|(k, n)| match n {
+            DomNode::Element {
+                tag, id: Some(id), ..
+            } => Some((k, tag.as_str(), id.as_str())),
+            _ => None,
+        })
+    }
+
     /// Every element id, in document order.
     pub fn ids(&self) -> Vec<String> {
         self.nodes

@@ -4,7 +4,7 @@
 //! id, with shorter labels and fewer attributes; ids with tags only; ids grouped by tag. Only
 //! when even the grouped ids overflow are elements left out, and the prompt says how many.
 
-use super::{grouped_ids, lines_then_ids, write_groups, Out};
+use super::{grouped_ids, lines_then_ids, not_listed, write_groups, Out};
 use crate::agent::page::{DomNode, DomTree};
 use crate::text::truncate_chars;
 
@@ -217,17 +217,7 @@ pub fn render(
             return (form, text, vec![loose(), note.to_owned()]);
         }
     }
-    let elements: Vec<(usize, &str, &str)> = tree
-        .nodes
-        .iter()
-        .enumerate()
-        .filter_map(|(k, n)| match n {
-            DomNode::Element {
-                tag, id: Some(id), ..
-            } => Some((k, tag.as_str(), id.as_str())),
-            _ => None,
-        })
-        .collect();
+    let elements: Vec<(usize, &str, &str)> = tree.elements().collect();
     let items: Vec<(&str, &str)> = elements.iter().map(|&(_, t, i)| (t, i)).collect();
     let line = |e: usize| {
         let (k, tag, id) = elements[e];
@@ -247,16 +237,7 @@ pub fn render(
 
 /// Ids grouped by tag; when even those overflow, as many as fit in document order.
 fn grouped(tree: &DomTree, max: usize, loose: String) -> (&'static str, String, Vec<String>) {
-    let items: Vec<(&str, &str)> = tree
-        .nodes
-        .iter()
-        .filter_map(|n| match n {
-            DomNode::Element {
-                tag, id: Some(id), ..
-            } => Some((tag.as_str(), id.as_str())),
-            _ => None,
-        })
-        .collect();
+    let items: Vec<(&str, &str)> = tree.elements().map(|(_, t, i)| (t, i)).collect();
     let total = items.len();
     let mut out = Out::new(max);
     let (listed, _) = write_groups(&mut out, grouped_ids(items.into_iter()));
@@ -267,10 +248,7 @@ fn grouped(tree: &DomTree, max: usize, loose: String) -> (&'static str, String, 
     let form = if listed == total {
         "element-ids-grouped"
     } else {
-        notes.push(format!(
-            "{} of {total} elements are not listed (the page exceeds the budget even as ids); scroll or use findText to reach the rest",
-            total.saturating_sub(listed)
-        ));
+        notes.push(not_listed(total, listed));
         "element-ids-trimmed"
     };
     (form, out.text, notes)
@@ -279,14 +257,8 @@ fn grouped(tree: &DomTree, max: usize, loose: String) -> (&'static str, String, 
 #[cfg(test)]
 mod tests {
     use crate::agent::page::Page;
-    use crate::agent::render::{ids_in, render, Budget};
-
-    fn budget(tokens: usize) -> Budget {
-        Budget {
-            max_tokens: tokens,
-            chars_per_token: 1.0,
-        }
-    }
+    use crate::agent::render::tests::budget;
+    use crate::agent::render::{ids_in, render};
 
     fn page(dom: &str) -> Page {
         Page::from_dom(dom).expect("page")

@@ -226,6 +226,14 @@ fn expand_token(token: &str) -> Vec<String> {
     vec![token.to_owned()]
 }
 
+/// The note when even the ids of a page overflow its budget.
+pub(crate) fn not_listed(total: usize, listed: usize) -> String {
+    format!(
+        "{} of {total} elements are not listed (the page exceeds the budget even as ids); scroll or use findText to reach the rest",
+        total.saturating_sub(listed)
+    )
+}
+
 /// Heads the ids after the labelled lines of [`lines_then_ids`].
 pub(crate) const OTHERS: &str = "-- the other elements, by id --";
 
@@ -352,8 +360,16 @@ pub fn ids_in(rendered: &Rendered) -> HashSet<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A budget of `tokens` characters (one character per token).
+    pub(crate) fn budget(tokens: usize) -> Budget {
+        Budget {
+            max_tokens: tokens,
+            chars_per_token: 1.0,
+        }
+    }
 
     #[test]
     fn the_writer_stops_at_its_limit() {

@@ -3,7 +3,7 @@
 //! states only, then group ids by role; only when even the grouped ids overflow are elements
 //! left out — off-screen ones first — and the prompt says how many.
 
-use super::{grouped_ids, lines_then_ids, write_groups, Out};
+use super::{grouped_ids, lines_then_ids, not_listed, write_groups, Out};
 use crate::agent::page::TreeNode;
 use crate::text::{collapse_ws, truncate_chars};
 
@@ -156,10 +156,7 @@ fn grouped(
     let mut notes =
         vec!["names, values and states left out: element ids grouped by role (a..b stands for every id from a to b)".to_owned()];
     if listed < total {
-        notes.push(format!(
-            "{} of {total} elements are not listed (the page exceeds the budget even as ids); scroll or use findText to reach the rest",
-            total.saturating_sub(listed)
-        ));
+        notes.push(not_listed(total, listed));
     }
     (form, out.text, notes)
 }
@@ -168,14 +165,8 @@ fn grouped(
 mod tests {
     use super::*;
     use crate::agent::page::Page;
+    use crate::agent::render::tests::budget;
     use crate::agent::render::{ids_in, render as render_page, weight, Budget, WEIGHT_SCALE};
-
-    fn budget(tokens: usize) -> Budget {
-        Budget {
-            max_tokens: tokens,
-            chars_per_token: 1.0,
-        }
-    }
 
     fn nodes(count: usize, visible: usize) -> Vec<TreeNode> {
         (0..count)

@@ -60,23 +60,15 @@ pub async fn persist(
         user_input: step.user_input.clone(),
     };
 
-    let message = |role: MessageRole, content: &str| Message {
-        message_id: uuid::Uuid::new_v4().to_string(),
-        session_id: step.session_id.clone(),
-        tenant_id: step.tenant_id.clone(),
-        task_id: Some(step.task_id.clone()),
-        role,
-        content: content.to_owned(),
-        timestamp: now,
-        sequence_number: 0,
-        status: None,
-        action_string: None,
-        action_payload: None,
-        error: None,
-        dom_summary: None,
-        snapshot_id: None,
-        metadata: None,
-        expires_at: Some(expires_at),
+    let message = |role: MessageRole, content: &str| {
+        Message::new(
+            &step.tenant_id,
+            &step.session_id,
+            Some((&step.task_id, expires_at)),
+            role,
+            content,
+            now,
+        )
     };
     let mut messages = Vec::new();
     if step.task.is_none() {
