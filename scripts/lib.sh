@@ -50,7 +50,8 @@ wait_http() {
 start_moto() {
   local log="$1" port
   port="$(free_port)"
-  moto_server -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
+  # One request at a time: moto's transactions are not atomic under concurrent requests.
+  "$TOOLS_DIR/venv/bin/python" "$(dirname "${BASH_SOURCE[0]}")/moto_server.py" 127.0.0.1 "$port" >"$log" 2>&1 &
   MOTO_PID=$!
   export MOTO_ENDPOINT="http://127.0.0.1:$port"
   wait_http "$MOTO_ENDPOINT/moto-api/" 60 "$MOTO_PID"

@@ -32,6 +32,15 @@ use crate::ports::{
 /// How often a conditional write that lost a race is retried before giving up.
 const RACE_RETRIES: usize = 8;
 
+/// After losing a race: a random pause, doubling with each attempt from 5 ms up to 200 ms, so
+/// racers (and transactions cancelled for conflicting with each other) do not collide again in
+/// lockstep.
+async fn race_pause(attempt: usize) {
+    let cap_ms = (5u64 << attempt.min(6)).min(200);
+    let ms = cap_ms / 2 + rand::random::<u64>() % (cap_ms / 2 + 1);
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+}
+
 /// The ports over one table.
 #[derive(Clone)]
 pub struct TableStore {
@@ -876,7 +885,7 @@ impl SessionStore for TableStore {
         }
         let pk = keys::tenant_pk(tenant_id);
         let sk = keys::session_sk(session_id);
-        for _ in 0..RACE_RETRIES {
+        for attempt in 0..RACE_RETRIES {
             let now = self.now();
             let existing = match std::mem::replace(&mut known, KnownSession::Unknown) {
                 KnownSession::Present(s)
@@ -958,17 +967,20 @@ impl SessionStore for TableStore {
                     });
                 }
             }
+            let claimed_here = session_write.is_some() || !base.id_claimed;
             match self.table.transact(writes).await {
                 Ok(()) => return Ok(stored),
                 Err(StoreError::Conflict(_)) => {
-                    if self
-                        .claimed_elsewhere(session_id, tenant_id, &base.user_id)
-                        .await?
+                    if claimed_here
+                        && self
+                            .claimed_elsewhere(session_id, tenant_id, &base.user_id)
+                            .await?
                     {
                         return Err(StoreError::Conflict(format!(
                             "session id {session_id} belongs to another account"
                         )));
                     }
+                    race_pause(attempt).await;
                 }
                 Err(e) => return Err(e),
             }
