@@ -66,10 +66,7 @@ pub async fn export(ctx: &AppContext, p: &Principal, task_id: &str) -> Result<Va
         .task(&p.tenant_id, task_id)
         .await?
         .filter(|t| t.user_id == p.user_id)
-        .ok_or_else(|| Error::NotFound {
-            code: "TASK_NOT_FOUND",
-            message: "No such task".into(),
-        })?;
+        .ok_or(crate::domain::TaskError::NotFound)?;
     let (steps, logs, messages) = tokio::join!(
         ctx.store.steps(&p.tenant_id, task_id),
         ctx.store

@@ -43,7 +43,7 @@ pub enum Error {
     /// Unknown id, or another tenant's id; `code` is the contract's code for the resource.
     #[error("not found: {message}")]
     NotFound { code: &'static str, message: String },
-    /// A state conflict (`TASK_COMPLETED`, `TASK_BUSY`, `CONFLICT`, ...).
+    /// A state conflict of another resource (`CONFLICT`, ...).
     #[error("conflict: {message}")]
     Conflict { code: &'static str, message: String },
     /// An `Idempotency-Key` reused with a different request body.
@@ -73,9 +73,9 @@ pub enum Error {
     /// The route exists but not for this method.
     #[error("method {method} not allowed")]
     MethodNotAllowed { method: String },
-    /// The task reached its step limit (it is marked failed).
-    #[error("task reached its limit of {max} steps")]
-    MaxStepsExceeded { max: u32 },
+    /// A task or session refusal (not found, busy, finished, step limit, ...).
+    #[error("{0}")]
+    Task(#[from] crate::domain::TaskError),
     /// No model is configured.
     #[error("no LLM configured")]
     LlmNotConfigured,

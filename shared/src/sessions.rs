@@ -4,25 +4,19 @@
 use crate::auth::Principal;
 use crate::context::AppContext;
 use crate::domain::session::parse_status;
-use crate::domain::{Session, SessionStatus};
+use crate::domain::{Session, SessionStatus, TaskError};
 use crate::error::Error;
 use crate::http::{query_param, Request};
 use crate::ports::{SessionChanges, StoreError};
 
 pub fn session_not_found() -> Error {
-    Error::NotFound {
-        code: "SESSION_NOT_FOUND",
-        message: "No such session".into(),
-    }
+    TaskError::SessionNotFound.into()
 }
 
 /// A client-chosen session id that another account already uses (ids name global realtime
 /// channels, so they cannot be shared).
 pub fn session_id_taken() -> Error {
-    Error::Conflict {
-        code: "SESSION_ID_TAKEN",
-        message: "This session id is already in use by another account; start a new session".into(),
-    }
+    TaskError::SessionTaken.into()
 }
 
 /// The caller's session, or 404.

@@ -97,6 +97,16 @@ pub fn neutralize_tags(data: &str) -> Cow<'_, str> {
     }
 }
 
+/// `s` quoted for the client's action grammar: with the first of `"`, `'` and `` ` `` that it
+/// does not contain (the client strips one pair of quotes and knows no escapes). `None` when
+/// it contains all three.
+pub fn quote(s: &str) -> Option<String> {
+    ['"', '\'', '`']
+        .into_iter()
+        .find(|q| !s.contains(*q))
+        .map(|q| format!("{q}{s}{q}"))
+}
+
 /// An attribute value for a prompt tag: single line, at most `max` characters, with `&`, `"`,
 /// `<` and `>` escaped so the value cannot end the attribute or the tag.
 pub fn attribute(s: &str, max: usize) -> String {

@@ -5,7 +5,7 @@
 use ::http::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::json;
-use shared::domain::{Message, MessageRole, TaskStatus};
+use shared::domain::{Message, MessageRole, TaskError};
 use shared::http::guard::authenticate;
 use shared::http::parse_json;
 use shared::http::{self, Request, Response, RouteSpec};
@@ -65,37 +65,12 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         .task(&p.tenant_id, &task_id)
         .await?
         .filter(|t| t.user_id == p.user_id && t.session_id.as_deref() == Some(session_id.as_str()))
-        .ok_or_else(|| Error::NotFound {
-            code: "TASK_NOT_FOUND",
-            message: "No such task in this session".into(),
-        })?;
-    if task.status.is_finished() {
-        return Err(Error::Conflict {
-            code: "TASK_COMPLETED",
-            message: "The task is finished and cannot be resumed".into(),
-        });
-    }
+        .ok_or(TaskError::NotFound)?;
     let now = ctx.clock.now();
-    if task
-        .lease_until
-        .is_some_and(|until| until > now.timestamp())
-    {
-        return Err(Error::Conflict {
-            code: "TASK_BUSY",
-            message: "Another request for this task is in progress".into(),
-        });
-    }
-    let mut resumed = task.clone();
-    resumed.status = TaskStatus::Executing;
-    resumed.updated_at = now;
-    resumed.lease_owner = None;
-    resumed.lease_until = None;
+    let resumed = task.resumed_at(now)?;
     ctx.store.save_task(&resumed).await.map_err(|e| match e {
-        StoreError::Conflict(_) => Error::Conflict {
-            code: "TASK_BUSY",
-            message: "The task changed meanwhile; try again".into(),
-        },
-        other => other.into(),
+        StoreError::Conflict(_) => TaskError::Busy("The task changed meanwhile; try again").into(),
+        other => Error::from(other),
     })?;
     let message = format!("Task resumed: the user {how}.");
     let note = Message {

@@ -389,11 +389,7 @@ fn num(n: f64) -> String {
 
 /// Quotes `s` with a quote character it does not contain (no escapes exist in the grammar).
 pub fn quote(s: &str) -> Result<String, String> {
-    ['"', '\'', '`']
-        .into_iter()
-        .find(|q| !s.contains(*q))
-        .map(|q| format!("{q}{s}{q}"))
-        .ok_or_else(|| "the text contains \", ' and ` at once and cannot be quoted; rephrase it without one of them".into())
+    crate::text::quote(s).ok_or_else(|| "the text contains \", ' and ` at once and cannot be quoted; rephrase it without one of them".into())
 }
 
 #[cfg(test)]

@@ -1,15 +1,27 @@
-//! Pure types and rules, no I/O: identities (tenants, users), tasks and their steps,
-//! sessions and messages, email and domain-pattern rules.
+//! Pure types and rules, no I/O: identities (tenants, users), tasks and their steps, plans,
+//! sessions and messages, email and domain-pattern rules, and the step's rules over page facts
+//! (outcome prediction, verdicts, corrections, loops, the risk gate, blockers, chains).
 
+pub mod blocker;
+pub mod chain;
+pub mod correction;
 pub mod domain_pattern;
 pub mod email;
+pub mod errors;
+pub mod facts;
 pub mod identity;
+pub mod loops;
+pub mod outcome;
+pub mod plan;
+pub mod risk;
 pub mod session;
 pub mod site;
 pub mod task;
+pub mod verdict;
 
 pub use domain_pattern::DomainPattern;
 pub use email::Email;
+pub use errors::TaskError;
 pub use identity::{Role, Tenant, User};
 pub use session::{Message, MessageRole, Session, SessionStatus};
 pub use task::{admission, Admission, Step, Task, TaskRef, TaskStatus};

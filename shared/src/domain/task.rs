@@ -90,6 +90,29 @@ pub fn admission(task: Option<&Task>, user_id: &str, max_steps: u32) -> Admissio
 }
 
 impl Task {
+    /// The task executing again at `now` after the user resolved what it waited for; refused
+    /// when it is finished or a request holds it.
+    pub fn resumed_at(&self, now: DateTime<Utc>) -> Result<Task, super::TaskError> {
+        if self.status.is_finished() {
+            return Err(super::TaskError::Finished(self.status));
+        }
+        if self
+            .lease_until
+            .is_some_and(|until| until > now.timestamp())
+        {
+            return Err(super::TaskError::Busy(
+                "Another request for this task is in progress",
+            ));
+        }
+        Ok(Task {
+            status: TaskStatus::Executing,
+            lease_owner: None,
+            lease_until: None,
+            updated_at: now,
+            ..self.clone()
+        })
+    }
+
     /// The task marked failed at `now`, its lease cleared (the step limit was reached).
     pub fn failed_at(&self, now: DateTime<Utc>) -> Task {
         Task {
@@ -188,6 +211,21 @@ mod tests {
             "another user's task reveals nothing about its state"
         );
         assert_eq!(admission(Some(&mine), "u", 3), StepLimit);
+        let now = Utc::now();
+        let mut idle = task("u", TaskStatus::NeedsUserInput, 3);
+        idle.lease_until = Some(now.timestamp() - 1);
+        let resumed = idle.resumed_at(now).expect("resumable");
+        assert_eq!(resumed.status, TaskStatus::Executing);
+        assert!(resumed.lease_owner.is_none());
+        idle.lease_until = Some(now.timestamp() + 30);
+        assert!(matches!(
+            idle.resumed_at(now),
+            Err(super::super::TaskError::Busy(_))
+        ));
+        assert_eq!(
+            done.resumed_at(now),
+            Err(super::super::TaskError::Finished(TaskStatus::Completed))
+        );
         let failed = mine.failed_at(Utc::now());
         assert_eq!(failed.status, TaskStatus::Failed);
         assert!(failed.lease_owner.is_none() && failed.lease_until.is_none());

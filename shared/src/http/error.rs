@@ -6,6 +6,7 @@ use http::{HeaderValue, StatusCode};
 use serde::Serialize;
 
 use super::{json, Response};
+use crate::domain::{TaskError, TaskStatus};
 use crate::error::{Error, FieldProblem};
 use crate::ports::StoreError;
 
@@ -86,11 +87,7 @@ pub fn classify(e: &Error) -> (StatusCode, &'static str, String) {
             "RATE_LIMIT",
             format!("Too many requests; retry after {retry_after_seconds} seconds"),
         ),
-        Error::MaxStepsExceeded { max } => (
-            S::BAD_REQUEST,
-            "MAX_STEPS_EXCEEDED",
-            format!("The task reached its limit of {max} steps and was marked failed"),
-        ),
+        Error::Task(t) => task_error(t),
         Error::LlmNotConfigured => (
             S::SERVICE_UNAVAILABLE,
             "LLM_NOT_CONFIGURED",
@@ -125,6 +122,38 @@ pub fn classify(e: &Error) -> (StatusCode, &'static str, String) {
             S::INTERNAL_SERVER_ERROR,
             "INTERNAL_ERROR",
             "Internal server error".into(),
+        ),
+    }
+}
+
+/// Status, code and message of a task or session refusal.
+fn task_error(t: &TaskError) -> (StatusCode, &'static str, String) {
+    use StatusCode as S;
+    match t {
+        TaskError::NotFound => (S::NOT_FOUND, "TASK_NOT_FOUND", "No such task".into()),
+        TaskError::Busy(why) => (S::CONFLICT, "TASK_BUSY", (*why).to_owned()),
+        TaskError::Finished(status) => (
+            S::CONFLICT,
+            "TASK_COMPLETED",
+            format!(
+                "The task is {}: it takes no more steps",
+                if *status == TaskStatus::Completed {
+                    "completed"
+                } else {
+                    "failed"
+                }
+            ),
+        ),
+        TaskError::StepLimit { max } => (
+            S::BAD_REQUEST,
+            "MAX_STEPS_EXCEEDED",
+            format!("The task reached its limit of {max} steps and was marked failed"),
+        ),
+        TaskError::SessionNotFound => (S::NOT_FOUND, "SESSION_NOT_FOUND", "No such session".into()),
+        TaskError::SessionTaken => (
+            S::CONFLICT,
+            "SESSION_ID_TAKEN",
+            "This session id is already in use by another account; start a new session".into(),
         ),
     }
 }

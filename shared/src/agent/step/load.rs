@@ -21,7 +21,9 @@ use crate::auth::rate_limit::FixedWindow;
 use crate::auth::Principal;
 use crate::context::AppContext;
 use crate::domain::site::host_of;
-use crate::domain::{admission, Admission, DomainPattern, Session, Step, Task, TaskStatus};
+use crate::domain::{
+    admission, Admission, DomainPattern, Session, Step, Task, TaskError, TaskStatus,
+};
 use crate::error::Error;
 use crate::http::guard::check_account;
 use crate::ports::{KeyClaim, Reservation, SessionOwner, Store, StoreError};
@@ -87,17 +89,11 @@ impl Claims {
 }
 
 fn not_found_task() -> Error {
-    Error::NotFound {
-        code: "TASK_NOT_FOUND",
-        message: "No such task".into(),
-    }
+    TaskError::NotFound.into()
 }
 
-fn busy(message: &str) -> Error {
-    Error::Conflict {
-        code: "TASK_BUSY",
-        message: message.into(),
-    }
+fn busy(why: &'static str) -> Error {
+    TaskError::Busy(why).into()
 }
 
 fn windows(ctx: &AppContext) -> (FixedWindow, FixedWindow) {
@@ -283,19 +279,7 @@ pub async fn claim(ctx: &AppContext, input: &StepInput, reads: Reads) -> Result<
         Admission::Start | Admission::Continue => {}
         Admission::NotFound => return Err(refuse(not_found_task()).await),
         Admission::Finished(status) => {
-            let message = format!(
-                "The task is {} and takes no more steps",
-                if status == TaskStatus::Completed {
-                    "completed"
-                } else {
-                    "failed"
-                }
-            );
-            let err = Error::Conflict {
-                code: "TASK_COMPLETED",
-                message,
-            };
-            return Err(refuse(err).await);
+            return Err(refuse(TaskError::Finished(status).into()).await);
         }
         Admission::StepLimit => {
             if let Some(t) = &task {
@@ -304,10 +288,10 @@ pub async fn claim(ctx: &AppContext, input: &StepInput, reads: Reads) -> Result<
                 }
             }
             // Saving the failed task cleared its lease.
-            let err = Error::MaxStepsExceeded {
+            let err = TaskError::StepLimit {
                 max: agent.max_steps,
             };
-            return Err(claims.refuse(store, err, true).await);
+            return Err(claims.refuse(store, err.into(), true).await);
         }
     }
 
@@ -319,11 +303,7 @@ pub async fn claim(ctx: &AppContext, input: &StepInput, reads: Reads) -> Result<
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let session = reads.session.clone().filter(|s| s.session_id == session_id);
     if session.as_ref().is_some_and(|s| s.user_id != p.user_id) {
-        let err = Error::NotFound {
-            code: "SESSION_NOT_FOUND",
-            message: "No such session".into(),
-        };
-        return Err(refuse(err).await);
+        return Err(refuse(TaskError::SessionNotFound.into()).await);
     }
     let claimed_elsewhere = reads.owner.as_ref().is_some_and(|o| {
         req.session_id.as_deref() == Some(session_id.as_str())

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::response::{Metrics, StepResponse};
 use super::{StepContext, StepInput};
 use crate::context::AppContext;
-use crate::domain::{Message, MessageRole, Step, Task};
+use crate::domain::{Message, MessageRole, Step, Task, TaskError};
 use crate::error::Error;
 use crate::ports::{KnownSession, StoreError};
 use crate::text::truncate_chars;
@@ -187,10 +187,7 @@ pub async fn persist(
     match written {
         Ok(()) => {}
         Err(StoreError::Conflict(_)) => {
-            return Err(Error::Conflict {
-                code: "TASK_BUSY",
-                message: "Another request for this task got there first".into(),
-            })
+            return Err(TaskError::Busy("Another request for this task got there first").into())
         }
         Err(e) => return Err(e.into()),
     }

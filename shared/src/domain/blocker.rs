@@ -1,0 +1,328 @@
+//! Blockers: what stops the agent until the user acts — a captcha, a login wall when the task
+//! is not about signing in — and the cookie banners the agent dismisses by itself.
+
+use serde::{Deserialize, Serialize};
+
+use super::facts::{mentions_any, PageFacts};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockerKind {
+    Captcha,
+    LoginRequired,
+    MissingInformation,
+}
+
+/// `blockerInfo { type, description, userMessage?, resolutionMethods[] }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockerInfo {
+    #[serde(rename = "type")]
+    pub kind: BlockerKind,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_message: Option<String>,
+    pub resolution_methods: Vec<String>,
+}
+
+const CAPTCHA: &[&str] = &[
+    "captcha",
+    "recaptcha",
+    "hcaptcha",
+    "turnstile",
+    "verify you are human",
+    "i'm not a robot",
+    "i am not a robot",
+    "are you a robot",
+    "security check",
+    "ich bin kein roboter",
+    "je ne suis pas un robot",
+    "no soy un robot",
+    "não sou um robô",
+];
+
+const SIGN_IN: &[&str] = &[
+    "sign in",
+    "log in",
+    "login",
+    "signin",
+    "anmelden",
+    "einloggen",
+    "connexion",
+    "se connecter",
+    "iniciar sesión",
+    "entrar",
+    "accedi",
+    "inloggen",
+];
+
+/// What the task is about when it is about signing in (then a login form is the work, not a
+/// blocker).
+const ACCOUNT_TASK: &[&str] = &[
+    "sign in",
+    "log in",
+    "login",
+    "signin",
+    "log into",
+    "sign into",
+    "password",
+    "account",
+    "anmelden",
+    "einloggen",
+    "connexion",
+    "iniciar sesión",
+    "accedi",
+    "inloggen",
+];
+
+/// A login page is small or says so in its address; a page with a login box in its header is
+/// not a wall.
+const LOGIN_PAGE_ELEMENTS: usize = 30;
+
+/// The blocker on `page` for a task asking `query`, if any.
+pub fn detect(page: &dyn PageFacts, query: &str) -> Option<BlockerInfo> {
+    let captcha = page.elements().any(|e| {
+        mentions_any(&e.name, CAPTCHA)
+            || e.href
+                .is_some_and(|h| mentions_any(h, &["recaptcha", "hcaptcha", "turnstile"]))
+    });
+    if captcha {
+        return Some(BlockerInfo {
+            kind: BlockerKind::Captcha,
+            description: "The page asks to prove that a human is using it".into(),
+            user_message: Some(
+                "Please solve the captcha on the page, then tell me to continue.".into(),
+            ),
+            resolution_methods: vec!["user_action_on_web".into()],
+        });
+    }
+    if mentions_any(query, ACCOUNT_TASK) {
+        return None;
+    }
+    let password = page.elements().any(|e| {
+        e.input_type == Some("password")
+            || (e.role == "inp"
+                && mentions_any(
+                    &e.name,
+                    &[
+                        "password",
+                        "passwort",
+                        "mot de passe",
+                        "contraseña",
+                        "senha",
+                    ],
+                ))
+    });
+    if !password {
+        return None;
+    }
+    let says_sign_in = page.elements().any(|e| mentions_any(&e.name, SIGN_IN));
+    let login_url = mentions_any(
+        page.url(),
+        &["login", "signin", "sign-in", "sign_in", "auth", "account"],
+    );
+    if says_sign_in && (login_url || page.element_count() <= LOGIN_PAGE_ELEMENTS) {
+        return Some(BlockerInfo {
+            kind: BlockerKind::LoginRequired,
+            description: "The page asks to sign in before the task can go on".into(),
+            user_message: Some(
+                "Please sign in on the page (I never type passwords for you), then tell me to continue."
+                    .into(),
+            ),
+            resolution_methods: vec!["user_action_on_web".into()],
+        });
+    }
+    None
+}
+
+const CONSENT: &[&str] = &["cookie", "cookies", "consent", "cookie-einstellungen"];
+/// Buttons of a cookie banner, most privacy-preserving first.
+const DISMISS: &[&[&str]] = &[
+    &[
+        "reject all",
+        "decline all",
+        "reject",
+        "decline",
+        "only necessary",
+        "necessary only",
+        "essential only",
+        "alle ablehnen",
+        "ablehnen",
+        "nur notwendige",
+        "tout refuser",
+        "refuser",
+        "rechazar todo",
+        "rechazar",
+        "rifiuta tutto",
+        "rifiuta",
+        "alles weigeren",
+        "weigeren",
+    ],
+    &[
+        "accept all",
+        "accept",
+        "agree",
+        "allow all",
+        "i agree",
+        "got it",
+        "alle akzeptieren",
+        "akzeptieren",
+        "zustimmen",
+        "tout accepter",
+        "accepter",
+        "aceptar todo",
+        "aceptar",
+        "accetta tutto",
+        "accetta",
+        "alles accepteren",
+        "accepteren",
+    ],
+];
+
+/// The click that dismisses a cookie banner on `page` (preferring to refuse), unless the task
+/// is about cookies or `last_action` already tried it.
+pub fn cookie_dismissal(
+    page: &dyn PageFacts,
+    query: &str,
+    last_action: Option<&str>,
+) -> Option<String> {
+    if mentions_any(query, CONSENT) {
+        return None;
+    }
+    let banner = page.elements().any(|e| mentions_any(&e.name, CONSENT));
+    if !banner {
+        return None;
+    }
+    for words in DISMISS {
+        let button = page.elements().find(|e| {
+            matches!(e.role.as_ref(), "btn" | "link")
+                && e.name.chars().count() <= 40
+                && mentions_any(&e.name, words)
+        });
+        if let Some(b) = button {
+            let action = format!("click({})", b.id);
+            if last_action.is_some_and(|l| l.trim() == action) {
+                return None;
+            }
+            return Some(action);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::facts::ElementFacts;
+    use std::borrow::Cow;
+
+    struct Page {
+        url: &'static str,
+        els: Vec<(
+            &'static str,
+            &'static str,
+            &'static str,
+            Option<&'static str>,
+        )>,
+    }
+
+    impl PageFacts for Page {
+        fn url(&self) -> &str {
+            self.url
+        }
+        fn hash(&self) -> &str {
+            "h"
+        }
+        fn element_count(&self) -> usize {
+            self.els.len()
+        }
+        fn element(&self, id: &str) -> Option<ElementFacts<'_>> {
+            self.elements().find(|e| e.id == id)
+        }
+        fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_> {
+            Box::new(self.els.iter().map(|(id, role, name, t)| ElementFacts {
+                id,
+                role: Cow::Borrowed(role),
+                name: Cow::Borrowed(name),
+                value: None,
+                states: Cow::Borrowed(""),
+                href: None,
+                input_type: *t,
+            }))
+        }
+    }
+
+    #[test]
+    fn captchas_and_login_walls_block_unless_signing_in_is_the_task() {
+        let captcha = Page {
+            url: "https://a.com/",
+            els: vec![("1", "el", "reCAPTCHA", None), ("2", "btn", "Next", None)],
+        };
+        assert_eq!(
+            detect(&captcha, "buy shoes").map(|b| b.kind),
+            Some(BlockerKind::Captcha)
+        );
+        let login = Page {
+            url: "https://a.com/login?next=/orders",
+            els: vec![
+                ("1", "inp", "Email", None),
+                ("2", "inp", "Password", Some("password")),
+                ("3", "btn", "Sign in", None),
+            ],
+        };
+        let wall = detect(&login, "show my last order").expect("blocker");
+        assert_eq!(wall.kind, BlockerKind::LoginRequired);
+        assert_eq!(
+            serde_json::to_value(&wall).expect("json")["resolutionMethods"],
+            serde_json::json!(["user_action_on_web"])
+        );
+        assert_eq!(
+            detect(&login, "log in to my account"),
+            None,
+            "signing in is the task"
+        );
+        // A big page with a login box in its header is not a wall.
+        let mut big = Page {
+            url: "https://news.example.com/",
+            els: login.els.clone(),
+        };
+        big.els
+            .extend((0..40).map(|_| ("9", "link", "Story", None)));
+        assert_eq!(detect(&big, "read the top story"), None);
+    }
+
+    #[test]
+    fn cookie_banners_are_refused_when_possible_and_only_once() {
+        let page = Page {
+            url: "https://a.com/",
+            els: vec![
+                ("1", "el", "We use cookies to improve your experience", None),
+                ("2", "btn", "Accept all", None),
+                ("3", "btn", "Reject all", None),
+            ],
+        };
+        assert_eq!(
+            cookie_dismissal(&page, "find the opening hours", None).as_deref(),
+            Some("click(3)")
+        );
+        assert_eq!(
+            cookie_dismissal(&page, "find the opening hours", Some("click(3)")),
+            None
+        );
+        assert_eq!(
+            cookie_dismissal(&page, "change my cookie settings", None),
+            None
+        );
+        let accept_only = Page {
+            url: "https://a.com/",
+            els: vec![
+                ("1", "el", "Cookie notice", None),
+                ("2", "btn", "Got it", None),
+            ],
+        };
+        assert_eq!(
+            cookie_dismissal(&accept_only, "x", None).as_deref(),
+            Some("click(2)")
+        );
+    }
+}

@@ -1,0 +1,124 @@
+//! Loop detection over a task's recent actions and pages. A looping action is never returned:
+//! the step forces another strategy, and a second loop in the same task ends it.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopKind {
+    /// The same action three times in a row.
+    Repeated,
+    /// A-B-A-B.
+    Alternating,
+    /// Five of the last seven actions are the same.
+    Frequent,
+    /// The page has not changed over four steps.
+    Stalled,
+}
+
+impl LoopKind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            LoopKind::Repeated => "the same action three times in a row",
+            LoopKind::Alternating => "two actions alternating",
+            LoopKind::Frequent => "the same action five times in the last seven steps",
+            LoopKind::Stalled => "four steps without any change to the page",
+        }
+    }
+}
+
+/// Actions that only observe or wait: repeating them on an unchanged page is a stall too.
+fn normalize(action: &str) -> String {
+    action.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether taking `candidate` now would loop. `actions` are the task's earlier actions, oldest
+/// first; `hashes` the page hashes before each of them followed by the current page's hash.
+pub fn detect(actions: &[&str], hashes: &[&str], candidate: &str) -> Option<LoopKind> {
+    // finish/fail/ask_user end or pause the task: never a loop.
+    if ["finish(", "fail(", "ask_user("]
+        .iter()
+        .any(|p| candidate.trim_start().starts_with(p))
+    {
+        return None;
+    }
+    let mut seq: Vec<String> = actions.iter().map(|a| normalize(a)).collect();
+    seq.push(normalize(candidate));
+    let n = seq.len();
+    if n >= 3 && seq[n - 3..].iter().all(|a| *a == seq[n - 1]) {
+        return Some(LoopKind::Repeated);
+    }
+    if n >= 4 && seq[n - 1] == seq[n - 3] && seq[n - 2] == seq[n - 4] && seq[n - 1] != seq[n - 2] {
+        return Some(LoopKind::Alternating);
+    }
+    if n >= 7 && seq[n - 7..].iter().filter(|a| **a == seq[n - 1]).count() >= 5 {
+        return Some(LoopKind::Frequent);
+    }
+    // The page before each of the last three actions and now: four views, all the same.
+    if hashes.len() >= 4
+        && hashes[hashes.len() - 4..]
+            .iter()
+            .all(|h| *h == hashes[hashes.len() - 1])
+    {
+        return Some(LoopKind::Stalled);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_loop_shape_is_caught_and_progress_is_not() {
+        let h = ["1", "2", "3", "4", "5", "6", "7", "8"];
+        assert_eq!(
+            detect(&["click(1)", "click(1)"], &h[..3], "click(1)"),
+            Some(LoopKind::Repeated)
+        );
+        assert_eq!(
+            detect(&["click(1)", "click(2)", "click(1)"], &h[..4], "click(2)"),
+            Some(LoopKind::Alternating)
+        );
+        assert_eq!(
+            detect(
+                &[
+                    "click(1)",
+                    "click(2)",
+                    "click(1)",
+                    "click(3)",
+                    "click(1)",
+                    "click(1 )"
+                ],
+                &h[..7],
+                "click(4)"
+            ),
+            None,
+            "five of seven must include the candidate"
+        );
+        assert_eq!(
+            detect(
+                &["click(1)", "click(1)", "click(2)", "click(1)", "click(3)", "click(1)"],
+                &h[..7],
+                "click(1)"
+            ),
+            Some(LoopKind::Frequent)
+        );
+        assert_eq!(
+            detect(
+                &["click(1)", "click(2)", "click(3)"],
+                &["x", "x", "x", "x"],
+                "click(4)"
+            ),
+            Some(LoopKind::Stalled)
+        );
+        assert_eq!(detect(&["click(1)", "click(2)"], &h[..3], "click(3)"), None);
+        assert_eq!(
+            detect(&["click(1)", "click(2)", "click(3)"], &["a", "x", "x", "x"], "click(4)"),
+            None,
+            "three unchanged views are not yet a stall"
+        );
+        assert_eq!(detect(&["wait(1)", "wait(1)"], &h[..3], "finish()"), None);
+        assert_eq!(detect(&[], &["a"], "click(1)"), None);
+    }
+}
