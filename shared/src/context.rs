@@ -34,6 +34,8 @@ pub struct AppContext {
     pub passwords: PasswordHasher,
     /// The model; `None` when no key is configured.
     pub llm: Option<Arc<dyn Llm>>,
+    /// The model for verdicts (`LLM_VERIFY_MODEL`; the main model when unset).
+    pub verifier: Option<Arc<dyn Llm>>,
     /// The knowledge extraction service; `None` when unconfigured.
     pub knowledge: Option<Arc<dyn Knowledge>>,
     /// Realtime events; `None` when unconfigured (nothing is sent).
@@ -69,6 +71,14 @@ impl AppContext {
             .llm
             .clone()
             .map(|c| Arc::new(OpenAiLlm::new(c)) as Arc<dyn Llm>);
+        let verifier = match (&config.agent.llm, &config.agent.verify_model) {
+            (Some(c), Some(model)) if *model != c.model => {
+                let mut c = c.clone();
+                c.model = model.clone();
+                Some(Arc::new(OpenAiLlm::new(c)) as Arc<dyn Llm>)
+            }
+            _ => llm.clone(),
+        };
         let knowledge = config.agent.knowledge.as_ref().map(|k| {
             Arc::new(HttpKnowledge::new(
                 k.base_url.clone(),
@@ -88,6 +98,7 @@ impl AppContext {
             tokens,
             passwords: PasswordHasher::new(),
             llm,
+            verifier,
             knowledge,
             realtime,
         }

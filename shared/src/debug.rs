@@ -84,23 +84,30 @@ pub async fn export(ctx: &AppContext, p: &Principal, task_id: &str) -> Result<Va
         let Some(state) = &s.before_state else {
             continue;
         };
-        if state.get("snapshotKey").is_none() {
+        if state.snapshot_key.is_none() {
             continue;
         }
         let url = ctx
             .snapshots
             .presign_snapshot(&p.tenant_id, task_id, s.index, EXPORT_URL_SECONDS)
             .await?;
-        snapshots.push(json!({ "stepIndex": s.index, "url": url, "bytes": state.get("snapshotBytes").cloned().unwrap_or(Value::Null) }));
+        snapshots.push(json!({ "stepIndex": s.index, "url": url, "bytes": state.snapshot_bytes }));
     }
-    let record =
-        |kind: &str, s: &crate::domain::Step, v: &Value| json!({ "stepIndex": s.index, kind: v });
+    // Each record names the step it judged or corrected (`stepIndex`) and the step that
+    // made it (`recordedAt`).
+    let record = |s: &crate::domain::Step, v: Value| {
+        let mut v = v;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("recordedAt".into(), json!(s.index));
+        }
+        v
+    };
     Ok(json!({
         "task": task,
         "actions": steps,
         "messages": messages.iter().filter(|m| m.task_id.as_deref() == Some(task_id)).map(MessageView::from).collect::<Vec<_>>(),
-        "verifications": steps.iter().filter_map(|s| s.verification.as_ref().map(|v| record("verification", s, v))).collect::<Vec<_>>(),
-        "corrections": steps.iter().filter_map(|s| s.correction.as_ref().map(|v| record("correction", s, v))).collect::<Vec<_>>(),
+        "verifications": steps.iter().filter_map(|s| s.verification.as_ref().map(|v| record(s, json!(v)))).collect::<Vec<_>>(),
+        "corrections": steps.iter().filter_map(|s| s.correction.as_ref().map(|v| record(s, json!(v)))).collect::<Vec<_>>(),
         "snapshots": snapshots,
         "logs": logs.iter().map(log_view).collect::<Vec<_>>(),
     }))

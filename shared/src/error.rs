@@ -67,6 +67,12 @@ pub enum Error {
         retry_after_seconds: i64,
         reset_at: DateTime<Utc>,
     },
+    /// The tenant's daily token budget is used up.
+    #[error("token budget exceeded until {reset_at}")]
+    TokenBudgetExceeded {
+        retry_after_seconds: i64,
+        reset_at: DateTime<Utc>,
+    },
     /// No route for this method and path.
     #[error("no route for {method} {path}")]
     RouteNotFound { method: String, path: String },

@@ -7,8 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::domain::{
-    DomainPattern, Email, Message, Session, SessionStatus, Step, Task, TaskRef, TaskStatus, Tenant,
-    User,
+    DomainPattern, Email, Message, Session, SessionStatus, Step, Task, TaskRef, Tenant, User,
 };
 
 /// Storage failures, mapped from each adapter's own errors.
@@ -80,18 +79,35 @@ pub trait RevokedTokenStore: Send + Sync {
 /// be dropped after `expires_at`.
 #[async_trait]
 pub trait RateLimitStore: Send + Sync {
-    /// Adds one only while the count is below `limit`, atomically: `Some(new count)`, or
-    /// `None` (nothing counted) when the window is used up. Parallel callers can never push
+    /// Adds `amount` only while the count stays at or below `limit`, atomically: `Some(new
+    /// count)`, or `None` (nothing added) when it would not. Parallel callers can never push
     /// the count past `limit`.
+    async fn add_below(
+        &self,
+        key: &str,
+        window_start: i64,
+        expires_at: DateTime<Utc>,
+        amount: u64,
+        limit: u64,
+    ) -> StoreResult<Option<u64>>;
+    /// Adds `delta` to a live counter (a negative one never takes it below zero: it is then
+    /// left as it is); an absent or expired counter is left alone.
+    async fn adjust(&self, key: &str, window_start: i64, delta: i64) -> StoreResult<()>;
+    /// Adds one while the count is below `limit` (see [`RateLimitStore::add_below`]).
     async fn increment_below(
         &self,
         key: &str,
         window_start: i64,
         expires_at: DateTime<Utc>,
         limit: u64,
-    ) -> StoreResult<Option<u64>>;
+    ) -> StoreResult<Option<u64>> {
+        self.add_below(key, window_start, expires_at, 1, limit)
+            .await
+    }
     /// Takes one back (never below zero); gives back a count whose request was refused later.
-    async fn decrement(&self, key: &str, window_start: i64) -> StoreResult<()>;
+    async fn decrement(&self, key: &str, window_start: i64) -> StoreResult<()> {
+        self.adjust(key, window_start, -1).await
+    }
     /// The current count (0 when absent).
     async fn count(&self, key: &str, window_start: i64) -> StoreResult<u64>;
     /// Drops the counter.
@@ -127,16 +143,11 @@ pub trait TaskStore: Send + Sync {
     async fn append_step(&self, step: &Step) -> StoreResult<()>;
     /// Creates a new task together with its first step, in one transaction.
     async fn start_task(&self, task: &Task, first_step: &Step) -> StoreResult<()>;
-    /// Appends `step` (the task's next index) and, in the same transaction, sets the task's
-    /// status, bumps its version and releases `lease_owner`'s lease. `Conflict` if the index is
-    /// taken or the lease is no longer held by `lease_owner`.
-    async fn record_step(
-        &self,
-        step: &Step,
-        status: TaskStatus,
-        lease_owner: &str,
-        now: DateTime<Utc>,
-    ) -> StoreResult<()>;
+    /// Appends `step` (the task's next index) and, in the same transaction, stores `task` as
+    /// the task's new state (its step count, version and lease are set here: the count after
+    /// the step, the version bumped, the lease released). `Conflict` if the index is taken or
+    /// the lease is no longer held by `lease_owner`.
+    async fn record_step(&self, step: &Step, task: &Task, lease_owner: &str) -> StoreResult<()>;
     /// The task's steps in order.
     async fn steps(&self, tenant_id: &str, task_id: &str) -> StoreResult<Vec<Step>>;
     /// Tasks whose retention ended at or before `now` (oldest first, at most `limit`).
@@ -327,6 +338,10 @@ pub struct SessionChanges {
     pub title: Option<String>,
     pub is_renamed: Option<bool>,
     pub status: Option<SessionStatus>,
+    /// `Some(None)` clears it.
+    pub waiting_task_id: Option<Option<String>>,
+    /// The whole session memory, replacing the stored one.
+    pub memory: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// A user's sessions.

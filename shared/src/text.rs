@@ -54,6 +54,11 @@ pub fn single_line(s: &str, max: usize) -> String {
 /// open another.
 pub const PROMPT_TAGS: &[&str] = &["page", "knowledge", "search-results", "user-data"];
 
+/// `s` as one bounded line of the prompt, its delimiter tags neutralised.
+pub fn prompt_line(s: &str, max: usize) -> String {
+    neutralize_tags(&single_line(s, max)).into_owned()
+}
+
 /// Neutralises the prompt's delimiter tags in `data` (see [`PROMPT_TAGS`]).
 pub fn neutralize_tags(data: &str) -> Cow<'_, str> {
     let bytes = data.as_bytes();

@@ -8,6 +8,8 @@ use serde_json::json;
 use shared::clock::{Clock, ManualClock};
 use shared::config::Retention;
 use shared::context::Stores;
+use shared::domain::plan::Plan;
+use shared::domain::{BeforeState, StepKind};
 use shared::domain::{
     DomainPattern, Email, Message, MessageRole, Session, SessionStatus, Step, Task, TaskRef,
     TaskStatus, Tenant, User,
@@ -335,23 +337,16 @@ pub async fn concurrent_user_creation(stores: Stores, clock: &ManualClock) {
 /// A task of tenant `tenant` expiring an hour after `clock`'s now.
 pub fn task(tenant: &str, session: Option<&str>, clock: &ManualClock) -> Task {
     let now = clock.now();
-    Task {
-        id: uuid::Uuid::new_v4().to_string(),
-        tenant_id: tenant.into(),
-        user_id: "u1".into(),
-        session_id: session.map(str::to_owned),
-        status: TaskStatus::Executing,
-        query: "Click the Press me button".into(),
-        url: "http://127.0.0.1:3000/test-page".into(),
-        plan: None,
-        step_count: 0,
-        version: 0,
-        lease_owner: None,
-        lease_until: None,
-        created_at: now,
-        updated_at: now,
-        expires_at: (now + Duration::hours(1)).timestamp(),
-    }
+    Task::new(
+        uuid::Uuid::new_v4().to_string(),
+        tenant.into(),
+        "u1".into(),
+        session.map(str::to_owned),
+        "Click the Press me button".into(),
+        "http://127.0.0.1:3000/test-page".into(),
+        now,
+        (now + Duration::hours(1)).timestamp(),
+    )
 }
 
 /// Step `index` of `task`.
@@ -362,11 +357,18 @@ pub fn step(task: &Task, index: u32, clock: &ManualClock) -> Step {
         index,
         thought: format!("thought {index}"),
         action: format!("click({})", 10 + index),
-        before_state: Some(json!({ "url": task.url, "domHash": "abc" })),
+        before_state: Some(BeforeState {
+            url: task.url.clone(),
+            page_hash: "abc".into(),
+            ..BeforeState::default()
+        }),
         expected_outcome: None,
         verification: None,
         correction: None,
         client_outcome: None,
+        kind: StepKind::Dom,
+        chain: Vec::new(),
+        tool_result: None,
         usage: Some(json!({ "promptTokens": 10, "completionTokens": 2 })),
         timings: None,
         user_input: None,
@@ -401,7 +403,12 @@ pub async fn tasks(stores: Stores, clock: &ManualClock) {
 
     let mut edited = t.clone();
     edited.status = TaskStatus::NeedsUserInput;
-    edited.plan = Some(json!({ "steps": [{ "id": "step_1" }] }));
+    let mut plan =
+        Plan::from_descriptions(["Open the page", "Press the button"], clock.now()).expect("plan");
+    plan.count_attempt();
+    edited.plan = Some(plan);
+    edited.memory.insert("k".into(), "v".into());
+    edited.usage.prompt_tokens = 7;
     let saved = store.save_task(&edited).await.expect("save");
     assert_eq!(saved.version, 1);
     assert_eq!(
@@ -667,6 +674,8 @@ pub fn session(tenant: &str, clock: &ManualClock) -> Session {
         updated_at: now,
         metadata: None,
         id_claimed: false,
+        waiting_task_id: None,
+        memory: Default::default(),
     }
 }
 
@@ -1089,23 +1098,26 @@ pub async fn task_step_recording(stores: Stores, clock: &ManualClock) {
         .acquire_lease("t1", &t.id, "u1", "req-1", now + Duration::seconds(30), now)
         .await
         .expect("lease");
+    let mut done = leased.clone();
+    done.status = TaskStatus::Completed;
+    done.memory.insert("total".into(), "42".into());
     assert!(matches!(
         store
-            .record_step(
-                &step(&t, 1, clock),
-                TaskStatus::Completed,
-                "someone-else",
-                now
-            )
+            .record_step(&step(&t, 1, clock), &done, "someone-else")
             .await,
         Err(StoreError::Conflict(_))
     ));
     store
-        .record_step(&step(&t, 1, clock), TaskStatus::Completed, "req-1", now)
+        .record_step(&step(&t, 1, clock), &done, "req-1")
         .await
         .expect("record");
     let after = store.task("t1", &t.id).await.expect("get").expect("task");
     assert_eq!((after.step_count, after.status), (2, TaskStatus::Completed));
+    assert_eq!(
+        after.memory.get("total").map(String::as_str),
+        Some("42"),
+        "the task's new state is stored with the step"
+    );
     assert_eq!(after.version, leased.version + 1);
     assert_eq!(
         after.lease_owner, None,

@@ -1,9 +1,34 @@
 //! Black-box test harness: starts local-api's router on a random loopback port with a chosen
 //! store and clock, seeds tenants and users, and finds the workspace's built binaries.
 
+/// Runs each named `async fn name(dynamodb: bool)` of the calling test file as two tests: on
+/// the embedded store and on DynamoDB + S3 (the compatible server).
+#[macro_export]
+macro_rules! on_both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod embedded_store {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(false).await
+                }
+            )*
+        }
+        mod dynamodb_store {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(true).await
+                }
+            )*
+        }
+    };
+}
+
 pub mod aws;
 pub mod conformance;
 pub mod delayed;
+pub mod flows;
 pub mod harness;
 pub mod process;
 pub mod runtime_api;
@@ -63,6 +88,7 @@ impl AppOptions {
                 ("LLM_BASE_URL", llm_base_url.to_owned()),
                 ("LLM_API_KEY", "test-llm-key".to_owned()),
                 ("LLM_MODEL", "scripted-model".to_owned()),
+                ("LLM_VERIFY_MODEL", scripted::VERIFY_MODEL.to_owned()),
                 ("LLM_TIMEOUT_MS", "3000".to_owned()),
                 ("LLM_MAX_RETRIES", "2".to_owned()),
             ],

@@ -75,6 +75,10 @@ async fn serve(handler: Handler) -> SocketAddr {
     addr
 }
 
+/// The model name test apps give the verification model (`LLM_VERIFY_MODEL`): requests for
+/// it are answered from the verdict queue and recorded apart.
+pub const VERIFY_MODEL: &str = "scripted-verifier";
+
 #[derive(Default)]
 struct LlmState {
     script: VecDeque<Reply>,
@@ -82,6 +86,18 @@ struct LlmState {
     fallback: Option<Reply>,
     requests: Vec<Value>,
     authorization: Vec<String>,
+    verdicts: VecDeque<Reply>,
+    verdict_requests: Vec<Value>,
+}
+
+impl Reply {
+    /// A verifier's answer.
+    pub fn verdict(yes: bool, confidence: f64, reason: &str) -> Self {
+        Reply::Content(format!(
+            "<Verdict>{}</Verdict>\n<Confidence>{confidence}</Confidence>\n<Reason>{reason}</Reason>",
+            if yes { "yes" } else { "no" }
+        ))
+    }
 }
 
 /// The scripted model server.
@@ -107,7 +123,15 @@ impl ScriptedLlm {
                 .as_array()
                 .map(|m| m.iter().filter_map(|x| x["content"].as_str()).map(str::len).sum())
                 .unwrap_or(0);
-            s.requests.push(body);
+            let verifier = body["model"] == VERIFY_MODEL;
+            let next = if verifier {
+                s.verdict_requests.push(body);
+                // Unscripted verdicts confirm.
+                Some(s.verdicts.pop_front().unwrap_or_else(|| Reply::verdict(true, 0.9, "looks done")))
+            } else {
+                s.requests.push(body);
+                s.script.pop_front().or_else(|| s.fallback.clone())
+            };
             let completion = |content: String| {
                 json!({
                     "id": "chatcmpl-test",
@@ -116,7 +140,6 @@ impl ScriptedLlm {
                     "usage": { "prompt_tokens": prompt_chars / 4, "completion_tokens": 20 }
                 })
             };
-            let next = s.script.pop_front().or_else(|| s.fallback.clone());
             match next {
                 Some(Reply::Content(c)) => (200, completion(c), Duration::ZERO),
                 Some(Reply::Slow(d, c)) => (200, completion(c), d),
@@ -134,6 +157,16 @@ impl ScriptedLlm {
     /// Queues replies, answered in order.
     pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
         self.state.lock().expect("lock").script.extend(replies);
+    }
+
+    /// Queues verdicts of the verification model, answered in order (then: confirmed).
+    pub fn push_verdicts(&self, replies: impl IntoIterator<Item = Reply>) {
+        self.state.lock().expect("lock").verdicts.extend(replies);
+    }
+
+    /// Every request the verification model received.
+    pub fn verdict_requests(&self) -> Vec<Value> {
+        self.state.lock().expect("lock").verdict_requests.clone()
     }
 
     /// The reply given whenever the script is used up.

@@ -23,10 +23,9 @@ async fn big_bodies() -> Harness {
 /// A harness on the embedded store or on DynamoDB + S3, accepting the largest bodies the
 /// defaults accept, with further options from `opts`.
 async fn on_store(dynamodb: bool, opts: impl FnOnce(AppOptions) -> AppOptions) -> Harness {
-    harness_with(|o| {
+    api_tests::flows::on_store(dynamodb, |o| {
         opts(AppOptions {
             max_body_bytes: FIVE_MB,
-            dynamodb,
             ..o
         })
     })
@@ -526,29 +525,8 @@ fn hex_digest(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The tests whose fixes live in the store run on the embedded store and on DynamoDB + S3.
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod embedded_store {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(false).await
-                }
-            )*
-        }
-        mod dynamodb_store {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(true).await
-                }
-            )*
-        }
-    };
-}
-
-on_both_stores!(
+// The tests whose fixes live in the store run on the embedded store and on DynamoDB + S3.
+api_tests::on_both_stores!(
     deeply_nested_doms_are_answered_and_the_server_keeps_serving,
     parallel_login_guesses_get_no_more_checks_than_the_limit,
     a_disabled_users_tokens_stop_working_at_once_on_every_route,

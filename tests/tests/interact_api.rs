@@ -149,9 +149,15 @@ async fn a_three_step_tree_task_runs_to_finish() {
         steps[1].client_outcome.as_ref().expect("outcome")["status"],
         "success"
     );
-    assert!(steps[0].before_state.as_ref().expect("state")["pageHash"]
-        .as_str()
-        .is_some_and(|h| h.len() == 32));
+    assert_eq!(
+        steps[0]
+            .before_state
+            .as_ref()
+            .expect("state")
+            .page_hash
+            .len(),
+        32
+    );
     let session_id = first["sessionId"].as_str().expect("sid");
     let messages = ctx
         .store

@@ -327,7 +327,7 @@ async fn an_automatic_title_never_overwrites_a_renamed_one() {
     .await;
     llm.push([Reply::action("Click it.", "click(10)")]);
     let body = json!({ "sessionId": id, "url": "https://www.example.com/", "query": "Buy the shirt",
-        "interactiveTree": [{ "i": "10", "r": "btn", "n": "Buy" }] });
+        "interactiveTree": [{ "i": "10", "r": "btn", "n": "Shirts" }] });
     p.ok(Method::POST, "/api/agent/interact", Some(body)).await;
     let s = p.ok(Method::GET, &format!("/api/session/{id}"), None).await;
     assert_eq!(s["session"]["title"], "example.com: Shopping");
@@ -432,7 +432,7 @@ async fn with_messages() -> (Panel, ScriptedLlm, String, Value) {
         Reply::action("Which one?", "ask_user(\"Which colour?\")"),
     ]);
     let body = json!({ "sessionId": id, "url": "https://www.example.com/", "query": "Buy the shirt",
-        "interactiveTree": [{ "i": "10", "r": "btn", "n": "Buy" }] });
+        "interactiveTree": [{ "i": "10", "r": "btn", "n": "Shirts" }] });
     let r1 = p
         .ok(Method::POST, "/api/agent/interact", Some(body.clone()))
         .await;
@@ -575,7 +575,7 @@ async fn a_waiting_task_resumes_and_finished_ones_do_not() {
 
     llm.push([Reply::action("Done.", "finish()")]);
     let body = json!({ "sessionId": id, "taskId": task, "url": "https://www.example.com/", "query": "blue",
-        "interactiveTree": [{ "i": "10", "r": "btn", "n": "Buy" }] });
+        "interactiveTree": [{ "i": "10", "r": "btn", "n": "Shirts" }] });
     assert_eq!(
         p.ok(Method::POST, "/api/agent/interact", Some(body)).await["status"],
         "completed"
@@ -716,7 +716,19 @@ async fn debug_routes_answer_403_when_off_and_export_a_task_when_on() {
     assert_eq!(ex["task"]["id"], task);
     assert_eq!(ex["actions"].as_array().expect("a").len(), 2);
     assert_eq!(ex["messages"].as_array().expect("m").len(), 3);
-    assert_eq!(ex["verifications"], json!([]));
+    // The click of step 0 showed no visible change: the verification model judged it when
+    // step 1 was decided.
+    let verifications = ex["verifications"].as_array().expect("v");
+    assert_eq!(verifications.len(), 1);
+    assert_eq!(
+        (
+            &verifications[0]["stepIndex"],
+            &verifications[0]["recordedAt"],
+            &verifications[0]["byModel"],
+            &verifications[0]["success"]
+        ),
+        (&json!(0), &json!(1), &json!(true), &json!(true))
+    );
     assert_eq!(ex["corrections"], json!([]));
     let snaps = ex["snapshots"].as_array().expect("s");
     assert_eq!(snaps.len(), 2);

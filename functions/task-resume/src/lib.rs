@@ -19,6 +19,9 @@ pub const ROUTE: RouteSpec = RouteSpec {
     path: "/api/session/{sessionId}/task/{taskId}/resume",
 };
 
+/// Longest part of `resolutionData` carried to the task's next decision.
+const MAX_NOTE_CHARS: usize = 2_000;
+
 /// Largest `resolutionData` accepted (as compact JSON).
 const MAX_RESOLUTION_DATA_BYTES: usize = 16 * 1024;
 
@@ -67,7 +70,20 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         .filter(|t| t.user_id == p.user_id && t.session_id.as_deref() == Some(session_id.as_str()))
         .ok_or(TaskError::NotFound)?;
     let now = ctx.clock.now();
-    let resumed = task.resumed_at(now)?;
+    // What the user did or said reaches the task's next decision.
+    let data = b
+        .resolution_data
+        .as_ref()
+        .filter(|d| !d.is_null())
+        .map(|d| d.as_str().map_or_else(|| d.to_string(), str::to_owned));
+    let note = match &data {
+        Some(d) => format!(
+            "the user {how}: {}",
+            shared::text::single_line(d, MAX_NOTE_CHARS)
+        ),
+        None => format!("the user {how}"),
+    };
+    let resumed = task.resumed_at(now, Some(note))?;
     ctx.store.save_task(&resumed).await.map_err(|e| match e {
         StoreError::Conflict(_) => TaskError::Busy("The task changed meanwhile; try again").into(),
         other => Error::from(other),

@@ -264,74 +264,85 @@ impl RevokedTokenStore for TableStore {
 
 #[async_trait]
 impl RateLimitStore for TableStore {
-    async fn increment_below(
+    async fn add_below(
         &self,
         key: &str,
         window_start: i64,
         expires_at: DateTime<Utc>,
+        amount: u64,
         limit: u64,
     ) -> StoreResult<Option<u64>> {
-        if limit == 0 {
+        if amount == 0 || amount > limit {
             return Ok(None);
         }
         let (pk, sk) = (keys::rate_pk(key), keys::rate_sk(window_start));
-        let below = i64::try_from(limit - 1).unwrap_or(i64::MAX);
+        let at_most = i64::try_from(limit - amount).unwrap_or(i64::MAX);
+        let amount = i64::try_from(amount).unwrap_or(i64::MAX);
         for _ in 0..RACE_RETRIES {
             let now = self.now();
             let bump = Update {
                 set: set(vec![(EXPIRES_AT, Value::from(expires_at.timestamp()))]),
-                add: vec![("count".into(), 1)],
+                add: vec![("count".into(), amount)],
                 ..Update::default()
             };
-            // Created at one, or bumped while live and below the limit: one conditional write.
+            // Created at `amount`, or added to while live and with room: one conditional write.
             let cond = Cond::Any(vec![
                 Cond::Missing,
                 Cond::All(vec![
                     Cond::Live { now },
-                    Cond::MissingOrAtMost("count".into(), below),
+                    Cond::MissingOrAtMost("count".into(), at_most),
                 ]),
             ]);
             match self.table.update(&pk, &sk, bump, cond).await {
                 Ok(item) => {
-                    return Ok(Some(item.get("count").and_then(Value::as_u64).unwrap_or(1)))
+                    return Ok(Some(
+                        item.get("count")
+                            .and_then(Value::as_u64)
+                            .unwrap_or(amount as u64),
+                    ))
                 }
                 Err(StoreError::Conflict(_)) => {}
                 Err(e) => return Err(e),
             }
-            // Refused: the window is used up, or an expired counter TTL has not removed yet.
+            // Refused: no room, or an expired counter TTL has not removed yet.
             match self.table.get(&pk, &sk).await? {
                 Some(item) if !is_expired(&item, now) => return Ok(None),
                 _ => {}
             }
-            let mut fresh = item_of(&pk, &sk, &json!({ "count": 1 }))?;
+            let mut fresh = item_of(&pk, &sk, &json!({ "count": amount }))?;
             fresh.insert(EXPIRES_AT.into(), Value::from(expires_at.timestamp()));
             match self.table.put(fresh, Cond::Absent { now }).await {
-                Ok(()) => return Ok(Some(1)),
+                Ok(()) => return Ok(Some(amount as u64)),
                 Err(StoreError::Conflict(_)) => continue,
                 Err(e) => return Err(e),
             }
         }
-        Err(StoreError::Unavailable(format!(
-            "counter {key} kept changing"
-        )))
+        Err(StoreError::Conflict(
+            "the counter kept changing; try again".into(),
+        ))
     }
 
-    async fn decrement(&self, key: &str, window_start: i64) -> StoreResult<()> {
-        let down = Update {
-            add: vec![("count".into(), -1)],
+    async fn adjust(&self, key: &str, window_start: i64, delta: i64) -> StoreResult<()> {
+        if delta == 0 {
+            return Ok(());
+        }
+        let change = Update {
+            add: vec![("count".into(), delta)],
             ..Update::default()
         };
-        let cond = Cond::All(vec![
-            Cond::Live { now: self.now() },
-            Cond::AtLeast("count".into(), 1),
-        ]);
+        let mut all = vec![Cond::Live { now: self.now() }];
+        all.push(if delta < 0 {
+            Cond::AtLeast("count".into(), delta.saturating_neg())
+        } else {
+            Cond::AtLeast("count".into(), 0)
+        });
         match self
             .table
             .update(
                 &keys::rate_pk(key),
                 &keys::rate_sk(window_start),
-                down,
-                cond,
+                change,
+                Cond::All(all),
             )
             .await
         {
@@ -558,51 +569,23 @@ impl TaskStore for TableStore {
             .await
     }
 
-    async fn record_step(
-        &self,
-        step: &Step,
-        status: TaskStatus,
-        lease_owner: &str,
-        now: DateTime<Utc>,
-    ) -> StoreResult<()> {
-        let ts = now.timestamp();
-        let mut update = Update {
-            set: set(vec![
-                ("stepCount", Value::from(step.index + 1)),
-                ("status", to_json(&status)?),
-                ("updatedAt", to_json(&now)?),
-                ("updatedAtMs", Value::from(now.timestamp_millis())),
-            ]),
-            remove: vec!["leaseOwner".into(), "leaseUntil".into()],
-            add: vec![("version".into(), 1)],
+    async fn record_step(&self, step: &Step, task: &Task, lease_owner: &str) -> StoreResult<()> {
+        let ts = self.now();
+        let next = Task {
+            step_count: step.index + 1,
+            version: task.version + 1,
+            lease_owner: None,
+            lease_until: None,
+            ..task.clone()
         };
-        if status.is_active() {
-            update
-                .set
-                .insert(Index::Gsi2.pk().into(), Value::from(keys::SWEEP_ACTIVE));
-            update.set.insert(
-                Index::Gsi2.sk().into(),
-                Value::from(keys::active_sweep_sk(
-                    now.timestamp_millis(),
-                    &step.tenant_id,
-                    &step.task_id,
-                )),
-            );
-        } else {
-            update
-                .remove
-                .extend([Index::Gsi2.pk().into(), Index::Gsi2.sk().into()]);
-        }
         self.table
             .transact(vec![
                 Write::Put {
                     item: step_item(step)?,
                     cond: Cond::Absent { now: ts },
                 },
-                Write::Update {
-                    pk: keys::tenant_pk(&step.tenant_id),
-                    sk: keys::task_sk(&step.task_id),
-                    update,
+                Write::Put {
+                    item: task_item(&next)?,
                     cond: Cond::All(vec![
                         Cond::Live { now: ts },
                         Cond::Eq("stepCount".into(), Value::from(step.index)),
@@ -1213,6 +1196,18 @@ impl SessionQueries for TableStore {
         }
         if let Some(st) = changes.status {
             update.set.insert("status".into(), to_json(&st)?);
+        }
+        match &changes.waiting_task_id {
+            Some(Some(t)) => {
+                update
+                    .set
+                    .insert("waitingTaskId".into(), Value::from(t.clone()));
+            }
+            Some(None) => update.remove.push("waitingTaskId".into()),
+            None => {}
+        }
+        if let Some(m) = &changes.memory {
+            update.set.insert("memory".into(), to_json(m)?);
         }
         match self
             .table

@@ -2,11 +2,74 @@
 //! small drift — tag case, whitespace, code fences, a missing closing tag, or plain
 //! `Thought:`/`Action:` lines.
 
-/// What the model said.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the model said. Only `thought` and `action` are required; the rest are optional
+/// sections of the answer format.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ModelOutput {
     pub thought: String,
+    /// The first action.
     pub action: String,
+    /// Every `<Action>` given (several for a chain), the first being `action`.
+    pub actions: Vec<String>,
+    /// `<Plan>`: step descriptions, in order.
+    pub plan: Option<Vec<String>>,
+    /// `<Step>`: the plan step (0-based) the action works on.
+    pub step: Option<usize>,
+    /// `<Expect>`: what should happen after the action.
+    pub expect: Option<String>,
+    /// `<Risk>`: the model's warning that the action needs the user's confirmation.
+    pub risk: Option<String>,
+    /// `<TaskType>`: `chat_only` when the answer needs no browser.
+    pub task_type: Option<String>,
+    /// `<Missing>`: what the user must provide (with `ask_user`), separated by `;` or lines.
+    pub missing: Vec<String>,
+}
+
+/// Most items read from `<Missing>`, and the length of each.
+const MAX_MISSING: usize = 5;
+const MISSING_CHARS: usize = 200;
+
+/// Most `<Action>`s read from one answer.
+const MAX_ACTIONS: usize = 5;
+
+/// Every `<tag>…</tag>` section, in order.
+fn all_tagged(text: &str, tag: &str) -> Vec<String> {
+    let lower = text.to_ascii_lowercase();
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find(&open) {
+        let start = from + at + open.len();
+        let end = lower[start..]
+            .find(&close)
+            .map(|e| start + e)
+            .or_else(|| lower[start..].find('<').map(|e| start + e))
+            .unwrap_or(text.len());
+        out.push(text[start..end].trim().to_owned());
+        from = end;
+        if out.len() >= MAX_ACTIONS {
+            break;
+        }
+    }
+    out
+}
+
+/// The lines of a `<Plan>`: list markers and numbering removed, empty lines dropped.
+fn plan_lines(plan: &str) -> Vec<String> {
+    plan.lines()
+        .map(|l| {
+            let l = l.trim().trim_start_matches(['-', '*', '•']).trim();
+            let digits = l.chars().take_while(char::is_ascii_digit).count();
+            let rest = &l[digits..];
+            if digits > 0 && (rest.starts_with('.') || rest.starts_with(')')) {
+                rest[1..].trim().to_owned()
+            } else {
+                l.to_owned()
+            }
+        })
+        .filter(|l| !l.is_empty())
+        .collect()
 }
 
 fn tagged(text: &str, tag: &str) -> Option<String> {
@@ -47,20 +110,74 @@ fn strip_fences(s: &str) -> String {
         .to_owned()
 }
 
-/// Extracts thought and action; `Err` says what is missing.
+/// Extracts thought and action(s) and the optional sections; `Err` says what is missing.
 pub fn parse_model_output(raw: &str) -> Result<ModelOutput, String> {
     let text = strip_fences(raw);
-    let action = tagged(&text, "action")
-        .or_else(|| labelled(&text, "action"))
-        .map(|a| strip_fences(&a))
+    // Only the first line of an action counts: models sometimes explain after it.
+    let first_line = |a: &str| {
+        strip_fences(a)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_owned()
+    };
+    let mut actions: Vec<String> = all_tagged(&text, "action")
+        .iter()
+        .map(|a| first_line(a))
         .filter(|a| !a.is_empty())
+        .collect();
+    if actions.is_empty() {
+        actions.extend(
+            labelled(&text, "action")
+                .map(|a| first_line(&a))
+                .filter(|a| !a.is_empty()),
+        );
+    }
+    let action = actions
+        .first()
+        .cloned()
         .ok_or("the answer has no <Action>…</Action>")?;
-    // Only the first line of the action counts: models sometimes explain after it.
-    let action = action.lines().next().unwrap_or("").trim().to_owned();
     let thought = tagged(&text, "thought")
         .or_else(|| labelled(&text, "thought"))
         .unwrap_or_default();
-    Ok(ModelOutput { thought, action })
+    let single = |tag: &str| {
+        tagged(&text, tag)
+            .map(|t| crate::text::single_line(&t, 300))
+            .filter(|t| !t.is_empty())
+    };
+    Ok(ModelOutput {
+        thought,
+        action,
+        actions,
+        plan: tagged(&text, "plan")
+            .map(|p| plan_lines(&p))
+            .filter(|p| !p.is_empty()),
+        step: tagged(&text, "step").and_then(|s| s.trim().parse().ok()),
+        expect: single("expect"),
+        // "none" and the like are no warning.
+        risk: single("risk").filter(|r| {
+            !matches!(
+                r.to_ascii_lowercase().trim_matches(['.', ' ']),
+                "none" | "no" | "n/a" | "na" | "-" | "false" | "no risk" | "nothing"
+            )
+        }),
+        task_type: single("tasktype").map(|t| t.to_ascii_lowercase()),
+        missing: tagged(&text, "missing")
+            .map(|m| {
+                m.split([';', '\n'])
+                    .map(|i| {
+                        crate::text::single_line(
+                            i.trim_start_matches(['-', '*', ' ']),
+                            MISSING_CHARS,
+                        )
+                    })
+                    .filter(|i| !i.is_empty())
+                    .take(MAX_MISSING)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    })
 }
 
 #[cfg(test)]
@@ -73,12 +190,11 @@ mod tests {
             parse_model_output("<Thought>Click the button.</Thought>\n<Action>click(10)</Action>")
                 .expect("ok");
         assert_eq!(
-            o,
-            ModelOutput {
-                thought: "Click the button.".into(),
-                action: "click(10)".into()
-            }
+            (o.thought.as_str(), o.action.as_str()),
+            ("Click the button.", "click(10)")
         );
+        assert_eq!(o.actions, vec!["click(10)"]);
+        assert!(o.plan.is_none() && o.step.is_none());
     }
 
     #[test]
@@ -94,6 +210,36 @@ mod tests {
             assert_eq!(o.action, "click(10)", "{raw}");
             assert_eq!(o.thought, "x", "{raw}");
         }
+    }
+
+    #[test]
+    fn reads_the_optional_sections_and_several_actions() {
+        let o = parse_model_output(
+            "<Plan>\n1. Open the form\n2) Fill in the name\n- Submit\n</Plan>\n<TaskType>web_only</TaskType>\n<Thought>Filling.</Thought>\n<Step>1</Step>\n<Expect>Both fields filled</Expect>\n<Action>setValue(1, \"Ada\")</Action>\n<Action>setValue(2, \"L\")</Action>\n<Risk>none</Risk>",
+        )
+        .expect("ok");
+        assert_eq!(
+            o.plan,
+            Some(vec![
+                "Open the form".into(),
+                "Fill in the name".into(),
+                "Submit".into()
+            ])
+        );
+        assert_eq!(o.step, Some(1));
+        assert_eq!(o.actions.len(), 2);
+        assert_eq!(o.action, "setValue(1, \"Ada\")");
+        assert_eq!(o.expect.as_deref(), Some("Both fields filled"));
+        assert_eq!(o.task_type.as_deref(), Some("web_only"));
+        assert_eq!(o.risk, None, "\"none\" is no warning");
+        let o = parse_model_output(
+            "<Thought>I need details.</Thought><Action>ask_user(\"Which size?\")</Action><Missing>- shoe size; colour\n</Missing><Risk>pays 20 EUR</Risk>",
+        )
+        .expect("ok");
+        assert_eq!(o.missing, vec!["shoe size".to_owned(), "colour".to_owned()]);
+        assert_eq!(o.risk.as_deref(), Some("pays 20 EUR"));
+        let many = "<Action>wait(1)</Action>".repeat(20);
+        assert_eq!(parse_model_output(&many).expect("ok").actions.len(), 5);
     }
 
     #[test]

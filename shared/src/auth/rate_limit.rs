@@ -25,11 +25,10 @@ impl FixedWindow {
 
     /// The error for a used-up window.
     pub fn limited(&self, now: DateTime<Utc>) -> Error {
-        let (_, reset_at) = self.window(now);
-        let secs = (reset_at - now).num_milliseconds();
+        // Rounded up: a client that waits Retry-After seconds must find the window over.
+        let (retry_after_seconds, reset_at) = self.renewal(now);
         Error::RateLimited {
-            // Round up: a client that waits Retry-After seconds must find the window over.
-            retry_after_seconds: ((secs + 999) / 1000).max(1),
+            retry_after_seconds,
             reset_at,
         }
     }
@@ -56,6 +55,44 @@ impl FixedWindow {
         if let Err(e) = store.decrement(key, start).await {
             tracing::warn!(error = %e, "could not give back a rate-limit count");
         }
+    }
+
+    /// Adds `amount` for `key` if the window has room for all of it, atomically; `false`
+    /// (nothing added) when it has not.
+    pub async fn take_amount(
+        &self,
+        store: &dyn RateLimitStore,
+        key: &str,
+        amount: u64,
+        now: DateTime<Utc>,
+    ) -> Result<bool, Error> {
+        let (start, reset_at) = self.window(now);
+        Ok(store
+            .add_below(key, start, reset_at, amount, self.limit)
+            .await?
+            .is_some())
+    }
+
+    /// Corrects `key`'s count by `delta` (a reservation settled at its real size). Failures
+    /// are logged: the count expires with its window anyway.
+    pub async fn adjust(
+        &self,
+        store: &dyn RateLimitStore,
+        key: &str,
+        delta: i64,
+        now: DateTime<Utc>,
+    ) {
+        let (start, _) = self.window(now);
+        if let Err(e) = store.adjust(key, start, delta).await {
+            tracing::warn!(error = %e, "could not adjust a counter");
+        }
+    }
+
+    /// Seconds until the window of `now` ends (at least one) and when it does.
+    pub fn renewal(&self, now: DateTime<Utc>) -> (i64, DateTime<Utc>) {
+        let (_, reset_at) = self.window(now);
+        let secs = (reset_at - now).num_milliseconds();
+        (((secs + 999) / 1000).max(1), reset_at)
     }
 
     /// Forgets `key`'s count in the current window.

@@ -5,6 +5,7 @@ use std::time::Duration;
 use secrecy::SecretString;
 
 use super::{parse_num, ConfigError};
+use crate::domain::risk::RiskPatterns;
 
 /// Settings of the OpenAI-compatible adapter.
 #[derive(Debug, Clone)]
@@ -33,6 +34,12 @@ pub struct AgentConfig {
     pub rate_window_seconds: i64,
     pub page_tokens: usize,
     pub chars_per_token: f64,
+    /// Model for verdicts on ambiguous outcomes and finish checks; `None`: the main model.
+    pub verify_model: Option<String>,
+    /// Tokens a tenant's model calls may use per UTC day; `None`: no budget.
+    pub tenant_daily_tokens: Option<u64>,
+    /// The risk gate's words: the defaults plus `RISK_*_WORDS`.
+    pub risk: RiskPatterns,
 }
 
 /// The knowledge extraction service.
@@ -114,6 +121,36 @@ impl AgentConfig {
             rate_window_seconds: parse_num(&get, "INTERACT_RATE_WINDOW_SECONDS", 60, 1, 3_600)?,
             page_tokens: parse_num(&get, "PROMPT_PAGE_TOKENS", 6_000, 200, 200_000)?,
             chars_per_token,
+            verify_model: get("LLM_VERIFY_MODEL"),
+            tenant_daily_tokens: match parse_num(
+                &get,
+                "TENANT_DAILY_TOKEN_BUDGET",
+                0u64,
+                0,
+                1 << 40,
+            )? {
+                0 => None,
+                n => Some(n),
+            },
+            risk: {
+                let words = |name: &str| -> Vec<String> {
+                    get(name)
+                        .map(|v| {
+                            v.split(',')
+                                .map(|w| w.trim().to_lowercase())
+                                .filter(|w| !w.is_empty() && w.chars().count() <= 60)
+                                .take(200)
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                };
+                let mut p = RiskPatterns::default();
+                p.payment.extend(words("RISK_PAYMENT_WORDS"));
+                p.deletion.extend(words("RISK_DELETION_WORDS"));
+                p.sending.extend(words("RISK_SENDING_WORDS"));
+                p.credentials.extend(words("RISK_CREDENTIAL_WORDS"));
+                p
+            },
         })
     }
 }

@@ -161,6 +161,21 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "characters per token assumed when budgeting (measured on rendered pages)",
     ),
     (
+        "LLM_VERIFY_MODEL",
+        "(the main model)",
+        "model for verdicts on ambiguous outcomes and finish checks (a cheaper one is fine)",
+    ),
+    (
+        "TENANT_DAILY_TOKEN_BUDGET",
+        "0 (no budget)",
+        "tokens a tenant's model calls may use per UTC day; beyond it interact answers 429 TOKEN_BUDGET_EXCEEDED",
+    ),
+    (
+        "RISK_PAYMENT_WORDS",
+        "(none)",
+        "comma-separated words added to the risk gate's payment words (also RISK_DELETION_WORDS, RISK_SENDING_WORDS, RISK_CREDENTIAL_WORDS)",
+    ),
+    (
         "PUSHER_APP_ID",
         "(none: no realtime events)",
         "Pusher/Sockudo app id (with PUSHER_KEY and PUSHER_SECRET)",

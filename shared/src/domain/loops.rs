@@ -114,7 +114,11 @@ mod tests {
         );
         assert_eq!(detect(&["click(1)", "click(2)"], &h[..3], "click(3)"), None);
         assert_eq!(
-            detect(&["click(1)", "click(2)", "click(3)"], &["a", "x", "x", "x"], "click(4)"),
+            detect(
+                &["click(1)", "click(2)", "click(3)"],
+                &["a", "x", "x", "x"],
+                "click(4)"
+            ),
             None,
             "three unchanged views are not yet a stall"
         );

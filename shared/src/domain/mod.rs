@@ -24,4 +24,6 @@ pub use email::Email;
 pub use errors::TaskError;
 pub use identity::{Role, Tenant, User};
 pub use session::{Message, MessageRole, Session, SessionStatus};
-pub use task::{admission, Admission, Step, Task, TaskRef, TaskStatus};
+pub use task::{
+    admission, Admission, BeforeState, Step, StepKind, Task, TaskRef, TaskStatus, TokenUsage,
+};

@@ -43,9 +43,14 @@ pub struct PlanStep {
     pub reasoning: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_outcome: Option<Value>,
-    /// Corrections tried on this step (at most three before the task stops).
-    #[serde(default, skip_serializing)]
+    /// Corrections tried on this step (at most three before the task stops). Stored with the
+    /// task, not part of the contract's plan step.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub attempts: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A task's plan.

@@ -41,6 +41,13 @@ pub struct Session {
     /// until their next message).
     #[serde(default)]
     pub id_claimed: bool,
+    /// The session's task that waits for the user (`needs_user_input`, `awaiting_user`): the
+    /// client sends the user's reply without a `taskId`, and it continues this task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_task_id: Option<String>,
+    /// Notes tasks exported to the session (`exportToSession`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub memory: std::collections::BTreeMap<String, String>,
 }
 
 impl Session {
@@ -71,6 +78,8 @@ impl Session {
             updated_at: now,
             metadata,
             id_claimed: false,
+            waiting_task_id: None,
+            memory: std::collections::BTreeMap::new(),
         }
     }
 }

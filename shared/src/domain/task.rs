@@ -2,9 +2,19 @@
 //! each). A task is written by one request at a time (a lease) and every change bumps its
 //! version; step N is appended by exactly one writer.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use super::chain::ChainItem;
+use super::correction::Correction;
+use super::facts::ElementSnapshot;
+use super::outcome::ExpectedOutcome;
+use super::plan::Plan;
+use super::risk::PendingConfirmation;
+use super::verdict::Verification;
 
 /// Where a task stands; the names are the contract's `status` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -47,7 +57,7 @@ pub struct Task {
     pub query: String,
     pub url: String,
     #[serde(default)]
-    pub plan: Option<Value>,
+    pub plan: Option<Plan>,
     /// Steps appended so far (the next step's index).
     pub step_count: u32,
     /// Bumped by every save; saves are conditional on it.
@@ -61,6 +71,55 @@ pub struct Task {
     pub updated_at: DateTime<Utc>,
     /// When the task and everything belonging to it may be deleted (epoch seconds).
     pub expires_at: i64,
+    /// Tokens its model calls used so far.
+    #[serde(default)]
+    pub usage: TokenUsage,
+    /// What the task is: a browser task, or a question answered without the browser.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_type: Option<String>,
+    /// Notes the agent keeps for the task (`remember`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub memory: BTreeMap<String, String>,
+    /// A risky action waiting for the user's yes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<PendingConfirmation>,
+    /// Loops caught so far: a second one ends the task.
+    #[serde(default)]
+    pub loops: u32,
+    /// What the user said when resuming the task, for its next decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_note: Option<String>,
+}
+
+/// Tokens used by model calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl TokenUsage {
+    pub fn add(&mut self, other: TokenUsage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+}
+
+/// What kind of step a record is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    /// A browser action the client executed.
+    #[default]
+    Dom,
+    /// A server tool (memory, search): not part of the client's action history, but it counts
+    /// toward the task's step limit.
+    ServerTool,
 }
 
 /// Whether a request may take the next step of a task (the task as leased for it).
@@ -90,9 +149,51 @@ pub fn admission(task: Option<&Task>, user_id: &str, max_steps: u32) -> Admissio
 }
 
 impl Task {
-    /// The task executing again at `now` after the user resolved what it waited for; refused
-    /// when it is finished or a request holds it.
-    pub fn resumed_at(&self, now: DateTime<Utc>) -> Result<Task, super::TaskError> {
+    /// A new task for `query` on `url`, created at `now`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: String,
+        tenant_id: String,
+        user_id: String,
+        session_id: Option<String>,
+        query: String,
+        url: String,
+        now: DateTime<Utc>,
+        expires_at: i64,
+    ) -> Task {
+        Task {
+            id,
+            tenant_id,
+            user_id,
+            session_id,
+            status: TaskStatus::Executing,
+            query,
+            url,
+            plan: None,
+            step_count: 0,
+            version: 0,
+            lease_owner: None,
+            lease_until: None,
+            created_at: now,
+            updated_at: now,
+            expires_at,
+            usage: TokenUsage::default(),
+            task_type: None,
+            memory: BTreeMap::new(),
+            confirmation: None,
+            loops: 0,
+            resume_note: None,
+        }
+    }
+
+    /// The task executing again at `now` after the user resolved what it waited for (`note`:
+    /// what the user said, for the next decision); refused when it is finished or a request
+    /// holds it.
+    pub fn resumed_at(
+        &self,
+        now: DateTime<Utc>,
+        note: Option<String>,
+    ) -> Result<Task, super::TaskError> {
         if self.status.is_finished() {
             return Err(super::TaskError::Finished(self.status));
         }
@@ -109,6 +210,7 @@ impl Task {
             lease_owner: None,
             lease_until: None,
             updated_at: now,
+            resume_note: note,
             ..self.clone()
         })
     }
@@ -135,6 +237,30 @@ pub struct TaskRef {
     pub session_id: Option<String>,
 }
 
+/// What the page looked like before a step's action (the page itself is in the snapshot
+/// store).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BeforeState {
+    pub url: String,
+    pub page_hash: String,
+    #[serde(default)]
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_key: Option<String>,
+    #[serde(default)]
+    pub snapshot_bytes: usize,
+    /// How the page was rendered for the prompt.
+    #[serde(default)]
+    pub form: String,
+    /// The action's target as it was (for verification and corrections).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<ElementSnapshot>,
+    /// The plan step the action worked on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_step: Option<usize>,
+}
+
 /// One step of a task: the action decided, what the page looked like before it, and what
 /// came of it. Large payloads (the page itself) live in the snapshot store.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -145,21 +271,31 @@ pub struct Step {
     pub index: u32,
     pub thought: String,
     pub action: String,
-    /// URL, page hash, skeleton summary and snapshot key before the action.
     #[serde(default)]
-    pub before_state: Option<Value>,
+    pub before_state: Option<BeforeState>,
+    /// What the action should bring about.
     #[serde(default)]
-    pub expected_outcome: Option<Value>,
+    pub expected_outcome: Option<ExpectedOutcome>,
+    /// The verdict on the previous step's action, made when this step was decided.
     #[serde(default)]
-    pub verification: Option<Value>,
+    pub verification: Option<Verification>,
+    /// The correction this step made.
     #[serde(default)]
-    pub correction: Option<Value>,
+    pub correction: Option<Correction>,
     /// What the client reported about the previous action.
     #[serde(default)]
     pub client_outcome: Option<Value>,
     /// The user's reply to a question, when this step's request carried one.
     #[serde(default)]
     pub user_input: Option<String>,
+    #[serde(default)]
+    pub kind: StepKind,
+    /// The chained actions that went out with this step's action.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chain: Vec<ChainItem>,
+    /// What a server tool answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_result: Option<Value>,
     #[serde(default)]
     pub usage: Option<Value>,
     #[serde(default)]
@@ -173,24 +309,21 @@ mod tests {
     use super::*;
 
     fn task(user: &str, status: TaskStatus, steps: u32) -> Task {
-        let now = Utc::now();
-        Task {
-            id: "t".into(),
-            tenant_id: "acme".into(),
-            user_id: user.into(),
-            session_id: None,
-            status,
-            query: "q".into(),
-            url: "https://a.com".into(),
-            plan: None,
-            step_count: steps,
-            version: 0,
-            lease_owner: Some("r".into()),
-            lease_until: Some(1),
-            created_at: now,
-            updated_at: now,
-            expires_at: 0,
-        }
+        let mut t = Task::new(
+            "t".into(),
+            "acme".into(),
+            user.into(),
+            None,
+            "q".into(),
+            "https://a.com".into(),
+            Utc::now(),
+            0,
+        );
+        t.status = status;
+        t.step_count = steps;
+        t.lease_owner = Some("r".into());
+        t.lease_until = Some(1);
+        t
     }
 
     #[test]
@@ -214,16 +347,19 @@ mod tests {
         let now = Utc::now();
         let mut idle = task("u", TaskStatus::NeedsUserInput, 3);
         idle.lease_until = Some(now.timestamp() - 1);
-        let resumed = idle.resumed_at(now).expect("resumable");
+        let resumed = idle
+            .resumed_at(now, Some("signed in".into()))
+            .expect("resumable");
         assert_eq!(resumed.status, TaskStatus::Executing);
+        assert_eq!(resumed.resume_note.as_deref(), Some("signed in"));
         assert!(resumed.lease_owner.is_none());
         idle.lease_until = Some(now.timestamp() + 30);
         assert!(matches!(
-            idle.resumed_at(now),
+            idle.resumed_at(now, None),
             Err(super::super::TaskError::Busy(_))
         ));
         assert_eq!(
-            done.resumed_at(now),
+            done.resumed_at(now, None),
             Err(super::super::TaskError::Finished(TaskStatus::Completed))
         );
         let failed = mine.failed_at(Utc::now());

@@ -117,7 +117,7 @@ pub struct Verification {
     pub reason: String,
     pub timestamp: String,
     /// Whether a model decided it (the rules could not).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub by_model: bool,
 }
 

@@ -87,6 +87,14 @@ pub fn classify(e: &Error) -> (StatusCode, &'static str, String) {
             "RATE_LIMIT",
             format!("Too many requests; retry after {retry_after_seconds} seconds"),
         ),
+        Error::TokenBudgetExceeded { reset_at, .. } => (
+            S::TOO_MANY_REQUESTS,
+            "TOKEN_BUDGET_EXCEEDED",
+            format!(
+                "The daily token budget of this organisation is used up; it renews at {}",
+                crate::time::iso(*reset_at)
+            ),
+        ),
         Error::Task(t) => task_error(t),
         Error::LlmNotConfigured => (
             S::SERVICE_UNAVAILABLE,
@@ -178,7 +186,9 @@ pub fn error_response(e: &Error) -> Response {
     let (status, code, message) = classify(e);
     let (details, reset_at) = match e {
         Error::Validation(p) => (p.clone(), None),
-        Error::RateLimited { reset_at, .. } => (Vec::new(), Some(crate::time::iso(*reset_at))),
+        Error::RateLimited { reset_at, .. } | Error::TokenBudgetExceeded { reset_at, .. } => {
+            (Vec::new(), Some(crate::time::iso(*reset_at)))
+        }
         _ => (Vec::new(), None),
     };
     let body = ErrorBody {
@@ -191,6 +201,10 @@ pub fn error_response(e: &Error) -> Response {
     let mut r = json(status, &body);
     let retry_after = match e {
         Error::RateLimited {
+            retry_after_seconds,
+            ..
+        }
+        | Error::TokenBudgetExceeded {
             retry_after_seconds,
             ..
         } => Some(*retry_after_seconds),

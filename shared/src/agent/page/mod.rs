@@ -9,15 +9,17 @@
 //! [`dom::MAX_DEPTH`], no expansion beyond [`templates::MAX_EXPANDED_BYTES`].
 
 pub mod dom;
+pub mod facts;
 pub mod html;
 pub mod templates;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 pub use dom::{DomNode, DomTree, ID_ATTRIBUTES, KEPT_ATTRIBUTES};
+pub use facts::PageView;
 pub use templates::Templates;
 
 use crate::text::{collapse_ws, truncate_chars};
@@ -80,6 +82,8 @@ pub struct Page {
     pub content: PageContent,
     /// Every element id an action may use.
     pub ids: HashSet<String>,
+    /// Where each element is: its position in the tree, or its node in the DOM.
+    pub index: HashMap<String, usize>,
     /// Stable hash of the page's meaningful content (whitespace-insensitive).
     pub hash: String,
     pub skeleton: Vec<SkeletonEntry>,
@@ -100,6 +104,10 @@ impl Page {
     /// The page of an `interactiveTree`.
     pub fn from_tree(nodes: Vec<TreeNode>, viewport: Option<(f64, f64)>) -> Self {
         let ids = nodes.iter().map(|n| n.i.clone()).collect();
+        let mut index = HashMap::with_capacity(nodes.len());
+        for (k, n) in nodes.iter().enumerate() {
+            index.entry(n.i.clone()).or_insert(k);
+        }
         let hash = hex_hash(nodes.iter().map(|n| {
             format!(
                 "{}|{}|{}|{}|{}",
@@ -121,6 +129,7 @@ impl Page {
         Page {
             content: PageContent::Tree(nodes),
             ids,
+            index,
             hash,
             skeleton,
             viewport,
@@ -140,13 +149,18 @@ impl Page {
         };
         let tree = DomTree::parse(&html);
         drop(html);
-        let mut ids: HashSet<String> = tree.ids().into_iter().collect();
+        let mut index = HashMap::new();
+        for (k, _, id) in tree.elements() {
+            index.entry(id.to_owned()).or_insert(k);
+        }
+        let mut ids: HashSet<String> = index.keys().cloned().collect();
         ids.extend(call_ids);
         let hash = hex_hash(tree.text_lines());
         let skeleton = skeleton(&tree);
         Ok(Page {
             content: PageContent::Dom { tree, templatized },
             ids,
+            index,
             hash,
             skeleton,
             viewport: None,

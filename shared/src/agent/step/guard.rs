@@ -1,9 +1,18 @@
-//! Phase 4: a model answer is accepted only if the client can execute it on this page.
+//! Phase 4: a model answer is accepted only if the client can execute it on this page and the
+//! server's rules allow it — pure rules over the answer and plain facts about the task:
+//! grammar and element, the loop guard, the risk gate (a risky action becomes a question to
+//! the user), chained form fills, the expected outcome.
 
 use super::Decision;
 use crate::agent::action::Action;
-use crate::agent::output::parse_model_output;
-use crate::agent::page::Page;
+use crate::agent::output::{parse_model_output, ModelOutput};
+use crate::agent::page::{Page, PageView};
+use crate::domain::blocker::{BlockerInfo, BlockerKind};
+use crate::domain::chain::chain;
+use crate::domain::facts::PageFacts;
+use crate::domain::loops::{detect, LoopKind};
+use crate::domain::outcome::predict;
+use crate::domain::risk::{assess, PendingConfirmation, RiskPatterns};
 use crate::domain::TaskStatus;
 use crate::text::truncate_chars;
 
@@ -11,10 +20,44 @@ use crate::text::truncate_chars;
 const MAX_THOUGHT_CHARS: usize = 2_000;
 const MAX_QUESTION_CHARS: usize = 1_000;
 
-/// The decision for a model answer, or why it cannot be executed.
-pub fn guard(answer: &str, page: &Page) -> Result<Decision, String> {
-    let out = parse_model_output(answer)?;
-    let action = Action::parse_model(&out.action)?;
+/// What the rules know besides the answer.
+pub struct Facts<'a> {
+    pub page: &'a Page,
+    pub view: &'a PageView<'a>,
+    pub patterns: &'a RiskPatterns,
+    /// The task's earlier browser actions, oldest first.
+    pub actions: &'a [&'a str],
+    /// The page hash before each of them, then the current page's.
+    pub hashes: &'a [&'a str],
+    pub step_index: u32,
+}
+
+/// An accepted answer: the decision and what else the model said.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    pub decision: Decision,
+    pub action: Action,
+    pub plan: Option<Vec<String>>,
+    /// The plan step (0-based) the action works on.
+    pub plan_step: Option<usize>,
+    pub task_type: Option<String>,
+    /// Set when the risk gate turned the action into a question.
+    pub confirmation: Option<PendingConfirmation>,
+}
+
+/// The guard's verdict on an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Review {
+    Accept(Box<Proposal>),
+    /// Not executable: why, for the model.
+    Refuse(String),
+    /// The action would repeat a loop.
+    Loop(LoopKind),
+}
+
+/// A parsed action the client can execute on this page, in its client form.
+fn executable(raw: &str, page: &Page) -> Result<(Action, String), String> {
+    let action = Action::parse_model(raw)?;
     if let Some(id) = action.element() {
         if !page.ids.contains(id) {
             return Err(format!(
@@ -24,39 +67,144 @@ pub fn guard(answer: &str, page: &Page) -> Result<Decision, String> {
         }
     }
     let client = action.to_client_string()?;
+    Ok((action, client))
+}
+
+/// The model's thought with a `fail` reason folded in, never empty.
+fn thought_of(out: &ModelOutput, action: &Action, client: &str) -> String {
     let mut thought = out.thought.trim().to_owned();
-    let (status, user_question) = match &action {
-        Action::Finish => (TaskStatus::Completed, None),
-        Action::Fail(reason) => {
-            if let Some(r) = reason.as_deref().filter(|r| !thought.contains(*r)) {
-                thought = if thought.is_empty() {
-                    r.to_owned()
-                } else {
-                    format!("{thought} {r}")
-                };
-            }
-            (TaskStatus::Failed, None)
+    if let Action::Fail(Some(r)) = action {
+        if !thought.contains(r.as_str()) {
+            thought = format!("{thought} {r}").trim().to_owned();
         }
+    }
+    if thought.is_empty() {
+        thought = format!("Next: {client}");
+    }
+    truncate_chars(&thought, MAX_THOUGHT_CHARS)
+}
+
+/// The guard's review of a model answer.
+pub fn guard(answer: &str, facts: &Facts<'_>) -> Review {
+    match parse_model_output(answer) {
+        Ok(out) => review(out, facts),
+        Err(e) => Review::Refuse(e),
+    }
+}
+
+/// The review of an action the server's own rules chose (a correction, a banner).
+pub fn review_own(thought: &str, action: &str, facts: &Facts<'_>) -> Review {
+    review(
+        ModelOutput {
+            thought: thought.to_owned(),
+            action: action.to_owned(),
+            actions: vec![action.to_owned()],
+            ..ModelOutput::default()
+        },
+        facts,
+    )
+}
+
+/// The rules over what the model (or the server) proposes.
+pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
+    let (action, client) = match executable(&out.action, facts.page) {
+        Ok(a) => a,
+        Err(e) => return Review::Refuse(e),
+    };
+    let thought = thought_of(&out, &action, &client);
+    let mut decision = Decision::new(thought.clone(), client.clone(), TaskStatus::Executing);
+    let mut confirmation = None;
+    match &action {
+        Action::Finish => decision.status = TaskStatus::Completed,
+        Action::Fail(_) => decision.status = TaskStatus::Failed,
         Action::AskUser(q) => {
             let question = q
                 .clone()
                 .filter(|q| !q.trim().is_empty())
-                .unwrap_or_else(|| thought.clone());
-            if question.trim().is_empty() {
-                return Err("ask_user needs a question".into());
+                .unwrap_or_else(|| out.thought.trim().to_owned());
+            if question.is_empty() {
+                return Review::Refuse("ask_user needs a question".into());
             }
-            (TaskStatus::NeedsUserInput, Some(question))
+            let question = truncate_chars(&question, MAX_QUESTION_CHARS);
+            decision.status = TaskStatus::NeedsUserInput;
+            if !out.missing.is_empty() {
+                decision.status = TaskStatus::AwaitingUser;
+                decision.missing_information = out.missing.clone();
+                decision.blocker = Some(BlockerInfo {
+                    kind: BlockerKind::MissingInformation,
+                    description: format!("Needed to go on: {}", out.missing.join("; ")),
+                    user_message: Some(question.clone()),
+                    resolution_methods: vec!["provide_in_chat".into()],
+                });
+            }
+            decision.user_question = Some(question);
         }
-        _ => (TaskStatus::Executing, None),
-    };
-    if thought.is_empty() {
-        thought = format!("Next: {client}");
+        a if a.is_server_tool() => {}
+        a => {
+            let kind = a.kind();
+            if let Some(l) = detect(facts.actions, facts.hashes, &client) {
+                return Review::Loop(l);
+            }
+            let target = kind.target().and_then(|id| facts.view.element(id));
+            let url = facts.view.url();
+            if let Some(risk) = assess(
+                facts.patterns,
+                &kind,
+                target.as_ref(),
+                url,
+                out.risk.as_deref(),
+            ) {
+                let question = format!(
+                    "Shall I {}? Reply yes to go ahead, or no to stop.",
+                    risk.what
+                );
+                confirmation = Some(PendingConfirmation {
+                    action: client.clone(),
+                    element_id: kind.target().map(str::to_owned),
+                    step_index: facts.step_index,
+                    kind: risk.kind,
+                    question: question.clone(),
+                });
+                decision = Decision::ask(
+                    truncate_chars(
+                        &format!("{thought} This needs your confirmation first."),
+                        MAX_THOUGHT_CHARS,
+                    ),
+                    question,
+                );
+            } else {
+                decision.expected_outcome = predict(&kind, facts.view, out.expect.as_deref());
+                decision.target = target.map(|t| t.snapshot());
+                if out.actions.len() > 1 {
+                    add_chain(&mut decision, &out, facts);
+                }
+            }
+        }
     }
-    // What the model writes is stored and shown: keep it to a readable size.
-    Ok(Decision {
-        thought: truncate_chars(&thought, MAX_THOUGHT_CHARS),
-        action: client,
-        status,
-        user_question: user_question.map(|q| truncate_chars(&q, MAX_QUESTION_CHARS)),
-    })
+    Review::Accept(Box::new(Proposal {
+        decision,
+        action,
+        plan: out.plan,
+        plan_step: out.step.and_then(|s| s.checked_sub(1)),
+        task_type: out.task_type,
+        confirmation,
+    }))
+}
+
+/// Several `<Action>`s go out as a chain when every one is a safe form fill on this page;
+/// otherwise only the first goes out.
+fn add_chain(decision: &mut Decision, out: &ModelOutput, facts: &Facts<'_>) {
+    let parsed: Result<Vec<(Action, String)>, String> = out
+        .actions
+        .iter()
+        .map(|a| executable(a, facts.page))
+        .collect();
+    let Ok(parsed) = parsed else {
+        return;
+    };
+    let kinds: Vec<_> = parsed.iter().map(|(a, c)| (a.kind(), c.clone())).collect();
+    if let Ok((items, meta)) = chain(&kinds, facts.view, facts.patterns) {
+        decision.chain = items;
+        decision.chain_metadata = Some(meta);
+    }
 }

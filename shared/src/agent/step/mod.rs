@@ -1,30 +1,37 @@
 //! One interact step as named phases over a small serializable [`StepContext`]:
 //!
 //! 1. [`load`]: three rounds of concurrent store calls — authentication with the reads that
-//!    claim nothing (history, session, allowed domains); then the claims (the user's rate
+//!    claim nothing (session, history, allowed domains); then the claims (the user's rate
 //!    count, the idempotency key, the task lease) and the admission of the request; then the
-//!    tenant's rate count with the organisation knowledge and the page. Nothing is counted or
-//!    claimed for a request whose token or account is refused, the tenant is counted only for
-//!    requests within the user's limit, and page work starts only for those.
-//! 2. [`page`]: the page model and its rendering, built on the blocking pool (bounded CPU
-//!    work, a bounded number at a time, inside the step deadline).
-//! 3. [`decide`]: build the prompt, ask the model.
-//! 4. [`guard`]: the answer must parse, be in the grammar, be quotable for the client and name
-//!    an element of this request's page; otherwise the model gets one retry with the problem
-//!    fed back, and then the step answers `fail()`.
-//! 5. [`persist`]: the step (with the task's new status and the lease released), the session's
-//!    messages and the page snapshot — concurrently — then the response.
+//!    tenant's rate count and token budget with the organisation knowledge and the page.
+//!    Nothing is counted or claimed for a request whose token or account is refused, and page
+//!    work starts only for requests within the user's limit.
+//! 2. [`page`]: the page model and its rendering, built on the blocking pool.
+//! 3. [`verify`]: the previous action checked against this page — rules first, a (cheaper)
+//!    model only when the evidence is ambiguous.
+//! 4. [`decide`]: decisions the rules can make ([`shortcut`]: a confirmed risky action, a
+//!    blocker, a cookie banner; [`correct`]: a concrete correction), else the model, whose
+//!    answer passes the [`guard`] (grammar, element, loops, the risk gate, chains) and, for
+//!    `finish()`, a success check; server tools run in [`memory`].
+//! 5. [`persist`]: the step with the task's new state (the lease released), the session's
+//!    messages and the page snapshot — concurrently — then the [`response`].
 //!
 //! A new task is written only in `persist`, so a failed step leaves nothing behind. A refused
 //! request hands back everything `load` claimed; a step that fails after asking the model hands
 //! back its lease and idempotency key, and its rate counts stay (the model was asked).
 
+mod budget;
+mod correct;
 mod decide;
 mod guard;
+mod judge;
 mod load;
+mod memory;
 mod page;
 mod persist;
 mod response;
+mod shortcut;
+mod verify;
 
 use std::time::{Duration, Instant};
 
@@ -32,8 +39,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use decide::decide;
-pub use guard::guard;
+pub use guard::{guard, Review};
 pub use load::{Admitted, Loaded};
+pub use memory::{MemoryResult, ToolAction};
 pub use page::BuiltPage;
 pub use persist::persist;
 pub use response::StepResponse;
@@ -41,7 +49,13 @@ pub use response::StepResponse;
 use super::request::InteractRequest;
 use crate::auth::Principal;
 use crate::context::AppContext;
-use crate::domain::{Session, Step, Task, TaskStatus};
+use crate::domain::blocker::BlockerInfo;
+use crate::domain::chain::{ChainItem, ChainMetadata};
+use crate::domain::correction::Correction;
+use crate::domain::facts::ElementSnapshot;
+use crate::domain::outcome::ExpectedOutcome;
+use crate::domain::verdict::Verification;
+use crate::domain::{Session, Step, StepKind, Task, TaskStatus, TokenUsage};
 use crate::error::Error;
 use crate::knowledge::KnowledgeChunk;
 
@@ -56,15 +70,7 @@ pub struct StepInput {
     pub request_hash: String,
 }
 
-/// Token usage summed over a step's model calls.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-}
-
-/// What the step decided.
+/// What the step decided: the response's action fields and what is stored with the step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Decision {
@@ -73,6 +79,53 @@ pub struct Decision {
     pub action: String,
     pub status: TaskStatus,
     pub user_question: Option<String>,
+    pub expected_outcome: Option<ExpectedOutcome>,
+    /// The action's target as it was decided on (for corrections).
+    pub target: Option<ElementSnapshot>,
+    /// Every action of a chain (the first is `action`).
+    pub chain: Vec<ChainItem>,
+    pub chain_metadata: Option<ChainMetadata>,
+    /// A server tool that ran (the client executes nothing).
+    pub tool_action: Option<ToolAction>,
+    /// The server tool call as written, stored as the step's action.
+    pub tool_call: Option<String>,
+    pub blocker: Option<BlockerInfo>,
+    pub missing_information: Vec<String>,
+    pub kind: StepKind,
+}
+
+impl Decision {
+    /// A decision with nothing but its thought, action and status.
+    pub fn new(thought: impl Into<String>, action: impl Into<String>, status: TaskStatus) -> Self {
+        Self {
+            thought: thought.into(),
+            action: action.into(),
+            status,
+            user_question: None,
+            expected_outcome: None,
+            target: None,
+            chain: Vec::new(),
+            chain_metadata: None,
+            tool_action: None,
+            tool_call: None,
+            blocker: None,
+            missing_information: Vec::new(),
+            kind: StepKind::Dom,
+        }
+    }
+
+    /// The task fails with `thought` as the reason.
+    pub fn fail(thought: impl Into<String>) -> Self {
+        Self::new(thought, "fail()", TaskStatus::Failed)
+    }
+
+    /// The user is asked `question`.
+    pub fn ask(thought: impl Into<String>, question: impl Into<String>) -> Self {
+        Self {
+            user_question: Some(question.into()),
+            ..Self::new(thought, "ask_user()", TaskStatus::NeedsUserInput)
+        }
+    }
 }
 
 /// The state carried between phases: references and small summaries, never the page.
@@ -83,16 +136,17 @@ pub struct StepContext {
     pub user_id: String,
     /// Holder id of the task lease (the request id).
     pub lease_owner: String,
-    /// The existing task (leased), or `None` for a new one.
-    pub task: Option<Task>,
-    pub task_id: String,
+    /// The task as this step leaves it (a new one is made in `load`).
+    pub task: Task,
+    /// The task starts with this step: nothing is stored yet and no lease is held.
+    pub is_new: bool,
     pub step_index: u32,
     pub session_id: String,
     /// Set when the session must be created with this step.
     pub new_session: Option<Session>,
     /// The session as read in `load`, when it exists (saves a read when appending messages).
     pub session: Option<Session>,
-    /// The user's reply carried by this request (after an `ask_user`).
+    /// The user's reply carried by this request (after `ask_user` or a blocker).
     pub user_input: Option<String>,
     pub history: Vec<Step>,
     pub has_org_knowledge: bool,
@@ -100,10 +154,31 @@ pub struct StepContext {
     pub page_hash: String,
     pub page_summary: String,
     pub page_form: String,
+    /// Tokens reserved from the tenant's daily budget (settled after the step).
+    pub budget_reserved: u64,
+    /// The verdict on the previous action.
+    pub verification: Option<Verification>,
+    /// The correction chosen after a failed verification.
+    pub correction: Option<Correction>,
+    /// Lines for the model from the server's own rules (a correction to make, a refusal).
+    pub notes: Vec<String>,
+    /// The plan is to be made again from here.
+    pub replan: bool,
+    /// Session notes changed by `exportToSession`.
+    pub session_memory: Option<std::collections::BTreeMap<String, String>>,
     pub decision: Option<Decision>,
-    pub usage: Usage,
+    pub usage: TokenUsage,
     pub llm_ms: u64,
     pub llm_calls: u32,
+}
+
+impl StepContext {
+    /// Adds a model call's usage and time.
+    pub fn count_call(&mut self, usage: TokenUsage, elapsed: Duration) {
+        self.usage.add(usage);
+        self.llm_ms += elapsed.as_millis() as u64;
+        self.llm_calls += 1;
+    }
 }
 
 /// Runs a whole step and returns the response body.
@@ -125,10 +200,12 @@ pub async fn run(ctx: &AppContext, mut input: StepInput) -> Result<Value, Error>
     let (step, built) = load::enter(ctx, &input, admitted, page_job).await?;
     let mut step = *step;
     let outcome = async {
+        verify::verify(ctx, &mut step, &input.request, &built, deadline).await;
         decide(ctx, &mut step, &input.request, &built, deadline).await?;
-        persist(ctx, &step, &input, &built.snapshot, started).await
+        persist(ctx, &mut step, &input, &built.snapshot, started).await
     }
     .await;
+    budget::settle(ctx, &step).await;
     match outcome {
         Ok(response) => Ok(response),
         Err(e) => {

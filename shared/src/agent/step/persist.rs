@@ -1,122 +1,168 @@
-//! Phase 5: the step, its messages, the page snapshot and the debug log are written
-//! concurrently; then the response, its realtime events and the idempotent copy.
+//! Phase 5: the step with the task's new state, its messages, the page snapshot, the debug log
+//! and the session's changes are written concurrently; then the response, its realtime events
+//! and the idempotent copy.
 
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
-use super::response::{Metrics, StepResponse};
-use super::{StepContext, StepInput};
+use super::response::StepResponse;
+use super::{Decision, StepContext, StepInput};
 use crate::context::AppContext;
-use crate::domain::{Message, MessageRole, Step, Task, TaskError};
+use crate::domain::{BeforeState, Message, MessageRole, Step, TaskError, TaskStatus};
 use crate::error::Error;
-use crate::ports::{KnownSession, StoreError};
+use crate::ports::{KnownSession, SessionChanges, StoreError};
 use crate::text::truncate_chars;
 
 /// How long a completed idempotency key keeps its response.
 const IDEMPOTENCY_HOURS: i64 = 24;
 
-/// Writes the step, its messages and the page snapshot, and builds the response.
-pub async fn persist(
-    ctx: &AppContext,
+/// The step's record.
+fn record(
     step: &StepContext,
+    d: &Decision,
     input: &StepInput,
     raw_page: &[u8],
-    started: Instant,
-) -> Result<Value, Error> {
-    let decision = step
-        .decision
-        .clone()
-        .ok_or_else(|| Error::internal("persist without a decision"))?;
+    now: DateTime<Utc>,
+) -> Step {
     let req = &input.request;
-    let now: DateTime<Utc> = ctx.clock.now();
-    let expires_at = now.timestamp() + ctx.config.retention.task_seconds;
-    let snapshot_key =
-        crate::adapters::keys::snapshot_key(&step.tenant_id, &step.task_id, step.step_index);
-    let record = Step {
+    let last = &req.last_action;
+    Step {
         tenant_id: step.tenant_id.clone(),
-        task_id: step.task_id.clone(),
+        task_id: step.task.id.clone(),
         index: step.step_index,
-        thought: decision.thought.clone(),
-        action: decision.action.clone(),
-        before_state: Some(json!({
-            "url": req.url,
-            "pageHash": step.page_hash,
-            "summary": step.page_summary,
-            "snapshotKey": snapshot_key,
-            "snapshotBytes": raw_page.len(),
-            "form": step.page_form,
-        })),
-        expected_outcome: None,
-        verification: None,
-        correction: None,
-        client_outcome: (!req.last_action.is_empty())
-            .then(|| serde_json::to_value(&req.last_action).unwrap_or(Value::Null)),
-        usage: Some(serde_json::to_value(step.usage).unwrap_or(Value::Null)),
+        thought: d.thought.clone(),
+        action: d.tool_call.clone().unwrap_or_else(|| d.action.clone()),
+        before_state: Some(BeforeState {
+            url: req.url.clone(),
+            page_hash: step.page_hash.clone(),
+            summary: step.page_summary.clone(),
+            snapshot_key: Some(crate::adapters::keys::snapshot_key(
+                &step.tenant_id,
+                &step.task.id,
+                step.step_index,
+            )),
+            snapshot_bytes: raw_page.len(),
+            form: step.page_form.clone(),
+            target: d.target.clone(),
+            plan_step: step.task.plan.as_ref().map(|p| p.current_step_index),
+        }),
+        expected_outcome: d.expected_outcome.clone(),
+        verification: step.verification.clone(),
+        correction: step.correction.clone(),
+        client_outcome: (!last.is_empty())
+            .then(|| serde_json::to_value(last).unwrap_or(Value::Null)),
+        user_input: step.user_input.clone(),
+        kind: d.kind,
+        chain: d.chain.clone(),
+        tool_result: d
+            .tool_action
+            .as_ref()
+            .and_then(|t| t.memory_result.as_ref())
+            .and_then(|r| serde_json::to_value(r).ok()),
+        usage: serde_json::to_value(step.usage).ok(),
         timings: Some(json!({ "llmMs": step.llm_ms, "llmCalls": step.llm_calls })),
         created_at: now,
-        expires_at,
-        user_input: step.user_input.clone(),
-    };
+        expires_at: step.task.expires_at,
+    }
+}
 
+/// The user's message (a new task's query, or an answer) and the agent's reply.
+fn messages(step: &StepContext, d: &Decision, query: &str, now: DateTime<Utc>) -> Vec<Message> {
     let message = |role: MessageRole, content: &str| {
         Message::new(
             &step.tenant_id,
             &step.session_id,
-            Some((&step.task_id, expires_at)),
+            Some((&step.task.id, step.task.expires_at)),
             role,
             content,
             now,
         )
     };
-    let mut messages = Vec::new();
-    if step.task.is_none() {
-        messages.push(message(MessageRole::User, &req.query));
+    let mut out = Vec::new();
+    if step.is_new {
+        out.push(message(MessageRole::User, query));
     } else if let Some(answer) = &step.user_input {
-        messages.push(message(MessageRole::User, answer));
+        out.push(message(MessageRole::User, answer));
     }
-    let mut reply = message(MessageRole::Assistant, &decision.thought);
-    reply.action_string = Some(decision.action.clone());
-    reply.status = Some(
-        serde_json::to_value(decision.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
-    );
+    let mut reply = message(MessageRole::Assistant, &d.thought);
+    reply.action_string = Some(d.action.clone());
+    reply.status = serde_json::to_value(d.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned));
     reply.dom_summary = Some(truncate_chars(&step.page_summary, 200));
-    reply.snapshot_id = Some(snapshot_key.clone());
+    reply.snapshot_id = Some(crate::adapters::keys::snapshot_key(
+        &step.tenant_id,
+        &step.task.id,
+        step.step_index,
+    ));
     reply.metadata = Some(json!({ "stepIndex": step.step_index }));
-    messages.push(reply);
+    out.push(reply);
+    out
+}
 
+/// What the step changes on its session: the task waiting for the user, exported notes, and
+/// the automatic title of a session made by init before its first task.
+fn session_changes(step: &StepContext, status: TaskStatus, query: &str) -> Option<SessionChanges> {
+    let waits = matches!(
+        status,
+        TaskStatus::NeedsUserInput | TaskStatus::AwaitingUser
+    );
+    let current = step
+        .session
+        .as_ref()
+        .and_then(|s| s.waiting_task_id.as_deref());
+    let waiting_task_id = match (waits, current) {
+        (true, c) if c != Some(step.task.id.as_str()) => Some(Some(step.task.id.clone())),
+        (false, Some(c)) if c == step.task.id => Some(None),
+        _ => None,
+    };
+    let title = step
+        .session
+        .as_ref()
+        .filter(|s| !s.is_renamed && s.message_count == 0 && step.is_new)
+        .map(|s| crate::domain::session::auto_title(&s.domain, Some(query)));
+    let changes = SessionChanges {
+        title,
+        waiting_task_id,
+        memory: step.session_memory.clone(),
+        ..SessionChanges::default()
+    };
+    let any =
+        changes.title.is_some() || changes.waiting_task_id.is_some() || changes.memory.is_some();
+    any.then_some(changes)
+}
+
+/// Writes the step, its messages and the page snapshot, and builds the response.
+pub async fn persist(
+    ctx: &AppContext,
+    step: &mut StepContext,
+    input: &StepInput,
+    raw_page: &[u8],
+    started: Instant,
+) -> Result<Value, Error> {
+    let d = step
+        .decision
+        .clone()
+        .ok_or_else(|| Error::internal("persist without a decision"))?;
+    let req = &input.request;
+    let now: DateTime<Utc> = ctx.clock.now();
+    step.task.status = d.status;
+    step.task.usage.add(step.usage);
+    step.task.updated_at = now;
+    let record = record(step, &d, input, raw_page, now);
+    let messages = messages(step, &d, &req.query, now);
     let store = ctx.store.as_ref();
     let task_write = async {
-        match &step.task {
-            None => {
-                let task = Task {
-                    id: step.task_id.clone(),
-                    tenant_id: step.tenant_id.clone(),
-                    user_id: step.user_id.clone(),
-                    session_id: Some(step.session_id.clone()),
-                    status: decision.status,
-                    query: req.query.clone(),
-                    url: req.url.clone(),
-                    plan: None,
-                    step_count: 1,
-                    version: 0,
-                    lease_owner: None,
-                    lease_until: None,
-                    created_at: now,
-                    updated_at: now,
-                    expires_at,
-                };
-                store.start_task(&task, &record).await
-            }
-            Some(_) => {
-                store
-                    .record_step(&record, decision.status, &step.lease_owner, now)
-                    .await
-            }
+        if step.is_new {
+            let mut task = step.task.clone();
+            task.step_count = 1;
+            store.start_task(&task, &record).await
+        } else {
+            store
+                .record_step(&record, &step.task, &step.lease_owner)
+                .await
         }
     };
     let log = crate::debug::entry(
@@ -124,38 +170,28 @@ pub async fn persist(
         crate::debug::LogScope {
             tenant_id: &step.tenant_id,
             user_id: &step.user_id,
-            task_id: Some(&step.task_id),
+            task_id: Some(&step.task.id),
         },
         "step",
         &format!(
             "step {} decided: {}",
             step.step_index,
-            crate::agent::action::redacted(&decision.action)
+            crate::agent::action::redacted(&d.action)
         ),
         Some(json!({
-            "status": decision.status,
+            "status": d.status,
             "usage": step.usage,
             "llmMs": step.llm_ms,
             "llmCalls": step.llm_calls,
             "pageForm": step.page_form,
             "pageHash": step.page_hash,
+            "verification": step.verification,
+            "correction": step.correction,
         })),
         now,
     );
-    // A session made by init has no task yet: its automatic title learns the first task,
-    // unless the user renamed it.
-    let retitle = step
-        .session
-        .as_ref()
-        .filter(|s| !s.is_renamed && s.message_count == 0 && step.task.is_none())
-        .map(|s| crate::ports::SessionChanges {
-            title: Some(crate::domain::session::auto_title(
-                &s.domain,
-                Some(&req.query),
-            )),
-            ..crate::ports::SessionChanges::default()
-        });
-    let (written, stored_messages, snapshot, logged, retitled) = tokio::join!(
+    let changes = session_changes(step, d.status, &req.query);
+    let (written, stored_messages, snapshot, logged, changed) = tokio::join!(
         task_write,
         store.append_messages_after(
             &step.tenant_id,
@@ -169,21 +205,18 @@ pub async fn persist(
             },
         ),
         ctx.snapshots
-            .put_snapshot(&step.tenant_id, &step.task_id, step.step_index, raw_page),
+            .put_snapshot(&step.tenant_id, &step.task.id, step.step_index, raw_page),
         store.append_log(&log),
         async {
-            match &retitle {
-                Some(changes) => store
-                    .update_session(&step.tenant_id, &step.session_id, changes, now)
+            match &changes {
+                Some(c) => store
+                    .update_session(&step.tenant_id, &step.session_id, c, now)
                     .await
                     .map(drop),
                 None => Ok(()),
             }
         },
     );
-    if let Err(e) = retitled {
-        tracing::warn!(error = %e, "could not update the session title");
-    }
     match written {
         Ok(()) => {}
         Err(StoreError::Conflict(_)) => {
@@ -191,35 +224,23 @@ pub async fn persist(
         }
         Err(e) => return Err(e.into()),
     }
-    // The step is recorded: a failed message or snapshot write is logged, not fatal.
+    // The step is recorded: a failed message, session, snapshot or log write is logged, not
+    // fatal.
     let stored_messages = stored_messages.map_err(|e| {
         tracing::warn!(error = %e, "could not store the step's messages");
     });
-    if let Err(e) = logged {
-        tracing::warn!(error = %e, "could not store the step's debug log");
-    }
-    if let Err(e) = snapshot {
-        tracing::warn!(error = %e, "could not store the page snapshot");
+    for (what, result) in [
+        ("the session's changes", changed),
+        ("the step's debug log", logged),
+        ("the page snapshot", snapshot.map(drop)),
+    ] {
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "could not store {what}");
+        }
     }
 
-    let response = StepResponse {
-        success: true,
-        thought: decision.thought.clone(),
-        action: decision.action.clone(),
-        task_id: step.task_id.clone(),
-        session_id: step.session_id.clone(),
-        has_org_knowledge: step.has_org_knowledge,
-        status: decision.status,
-        usage: step.usage,
-        metrics: Metrics {
-            duration_ms: started.elapsed().as_millis() as u64,
-            llm_ms: step.llm_ms,
-            llm_calls: step.llm_calls,
-            step_index: step.step_index,
-        },
-        user_question: decision.user_question.clone(),
-    };
-    let response = serde_json::to_value(&response)
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let response = serde_json::to_value(StepResponse::new(step, &d, duration_ms))
         .map_err(|e| Error::internal(format!("response serialisation: {e}")))?;
     // Events go to the session's channel only when its messages were stored: the session (and
     // so the channel) is this user's.
@@ -227,7 +248,7 @@ pub async fn persist(
         crate::realtime::notify(
             ctx,
             &step.session_id,
-            Some(&step.task_id),
+            Some(&step.task.id),
             stored,
             Some(&response),
         )
@@ -251,13 +272,14 @@ pub async fn persist(
     }
     tracing::info!(
         tenant = %step.tenant_id,
-        task = %step.task_id,
+        task = %step.task.id,
         step = step.step_index,
-        status = ?decision.status,
+        status = ?d.status,
         llm_ms = step.llm_ms,
         llm_calls = step.llm_calls,
         prompt_tokens = step.usage.prompt_tokens,
         page_form = %step.page_form,
+        verified = ?step.verification.as_ref().map(|v| v.success),
         "step decided"
     );
     Ok(response)

@@ -1,12 +1,19 @@
-//! The interact answer, flat as the contract's "Response 200" table describes it.
+//! The interact answer, flat as the contract's "Response 200" table describes it: every field
+//! that applies to the step, and none that does not.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::Usage;
-use crate::domain::TaskStatus;
+use super::{Decision, StepContext, ToolAction};
+use crate::domain::blocker::BlockerInfo;
+use crate::domain::chain::{ChainItem, ChainMetadata};
+use crate::domain::correction::Correction;
+use crate::domain::outcome::ExpectedOutcome;
+use crate::domain::plan::{Plan, StepStatus, ToolType};
+use crate::domain::verdict::Verification;
+use crate::domain::{TaskStatus, TokenUsage};
 
 /// Timing and position of a step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Metrics {
     pub duration_ms: u64,
@@ -15,19 +22,129 @@ pub struct Metrics {
     pub step_index: u32,
 }
 
-/// `200` of `POST /api/agent/interact`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A plan step as the contract shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct StepResponse {
+pub struct PlanStepView<'a> {
+    pub id: &'a str,
+    pub index: usize,
+    pub description: &'a str,
+    pub status: StepStatus,
+    pub tool_type: ToolType,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_outcome: Option<&'a serde_json::Value>,
+}
+
+/// `plan { steps, currentStepIndex, createdAt }`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanView<'a> {
+    pub steps: Vec<PlanStepView<'a>>,
+    pub current_step_index: usize,
+    pub created_at: String,
+}
+
+impl<'a> From<&'a Plan> for PlanView<'a> {
+    fn from(p: &'a Plan) -> Self {
+        Self {
+            steps: p
+                .steps
+                .iter()
+                .map(|s| PlanStepView {
+                    id: &s.id,
+                    index: s.index,
+                    description: &s.description,
+                    status: s.status,
+                    tool_type: s.tool_type,
+                    reasoning: s.reasoning.as_deref(),
+                    expected_outcome: s.expected_outcome.as_ref(),
+                })
+                .collect(),
+            current_step_index: p.current_step_index,
+            created_at: crate::time::iso(p.created_at),
+        }
+    }
+}
+
+/// `200` of `POST /api/agent/interact`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepResponse<'a> {
     pub success: bool,
-    pub thought: String,
-    pub action: String,
-    pub task_id: String,
-    pub session_id: String,
+    pub thought: &'a str,
+    pub action: &'a str,
+    pub task_id: &'a str,
+    pub session_id: &'a str,
     pub has_org_knowledge: bool,
     pub status: TaskStatus,
-    pub usage: Usage,
-    pub metrics: Metrics,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_question: Option<String>,
+    pub plan: Option<PlanView<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_step: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_steps: Option<usize>,
+    pub usage: TokenUsage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verification: Option<&'a Verification>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub correction: Option<&'a Correction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_outcome: Option<&'a ExpectedOutcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_action: Option<&'a ToolAction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_type: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub chained_actions: &'a [ChainItem],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain_metadata: Option<&'a ChainMetadata>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_question: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub missing_information: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocker_info: Option<&'a BlockerInfo>,
+    pub metrics: Metrics,
+}
+
+impl<'a> StepResponse<'a> {
+    /// The response for `step` and its decision.
+    pub fn new(step: &'a StepContext, d: &'a Decision, duration_ms: u64) -> Self {
+        let plan = step.task.plan.as_ref();
+        let asks = d.user_question.is_some();
+        Self {
+            success: true,
+            thought: &d.thought,
+            action: &d.action,
+            task_id: &step.task.id,
+            session_id: &step.session_id,
+            has_org_knowledge: step.has_org_knowledge,
+            status: d.status,
+            plan: plan.map(PlanView::from),
+            current_step: plan.map(|p| p.current_step_index),
+            total_steps: plan.map(|p| p.steps.len()),
+            usage: step.usage,
+            verification: step.verification.as_ref(),
+            correction: step.correction.as_ref(),
+            expected_outcome: d.expected_outcome.as_ref(),
+            tool_action: d.tool_action.as_ref(),
+            task_type: step.task.task_type.as_deref(),
+            chained_actions: &d.chain,
+            chain_metadata: d.chain_metadata.as_ref(),
+            user_question: d.user_question.as_deref(),
+            missing_information: &d.missing_information,
+            reasoning: asks.then_some(d.thought.as_str()),
+            blocker_info: d.blocker.as_ref(),
+            metrics: Metrics {
+                duration_ms,
+                llm_ms: step.llm_ms,
+                llm_calls: step.llm_calls,
+                step_index: step.step_index,
+            },
+        }
+    }
 }

@@ -6,7 +6,14 @@
 //! The model may add a reason to `fail("...")` and a question to `ask_user("...")`; the client
 //! grammar has neither, so they travel in `thought`/`userQuestion` and the action is sent bare.
 
+mod args;
+
 use std::fmt;
+
+use args::{element_id, number, text};
+pub use args::{split_args, split_model_args};
+
+use crate::domain::outcome::ActionKind;
 
 /// Scroll direction of `scroll_container`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,119 +68,29 @@ pub enum Action {
     Fail(Option<String>),
     /// With the model's question (sent as `userQuestion`).
     AskUser(Option<String>),
+    /// Server tools (memory): run by the server, never executed by the client.
+    Remember(String, String),
+    Recall(String),
+    ExportToSession(String),
+}
+
+/// Longest memory key.
+pub const MAX_MEMORY_KEY: usize = 64;
+/// Longest remembered value.
+pub const MAX_MEMORY_VALUE: usize = 1_000;
+
+fn memory_key(raw: &str) -> Result<String, String> {
+    let k = raw.trim();
+    if k.is_empty() || k.chars().count() > MAX_MEMORY_KEY {
+        return Err(format!(
+            "a memory key must be 1 to {MAX_MEMORY_KEY} characters"
+        ));
+    }
+    Ok(k.to_owned())
 }
 
 /// Longest text argument accepted.
 pub const MAX_TEXT_ARG: usize = 2000;
-
-/// Splits `args` on commas outside quotes and strips one pair of quotes, as the client does.
-pub fn split_args(args: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    for c in args.chars() {
-        match quote {
-            Some(q) if c == q => {
-                quote = None;
-                cur.push(c);
-            }
-            Some(_) => cur.push(c),
-            None if c == '"' || c == '\'' || c == '`' => {
-                quote = Some(c);
-                cur.push(c);
-            }
-            None if c == ',' => out.push(std::mem::take(&mut cur)),
-            None => cur.push(c),
-        }
-    }
-    if !cur.trim().is_empty() || !out.is_empty() {
-        out.push(cur);
-    }
-    out.into_iter()
-        .map(|a| {
-            let a = a.trim();
-            for q in ['"', '\'', '`'] {
-                if a.len() >= 2 && a.starts_with(q) && a.ends_with(q) {
-                    return a[1..a.len() - 1].to_owned();
-                }
-            }
-            a.to_owned()
-        })
-        .collect()
-}
-
-/// Splits a model's arguments: like [`split_args`], but inside quotes a backslash escapes the
-/// next character (models write `"say \"hi\""` despite being told not to).
-pub fn split_model_args(args: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut quote: Option<char> = None;
-    let mut chars = args.chars();
-    let mut any = false;
-    while let Some(c) = chars.next() {
-        any = true;
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) if c == '\\' => {
-                if let Some(next) = chars.next() {
-                    cur.push(next);
-                }
-            }
-            Some(_) => cur.push(c),
-            None if (c == '"' || c == '\'' || c == '`') && cur.trim().is_empty() && !quoted => {
-                cur.clear();
-                quoted = true;
-                quote = Some(c);
-            }
-            None if c == ',' => {
-                out.push(if quoted {
-                    std::mem::take(&mut cur)
-                } else {
-                    std::mem::take(&mut cur).trim().to_owned()
-                });
-                quoted = false;
-            }
-            None if quoted => {} // text after a closing quote is ignored
-            None => cur.push(c),
-        }
-    }
-    if any && (!cur.trim().is_empty() || quoted || !out.is_empty()) {
-        out.push(if quoted { cur } else { cur.trim().to_owned() });
-    }
-    out
-}
-
-fn element_id(raw: &str) -> Result<String, String> {
-    let id = raw.trim();
-    if id.is_empty()
-        || id.len() > 64
-        || id
-            .chars()
-            .any(|c| c.is_whitespace() || "\"'`(),".contains(c))
-    {
-        return Err(format!("`{raw}` is not an element id"));
-    }
-    Ok(id.to_owned())
-}
-
-fn text(raw: &str, what: &str) -> Result<String, String> {
-    if raw.chars().count() > MAX_TEXT_ARG {
-        return Err(format!("{what} is longer than {MAX_TEXT_ARG} characters"));
-    }
-    Ok(raw.to_owned())
-}
-
-fn number(raw: &str, what: &str, max: f64) -> Result<f64, String> {
-    let n: f64 = raw
-        .trim()
-        .parse()
-        .map_err(|_| format!("{what} must be a number, got `{raw}`"))?;
-    if !(n > 0.0 && n <= max) {
-        return Err(format!("{what} must be above 0 and at most {max}"));
-    }
-    Ok(n)
-}
 
 impl Action {
     /// Parses one action; the error says what is wrong, for the model to fix.
@@ -303,6 +220,23 @@ impl Action {
             "fail" | "ask_user" => {
                 return Err(format!("{}() takes at most one argument", name.trim()))
             }
+            "remember" => {
+                arity(2)?;
+                if a(1).chars().count() > MAX_MEMORY_VALUE {
+                    return Err(format!(
+                        "a remembered value must be at most {MAX_MEMORY_VALUE} characters"
+                    ));
+                }
+                Action::Remember(memory_key(a(0))?, a(1).to_owned())
+            }
+            "recall" => {
+                arity(1)?;
+                Action::Recall(memory_key(a(0))?)
+            }
+            "exportToSession" => {
+                arity(1)?;
+                Action::ExportToSession(memory_key(a(0))?)
+            }
             "googleSearch" | "verifySuccess" => {
                 return Err(format!(
                     "{}() is not available in this step; choose a page action",
@@ -347,7 +281,42 @@ impl Action {
             Action::Finish => "finish()".into(),
             Action::Fail(_) => "fail()".into(),
             Action::AskUser(_) => "ask_user()".into(),
+            Action::Remember(k, v) => format!("remember({}, {})", quote(k)?, quote(v)?),
+            Action::Recall(k) => format!("recall({})", quote(k)?),
+            Action::ExportToSession(k) => format!("exportToSession({})", quote(k)?),
         })
+    }
+
+    /// A server tool: the server runs it; the client never sees it as an action.
+    pub fn is_server_tool(&self) -> bool {
+        matches!(
+            self,
+            Action::Remember(..) | Action::Recall(_) | Action::ExportToSession(_)
+        )
+    }
+
+    /// What the step's rules need to know about the action.
+    pub fn kind(&self) -> ActionKind<'_> {
+        match self {
+            Action::Click(id) => ActionKind::Click(id),
+            Action::SetValue(id, v) => ActionKind::SetValue(id, v),
+            Action::SelectOption(id, v) => ActionKind::SelectOption(id, v),
+            Action::Check(id) => ActionKind::Check(id),
+            Action::Uncheck(id) => ActionKind::Uncheck(id),
+            Action::Navigate(u) => ActionKind::Navigate(u),
+            Action::Press(k) => ActionKind::Press(k),
+            Action::GoBack => ActionKind::GoBack,
+            Action::Hover(id) | Action::ScrollContainer(id, _) => ActionKind::Passive(Some(id)),
+            Action::Wait(_) | Action::Scroll { .. } | Action::FindText(_) => {
+                ActionKind::Passive(None)
+            }
+            Action::Finish
+            | Action::Fail(_)
+            | Action::AskUser(_)
+            | Action::Remember(..)
+            | Action::Recall(_)
+            | Action::ExportToSession(_) => ActionKind::NotDom,
+        }
     }
 }
 

@@ -1,0 +1,200 @@
+//! The page model seen through the domain's [`PageFacts`]: each element's short role, name,
+//! value and states, from a tree node as the extension sent it or from a DOM element's tag and
+//! attributes.
+
+use std::borrow::Cow;
+
+use super::{DomNode, Page, PageContent};
+use crate::domain::facts::{ElementFacts, PageFacts};
+
+/// A page at a URL.
+pub struct PageView<'a> {
+    pub page: &'a Page,
+    pub url: &'a str,
+}
+
+fn attr<'a>(attrs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    attrs
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The tree's short role for a DOM element.
+fn dom_role(tag: &str, attrs: &[(String, String)]) -> &'static str {
+    let by_aria = match attr(attrs, "role").unwrap_or("") {
+        "button" => Some("btn"),
+        "link" => Some("link"),
+        "checkbox" | "switch" => Some("chk"),
+        "radio" => Some("radio"),
+        "tab" => Some("tab"),
+        "menuitem" => Some("menu"),
+        "combobox" | "listbox" => Some("sel"),
+        "textbox" | "searchbox" => Some("inp"),
+        "option" => Some("opt"),
+        _ => None,
+    };
+    if let Some(r) = by_aria {
+        return r;
+    }
+    match tag {
+        "a" => "link",
+        "button" => "btn",
+        "select" => "sel",
+        "textarea" => "inp",
+        "option" => "opt",
+        "input" => match attr(attrs, "type").unwrap_or("text") {
+            "checkbox" => "chk",
+            "radio" => "radio",
+            "submit" | "button" | "reset" | "image" => "btn",
+            _ => "inp",
+        },
+        _ => "el",
+    }
+}
+
+fn dom_states(attrs: &[(String, String)]) -> String {
+    let mut states = Vec::new();
+    for (attr_name, state) in [
+        ("checked", "checked"),
+        ("selected", "selected"),
+        ("disabled", "disabled"),
+    ] {
+        if attr(attrs, attr_name).is_some() {
+            states.push(state);
+        }
+    }
+    for (attr_name, state) in [
+        ("aria-checked", "checked"),
+        ("aria-selected", "selected"),
+        ("aria-expanded", "expanded"),
+    ] {
+        if attr(attrs, attr_name) == Some("true") && !states.contains(&state) {
+            states.push(state);
+        }
+    }
+    states.join(",")
+}
+
+impl PageView<'_> {
+    fn facts_at(&self, at: usize) -> Option<ElementFacts<'_>> {
+        match &self.page.content {
+            PageContent::Tree(nodes) => nodes.get(at).map(|n| ElementFacts {
+                id: &n.i,
+                role: Cow::Borrowed(&n.r),
+                name: Cow::Borrowed(&n.n),
+                value: n.v.as_deref().map(Cow::Borrowed),
+                states: Cow::Borrowed(n.s.as_deref().unwrap_or("")),
+                href: None,
+                input_type: None,
+            }),
+            PageContent::Dom { tree, .. } => match tree.nodes.get(at)? {
+                DomNode::Element {
+                    tag,
+                    id: Some(id),
+                    attrs,
+                    ..
+                } => Some(ElementFacts {
+                    id,
+                    role: Cow::Borrowed(dom_role(tag, attrs)),
+                    name: Cow::Owned(tree.label_of(at, 100)),
+                    value: attr(attrs, "value").map(Cow::Borrowed),
+                    states: Cow::Owned(dom_states(attrs)),
+                    href: attr(attrs, "href"),
+                    input_type: (tag == "input").then(|| attr(attrs, "type")).flatten(),
+                }),
+                _ => None,
+            },
+        }
+    }
+}
+
+impl PageFacts for PageView<'_> {
+    fn url(&self) -> &str {
+        self.url
+    }
+
+    fn hash(&self) -> &str {
+        &self.page.hash
+    }
+
+    fn element_count(&self) -> usize {
+        self.page.index.len()
+    }
+
+    fn element(&self, id: &str) -> Option<ElementFacts<'_>> {
+        self.facts_at(*self.page.index.get(id)?)
+    }
+
+    fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_> {
+        match &self.page.content {
+            PageContent::Tree(nodes) => Box::new((0..nodes.len()).filter_map(|k| self.facts_at(k))),
+            PageContent::Dom { tree, .. } => {
+                Box::new(tree.elements().filter_map(|(k, _, _)| self.facts_at(k)))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dom_elements_get_roles_states_and_values_like_tree_nodes() {
+        let page = Page::from_dom(
+            r#"<a id="1" href="/next">Next page</a><input id="2" type="checkbox" checked><input id="3" type="password" placeholder="Password"><div id="4" role="button" aria-expanded="true">Menu</div><input id="5" value="Ada">"#,
+        )
+        .expect("page");
+        let view = PageView {
+            page: &page,
+            url: "https://a.com/",
+        };
+        let link = view.element("1").expect("link");
+        assert_eq!(
+            (link.role.as_ref(), link.name.as_ref(), link.href),
+            ("link", "Next page", Some("/next"))
+        );
+        let chk = view.element("2").expect("checkbox");
+        assert_eq!(chk.role, "chk");
+        assert!(chk.has_state("checked"));
+        let pw = view.element("3").expect("password");
+        assert_eq!(
+            (pw.role.as_ref(), pw.input_type, pw.name.as_ref()),
+            ("inp", Some("password"), "Password")
+        );
+        let menu = view.element("4").expect("menu");
+        assert_eq!(menu.role, "btn");
+        assert!(menu.has_state("expanded"));
+        assert_eq!(
+            view.element("5")
+                .and_then(|e| e.value.map(|v| v.into_owned()))
+                .as_deref(),
+            Some("Ada")
+        );
+        assert_eq!(view.elements().count(), 5);
+        assert_eq!(view.element_count(), 5);
+        assert!(view.element("9").is_none());
+    }
+
+    #[test]
+    fn tree_nodes_are_their_own_facts() {
+        let nodes = serde_json::from_str(
+            r#"[{"i":"10","r":"btn","n":"Press me","s":"disabled"},{"i":"11","r":"inp","n":"Search","v":"shoes"}]"#,
+        )
+        .expect("nodes");
+        let page = Page::from_tree(nodes, None);
+        let view = PageView {
+            page: &page,
+            url: "https://a.com/",
+        };
+        assert!(view.element("10").expect("btn").has_state("disabled"));
+        assert_eq!(
+            view.element("11")
+                .and_then(|e| e.value.map(|v| v.into_owned()))
+                .as_deref(),
+            Some("shoes")
+        );
+        assert_eq!(view.elements().count(), 2);
+    }
+}

@@ -1,0 +1,81 @@
+//! The tenant's daily token budget (`TENANT_DAILY_TOKEN_BUDGET`): a step reserves what its
+//! model calls may use before it starts and settles the reservation at the real usage after.
+//! Reservations are atomic on the store, so parallel steps can never together start beyond
+//! the budget; a step that used more than it reserved (a corrective call) is charged in full.
+
+use chrono::{DateTime, Utc};
+
+use super::StepContext;
+use crate::auth::rate_limit::FixedWindow;
+use crate::context::AppContext;
+use crate::error::Error;
+
+/// A UTC day.
+const DAY_SECONDS: i64 = 86_400;
+/// Prompt tokens a step may use besides the page (system prompt, task, history, knowledge).
+const PROMPT_OVERHEAD_TOKENS: u64 = 4_000;
+
+fn key(tenant_id: &str) -> String {
+    format!("tokens#{tenant_id}")
+}
+
+fn window(budget: u64) -> FixedWindow {
+    FixedWindow {
+        limit: budget,
+        window_seconds: DAY_SECONDS,
+    }
+}
+
+/// Tokens a step reserves: one model call's prompt and answer at their largest.
+pub fn reservation(ctx: &AppContext) -> u64 {
+    let agent = &ctx.config.agent;
+    let answer = agent.llm.as_ref().map_or(0, |l| u64::from(l.max_tokens));
+    agent.page_tokens as u64 + PROMPT_OVERHEAD_TOKENS + answer
+}
+
+/// Reserves a step's tokens from `tenant_id`'s budget: `Ok(reserved)` (0 when there is no
+/// budget), or `TOKEN_BUDGET_EXCEEDED` with when the budget renews.
+pub async fn reserve(ctx: &AppContext, tenant_id: &str, now: DateTime<Utc>) -> Result<u64, Error> {
+    let Some(budget) = ctx.config.agent.tenant_daily_tokens else {
+        return Ok(0);
+    };
+    let w = window(budget);
+    let amount = reservation(ctx).min(budget.max(1));
+    if w.take_amount(ctx.store.as_ref(), &key(tenant_id), amount, now)
+        .await?
+    {
+        return Ok(amount);
+    }
+    let (retry_after_seconds, reset_at) = w.renewal(now);
+    Err(Error::TokenBudgetExceeded {
+        retry_after_seconds,
+        reset_at,
+    })
+}
+
+/// Gives back a reservation whose request was refused before any model call.
+pub async fn give_back(ctx: &AppContext, tenant_id: &str, reserved: u64, now: DateTime<Utc>) {
+    if let (Some(budget), true) = (ctx.config.agent.tenant_daily_tokens, reserved > 0) {
+        let delta = -i64::try_from(reserved).unwrap_or(i64::MAX);
+        window(budget)
+            .adjust(ctx.store.as_ref(), &key(tenant_id), delta, now)
+            .await;
+    }
+}
+
+/// Settles the step's reservation at the tokens its model calls used.
+pub async fn settle(ctx: &AppContext, step: &StepContext) {
+    let Some(budget) = ctx.config.agent.tenant_daily_tokens else {
+        return;
+    };
+    let used = i64::try_from(step.usage.total()).unwrap_or(i64::MAX);
+    let reserved = i64::try_from(step.budget_reserved).unwrap_or(i64::MAX);
+    window(budget)
+        .adjust(
+            ctx.store.as_ref(),
+            &key(&step.tenant_id),
+            used - reserved,
+            ctx.clock.now(),
+        )
+        .await;
+}

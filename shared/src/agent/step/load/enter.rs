@@ -1,0 +1,145 @@
+//! Round 3: the tenant's count and token reservation, with knowledge and the page built
+//! concurrently; then the step's context.
+
+use std::future::Future;
+
+use serde_json::json;
+
+use super::claims::{give_back_tenant, tenant_key, windows};
+use super::Admitted;
+use crate::agent::step::{budget, BuiltPage, StepContext, StepInput};
+use crate::context::AppContext;
+use crate::domain::session::{auto_title, session_domain};
+use crate::domain::site::host_of;
+use crate::domain::{Session, Task, TaskStatus, TokenUsage};
+use crate::error::Error;
+
+/// Enters the step: counts the tenant, reserves tokens, resolves knowledge and waits for the
+/// page; a refusal hands back everything claimed.
+pub async fn enter(
+    ctx: &AppContext,
+    input: &StepInput,
+    admitted: Admitted,
+    page: impl Future<Output = Result<BuiltPage, Error>>,
+) -> Result<(Box<StepContext>, BuiltPage), Error> {
+    let Admitted {
+        reads,
+        claims,
+        task,
+        session_id,
+        session,
+    } = admitted;
+    let p = &reads.principal;
+    let req = &input.request;
+    let store = ctx.store.as_ref();
+    let now = claims.now;
+    let (_, per_tenant) = windows(ctx);
+    let host = host_of(&req.url).unwrap_or_default();
+    let has_org_knowledge = !host.is_empty() && reads.domains.iter().any(|d| d.matches(&host));
+    let query = task
+        .as_ref()
+        .map_or(req.query.as_str(), |t| t.query.as_str());
+    let counter = tenant_key(&p.tenant_id);
+    let (tenant_counted, reserved, knowledge, built) = tokio::join!(
+        per_tenant.take(store, &counter, now),
+        budget::reserve(ctx, &p.tenant_id, now),
+        async {
+            match (has_org_knowledge, &ctx.knowledge) {
+                (true, Some(k)) => match k.resolve(&req.url, Some(query), &p.tenant_id).await {
+                    Ok(r) => r.context,
+                    // Knowledge improves a step but is not needed for one.
+                    Err(e) => {
+                        tracing::warn!(error = %e, "knowledge lookup failed; deciding without it");
+                        Vec::new()
+                    }
+                },
+                _ => Vec::new(),
+            }
+        },
+        page,
+    );
+    let counted = matches!(tenant_counted, Ok(true));
+    let held = *reserved.as_ref().unwrap_or(&0);
+    let refusal = match (tenant_counted, reserved, built) {
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => Err(e),
+        (Ok(false), _, _) => Err(per_tenant.limited(now)),
+        (Ok(true), Ok(_), Ok(built)) => Ok(built),
+    };
+    let built = match refusal {
+        Ok(built) => built,
+        Err(e) => {
+            give_back_tenant(ctx, &claims, counted, held).await;
+            return Err(claims.refuse(store, e, false).await);
+        }
+    };
+
+    let new_session = match (&session, &task) {
+        (None, None) => {
+            let domain = session_domain(None, &req.url);
+            Some(Session::new_active(
+                session_id.clone(),
+                p.tenant_id.clone(),
+                p.user_id.clone(),
+                req.url.clone(),
+                domain.clone(),
+                auto_title(&domain, Some(&req.query)),
+                Some(json!({ "initialQuery": req.query })),
+                now,
+            ))
+        }
+        _ => None,
+    };
+    // The request answers the task's question, or brings what unblocks it.
+    let user_input = task
+        .as_ref()
+        .filter(|t| {
+            matches!(
+                t.status,
+                TaskStatus::NeedsUserInput | TaskStatus::AwaitingUser
+            )
+        })
+        .map(|_| req.query.clone());
+    let is_new = task.is_none();
+    let task = match task {
+        Some(t) => t,
+        None => Task::new(
+            uuid::Uuid::new_v4().to_string(),
+            p.tenant_id.clone(),
+            p.user_id.clone(),
+            Some(session_id.clone()),
+            req.query.clone(),
+            req.url.clone(),
+            now,
+            now.timestamp() + ctx.config.retention.task_seconds,
+        ),
+    };
+    let step = StepContext {
+        tenant_id: p.tenant_id.clone(),
+        user_id: p.user_id.clone(),
+        lease_owner: input.request_id.clone(),
+        step_index: task.step_count,
+        task,
+        is_new,
+        session_id,
+        new_session,
+        session,
+        user_input,
+        history: reads.history,
+        has_org_knowledge,
+        knowledge,
+        page_hash: built.page.hash.clone(),
+        page_summary: built.page.summary(req.page_title.as_deref()),
+        page_form: built.rendered.form.to_owned(),
+        budget_reserved: held,
+        verification: None,
+        correction: None,
+        notes: Vec::new(),
+        replan: false,
+        session_memory: None,
+        decision: None,
+        usage: TokenUsage::default(),
+        llm_ms: 0,
+        llm_calls: 0,
+    };
+    Ok((Box::new(step), built))
+}

@@ -1,0 +1,227 @@
+//! Server rounds: the memory tools the model may call (`remember`, `recall`,
+//! `exportToSession`), and the round that ends a step which would overrun its deadline. The
+//! client executes nothing for them (`toolType: "SERVER"`) and calls interact again at once.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::Decision;
+use crate::agent::action::Action;
+use crate::domain::{StepKind, TaskStatus};
+
+/// Most notes a task (or a session) keeps.
+pub const MAX_KEYS: usize = 32;
+/// The action sent with a server round: harmless if a client executes it anyway.
+pub const SERVER_ROUND_ACTION: &str = "wait(1)";
+
+/// `toolAction { toolName, toolType, parameters, memoryResult? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAction {
+    pub tool_name: String,
+    pub tool_type: String,
+    pub parameters: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_result: Option<MemoryResult>,
+}
+
+/// `memoryResult { success, action, key?, scope?, value?, error?, message }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryResult {
+    pub success: bool,
+    pub action: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub message: String,
+}
+
+fn result(action: &str, key: &str, scope: &str) -> MemoryResult {
+    MemoryResult {
+        success: true,
+        action: action.into(),
+        key: Some(key.into()),
+        scope: Some(scope.into()),
+        value: None,
+        error: None,
+        message: String::new(),
+    }
+}
+
+fn refused(mut r: MemoryResult, error: String) -> MemoryResult {
+    r.success = false;
+    r.message = error.clone();
+    r.error = Some(error);
+    r
+}
+
+/// Runs a memory tool on the task's notes and the session's; `true` when the session's
+/// notes changed. `None` for actions that are not memory tools.
+pub fn apply(
+    action: &Action,
+    task: &mut BTreeMap<String, String>,
+    session: &mut BTreeMap<String, String>,
+) -> Option<(MemoryResult, bool)> {
+    let full = |m: &BTreeMap<String, String>, k: &str| m.len() >= MAX_KEYS && !m.contains_key(k);
+    Some(match action {
+        Action::Remember(k, v) => {
+            let r = result("remember", k, "task");
+            if full(task, k) {
+                (
+                    refused(r, format!("at most {MAX_KEYS} notes per task")),
+                    false,
+                )
+            } else {
+                task.insert(k.clone(), v.clone());
+                let message = format!("Noted \"{k}\".");
+                let value = Some(v.clone());
+                (
+                    MemoryResult {
+                        message,
+                        value,
+                        ..r
+                    },
+                    false,
+                )
+            }
+        }
+        Action::Recall(k) => {
+            let found = task
+                .get(k)
+                .map(|v| ("task", v))
+                .or_else(|| session.get(k).map(|v| ("session", v)));
+            match found {
+                Some((scope, v)) => (
+                    MemoryResult {
+                        value: Some(v.clone()),
+                        message: format!("Recalled \"{k}\"."),
+                        ..result("recall", k, scope)
+                    },
+                    false,
+                ),
+                None => (
+                    refused(
+                        result("recall", k, "task"),
+                        format!("nothing is noted under \"{k}\""),
+                    ),
+                    false,
+                ),
+            }
+        }
+        Action::ExportToSession(k) => {
+            let r = result("exportToSession", k, "session");
+            match task.get(k) {
+                None => (
+                    refused(r, format!("the task has no note \"{k}\" to export")),
+                    false,
+                ),
+                Some(_) if full(session, k) => (
+                    refused(r, format!("at most {MAX_KEYS} notes per session")),
+                    false,
+                ),
+                Some(v) => {
+                    session.insert(k.clone(), v.clone());
+                    (
+                        MemoryResult {
+                            value: Some(v.clone()),
+                            message: format!("\"{k}\" is kept for the rest of this session."),
+                            ..r
+                        },
+                        true,
+                    )
+                }
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// The decision for a memory tool that ran.
+pub fn tool_decision(thought: &str, action: &Action, call: String, r: MemoryResult) -> Decision {
+    let parameters = match action {
+        Action::Remember(k, v) => json!({ "key": k, "value": v }),
+        Action::Recall(k) | Action::ExportToSession(k) => json!({ "key": k }),
+        _ => json!({}),
+    };
+    let thought = if thought.trim().is_empty() {
+        r.message.clone()
+    } else {
+        thought.to_owned()
+    };
+    Decision {
+        tool_action: Some(ToolAction {
+            tool_name: r.action.clone(),
+            tool_type: "SERVER".into(),
+            parameters,
+            memory_result: Some(r),
+        }),
+        tool_call: Some(call),
+        kind: StepKind::ServerTool,
+        ..Decision::new(thought, SERVER_ROUND_ACTION, TaskStatus::Executing)
+    }
+}
+
+/// The round that ends a step which cannot decide within its deadline: the task goes on with
+/// the next call.
+pub fn deadline_round(why: &str) -> Decision {
+    Decision {
+        tool_action: Some(ToolAction {
+            tool_name: "continue".into(),
+            tool_type: "SERVER".into(),
+            parameters: json!({ "reason": why }),
+            memory_result: None,
+        }),
+        tool_call: Some("continue()".into()),
+        kind: StepKind::ServerTool,
+        ..Decision::new(
+            "This step needs more time; I am continuing.",
+            SERVER_ROUND_ACTION,
+            TaskStatus::Executing,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_are_kept_recalled_exported_and_bounded() {
+        let (mut task, mut session) = (BTreeMap::new(), BTreeMap::new());
+        let remember = Action::Remember("price".into(), "42 EUR".into());
+        let (r, changed) = apply(&remember, &mut task, &mut session).expect("tool");
+        assert!(r.success && !changed);
+        assert_eq!(task.get("price").map(String::as_str), Some("42 EUR"));
+        let (r, _) = apply(&Action::Recall("price".into()), &mut task, &mut session).expect("tool");
+        assert_eq!(
+            (r.value.as_deref(), r.scope.as_deref()),
+            (Some("42 EUR"), Some("task"))
+        );
+        let (r, _) = apply(&Action::Recall("other".into()), &mut task, &mut session).expect("tool");
+        assert!(!r.success && r.error.is_some());
+        let export = Action::ExportToSession("price".into());
+        let (r, changed) = apply(&export, &mut task, &mut session).expect("tool");
+        assert!(r.success && changed);
+        task.clear();
+        let (r, _) = apply(&Action::Recall("price".into()), &mut task, &mut session).expect("tool");
+        assert_eq!(
+            r.scope.as_deref(),
+            Some("session"),
+            "a later task reads the session's note"
+        );
+        for k in 0..MAX_KEYS {
+            task.insert(format!("k{k}"), "v".into());
+        }
+        let (r, _) = apply(&remember, &mut task, &mut session).expect("tool");
+        assert!(!r.success, "the notes of a task are bounded");
+        assert!(apply(&Action::Finish, &mut task, &mut session).is_none());
+    }
+}

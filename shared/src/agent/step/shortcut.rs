@@ -1,0 +1,90 @@
+//! Decisions the rules make without the model, in order: the user's yes to a confirmation
+//! (exactly the confirmed action, once), a blocker the user must clear (captcha, login wall),
+//! a cookie banner the agent dismisses itself. A refusal or an unclear reply becomes a note
+//! for the model.
+
+use super::guard::{review_own, Facts, Review};
+use super::{Decision, StepContext};
+use crate::agent::action::Action;
+use crate::domain::blocker::{cookie_dismissal, detect};
+use crate::domain::facts::PageFacts;
+use crate::domain::outcome::predict;
+use crate::domain::risk::{reply_is_yes, PendingConfirmation};
+use crate::domain::TaskStatus;
+
+/// The confirmed action, if it can still run on this page as it was confirmed.
+fn confirmed(
+    pending: &PendingConfirmation,
+    step_index: u32,
+    view: &dyn PageFacts,
+) -> Option<Decision> {
+    if pending.step_index + 1 != step_index {
+        return None;
+    }
+    let action = Action::parse(&pending.action).ok()?;
+    if action.element() != pending.element_id.as_deref() {
+        return None;
+    }
+    let kind = action.kind();
+    let target = match kind.target() {
+        Some(id) => Some(view.element(id)?),
+        None => None,
+    };
+    Some(Decision {
+        expected_outcome: predict(&kind, view, None),
+        target: target.map(|t| t.snapshot()),
+        ..Decision::new(
+            "You confirmed it, so I am going ahead.",
+            pending.action.clone(),
+            TaskStatus::Executing,
+        )
+    })
+}
+
+/// A decision without the model, or `None` (notes for the model may have been added).
+pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
+    if let Some(pending) = step.task.confirmation.take() {
+        match step.user_input.as_deref().map(reply_is_yes) {
+            Some(Some(true)) => {
+                if let Some(d) = confirmed(&pending, step.step_index, facts.view) {
+                    return Some(d);
+                }
+                step.notes.push(
+                    "The user said yes, but the page changed: the confirmed action cannot run on this page. Ask again before anything risky."
+                        .into(),
+                );
+            }
+            Some(Some(false)) => step.notes.push(format!(
+                "The user declined ({}). Do not do it: find another way, or finish and say why.",
+                crate::text::single_line(&pending.question, 300)
+            )),
+            Some(None) => step.notes.push(
+                "The user's reply to the confirmation question was not a clear yes: nothing risky was confirmed."
+                    .into(),
+            ),
+            // No reply: the question stays open.
+            None => step.task.confirmation = Some(pending),
+        }
+    }
+    if let Some(blocker) = detect(facts.view, &step.task.query) {
+        let question = blocker
+            .user_message
+            .clone()
+            .unwrap_or_else(|| blocker.description.clone());
+        return Some(Decision {
+            status: TaskStatus::AwaitingUser,
+            blocker: Some(blocker.clone()),
+            ..Decision::ask(format!("{}.", blocker.description), question)
+        });
+    }
+    let last = step.history.last().map(|s| s.action.as_str());
+    let click = cookie_dismissal(facts.view, &step.task.query, last)?;
+    match review_own(
+        "Closing the cookie banner first (declining optional cookies where the site allows it).",
+        &click,
+        facts,
+    ) {
+        Review::Accept(p) if p.confirmation.is_none() => Some(p.decision),
+        _ => None,
+    }
+}

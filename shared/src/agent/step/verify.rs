@@ -1,0 +1,178 @@
+//! Phase 3: the previous action verified on this request's page, before anything is decided.
+//! Evidence: what the client reported (`lastActionStatus`, `lastActionError`,
+//! `lastActionResult`, `domChanges`, `clientObservations`) and the server's own comparison of
+//! the page before the action (URL, hash, the target) with this one, against the expectations
+//! stored with the action (and with each chained action). The rules decide whenever the
+//! evidence does; only an ambiguous case asks the verification model.
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::{judge, BuiltPage, StepContext};
+use crate::agent::page::PageView;
+use crate::agent::request::{InteractRequest, LastAction};
+use crate::context::AppContext;
+use crate::domain::chain::ChainItem;
+use crate::domain::outcome::{check, Before, Check, DomExpectation};
+use crate::domain::verdict::{verdict, ClientReport, Verdict, Verification, SUCCESS_CONFIDENCE};
+use crate::domain::{Step, StepKind};
+
+/// The client's report, read from the request.
+pub fn client_report(last: &LastAction) -> ClientReport<'_> {
+    fn text<'v>(v: &'v Value, k: &str) -> &'v str {
+        v.get(k).and_then(Value::as_str).unwrap_or("")
+    }
+    let flag = |v: &Option<Value>, k: &str| v.as_ref().and_then(|v| v.get(k)?.as_bool());
+    let counts = last.dom_changes.as_ref().map(|c| {
+        let n = |k: &str| c.get(k).and_then(Value::as_u64).unwrap_or(0);
+        n("addedCount") + n("removedCount")
+    });
+    let signals = [
+        flag(&last.dom_changes, "urlChanged"),
+        counts.map(|n| n > 0),
+        flag(&last.client_observations, "didUrlChange"),
+        flag(&last.client_observations, "didDomMutate"),
+    ];
+    let changed = if signals.contains(&Some(true)) {
+        Some(true)
+    } else if signals.iter().any(Option::is_some) {
+        Some(false)
+    } else {
+        None
+    };
+    ClientReport {
+        status: last.status.as_deref(),
+        error: last
+            .error
+            .as_ref()
+            .map(|e| (text(e, "code"), text(e, "message"))),
+        result_success: last
+            .result
+            .as_ref()
+            .and_then(|r| r.get("success")?.as_bool()),
+        changed,
+    }
+}
+
+/// The expectations of a step: its action's and each chained action's.
+pub fn expectations_of(step: &Step) -> Vec<DomExpectation> {
+    let mut all: Vec<DomExpectation> = step
+        .expected_outcome
+        .as_ref()
+        .map(|e| e.dom_expectations.clone())
+        .unwrap_or_default();
+    for item in step.chain.iter().skip(1) {
+        all.extend(chained_expectation(item));
+    }
+    all
+}
+
+fn chained_expectation(item: &ChainItem) -> Option<DomExpectation> {
+    let element_id = item.target_element_id.clone();
+    Some(match item.action_type.as_str() {
+        "setValue" | "selectOption" => DomExpectation::ValueEquals {
+            element_id,
+            value: item
+                .client_verification_checks
+                .first()?
+                .expected_value
+                .clone()?,
+        },
+        "check" => DomExpectation::StateHas {
+            element_id,
+            state: "checked".into(),
+        },
+        "uncheck" => DomExpectation::StateLacks {
+            element_id,
+            state: "checked".into(),
+        },
+        _ => return None,
+    })
+}
+
+/// What the page shows now, in a line: the checks, or the URL.
+fn actual_state(checks: &[Check], view: &PageView<'_>) -> String {
+    let parts: Vec<&str> = checks
+        .iter()
+        .map(|c| match c {
+            Check::Met(m) | Check::Unmet(m) | Check::Unknown(m) => m.as_str(),
+        })
+        .collect();
+    if parts.is_empty() {
+        format!("the page is {}", crate::text::single_line(view.url, 200))
+    } else {
+        crate::text::single_line(&parts.join("; "), 300)
+    }
+}
+
+/// Verifies the previous step's action and stores the verdict in `step.verification`.
+pub async fn verify(
+    ctx: &AppContext,
+    step: &mut StepContext,
+    req: &InteractRequest,
+    built: &BuiltPage,
+    deadline: Instant,
+) {
+    let Some(prev) = step.history.last().cloned() else {
+        return;
+    };
+    let Some(expected) = prev.expected_outcome.as_ref() else {
+        return;
+    };
+    if prev.kind != StepKind::Dom {
+        return;
+    }
+    let view = PageView {
+        page: &built.page,
+        url: &req.url,
+    };
+    let report = client_report(&req.last_action);
+    let before = prev.before_state.as_ref().map(|b| Before {
+        url: &b.url,
+        hash: &b.page_hash,
+    });
+    let checks = check(
+        &expectations_of(&prev),
+        before.as_ref(),
+        &view,
+        report.changed,
+    );
+    let now = ctx.clock.now();
+    let actual = actual_state(&checks, &view);
+    let mut v = match verdict(&report, &checks) {
+        Verdict::Decided {
+            success,
+            confidence,
+            reason,
+        } => Verification::new(prev.index, success, confidence, reason, now),
+        Verdict::Ambiguous { reason } => {
+            let question =
+                judge::outcome_question(&step.task.query, &prev, &report, &actual, built, &req.url);
+            match judge::ask(ctx, step, &question, deadline).await {
+                Some(j) => {
+                    let mut v = Verification::new(
+                        prev.index,
+                        j.success && j.confidence >= SUCCESS_CONFIDENCE,
+                        j.confidence,
+                        j.reason,
+                        now,
+                    );
+                    v.by_model = true;
+                    v
+                }
+                // Nobody could tell: it counts as not confirmed.
+                None => Verification::new(
+                    prev.index,
+                    false,
+                    0.5,
+                    format!("could not be confirmed: {reason}"),
+                    now,
+                ),
+            }
+        }
+    };
+    v.expected_state = Some(expected.description.clone());
+    v.actual_state = Some(actual);
+    step.verification = Some(v);
+}

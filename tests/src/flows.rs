@@ -1,0 +1,90 @@
+//! Building blocks of multi-step interact tests: pages as the extension sends them, follow-up
+//! requests with the client's report, and model answers in the full answer format.
+
+use serde_json::{json, Value};
+
+use crate::harness::{harness_with, Harness};
+use crate::scripted::Reply;
+use crate::AppOptions;
+
+/// An interactive-tree node.
+pub fn node(i: &str, r: &str, n: &str) -> Value {
+    json!({ "i": i, "r": r, "n": n })
+}
+
+/// A node with a value (`v`) and states (`s`).
+pub fn field(i: &str, r: &str, n: &str, v: &str, s: &str) -> Value {
+    let mut node = node(i, r, n);
+    if !v.is_empty() {
+        node["v"] = json!(v);
+    }
+    if !s.is_empty() {
+        node["s"] = json!(s);
+    }
+    node
+}
+
+/// A new task's first request, in a new session.
+pub fn start(query: &str, url: &str, nodes: Vec<Value>) -> Value {
+    json!({
+        "url": url,
+        "query": query,
+        "sessionId": uuid::Uuid::new_v4().to_string(),
+        "interactiveTree": nodes,
+    })
+}
+
+/// The next request of the task `previous` answered: the client executed the action (success)
+/// and sends the page it sees now at `url`.
+pub fn next(previous: &Value, answer: &Value, url: &str, nodes: Vec<Value>) -> Value {
+    let mut b = previous.clone();
+    b["taskId"] = answer["taskId"].clone();
+    b["sessionId"] = answer["sessionId"].clone();
+    b["url"] = json!(url);
+    b["interactiveTree"] = Value::Array(nodes);
+    b["lastActionStatus"] = json!("success");
+    b["lastActionResult"] = json!({ "success": true });
+    for k in ["lastActionError", "domChanges", "clientObservations"] {
+        if let Some(o) = b.as_object_mut() {
+            o.remove(k);
+        }
+    }
+    b
+}
+
+/// `body` reporting that the last action failed with `code`.
+pub fn failing(mut body: Value, code: &str, message: &str, action: &str) -> Value {
+    body["lastActionStatus"] = json!("failure");
+    body["lastActionResult"] = json!({ "success": false });
+    body["lastActionError"] = json!({ "message": message, "code": code, "action": action });
+    body
+}
+
+/// An answer with a plan: `<Plan>`, `<Thought>`, `<Step>` and `<Action>`.
+pub fn planned(plan: &[&str], step: usize, thought: &str, action: &str) -> Reply {
+    let lines: Vec<String> = plan
+        .iter()
+        .enumerate()
+        .map(|(k, s)| format!("{}. {s}", k + 1))
+        .collect();
+    Reply::Content(format!(
+        "<Plan>\n{}\n</Plan>\n<Thought>{thought}</Thought>\n<Step>{step}</Step>\n<Action>{action}</Action>",
+        lines.join("\n")
+    ))
+}
+
+/// An answer made of the given sections, in order (`("Action", "click(1)")`, ...).
+pub fn sections(parts: &[(&str, &str)]) -> Reply {
+    Reply::Content(
+        parts
+            .iter()
+            .map(|(tag, text)| format!("<{tag}>{text}</{tag}>"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+/// A harness on the embedded store or on DynamoDB + S3, with further options from `opts`.
+pub async fn on_store(dynamodb: bool, opts: impl FnOnce(AppOptions) -> AppOptions) -> Harness {
+    harness_with(|o| opts(AppOptions { dynamodb, ..o })).await
+}

@@ -1,0 +1,568 @@
+//! The reasoning step through local-api's router with a scripted model: the plan, verification
+//! of every previous action (rules first, the verification model only when ambiguous),
+//! self-correction, the loop guard, the finish check and the prompt's stable prefix.
+
+use api_tests::flows::{failing, field, next, node, on_store, planned, sections, start};
+use api_tests::harness::harness;
+use api_tests::scripted::Reply;
+use serde_json::{json, Value};
+
+const SHOP: &str = "https://shop.example.com/";
+
+/// Plan steps' statuses.
+fn statuses(r: &Value) -> Vec<&str> {
+    r["plan"]["steps"]
+        .as_array()
+        .expect("plan")
+        .iter()
+        .filter_map(|s| s["status"].as_str())
+        .collect()
+}
+
+async fn a_planned_task_is_verified_by_rules_and_completes_its_plan(dynamodb: bool) {
+    let h = on_store(dynamodb, |o| o).await;
+    let plan = [
+        "Type the product name",
+        "Open the first result",
+        "Read the price",
+    ];
+    h.llm.push([
+        planned(&plan, 1, "I type the name.", "setValue(1, \"lamp\")"),
+        sections(&[
+            ("Thought", "Now search."),
+            ("Step", "1"),
+            ("Action", "click(2)"),
+        ]),
+        sections(&[
+            ("Thought", "Open it."),
+            ("Step", "2"),
+            ("Action", "click(5)"),
+        ]),
+        sections(&[
+            ("Thought", "The price is 20 EUR."),
+            ("Step", "3"),
+            ("Action", "finish()"),
+        ]),
+    ]);
+    let page = || vec![node("1", "inp", "Search"), node("2", "btn", "Go")];
+    let b1 = start("What does the lamp cost?", SHOP, page());
+    let r1 = h.ok(&b1).await;
+    assert_eq!(r1["status"], "executing");
+    assert_eq!(
+        (&r1["currentStep"], &r1["totalSteps"]),
+        (&json!(0), &json!(3))
+    );
+    assert_eq!(r1["plan"]["steps"][0]["id"], "step_0");
+    assert_eq!(r1["plan"]["steps"][2]["description"], "Read the price");
+    assert_eq!(r1["plan"]["steps"][0]["toolType"], "DOM");
+    assert!(r1["plan"]["createdAt"].is_string() && r1["plan"]["currentStepIndex"] == 0);
+    assert!(
+        r1["plan"]["steps"][0].get("attempts").is_none(),
+        "no field beyond the contract"
+    );
+    assert_eq!(statuses(&r1), ["active", "pending", "pending"]);
+    assert_eq!(r1["taskType"], "web_only");
+    assert!(r1.get("verification").is_none(), "nothing to verify yet");
+    let expected = &r1["expectedOutcome"];
+    assert!(
+        expected["description"]
+            .as_str()
+            .expect("d")
+            .contains("Search"),
+        "{expected}"
+    );
+    assert_eq!(
+        expected["domExpectations"],
+        json!([{ "type": "value_equals", "elementId": "1", "value": "lamp" }])
+    );
+    assert!(h
+        .llm
+        .user_prompt(0)
+        .contains("start your answer with a <Plan>"));
+
+    // The field holds the text: the rules confirm it, no model is asked.
+    let mut filled = page();
+    filled[0]["v"] = json!("lamp");
+    let b2 = next(&b1, &r1, SHOP, filled);
+    let r2 = h.ok(&b2).await;
+    let v = &r2["verification"];
+    assert_eq!(
+        (&v["stepIndex"], &v["success"]),
+        (&json!(0), &json!(true)),
+        "{v}"
+    );
+    assert!(v["confidence"].as_f64().expect("c") >= 0.7);
+    assert!(v.get("byModel").is_none() && v["timestamp"].is_string());
+    assert!(v["expectedState"].is_string() && v["actualState"].is_string());
+    assert_eq!(r2["currentStep"], 0, "still typing and searching");
+    assert!(h
+        .llm
+        .user_prompt(1)
+        .contains("Verdict on the last action: it worked"));
+    assert!(!h
+        .llm
+        .user_prompt(1)
+        .contains("start your answer with a <Plan>"));
+
+    // The URL changed: the click worked; the model moves on to plan step 2.
+    let results = format!("{SHOP}search?q=lamp");
+    let b3 = next(
+        &b2,
+        &r2,
+        &results,
+        vec![node("5", "link", "Lamp X"), node("6", "link", "Lamp Y")],
+    );
+    let r3 = h.ok(&b3).await;
+    assert_eq!(r3["verification"]["success"], true);
+    assert_eq!(r3["currentStep"], 1);
+    assert_eq!(statuses(&r3), ["completed", "active", "pending"]);
+
+    let b4 = next(
+        &b3,
+        &r3,
+        &format!("{SHOP}p/lamp-x"),
+        vec![node("7", "btn", "Add to wishlist")],
+    );
+    let r4 = h.ok(&b4).await;
+    assert_eq!(
+        (r4["action"].as_str(), r4["status"].as_str()),
+        (Some("finish()"), Some("completed"))
+    );
+    assert_eq!(statuses(&r4), ["completed", "completed", "completed"]);
+    assert!(
+        h.llm.verdict_requests().is_empty(),
+        "every verdict came from the rules"
+    );
+    assert!(
+        r4.get("expectedOutcome").is_none(),
+        "finish() has no page outcome"
+    );
+
+    // The task's state was stored with its steps.
+    let task_id = r1["taskId"].as_str().expect("id");
+    let task = h
+        .app
+        .ctx
+        .store
+        .task("acme", task_id)
+        .await
+        .expect("read")
+        .expect("task");
+    assert_eq!(task.plan.as_ref().map(|p| p.steps.len()), Some(3));
+    assert!(task.usage.prompt_tokens > 0 && task.usage.completion_tokens == 80);
+    let steps = h.app.ctx.store.steps("acme", task_id).await.expect("steps");
+    assert_eq!(
+        steps[1].verification.as_ref().map(|v| v.step_index),
+        Some(0)
+    );
+    assert!(steps[0].expected_outcome.is_some());
+}
+
+#[tokio::test]
+async fn ambiguous_outcomes_go_to_the_verification_model() {
+    let h = harness().await;
+    h.llm.push([
+        Reply::action("Open the details.", "click(10)"),
+        Reply::action("Try the other button.", "click(11)"),
+        Reply::action("Done.", "finish()"),
+    ]);
+    h.llm.push_verdicts([
+        Reply::verdict(false, 0.8, "nothing opened"),
+        Reply::verdict(true, 0.6, "probably opened"),
+    ]);
+    let page = || vec![node("10", "btn", "Show details"), node("11", "btn", "More")];
+    let b1 = start("Show the details", SHOP, page());
+    let r1 = h.ok(&b1).await;
+    // Same page, no error: only a model can tell.
+    let b2 = next(&b1, &r1, SHOP, page());
+    let r2 = h.ok(&b2).await;
+    let v = &r2["verification"];
+    assert_eq!(
+        (&v["success"], &v["byModel"], &v["reason"]),
+        (&json!(false), &json!(true), &json!("nothing opened"))
+    );
+    let c = &r2["correction"];
+    assert_eq!(c["strategy"], "ALTERNATIVE_SELECTOR");
+    assert_eq!(
+        (&c["attemptNumber"], &c["stepIndex"]),
+        (&json!(1), &json!(0))
+    );
+    assert_eq!(
+        (&c["originalStep"], &c["correctedStep"]),
+        (&json!("click(10)"), &json!("click(11)"))
+    );
+    assert_eq!(r2["status"], "correcting");
+    assert!(h
+        .llm
+        .user_prompt(1)
+        .contains("Server note: The last action failed: nothing opened"));
+    let asked = h.llm.verdict_requests();
+    assert_eq!(
+        asked[0]["model"], "scripted-verifier",
+        "LLM_VERIFY_MODEL is used"
+    );
+    let q = asked[0]["messages"][1]["content"].as_str().expect("q");
+    assert!(
+        q.contains("Action taken: click(10)") && q.contains("<page"),
+        "{q}"
+    );
+
+    // Below 0.70 a yes does not count.
+    let r3 = h.ok(&next(&b2, &r2, SHOP, page())).await;
+    assert_eq!(
+        (
+            &r3["verification"]["success"],
+            &r3["verification"]["confidence"]
+        ),
+        (&json!(false), &json!(0.6))
+    );
+}
+
+#[tokio::test]
+async fn failures_get_their_strategy_three_times_then_the_task_stops() {
+    let h = harness().await;
+    h.llm.push([
+        Reply::action("Continue.", "click(10)"),
+        Reply::action("Continue again.", "click(10)"),
+        Reply::action("Something else.", "click(20)"),
+    ]);
+    let b1 = start(
+        "Go on to the next page",
+        SHOP,
+        vec![node("10", "btn", "Continue")],
+    );
+    let r1 = h.ok(&b1).await;
+    assert_eq!(
+        r1["totalSteps"], 1,
+        "no plan in the answer: the task is the plan"
+    );
+    assert_eq!(
+        r1["plan"]["steps"][0]["description"],
+        "Go on to the next page"
+    );
+
+    // A timeout: wait and retry, decided without the model.
+    let b2 = failing(
+        next(&b1, &r1, SHOP, vec![node("10", "btn", "Continue")]),
+        "TIMEOUT",
+        "timed out",
+        "click(10)",
+    );
+    let r2 = h.ok(&b2).await;
+    assert_eq!(
+        (r2["action"].as_str(), r2["status"].as_str()),
+        (Some("wait(2)"), Some("correcting"))
+    );
+    assert_eq!(r2["correction"]["strategy"], "RETRY_WITH_DELAY");
+    assert_eq!(
+        (&r2["verification"]["success"], &r2["metrics"]["llmCalls"]),
+        (&json!(false), &json!(0))
+    );
+
+    let r3 = h
+        .ok(&next(&b2, &r2, SHOP, vec![node("10", "btn", "Continue")]))
+        .await;
+    assert_eq!(r3["verification"]["success"], true, "the wait completed");
+    assert_eq!(r3["action"], "click(10)");
+
+    // The element is gone but a twin with the same role and name is there.
+    let b4 = failing(
+        next(&b2, &r3, SHOP, vec![node("20", "btn", "Continue")]),
+        "ELEMENT_NOT_FOUND",
+        "no element 10",
+        "click(10)",
+    );
+    let r4 = h.ok(&b4).await;
+    assert_eq!(r4["action"], "click(20)");
+    assert_eq!(
+        (
+            &r4["correction"]["strategy"],
+            &r4["correction"]["attemptNumber"]
+        ),
+        (&json!("ALTERNATIVE_SELECTOR"), &json!(2))
+    );
+
+    // The third failure on this plan step asks for a new plan.
+    let b5 = failing(
+        next(&b4, &r4, SHOP, vec![node("20", "btn", "Continue")]),
+        "ACTION_FAILED",
+        "not clickable",
+        "click(20)",
+    );
+    let r5 = h.ok(&b5).await;
+    assert_eq!(
+        (
+            &r5["correction"]["strategy"],
+            &r5["correction"]["attemptNumber"]
+        ),
+        (&json!("UPDATE_PLAN"), &json!(3))
+    );
+    assert!(h
+        .llm
+        .user_prompt(2)
+        .contains("start your answer with a new <Plan>"));
+    assert_eq!(r5["status"], "correcting");
+
+    // The model gave no new plan and the step fails a fourth time: the task stops.
+    let b6 = failing(
+        next(&b5, &r5, SHOP, vec![node("20", "btn", "Continue")]),
+        "ACTION_FAILED",
+        "not clickable",
+        "click(20)",
+    );
+    let r6 = h.ok(&b6).await;
+    assert_eq!(
+        (r6["action"].as_str(), r6["status"].as_str()),
+        (Some("fail()"), Some("failed"))
+    );
+    assert!(
+        r6["thought"].as_str().expect("t").contains("could not get"),
+        "{}",
+        r6["thought"]
+    );
+    assert_eq!(statuses(&r6), ["failed"]);
+    assert_eq!(
+        h.llm.requests().len(),
+        3,
+        "three decisions were the rules' own"
+    );
+}
+
+#[tokio::test]
+async fn a_dead_submit_is_pressed_with_enter_and_a_lost_target_is_searched_for() {
+    let h = harness().await;
+    h.llm.push([
+        Reply::action("Search.", "click(2)"),
+        Reply::action("Next page.", "click(5)"),
+    ]);
+    h.llm
+        .push_verdicts([Reply::verdict(false, 0.9, "the query was not sent")]);
+    let page = || vec![node("1", "inp", "Query"), node("2", "btn", "Search")];
+    let b1 = start("Find lamps", SHOP, page());
+    let r1 = h.ok(&b1).await;
+    let b2 = next(&b1, &r1, SHOP, page());
+    let r2 = h.ok(&b2).await;
+    assert_eq!(
+        (r2["action"].as_str(), &r2["correction"]["strategy"]),
+        (Some("press(\"Enter\")"), &json!("ALTERNATIVE_TOOL"))
+    );
+    let results = vec![
+        node("5", "link", "Results page 2"),
+        node("6", "link", "Lamp"),
+    ];
+    let b3 = next(&b2, &r2, &format!("{SHOP}?q=lamps"), results);
+    let r3 = h.ok(&b3).await;
+    assert_eq!(r3["verification"]["success"], true);
+    let b4 = failing(
+        next(
+            &b3,
+            &r3,
+            &format!("{SHOP}?q=lamps"),
+            vec![node("6", "link", "Lamp")],
+        ),
+        "ELEMENT_NOT_FOUND",
+        "gone",
+        "click(5)",
+    );
+    let r4 = h.ok(&b4).await;
+    assert_eq!(
+        (r4["action"].as_str(), &r4["correction"]["strategy"]),
+        (
+            Some("findText(\"Results page 2\")"),
+            &json!("GATHER_INFORMATION")
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_loop_is_broken_once_and_a_second_one_ends_the_task() {
+    let h = harness().await;
+    let page = |k: usize| {
+        vec![
+            node("10", "btn", "Next"),
+            node("11", "btn", "Back"),
+            node("12", "link", &format!("Page {k}")),
+        ]
+    };
+    h.llm.push([
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Back then.", "click(11)"),
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Back.", "click(11)"),
+    ]);
+    let b1 = start("Page through", SHOP, page(0));
+    let mut r = h.ok(&b1).await;
+    let mut b = b1;
+    for k in 1..=2 {
+        b = next(&b, &r, SHOP, page(k));
+        r = h.ok(&b).await;
+    }
+    assert_eq!(
+        r["action"], "click(11)",
+        "the third click(10) in a row was not returned"
+    );
+    let retry = h.llm.requests()[3]["messages"]
+        .as_array()
+        .expect("m")
+        .clone();
+    let note = retry
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .expect("note");
+    assert!(
+        note.contains("it would repeat a loop (the same action three times in a row)"),
+        "{note}"
+    );
+    b = next(&b, &r, SHOP, page(3));
+    r = h.ok(&b).await;
+    assert_eq!(r["action"], "click(10)");
+    b = next(&b, &r, SHOP, page(4));
+    r = h.ok(&b).await;
+    assert_eq!(
+        (r["action"].as_str(), r["status"].as_str()),
+        (Some("fail()"), Some("failed"))
+    );
+    assert!(r["thought"]
+        .as_str()
+        .expect("t")
+        .contains("going in circles (two actions alternating)"));
+}
+
+#[tokio::test]
+async fn finish_with_open_plan_steps_is_checked_refused_and_later_accepted() {
+    let h = harness().await;
+    let plan = [
+        "Open the settings",
+        "Turn on dark mode",
+        "Check that it is on",
+    ];
+    h.llm.push([
+        planned(&plan, 1, "Open the settings.", "click(10)"),
+        Reply::action("It is done.", "finish()"),
+        sections(&[
+            ("Thought", "Turn it on."),
+            ("Step", "2"),
+            ("Action", "click(20)"),
+        ]),
+        Reply::action("Dark mode is on.", "finish()"),
+    ]);
+    h.llm
+        .push_verdicts([Reply::verdict(false, 0.9, "dark mode is still off")]);
+    let b1 = start(
+        "Turn on dark mode",
+        SHOP,
+        vec![node("10", "link", "Settings")],
+    );
+    let r1 = h.ok(&b1).await;
+    let settings = format!("{SHOP}settings");
+    let b2 = next(
+        &b1,
+        &r1,
+        &settings,
+        vec![field("20", "switch", "Dark mode", "", "")],
+    );
+    let r2 = h.ok(&b2).await;
+    assert_eq!(
+        (r2["action"].as_str(), r2["status"].as_str()),
+        (Some("click(20)"), Some("executing"))
+    );
+    assert_eq!(
+        r2["metrics"]["llmCalls"], 3,
+        "decision, finish check, decision"
+    );
+    let retry = h.llm.requests()[2]["messages"]
+        .as_array()
+        .expect("m")
+        .clone();
+    assert!(retry
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .expect("note")
+        .contains("not complete yet (dark mode is still off)"));
+    let b3 = next(
+        &b2,
+        &r2,
+        &settings,
+        vec![field("20", "switch", "Dark mode", "", "checked")],
+    );
+    let r3 = h.ok(&b3).await;
+    assert_eq!(
+        r3["status"], "completed",
+        "the check (scripted yes) accepts it"
+    );
+    assert_eq!(h.llm.verdict_requests().len(), 2);
+    let q = h.llm.verdict_requests()[1]["messages"][1]["content"]
+        .as_str()
+        .expect("q")
+        .to_owned();
+    assert!(q.contains("Question: is the task complete?") && q.contains("Turn on dark mode"));
+}
+
+async fn the_plan_is_there_even_when_the_planner_answers_garbage(dynamodb: bool) {
+    let h = on_store(dynamodb, |o| o).await;
+    h.llm.push([
+        Reply::Content("I am not sure what to do here.".into()),
+        Reply::Content("<Plan>\n\n</Plan> still nothing".into()),
+    ]);
+    let r = h
+        .ok(&start(
+            "Book a table",
+            SHOP,
+            vec![node("1", "btn", "Reserve")],
+        ))
+        .await;
+    assert_eq!(
+        (r["action"].as_str(), r["status"].as_str()),
+        (Some("fail()"), Some("failed"))
+    );
+    assert_eq!(
+        (&r["currentStep"], &r["totalSteps"]),
+        (&json!(0), &json!(1))
+    );
+    assert_eq!(r["plan"]["steps"][0]["description"], "Book a table");
+    assert_eq!(statuses(&r), ["failed"]);
+}
+
+#[tokio::test]
+async fn the_prompt_keeps_a_stable_prefix_and_checks_progress_every_fifth_step() {
+    let h = harness().await;
+    h.llm
+        .push([planned(&["Open every item"], 1, "Open it.", "click(1)")]);
+    h.llm
+        .push((2..=7).map(|k| Reply::action("Open the next one.", &format!("click({k})"))));
+    let page = |k: usize| vec![node(&(k + 1).to_string(), "link", &format!("Item {k}"))];
+    let b1 = start("Open every item", SHOP, page(0));
+    let mut r = h.ok(&b1).await;
+    let mut b = b1;
+    for k in 1..=6 {
+        b = next(&b, &r, SHOP, page(k));
+        r = h.ok(&b).await;
+    }
+    let system = h.llm.requests()[0]["messages"][0].clone();
+    for k in 1..6 {
+        assert_eq!(
+            h.llm.requests()[k]["messages"][0],
+            system,
+            "the system prompt is stable"
+        );
+        let (this, following) = (h.llm.user_prompt(k), h.llm.user_prompt(k + 1));
+        // Everything before this prompt's last history line is where the next one starts.
+        let last_line = this.find(&format!("\n{k}. ")).expect("history line");
+        assert!(
+            following.starts_with(&this[..last_line]),
+            "prompt {k}:\n{this}\n---\n{following}"
+        );
+    }
+    assert!(h
+        .llm
+        .user_prompt(5)
+        .contains("Progress check after 5 steps"));
+    assert!(!h.llm.user_prompt(4).contains("Progress check"));
+}
+
+api_tests::on_both_stores!(
+    a_planned_task_is_verified_by_rules_and_completes_its_plan,
+    the_plan_is_there_even_when_the_planner_answers_garbage,
+);
