@@ -164,7 +164,7 @@ pub fn progress_check(
     done: usize,
     total: usize,
 ) -> Option<String> {
-    if step_index == 0 || step_index % 5 != 0 {
+    if step_index == 0 || !step_index.is_multiple_of(5) {
         return None;
     }
     let recent = steps.len().saturating_sub(5);

@@ -92,7 +92,7 @@ fn finish_step(step: &mut StepContext, mut decision: Decision, now: chrono::Date
 
 /// What the model proposed, once the server has acted on it.
 enum Outcome {
-    Done(Decision),
+    Done(Box<Decision>),
     /// Refused: the problem, for a corrective retry.
     Retry(String),
 }
@@ -170,7 +170,7 @@ async fn ask_model(
             && model_deadline.saturating_duration_since(Instant::now()) >= RETRY_MIN_TIME;
         let problem = match guard(&c.content, facts) {
             Review::Accept(p) => match accept(ctx, step, req, built, *p, attempt, deadline).await {
-                Outcome::Done(d) => return Ok(d),
+                Outcome::Done(d) => return Ok(*d),
                 Outcome::Retry(problem) => problem,
             },
             Review::Refuse(problem) => {
@@ -224,7 +224,7 @@ async fn accept(
     match &p.action {
         Action::Finish if chat_only => {
             step.task.task_type = Some("chat_only".into());
-            Outcome::Done(p.decision)
+            Outcome::Done(Box::new(p.decision))
         }
         Action::Finish if needs_finish_check(step) => {
             let descriptions: Vec<String> = step
@@ -249,13 +249,13 @@ async fn accept(
                             "the task is not complete yet ({reason}); continue with the next action"
                         ));
                     }
-                    Outcome::Done(Decision::ask(
+                    Outcome::Done(Box::new(Decision::ask(
                         format!("I think the task is done, but a check says otherwise: {reason}"),
                         "Is the task complete, or what is still missing?",
-                    ))
+                    )))
                 }
                 // Confirmed, or no verdict could be had: the agent's word stands.
-                _ => Outcome::Done(p.decision),
+                _ => Outcome::Done(Box::new(p.decision)),
             }
         }
         a if a.is_server_tool() => {
@@ -271,14 +271,14 @@ async fn accept(
             if changed {
                 step.session_memory = Some(session);
             }
-            Outcome::Done(memory::tool_decision(
+            Outcome::Done(Box::new(memory::tool_decision(
                 &p.decision.thought,
                 a,
                 p.decision.action.clone(),
                 result,
-            ))
+            )))
         }
-        _ => Outcome::Done(p.decision),
+        _ => Outcome::Done(Box::new(p.decision)),
     }
 }
 

@@ -78,7 +78,8 @@ fn thought_of(out: &ModelOutput, action: &Action, client: &str) -> String {
             thought = format!("{thought} {r}").trim().to_owned();
         }
     }
-    if thought.is_empty() {
+    // A server tool's own message stands in for a missing thought.
+    if thought.is_empty() && !action.is_server_tool() {
         thought = format!("Next: {client}");
     }
     truncate_chars(&thought, MAX_THOUGHT_CHARS)
@@ -206,5 +207,134 @@ fn add_chain(decision: &mut Decision, out: &ModelOutput, facts: &Facts<'_>) {
     if let Ok((items, meta)) = chain(&kinds, facts.view, facts.patterns) {
         decision.chain = items;
         decision.chain_metadata = Some(meta);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::page::TreeNode;
+
+    fn page(nodes: &[(&str, &str, &str)]) -> Page {
+        let nodes = nodes
+            .iter()
+            .map(|(i, r, n)| {
+                serde_json::from_value::<TreeNode>(serde_json::json!({ "i": i, "r": r, "n": n }))
+                    .expect("node")
+            })
+            .collect();
+        Page::from_tree(nodes, None)
+    }
+
+    fn review_on(answer: &str, page: &Page, actions: &[&str]) -> Review {
+        let view = PageView {
+            page,
+            url: "https://shop.example.com/",
+        };
+        let patterns = RiskPatterns::default();
+        let mut hashes: Vec<&str> = actions.iter().map(|_| "before").collect();
+        hashes.push("now");
+        guard(
+            answer,
+            &Facts {
+                page,
+                view: &view,
+                patterns: &patterns,
+                actions,
+                hashes: &hashes,
+                step_index: 4,
+            },
+        )
+    }
+
+    fn accepted(r: Review) -> Proposal {
+        match r {
+            Review::Accept(p) => *p,
+            other => panic!("refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn answers_are_refused_when_the_client_could_not_execute_them() {
+        let p = page(&[("1", "btn", "Go")]);
+        assert!(matches!(
+            review_on("no action here", &p, &[]),
+            Review::Refuse(_)
+        ));
+        let missing = review_on("<Action>click(9)</Action>", &p, &[]);
+        assert_eq!(
+            missing,
+            Review::Refuse("element 9 is not on the current page".into())
+        );
+        assert!(matches!(
+            review_on("<Action>ask_user()</Action>", &p, &[]),
+            Review::Refuse(_)
+        ));
+        let ok = accepted(review_on(
+            "<Thought>Go.</Thought><Step>2</Step><Action>click(1)</Action>",
+            &p,
+            &[],
+        ));
+        assert_eq!(
+            (ok.decision.action.as_str(), ok.plan_step),
+            ("click(1)", Some(1))
+        );
+        assert!(ok.decision.expected_outcome.is_some() && ok.decision.target.is_some());
+    }
+
+    #[test]
+    fn loops_risks_and_chains_are_the_servers_call() {
+        let p = page(&[
+            ("1", "btn", "Next"),
+            ("2", "btn", "Delete account"),
+            ("3", "inp", "Name"),
+            ("4", "inp", "City"),
+        ]);
+        assert_eq!(
+            review_on("<Action>click(1)</Action>", &p, &["click(1)", "click(1)"]),
+            Review::Loop(LoopKind::Repeated)
+        );
+        let gated = accepted(review_on(
+            "<Thought>Delete it.</Thought><Action>click(2)</Action>",
+            &p,
+            &[],
+        ));
+        assert_eq!(gated.decision.action, "ask_user()");
+        assert_eq!(gated.decision.status, TaskStatus::NeedsUserInput);
+        let pending = gated.confirmation.expect("confirmation");
+        assert_eq!(
+            (pending.action.as_str(), pending.step_index),
+            ("click(2)", 4)
+        );
+        assert!(gated
+            .decision
+            .user_question
+            .expect("q")
+            .contains("\"Delete account\""));
+        let flagged = accepted(review_on(
+            "<Action>click(1)</Action><Risk>sends the form to a stranger</Risk>",
+            &p,
+            &[],
+        ));
+        assert!(
+            flagged.confirmation.is_some(),
+            "the model's own warning gates too"
+        );
+        let chain = accepted(review_on(
+            "<Action>setValue(3, \"Ada\")</Action><Action>setValue(4, \"Paris\")</Action>",
+            &p,
+            &[],
+        ));
+        assert_eq!(chain.decision.chain.len(), 2);
+        let not_chain = accepted(review_on(
+            "<Action>setValue(3, \"Ada\")</Action><Action>setValue(9, \"x\")</Action>",
+            &p,
+            &[],
+        ));
+        assert!(
+            not_chain.decision.chain.is_empty(),
+            "a chain with a missing field is not sent"
+        );
+        assert_eq!(not_chain.decision.action, "setValue(3, \"Ada\")");
     }
 }

@@ -190,15 +190,31 @@ pub async fn persist(
         })),
         now,
     );
-    let changes = session_changes(step, d.status, &req.query);
+    // A session created with this step carries its changes from the start.
+    let mut new_session = step.new_session.clone();
+    let changes = match (
+        &mut new_session,
+        session_changes(step, d.status, &req.query),
+    ) {
+        (Some(s), Some(c)) => {
+            if let Some(w) = c.waiting_task_id {
+                s.waiting_task_id = w;
+            }
+            if let Some(m) = c.memory {
+                s.memory = m;
+            }
+            None
+        }
+        (_, c) => c,
+    };
     let (written, stored_messages, snapshot, logged, changed) = tokio::join!(
         task_write,
         store.append_messages_after(
             &step.tenant_id,
             &step.session_id,
             &messages,
-            step.new_session.as_ref(),
-            match (&step.session, &step.new_session) {
+            new_session.as_ref(),
+            match (&step.session, &new_session) {
                 (Some(s), _) => KnownSession::Present(s),
                 (None, Some(_)) => KnownSession::Missing,
                 (None, None) => KnownSession::Unknown,
