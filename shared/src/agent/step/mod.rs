@@ -170,6 +170,18 @@ pub struct StepContext {
     pub usage: TokenUsage,
     pub llm_ms: u64,
     pub llm_calls: u32,
+    /// When each phase ended.
+    pub phases: Phases,
+}
+
+/// Microseconds from the start of a request to the end of `load` (with the page), `verify`
+/// and `decide` (model time included); stored with the step for the benchmarks and debugging.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Phases {
+    pub loaded_us: u64,
+    pub verified_us: u64,
+    pub decided_us: u64,
 }
 
 impl StepContext {
@@ -199,9 +211,13 @@ pub async fn run(ctx: &AppContext, mut input: StepInput) -> Result<Value, Error>
     let page_job = page::start(ctx, &mut input.request, deadline);
     let (step, built) = load::enter(ctx, &input, admitted, page_job).await?;
     let mut step = *step;
+    let us = || started.elapsed().as_micros() as u64;
+    step.phases.loaded_us = us();
     let outcome = async {
         verify::verify(ctx, &mut step, &input.request, &built, deadline).await;
+        step.phases.verified_us = us();
         decide(ctx, &mut step, &input.request, &built, deadline).await?;
+        step.phases.decided_us = us();
         persist(ctx, &mut step, &input, &built.snapshot, started).await
     }
     .await;

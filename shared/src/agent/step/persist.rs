@@ -62,7 +62,11 @@ fn record(
             .and_then(|t| t.memory_result.as_ref())
             .and_then(|r| serde_json::to_value(r).ok()),
         usage: serde_json::to_value(step.usage).ok(),
-        timings: Some(json!({ "llmMs": step.llm_ms, "llmCalls": step.llm_calls })),
+        timings: Some(json!({
+            "llmMs": step.llm_ms,
+            "llmCalls": step.llm_calls,
+            "phases": step.phases,
+        })),
         created_at: now,
         expires_at: step.task.expires_at,
     }

@@ -140,6 +140,7 @@ pub async fn enter(
         usage: TokenUsage::default(),
         llm_ms: 0,
         llm_calls: 0,
+        phases: Default::default(),
     };
     Ok((Box::new(step), built))
 }

@@ -1,0 +1,89 @@
+//! Benchmarks: process start to first request served (local-api, function binaries and the
+//! cleanup under a Lambda Runtime API emulator), login latency, unknown-email vs
+//! wrong-password timing, peak memory, and the sequential store round trips of each route.
+//! Prints numbers; asserts nothing.
+//!
+//! `scripts/bench` builds release binaries, starts a DynamoDB/S3-compatible server and runs
+//! this; any profile works (DynamoDB numbers need `MOTO_ENDPOINT`).
+
+mod pages;
+mod reasoning;
+mod starts;
+mod store;
+mod work;
+
+use std::time::Instant;
+
+pub fn stats(name: &str, mut ms: Vec<f64>) {
+    ms.sort_by(f64::total_cmp);
+    let pct = |p: f64| ms[(((ms.len() - 1) as f64) * p).round() as usize];
+    println!(
+        "{name:<58} n={:<4} min={:>8.2}ms p50={:>8.2}ms p90={:>8.2}ms p99={:>8.2}ms",
+        ms.len(),
+        ms[0],
+        pct(0.5),
+        pct(0.9),
+        pct(0.99)
+    );
+}
+
+pub fn elapsed_ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+/// One interact request; the answer body.
+pub async fn interact(
+    app: &api_tests::TestApp,
+    token: &str,
+    body: &serde_json::Value,
+) -> serde_json::Value {
+    app.client
+        .post(app.url("/api/agent/interact"))
+        .bearer_auth(token)
+        .json(body)
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json")
+}
+
+#[tokio::main]
+async fn main() {
+    let runs: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    println!("bench ({profile} build, {runs} runs per start measurement)");
+    // BENCH_ONLY=<section,...> runs some sections: startup, cleanup, round-trips, interact,
+    // reasoning, prompt, login.
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
+    if run("startup") {
+        starts::startups(runs).await;
+    }
+    if run("cleanup") {
+        starts::cleanup_starts(runs).await;
+    }
+    if run("round-trips") {
+        store::round_trips().await;
+    }
+    if run("interact") {
+        work::interact_overhead(runs).await;
+    }
+    if run("reasoning") {
+        reasoning::scripted_task().await;
+    }
+    if run("prompt") {
+        pages::prompt_tokens();
+    }
+    if run("login") {
+        starts::login_latency(runs).await;
+    }
+}

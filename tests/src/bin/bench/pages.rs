@@ -1,0 +1,306 @@
+//! Prompt tokens of the corpus pages and the synthetic pages of the interact benchmarks.
+
+use std::time::Instant;
+
+use serde_json::json;
+
+/// The corpus directory (beside the repository).
+use super::{elapsed_ms, stats};
+
+fn corpus_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
+}
+
+/// Annotates a page the way the extension's fallback mode does: every link, button, input,
+/// select, textarea and element with an interactive ARIA role gets `data-element-id` 0..N in
+/// document order, and the page's own `id`/`data-id`/`data-element-id` attributes are dropped.
+/// Returns the annotated HTML and N.
+fn annotate(html: &str) -> (String, usize) {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    const ROLES: &[&str] = &[
+        "button",
+        "link",
+        "checkbox",
+        "radio",
+        "menuitem",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "tab",
+        "switch",
+        "slider",
+        "option",
+        "combobox",
+        "textbox",
+        "searchbox",
+        "treeitem",
+        "spinbutton",
+    ];
+    let n = Rc::new(Cell::new(0usize));
+    let counter = n.clone();
+    let out = lol_html::rewrite_str(
+        html,
+        lol_html::RewriteStrSettings {
+            element_content_handlers: vec![lol_html::element!("*", move |el| {
+                // Only the extension's ids are element ids (pages use these attributes too).
+                el.remove_attribute("id");
+                el.remove_attribute("data-id");
+                el.remove_attribute("data-element-id");
+                let tag = el.tag_name().to_ascii_lowercase();
+                let role = el
+                    .get_attribute("role")
+                    .unwrap_or_default()
+                    .to_ascii_lowercase();
+                if matches!(
+                    tag.as_str(),
+                    "a" | "button" | "input" | "select" | "textarea"
+                ) || ROLES.contains(&role.as_str())
+                {
+                    let id = counter.get();
+                    el.set_attribute("data-element-id", &id.to_string())?;
+                    counter.set(id + 1);
+                }
+                Ok(())
+            })],
+            ..lol_html::RewriteStrSettings::new()
+        },
+    )
+    .unwrap_or_else(|_| html.to_owned());
+    (out, n.get())
+}
+
+/// Prompt tokens of raw vs rendered pages, and the share of element ids kept.
+pub fn prompt_tokens() {
+    use shared::agent::page::Page;
+    use shared::agent::render::{ids_in, render, Budget};
+    let Ok(bpe) = tiktoken_rs::o200k_base() else {
+        println!("prompt tokens: tokenizer unavailable");
+        return;
+    };
+    let budget = Budget {
+        max_tokens: 6_000,
+        chars_per_token: shared::agent::render::DEFAULT_CHARS_PER_TOKEN,
+    };
+    let count = |s: &str| bpe.encode_with_special_tokens(s).len();
+    println!(
+        "prompt tokens per page (o200k; page budget {} tokens at {} chars/token):",
+        budget.max_tokens, budget.chars_per_token
+    );
+    println!(
+        "  {:<34} {:>9} {:>9} {:>7} {:>9} {:<20}",
+        "page", "raw", "rendered", "ids", "ids kept", "form"
+    );
+    let mut names: Vec<_> = std::fs::read_dir(corpus_dir().join("pages"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    names.sort();
+    let (mut raw_total, mut rendered_total, mut chars_total, mut ids_total, mut kept_total) =
+        (0, 0, 0, 0, 0);
+    let mut overhead = Vec::new();
+    let mut largest = (0, String::new());
+    for path in &names {
+        let Ok(bytes) = std::fs::read(path) else {
+            continue;
+        };
+        let html = String::from_utf8_lossy(&bytes);
+        let (annotated, n) = annotate(&html);
+        let t = Instant::now();
+        let Ok(page) = Page::from_dom(&annotated) else {
+            println!("  {:<34} refused", path.display());
+            continue;
+        };
+        let rendered = render(&page, budget);
+        overhead.push(elapsed_ms(t));
+        let shown = ids_in(&rendered);
+        let kept = (0..n).filter(|i| shown.contains(&i.to_string())).count();
+        let (raw, r) = (count(&annotated), count(&rendered.text));
+        if r > largest.0 {
+            let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
+            largest = (r, format!("{name} ({})", rendered.form));
+        }
+        raw_total += raw;
+        rendered_total += r;
+        chars_total += rendered.text.chars().count();
+        ids_total += n;
+        kept_total += kept;
+        let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
+        println!(
+            "  {name:<34} {raw:>9} {r:>9} {n:>7} {:>8.1}% {:<20}",
+            100.0 * kept as f64 / n.max(1) as f64,
+            rendered.form
+        );
+    }
+    println!(
+        "  {:<34} {raw_total:>9} {rendered_total:>9} {ids_total:>7} {:>8.1}%   ({:.1}x fewer tokens; {:.2} rendered chars/token)",
+        "all pages",
+        100.0 * kept_total as f64 / ids_total.max(1) as f64,
+        raw_total as f64 / rendered_total.max(1) as f64,
+        chars_total as f64 / rendered_total.max(1) as f64
+    );
+    println!(
+        "  largest rendered page: {} tokens (o200k) for a budget of {}: {}",
+        largest.0, budget.max_tokens, largest.1
+    );
+    stats("parse + render one annotated corpus page", overhead);
+    tree_retention(budget);
+
+    let mut names: Vec<_> = std::fs::read_dir(corpus_dir().join("templatized"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.to_string_lossy().ends_with(".templatized.txt"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let (mut raw_total, mut rendered_total, mut ids_total, mut kept_total) = (0, 0, 0, 0);
+    for path in &names {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let Ok(page) = Page::from_dom(&text) else {
+            println!("  {:<34} refused", path.display());
+            continue;
+        };
+        let rendered = render(&page, budget);
+        let shown = ids_in(&rendered);
+        let kept = page.ids.iter().filter(|id| shown.contains(*id)).count();
+        if kept < page.ids.len() {
+            let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
+            println!(
+                "    templatized: {name:<40} {:>5} ids {:>6.1}% kept ({})",
+                page.ids.len(),
+                100.0 * kept as f64 / page.ids.len() as f64,
+                rendered.form
+            );
+        }
+        raw_total += count(&text);
+        rendered_total += count(&rendered.text);
+        ids_total += page.ids.len();
+        kept_total += kept;
+    }
+    println!(
+        "  {:<34} {raw_total:>9} {rendered_total:>9} {ids_total:>7} {:>8.1}%   ({} templatized strings)",
+        "templatized strings",
+        100.0 * kept_total as f64 / ids_total.max(1) as f64,
+        names.len()
+    );
+}
+
+/// Element ids kept when the corpus pages arrive as the extension's `interactiveTree` (its
+/// default mode): one node per annotated element, named by its text or label, the first 30 in
+/// the viewport and the rest below it, rendered at the default budget.
+fn tree_retention(budget: shared::agent::render::Budget) {
+    use shared::agent::page::{Page, PageContent, TreeNode};
+    use shared::agent::render::{ids_in, render};
+    let role = |tag: &str| match tag {
+        "a" => "link",
+        "button" => "btn",
+        "input" | "textarea" => "inp",
+        "select" => "sel",
+        _ => "el",
+    };
+    let mut names: Vec<_> = std::fs::read_dir(corpus_dir().join("pages"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    names.sort();
+    let (mut ids_total, mut kept_total, mut worst) = (0, 0, (100.0, String::new()));
+    for path in &names {
+        let Ok(bytes) = std::fs::read(path) else {
+            continue;
+        };
+        let (annotated, _) = annotate(&String::from_utf8_lossy(&bytes));
+        let Ok(page) = Page::from_dom(&annotated) else {
+            continue;
+        };
+        let PageContent::Dom { tree, .. } = &page.content else {
+            continue;
+        };
+        let nodes: Vec<TreeNode> = tree
+            .elements()
+            .enumerate()
+            .map(|(order, (k, tag, id))| TreeNode {
+                i: id.to_owned(),
+                r: role(tag).into(),
+                n: tree.label_of(k, 100),
+                v: None,
+                s: None,
+                xy: Some([
+                    20.0,
+                    if order < 30 {
+                        100.0
+                    } else {
+                        2000.0 + order as f64
+                    },
+                ]),
+                r#box: None,
+            })
+            .collect();
+        let n = nodes.len();
+        let tree_page = Page::from_tree(nodes, Some((1280.0, 800.0)));
+        let rendered = render(&tree_page, budget);
+        let kept = ids_in(&rendered).intersection(&tree_page.ids).count();
+        ids_total += n;
+        kept_total += kept;
+        let share = 100.0 * kept as f64 / n.max(1) as f64;
+        if share < 100.0 {
+            let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
+            println!(
+                "    as a tree: {name:<34} {n:>5} nodes {share:>6.1}% kept ({})",
+                rendered.form
+            );
+        }
+        if share < worst.0 {
+            let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
+            worst = (share, format!("{name} ({n} nodes, {})", rendered.form));
+        }
+    }
+    println!(
+        "  {:<34} {:>29} {ids_total:>7} {:>8.1}%   (lowest: {:.1}% on {})",
+        "corpus pages as interactive trees",
+        "",
+        100.0 * kept_total as f64 / ids_total.max(1) as f64,
+        worst.0,
+        worst.1
+    );
+}
+
+/// A synthetic tree of `n` nodes, a few in the viewport.
+pub fn big_tree(n: usize) -> serde_json::Value {
+    let roles = ["link", "btn", "inp", "chk", "sel", "tab", "menu"];
+    serde_json::Value::Array(
+        (0..n)
+            .map(|i| {
+                json!({ "i": i.to_string(), "r": roles[i % roles.len()], "n": format!("Product {i} - a fairly long accessible name"),
+                        "xy": [100, if i < 40 { 50 + i * 10 } else { 5000 + i }], "box": [80, 40, 120, 20] })
+            })
+            .collect(),
+    )
+}
+
+/// A 200 000-character dom: the largest corpus page, annotated, without scripts, styles and
+/// comments (as the extension's simplifier sends it), cut.
+pub fn big_dom() -> String {
+    let path = corpus_dir().join("pages/peb__amazon-com-stress.html");
+    let html = std::fs::read_to_string(path).unwrap_or_default();
+    let (annotated, _) = annotate(&html);
+    let stripped = lol_html::rewrite_str(
+        &annotated,
+        lol_html::RewriteStrSettings {
+            element_content_handlers: vec![lol_html::element!(
+                "script, style, noscript, svg",
+                |el| {
+                    el.remove();
+                    Ok(())
+                }
+            )],
+            document_content_handlers: vec![lol_html::doc_comments!(|c| {
+                c.remove();
+                Ok(())
+            })],
+            ..lol_html::RewriteStrSettings::new()
+        },
+    )
+    .unwrap_or(annotated);
+    stripped.chars().take(200_000).collect()
+}

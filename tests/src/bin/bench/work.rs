@@ -1,0 +1,178 @@
+//! Interact with a zero-latency scripted model: request time, server overhead, cold start
+//! and peak memory of the interact binary.
+
+use std::time::Instant;
+
+use api_tests::{apigw_event, AppOptions, TestApp};
+use serde_json::json;
+
+use super::pages::{big_dom, big_tree};
+use super::starts::function_start;
+use super::{elapsed_ms, stats};
+
+/// Interact with a zero-latency scripted model on the embedded store: request time and server
+/// overhead (request time minus model time) for a new task and a next step; the interact
+/// binary's cold start and peak RSS on the 200k-character dom.
+pub async fn interact_overhead(runs: usize) {
+    use api_tests::scripted::{Reply, ScriptedLlm};
+    let llm = ScriptedLlm::start().await;
+    let dir = tempfile::tempdir().expect("tmp");
+    let opts = AppOptions {
+        data_dir: Some(dir.path().to_owned()),
+        max_body_bytes: 5 * 1024 * 1024,
+        ..AppOptions::with_llm(&llm.base_url)
+    }
+    .set("INTERACT_RATE_PER_USER", "100000")
+    .set("INTERACT_RATE_PER_TENANT", "100000")
+    .set("MAX_TASK_STEPS", "1000");
+    let app = TestApp::spawn_with(opts).await;
+    app.seed_user("acme", "ada@acme.com", "s3cret-password")
+        .await;
+    let token = app.login("ada@acme.com", "s3cret-password").await;
+    let dom = big_dom();
+    // An element the model can see (ids inside noscript and the like are not on the page).
+    let dom_target = shared::agent::page::Page::from_dom(&dom)
+        .map(|p| p.skeleton.iter().find_map(|e| e.id.clone()))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let pages = [
+        (
+            "2000-node interactiveTree",
+            json!({ "interactiveTree": big_tree(2000) }),
+            "5".to_owned(),
+        ),
+        ("200000-char dom", json!({ "dom": dom }), dom_target.clone()),
+    ];
+    for (name, page, target) in &pages {
+        let action = format!("click({target})");
+        let mut body = page.clone();
+        body["url"] = json!("https://www.example.com/");
+        body["query"] = json!("Open the first product");
+        // The extension always sends its session id.
+        body["sessionId"] = json!(uuid::Uuid::new_v4().to_string());
+        let mut new_total = Vec::new();
+        let mut new_overhead = Vec::new();
+        let mut next_total = Vec::new();
+        let mut next_overhead = Vec::new();
+        let mut task_id = serde_json::Value::Null;
+        for k in 0..(runs * 2) {
+            llm.push([Reply::action("Open it.", &action)]);
+            let mut b = body.clone();
+            let continuing = k % 2 == 1;
+            if continuing {
+                b["taskId"] = task_id.clone();
+                b["lastActionStatus"] = json!("success");
+            }
+            let t = Instant::now();
+            let r: serde_json::Value = app
+                .client
+                .post(app.url("/api/agent/interact"))
+                .bearer_auth(&token)
+                .json(&b)
+                .send()
+                .await
+                .expect("send")
+                .json()
+                .await
+                .expect("json");
+            let total = elapsed_ms(t);
+            let llm_ms = r["metrics"]["llmMs"].as_f64().unwrap_or(0.0);
+            assert_eq!(r["action"], action.as_str(), "{r}");
+            if continuing {
+                next_total.push(total);
+                next_overhead.push(total - llm_ms);
+            } else {
+                task_id = r["taskId"].clone();
+                new_total.push(total);
+                new_overhead.push(total - llm_ms);
+            }
+        }
+        stats(&format!("interact {name}, new task: request"), new_total);
+        stats(
+            &format!("interact {name}, new task: server overhead"),
+            new_overhead,
+        );
+        stats(&format!("interact {name}, next step: request"), next_total);
+        stats(
+            &format!("interact {name}, next step: server overhead"),
+            next_overhead,
+        );
+    }
+    app.stop().await;
+
+    // The function binary under the runtime emulator: cold start and peak memory on the
+    // largest requests it accepts.
+    let deep = format!(
+        "{}<a id=\"1\">go</a>",
+        "<b><i data-id=\"x\">".repeat(499_000 / 20)
+    );
+    let wide = format!(
+        "T1: <li><a id=$1>{}$2</a></li>\n\n<ul>{}</ul>",
+        "w".repeat(60),
+        (0..20_000)
+            .map(|i| format!("{{T1({i},\"item {i}\")}}"))
+            .collect::<String>()
+            .chars()
+            .take(490_000)
+            .collect::<String>()
+    );
+    let cases = [
+        ("200k dom", json!({ "dom": big_dom() }), runs.min(10)),
+        // ~5 MB of tree, all of it "visible".
+        (
+            "5 MB tree (45 000 nodes)",
+            json!({ "interactiveTree": (0..45_000).map(|i| json!({ "i": i.to_string(), "r": "link",
+                "n": format!("Visible link {i} with a long accessible name for the budget"), "v": "value" })).collect::<Vec<_>>() }),
+            3,
+        ),
+        ("500k nested dom", json!({ "dom": deep }), 3),
+        ("490k templatized dom", json!({ "dom": wide }), 3),
+    ];
+    for (name, page, n) in cases {
+        let (mut init, mut served, mut rss) = (Vec::new(), Vec::new(), Vec::new());
+        let mut body = page;
+        body["url"] = json!("https://www.example.com/");
+        body["query"] = json!("Open the first product");
+        let bytes = body.to_string().len();
+        for _ in 0..n {
+            body["sessionId"] = json!(uuid::Uuid::new_v4().to_string());
+            llm.push([Reply::action("Wait.", "wait(1)")]);
+            let bearer = format!("Bearer {token}");
+            let event = apigw_event(
+                "POST",
+                "/api/agent/interact",
+                &[
+                    ("authorization", &bearer),
+                    ("content-type", "application/json"),
+                ],
+                &body.to_string(),
+            );
+            let env = vec![
+                ("LLM_BASE_URL".to_owned(), llm.base_url.clone()),
+                ("LLM_API_KEY".to_owned(), "test-llm-key".to_owned()),
+                ("MAX_BODY_BYTES".to_owned(), (6 * 1024 * 1024).to_string()),
+            ];
+            let (i, f, r) = function_start("agent-interact", &event, dir.path(), &env).await;
+            init.push(i);
+            served.push(f);
+            rss.extend(r);
+        }
+        if name == "200k dom" {
+            stats("agent-interact spawn -> waiting for next invocation", init);
+        }
+        stats(
+            &format!(
+                "agent-interact spawn -> first answer ({name}, {} KB body)",
+                bytes / 1024
+            ),
+            served,
+        );
+        if let Some(max) = rss.iter().max() {
+            println!(
+                "{:<58} max={max} KiB",
+                format!("agent-interact peak RSS ({name})")
+            );
+        }
+    }
+}
