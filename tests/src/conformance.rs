@@ -1098,6 +1098,15 @@ pub async fn task_step_recording(stores: Stores, clock: &ManualClock) {
         .acquire_lease("t1", &t.id, "u1", "req-1", now + Duration::seconds(30), now)
         .await
         .expect("lease");
+    assert_eq!(
+        leased.version,
+        t.version + 1,
+        "taking the lease moves the version"
+    );
+    assert!(
+        matches!(store.save_task(&t).await, Err(StoreError::Conflict(_))),
+        "a save from before the lease cannot clear it"
+    );
     let mut done = leased.clone();
     done.status = TaskStatus::Completed;
     done.memory.insert("total".into(), "42".into());

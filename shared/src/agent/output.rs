@@ -72,7 +72,9 @@ fn plan_lines(plan: &str) -> Vec<String> {
         .collect()
 }
 
-fn tagged(text: &str, tag: &str) -> Option<String> {
+/// The text of the first `<tag>…</tag>` section (any case; a missing closing tag ends at the
+/// next tag or the end).
+pub fn tagged(text: &str, tag: &str) -> Option<String> {
     let lower = text.to_ascii_lowercase();
     let open = format!("<{tag}>");
     let close = format!("</{tag}>");

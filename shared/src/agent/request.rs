@@ -41,6 +41,11 @@ impl LastAction {
     pub fn is_empty(&self) -> bool {
         *self == LastAction::default()
     }
+
+    /// A text field of `lastActionError` (`code`, `message`, ...).
+    pub fn error_field(&self, key: &str) -> Option<&str> {
+        self.error.as_ref()?.get(key)?.as_str()
+    }
 }
 
 /// A validated interact request.

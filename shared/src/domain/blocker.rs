@@ -135,73 +135,110 @@ pub fn detect(page: &dyn PageFacts, query: &str) -> Option<BlockerInfo> {
     None
 }
 
-const CONSENT: &[&str] = &["cookie", "cookies", "consent", "cookie-einstellungen"];
-/// Buttons of a cookie banner, most privacy-preserving first.
+const CONSENT: &[&str] = &[
+    "cookie",
+    "cookies",
+    "consent",
+    "cookie-einstellungen",
+    "datenschutz",
+    "privacy",
+];
+/// Labels of a cookie banner's buttons (after dropping [`LABEL_FILLER`]), most
+/// privacy-preserving first.
 const DISMISS: &[&[&str]] = &[
     &[
-        "reject all",
-        "decline all",
         "reject",
         "decline",
+        "refuse",
         "only necessary",
         "necessary only",
         "essential only",
-        "alle ablehnen",
+        "use necessary only",
         "ablehnen",
         "nur notwendige",
-        "tout refuser",
         "refuser",
-        "rechazar todo",
+        "tout refuser",
         "rechazar",
-        "rifiuta tutto",
         "rifiuta",
-        "alles weigeren",
         "weigeren",
+        "recusar",
     ],
     &[
-        "accept all",
         "accept",
         "agree",
-        "allow all",
+        "allow",
         "i agree",
         "got it",
-        "alle akzeptieren",
+        "ok",
         "akzeptieren",
         "zustimmen",
-        "tout accepter",
         "accepter",
-        "aceptar todo",
         "aceptar",
-        "accetta tutto",
         "accetta",
-        "alles accepteren",
         "accepteren",
+        "aceitar",
     ],
 ];
+/// Words a banner button's label may carry besides its verb ("Accept all cookies").
+const LABEL_FILLER: &[&str] = &[
+    "all",
+    "cookies",
+    "cookie",
+    "optional",
+    "non-essential",
+    "the",
+    "and",
+    "close",
+    "alle",
+    "tout",
+    "todo",
+    "todas",
+    "tutto",
+    "alles",
+    "tous",
+    "les",
+];
+/// How far (in elements, in page order) a banner button may be from the text or link that
+/// names cookies or consent.
+const BANNER_REACH: usize = 4;
+
+/// A button label without case, punctuation and [`LABEL_FILLER`].
+fn label_core(name: &str) -> String {
+    name.to_lowercase()
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | '!' | '&'))
+        .filter(|w| !w.is_empty() && !LABEL_FILLER.contains(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 /// The click that dismisses a cookie banner on `page` (preferring to refuse), unless the task
-/// is about cookies or `last_action` already tried it.
-pub fn cookie_dismissal(
-    page: &dyn PageFacts,
-    query: &str,
-    last_action: Option<&str>,
-) -> Option<String> {
+/// is about cookies or one of `recent` actions already tried it. A banner is a button whose
+/// whole label is a banner verb ("Reject all", "Accept cookies", "OK") within a few elements
+/// of one that names cookies or consent — not any "Accept" on a page with a cookie policy link.
+pub fn cookie_dismissal(page: &dyn PageFacts, query: &str, recent: &[&str]) -> Option<String> {
     if mentions_any(query, CONSENT) {
         return None;
     }
-    let banner = page.elements().any(|e| mentions_any(&e.name, CONSENT));
-    if !banner {
+    let elements: Vec<_> = page.elements().take(5_000).collect();
+    let mentions: Vec<usize> = elements
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| mentions_any(&e.name, CONSENT))
+        .map(|(k, _)| k)
+        .collect();
+    if mentions.is_empty() {
         return None;
     }
-    for words in DISMISS {
-        let button = page.elements().find(|e| {
+    let near = |k: usize| mentions.iter().any(|m| m.abs_diff(k) <= BANNER_REACH);
+    for labels in DISMISS {
+        let button = elements.iter().enumerate().find(|(k, e)| {
             matches!(e.role.as_ref(), "btn" | "link")
-                && e.name.chars().count() <= 40
-                && mentions_any(&e.name, words)
+                && labels.contains(&label_core(&e.name).as_str())
+                && near(*k)
         });
-        if let Some(b) = button {
+        if let Some((_, b)) = button {
             let action = format!("click({})", b.id);
-            if last_action.is_some_and(|l| l.trim() == action) {
+            if recent.iter().any(|r| r.trim() == action) {
                 return None;
             }
             return Some(action);
@@ -302,15 +339,15 @@ mod tests {
             ],
         };
         assert_eq!(
-            cookie_dismissal(&page, "find the opening hours", None).as_deref(),
+            cookie_dismissal(&page, "find the opening hours", &[]).as_deref(),
             Some("click(3)")
         );
         assert_eq!(
-            cookie_dismissal(&page, "find the opening hours", Some("click(3)")),
+            cookie_dismissal(&page, "find the opening hours", &["click(3)", "click(9)"]),
             None
         );
         assert_eq!(
-            cookie_dismissal(&page, "change my cookie settings", None),
+            cookie_dismissal(&page, "change my cookie settings", &[]),
             None
         );
         let accept_only = Page {
@@ -321,8 +358,33 @@ mod tests {
             ],
         };
         assert_eq!(
-            cookie_dismissal(&accept_only, "x", None).as_deref(),
+            cookie_dismissal(&accept_only, "x", &[]).as_deref(),
             Some("click(2)")
+        );
+        // A footer cookie policy link does not make the page's "Accept" a banner button.
+        let mut invitations = Page {
+            url: "https://social.example.com/invitations",
+            els: vec![("1", "btn", "Accept", None), ("2", "btn", "Decline", None)],
+        };
+        invitations
+            .els
+            .extend((0..10).map(|_| ("5", "link", "Profile", None)));
+        invitations.els.push(("9", "link", "Cookie Policy", None));
+        assert_eq!(
+            cookie_dismissal(&invitations, "accept the invitation", &[]),
+            None
+        );
+        let near_but_other = Page {
+            url: "https://a.com/",
+            els: vec![
+                ("1", "link", "Cookie Policy", None),
+                ("2", "btn", "Accept invitation", None),
+            ],
+        };
+        assert_eq!(
+            cookie_dismissal(&near_but_other, "x", &[]),
+            None,
+            "whole labels only"
         );
     }
 }

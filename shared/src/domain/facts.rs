@@ -59,6 +59,21 @@ pub struct ElementSnapshot {
     pub href: Option<String>,
 }
 
+impl ElementSnapshot {
+    /// The element as the rules read it.
+    pub fn facts(&self) -> ElementFacts<'_> {
+        ElementFacts {
+            id: &self.id,
+            role: Cow::Borrowed(&self.role),
+            name: Cow::Borrowed(&self.name),
+            value: self.value.as_deref().map(Cow::Borrowed),
+            states: Cow::Borrowed(&self.states),
+            href: self.href.as_deref(),
+            input_type: None,
+        }
+    }
+}
+
 /// The current page as the rules see it.
 pub trait PageFacts {
     fn url(&self) -> &str;

@@ -4,6 +4,7 @@
 
 pub mod blocker;
 pub mod chain;
+pub mod confirm;
 pub mod correction;
 pub mod domain_pattern;
 pub mod email;

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::facts::{mentions_any, ElementFacts};
+use super::facts::{mentions_any, ElementFacts, PageFacts};
 use super::outcome::ActionKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -253,79 +253,36 @@ pub fn assess(
     })
 }
 
-/// A user's reply to a confirmation: `Some(true)` yes, `Some(false)` no, `None` unclear.
-pub fn reply_is_yes(reply: &str) -> Option<bool> {
-    const YES: &[&str] = &[
-        "yes",
-        "y",
-        "yep",
-        "yeah",
-        "ok",
-        "okay",
-        "sure",
-        "confirm",
-        "confirmed",
-        "go ahead",
-        "proceed",
-        "approve",
-        "approved",
-        "ja",
-        "jawohl",
-        "oui",
-        "sí",
-        "si",
-        "sim",
-        "claro",
-        "certo",
-        "ok!",
-        "da",
-        "はい",
-        "是",
-        "好",
-    ];
-    const NO: &[&str] = &[
-        "no",
-        "n",
-        "nope",
-        "cancel",
-        "stop",
-        "don't",
-        "do not",
-        "abort",
-        "deny",
-        "nein",
-        "non",
-        "não",
-        "nao",
-        "annulla",
-        "nee",
-        "いいえ",
-        "不",
-        "否",
-    ];
-    let r = reply.trim();
-    if r.is_empty() || r.chars().count() > 200 {
-        return None;
-    }
-    let (yes, no) = (mentions_any(r, YES), mentions_any(r, NO));
-    match (yes, no) {
-        (true, false) => Some(true),
-        (false, true) => Some(false),
-        _ => None,
-    }
-}
+/// Elements after a field (in page order) whose buttons `Enter` in that field may submit.
+const FORM_REACH: usize = 6;
 
-/// A confirmation the user was asked for: exactly this action, on this step, element and
-/// value, may run once after a yes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PendingConfirmation {
-    /// The action in the client's grammar.
-    pub action: String,
-    pub element_id: Option<String>,
-    pub step_index: u32,
-    pub kind: RiskKind,
-    pub question: String,
+/// The risk of pressing Enter right after typing into `typed_into`: the form's submit button,
+/// if one of the next few elements is a risky button ("Send", "Pay now").
+pub fn enter_risk(patterns: &RiskPatterns, page: &dyn PageFacts, typed_into: &str) -> Option<Risk> {
+    let after = page
+        .elements()
+        .take(5_000)
+        .skip_while(|e| e.id != typed_into)
+        .skip(1)
+        .take(FORM_REACH);
+    for button in after.filter(|e| e.role == "btn") {
+        if let Some(r) = assess(
+            patterns,
+            &ActionKind::Click(button.id),
+            Some(&button),
+            page.url(),
+            None,
+        ) {
+            return Some(Risk {
+                kind: r.kind,
+                what: format!(
+                    "press Enter, which would submit the form with {}",
+                    r.what.strip_prefix("click ").unwrap_or(&r.what)
+                ),
+            });
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -437,18 +394,5 @@ mod tests {
             Some("This shares the user's address"),
         );
         assert_eq!(flagged.map(|r| r.kind), Some(RiskKind::Flagged));
-    }
-
-    #[test]
-    fn replies_are_read_as_yes_no_or_unclear() {
-        for yes in ["Yes", "yes, go ahead", "OK", "Ja", "oui", "Sí", "はい"] {
-            assert_eq!(reply_is_yes(yes), Some(true), "{yes}");
-        }
-        for no in ["No", "no thanks", "Cancel", "nein", "don't do it"] {
-            assert_eq!(reply_is_yes(no), Some(false), "{no}");
-        }
-        for unclear in ["the blue one", "", "yes no"] {
-            assert_eq!(reply_is_yes(unclear), None, "{unclear}");
-        }
     }
 }

@@ -9,11 +9,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::chain::ChainItem;
+use super::confirm::PendingConfirmation;
 use super::correction::Correction;
 use super::facts::ElementSnapshot;
 use super::outcome::ExpectedOutcome;
 use super::plan::Plan;
-use super::risk::PendingConfirmation;
 use super::verdict::Verification;
 
 /// Where a task stands; the names are the contract's `status` values.
@@ -36,6 +36,11 @@ impl TaskStatus {
     /// Finished for good: further interacts answer `409 TASK_COMPLETED`.
     pub fn is_finished(self) -> bool {
         matches!(self, TaskStatus::Completed | TaskStatus::Failed)
+    }
+
+    /// Waiting for the user: a question (`needs_user_input`) or a blocker (`awaiting_user`).
+    pub fn asks_user(self) -> bool {
+        matches!(self, TaskStatus::NeedsUserInput | TaskStatus::AwaitingUser)
     }
 
     /// Still being worked on (not finished, not interrupted): candidates for the idle sweep.
@@ -149,6 +154,14 @@ pub fn admission(task: Option<&Task>, user_id: &str, max_steps: u32) -> Admissio
 }
 
 impl Task {
+    /// Whether the task waits for the user: it asked, or it was resumed and has not decided
+    /// since. A request without `taskId` in its session continues it, and the request's text
+    /// is the user's answer.
+    pub fn waits_for_user(&self) -> bool {
+        self.status.asks_user()
+            || (self.status == TaskStatus::Executing && self.resume_note.is_some())
+    }
+
     /// A new task for `query` on `url`, created at `now`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -259,6 +272,9 @@ pub struct BeforeState {
     /// The plan step the action worked on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_step: Option<usize>,
+    /// The action ran on the user's confirmation (it is never repeated without asking).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirmed: bool,
 }
 
 /// One step of a task: the action decided, what the page looked like before it, and what

@@ -89,8 +89,8 @@ pub fn history(u: &mut String, steps: &[Step]) {
 pub fn outcome_line(last: &LastAction) -> Option<String> {
     let status = last.status.as_deref()?;
     let mut line = status.to_owned();
-    if let Some(err) = &last.error {
-        let field = |k: &str| err.get(k).and_then(|m| m.as_str()).unwrap_or("");
+    if last.error.is_some() {
+        let field = |k: &str| last.error_field(k).unwrap_or("");
         let _ = write!(
             line,
             " ({}: {})",

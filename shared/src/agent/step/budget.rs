@@ -75,7 +75,7 @@ pub async fn settle(ctx: &AppContext, step: &StepContext) {
             ctx.store.as_ref(),
             &key(&step.tenant_id),
             used - reserved,
-            ctx.clock.now(),
+            step.started_at,
         )
         .await;
 }

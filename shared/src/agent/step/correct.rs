@@ -12,6 +12,7 @@ use crate::agent::action::Action;
 use crate::agent::request::InteractRequest;
 use crate::domain::correction::{choose, Choice, Correction, Failure, Strategy};
 use crate::domain::plan::Plan;
+use crate::domain::risk::assess;
 use crate::domain::TaskStatus;
 
 /// What the model is told to do for a strategy.
@@ -53,17 +54,11 @@ pub fn correct(
         .unwrap_or(query);
     let action = Action::parse(&prev.action).ok()?;
     let target = prev.before_state.as_ref().and_then(|b| b.target.as_ref());
-    let text = |k: &str| {
-        req.last_action
-            .error
-            .as_ref()
-            .and_then(|e| e.get(k)?.as_str())
-    };
     let failure = Failure {
         action: action.kind(),
         target,
-        code: text("code"),
-        message: text("message"),
+        code: req.last_action.error_field("code"),
+        message: req.last_action.error_field("message"),
         attempts: attempts.saturating_sub(1),
     };
     match choose(&failure, facts.view) {
@@ -92,7 +87,22 @@ pub fn correct(
             if strategy == Strategy::UpdatePlan {
                 step.replan = true;
             }
-            if let Some(a) = corrected {
+            // A risky action (or one the user confirmed) is never redone by the rules: the
+            // model may propose it again, and the risk gate asks the user.
+            let risky = prev.before_state.as_ref().is_some_and(|b| {
+                b.confirmed
+                    || b.target.as_ref().is_some_and(|t| {
+                        assess(
+                            facts.patterns,
+                            &action.kind(),
+                            Some(&t.facts()),
+                            &b.url,
+                            None,
+                        )
+                        .is_some()
+                    })
+            });
+            if let Some(a) = corrected.filter(|_| !risky) {
                 let thought = format!("The last action did not work ({}); {reason}.", v.reason);
                 if let Review::Accept(p) = review_own(&thought, &a, facts) {
                     if p.confirmation.is_none() {

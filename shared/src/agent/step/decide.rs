@@ -128,13 +128,17 @@ async fn ask_model(
         knowledge: &step.knowledge,
         page: &built.rendered,
     });
-    // Shown to the model now: it does not need to be shown again.
-    step.task.resume_note = None;
+    // Shown to the model now: it is not shown again — unless this step ends without a decision.
+    let resume_note = step.task.resume_note.take();
+    let out_of_time = |step: &mut StepContext| {
+        step.task.resume_note = resume_note.clone();
+        Ok(memory::deadline_round("step_deadline"))
+    };
     let model_deadline = deadline.checked_sub(PERSIST_RESERVE).unwrap_or(deadline);
     for attempt in 0..2 {
         let left = model_deadline.saturating_duration_since(Instant::now());
         if left < CALL_MIN_TIME {
-            return Ok(memory::deadline_round("step_deadline"));
+            return out_of_time(step);
         }
         let t = Instant::now();
         let completion = llm.complete(&messages, model_deadline).await;
@@ -145,7 +149,7 @@ async fn ask_model(
                 // Out of step time: the task goes on with the next call. A model that timed
                 // out while the step still had time is a failing model.
                 if model_deadline.saturating_duration_since(Instant::now()) < CALL_MIN_TIME {
-                    return Ok(memory::deadline_round("step_deadline"));
+                    return out_of_time(step);
                 }
                 return Err(Error::Upstream {
                     code: "LLM_ERROR",
@@ -166,8 +170,8 @@ async fn ask_model(
             },
             t.elapsed(),
         );
-        let can_retry = attempt == 0
-            && model_deadline.saturating_duration_since(Instant::now()) >= RETRY_MIN_TIME;
+        let time_left = model_deadline.saturating_duration_since(Instant::now()) >= RETRY_MIN_TIME;
+        let can_retry = attempt == 0 && time_left;
         let problem = match guard(&c.content, facts) {
             Review::Accept(p) => match accept(ctx, step, req, built, *p, attempt, deadline).await {
                 Outcome::Done(d) => return Ok(*d),
@@ -179,7 +183,7 @@ async fn ask_model(
             }
             Review::Loop(kind) => {
                 step.task.loops += 1;
-                if step.task.loops >= 2 || !can_retry {
+                if step.task.loops >= 2 || attempt > 0 {
                     return Ok(Decision::fail(format!(
                         "I am going in circles ({}), so I am stopping here.",
                         kind.describe()
@@ -194,6 +198,11 @@ async fn ask_model(
         if can_retry {
             messages.extend(prompt::correction(&c.content, &problem));
             continue;
+        }
+        // The first answer was refused but there is no time to ask again: the task goes on
+        // with the next call rather than failing for good.
+        if attempt == 0 {
+            return out_of_time(step);
         }
         return Ok(Decision::fail(format!(
             "I could not decide on a valid next step, so I am stopping: {problem}."
@@ -216,17 +225,21 @@ async fn accept(
     deadline: Instant,
 ) -> Outcome {
     let now = ctx.clock.now();
-    update_plan(step, &p, now);
+    let chat_only = step.is_new && p.task_type.as_deref() == Some("chat_only");
+    // Whether finish() is checked is decided on the plan as it was: naming the last plan step
+    // does not complete the others.
+    let finishing = matches!(p.action, Action::Finish);
+    let check = finishing && !chat_only && needs_finish_check(step);
+    update_plan(step, &p, now, !finishing);
     if let Some(c) = &p.confirmation {
         step.task.confirmation = Some(c.clone());
     }
-    let chat_only = step.is_new && p.task_type.as_deref() == Some("chat_only");
     match &p.action {
         Action::Finish if chat_only => {
             step.task.task_type = Some("chat_only".into());
             Outcome::Done(Box::new(p.decision))
         }
-        Action::Finish if needs_finish_check(step) => {
+        Action::Finish if check => {
             let descriptions: Vec<String> = step
                 .task
                 .plan
@@ -262,14 +275,14 @@ async fn accept(
             let mut session = step
                 .session
                 .as_ref()
-                .map(|s| s.memory.clone())
-                .unwrap_or_default();
-            let Some((result, changed)) = memory::apply(a, &mut step.task.memory, &mut session)
+                .or(step.new_session.as_ref())
+                .map(|s| s.memory.clone());
+            let Some((result, changed)) = memory::apply(a, &mut step.task.memory, session.as_mut())
             else {
                 return Outcome::Retry("that tool is not available".into());
             };
             if changed {
-                step.session_memory = Some(session);
+                step.session_memory = session;
             }
             Outcome::Done(Box::new(memory::tool_decision(
                 &p.decision.thought,
@@ -300,8 +313,14 @@ fn needs_finish_check(step: &StepContext) -> bool {
     open || failed
 }
 
-/// The plan from the answer (a new task's, or a re-plan), and the step the action works on.
-fn update_plan(step: &mut StepContext, p: &Proposal, now: chrono::DateTime<chrono::Utc>) {
+/// The plan from the answer (a new task's, or a re-plan), and (with `advance`) the step the
+/// action works on.
+fn update_plan(
+    step: &mut StepContext,
+    p: &Proposal,
+    now: chrono::DateTime<chrono::Utc>,
+    advance: bool,
+) {
     let descriptions = p.plan.as_ref().map(|d| d.iter().map(String::as_str));
     match (&mut step.task.plan, descriptions) {
         (None, d) => {
@@ -313,7 +332,8 @@ fn update_plan(step: &mut StepContext, p: &Proposal, now: chrono::DateTime<chron
         _ => {}
     }
     let verified = step.verification.as_ref().is_none_or(|v| v.success);
-    if let (Some(plan), Some(k), true) = (step.task.plan.as_mut(), p.plan_step, verified) {
+    if let (Some(plan), Some(k), true) = (step.task.plan.as_mut(), p.plan_step, verified && advance)
+    {
         plan.move_to(k);
     }
 }

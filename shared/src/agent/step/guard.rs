@@ -9,10 +9,11 @@ use crate::agent::output::{parse_model_output, ModelOutput};
 use crate::agent::page::{Page, PageView};
 use crate::domain::blocker::{BlockerInfo, BlockerKind};
 use crate::domain::chain::chain;
+use crate::domain::confirm::{page_of, PendingConfirmation};
 use crate::domain::facts::PageFacts;
 use crate::domain::loops::{detect, LoopKind};
 use crate::domain::outcome::predict;
-use crate::domain::risk::{assess, PendingConfirmation, RiskPatterns};
+use crate::domain::risk::{assess, enter_risk, RiskPatterns};
 use crate::domain::TaskStatus;
 use crate::text::truncate_chars;
 
@@ -148,13 +149,15 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
             }
             let target = kind.target().and_then(|id| facts.view.element(id));
             let url = facts.view.url();
-            if let Some(risk) = assess(
+            let risk = assess(
                 facts.patterns,
                 &kind,
                 target.as_ref(),
                 url,
                 out.risk.as_deref(),
-            ) {
+            )
+            .or_else(|| enter_after_typing(a, facts));
+            if let Some(risk) = risk {
                 let question = format!(
                     "Shall I {}? Reply yes to go ahead, or no to stop.",
                     risk.what
@@ -165,6 +168,9 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
                     step_index: facts.step_index,
                     kind: risk.kind,
                     question: question.clone(),
+                    target: target.as_ref().map(|t| t.snapshot()),
+                    page: page_of(url),
+                    page_hash: facts.view.hash().to_owned(),
                 });
                 decision = Decision::ask(
                     truncate_chars(
@@ -190,6 +196,21 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
         task_type: out.task_type,
         confirmation,
     }))
+}
+
+/// Enter pressed right after typing into a field submits its form: risky when the form's
+/// button is.
+fn enter_after_typing(action: &Action, facts: &Facts<'_>) -> Option<crate::domain::risk::Risk> {
+    let Action::Press(key) = action else {
+        return None;
+    };
+    if !key.eq_ignore_ascii_case("enter") {
+        return None;
+    }
+    match Action::parse(facts.actions.last()?) {
+        Ok(Action::SetValue(field, _)) => enter_risk(facts.patterns, facts.view, &field),
+        _ => None,
+    }
 }
 
 /// Several `<Action>`s go out as a chain when every one is a safe form fill on this page;

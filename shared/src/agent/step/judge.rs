@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use super::{BuiltPage, StepContext};
+use crate::agent::output::tagged;
 use crate::context::AppContext;
 use crate::domain::verdict::ClientReport;
 use crate::domain::{Step, TokenUsage};
@@ -98,28 +99,19 @@ pub fn finish_question(
     q
 }
 
-fn section(text: &str, tag: &str) -> Option<String> {
-    let lower = text.to_ascii_lowercase();
-    let start = lower.find(&format!("<{tag}>"))? + tag.len() + 2;
-    let end = lower[start..]
-        .find(&format!("</{tag}>"))
-        .map_or(text.len(), |e| start + e);
-    Some(text[start..end].trim().to_owned())
-}
-
 /// Reads a verdict answer.
 pub fn parse(answer: &str) -> Option<Judged> {
-    let verdict = section(answer, "verdict")?.to_ascii_lowercase();
+    let verdict = tagged(answer, "verdict")?.to_ascii_lowercase();
     let success = match verdict.trim_matches(|c: char| !c.is_alphanumeric()) {
         "yes" | "true" | "success" => true,
         "no" | "false" | "failure" => false,
         _ => return None,
     };
-    let confidence = section(answer, "confidence")
+    let confidence = tagged(answer, "confidence")
         .and_then(|c| c.parse::<f64>().ok())
         .filter(|c| c.is_finite())
         .map_or(0.75, |c| c.clamp(0.0, 1.0));
-    let reason = section(answer, "reason")
+    let reason = tagged(answer, "reason")
         .map(|r| prompt_line(&r, 300))
         .filter(|r| !r.is_empty())
         .unwrap_or_else(|| "the verifier gave no reason".into());

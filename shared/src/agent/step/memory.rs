@@ -63,12 +63,13 @@ fn refused(mut r: MemoryResult, error: String) -> MemoryResult {
     r
 }
 
-/// Runs a memory tool on the task's notes and the session's; `true` when the session's
-/// notes changed. `None` for actions that are not memory tools.
+/// Runs a memory tool on the task's notes and the session's (`None` when this request does not
+/// know the task's session: nothing is exported then); `true` when the session's notes
+/// changed. `None` for actions that are not memory tools.
 pub fn apply(
     action: &Action,
     task: &mut BTreeMap<String, String>,
-    session: &mut BTreeMap<String, String>,
+    session: Option<&mut BTreeMap<String, String>>,
 ) -> Option<(MemoryResult, bool)> {
     let full = |m: &BTreeMap<String, String>, k: &str| m.len() >= MAX_KEYS && !m.contains_key(k);
     Some(match action {
@@ -94,10 +95,12 @@ pub fn apply(
             }
         }
         Action::Recall(k) => {
-            let found = task
-                .get(k)
-                .map(|v| ("task", v))
-                .or_else(|| session.get(k).map(|v| ("session", v)));
+            let found = task.get(k).map(|v| ("task", v)).or_else(|| {
+                session
+                    .as_ref()
+                    .and_then(|s| s.get(k))
+                    .map(|v| ("session", v))
+            });
             match found {
                 Some((scope, v)) => (
                     MemoryResult {
@@ -118,6 +121,10 @@ pub fn apply(
         }
         Action::ExportToSession(k) => {
             let r = result("exportToSession", k, "session");
+            let Some(session) = session else {
+                let why = "this request does not name the task's session".to_owned();
+                return Some((refused(r, why), false));
+            };
             match task.get(k) {
                 None => (
                     refused(r, format!("the task has no note \"{k}\" to export")),
@@ -197,21 +204,36 @@ mod tests {
     fn notes_are_kept_recalled_exported_and_bounded() {
         let (mut task, mut session) = (BTreeMap::new(), BTreeMap::new());
         let remember = Action::Remember("price".into(), "42 EUR".into());
-        let (r, changed) = apply(&remember, &mut task, &mut session).expect("tool");
+        let (r, changed) = apply(&remember, &mut task, Some(&mut session)).expect("tool");
         assert!(r.success && !changed);
         assert_eq!(task.get("price").map(String::as_str), Some("42 EUR"));
-        let (r, _) = apply(&Action::Recall("price".into()), &mut task, &mut session).expect("tool");
+        let (r, _) = apply(
+            &Action::Recall("price".into()),
+            &mut task,
+            Some(&mut session),
+        )
+        .expect("tool");
         assert_eq!(
             (r.value.as_deref(), r.scope.as_deref()),
             (Some("42 EUR"), Some("task"))
         );
-        let (r, _) = apply(&Action::Recall("other".into()), &mut task, &mut session).expect("tool");
+        let (r, _) = apply(
+            &Action::Recall("other".into()),
+            &mut task,
+            Some(&mut session),
+        )
+        .expect("tool");
         assert!(!r.success && r.error.is_some());
         let export = Action::ExportToSession("price".into());
-        let (r, changed) = apply(&export, &mut task, &mut session).expect("tool");
+        let (r, changed) = apply(&export, &mut task, Some(&mut session)).expect("tool");
         assert!(r.success && changed);
         task.clear();
-        let (r, _) = apply(&Action::Recall("price".into()), &mut task, &mut session).expect("tool");
+        let (r, _) = apply(
+            &Action::Recall("price".into()),
+            &mut task,
+            Some(&mut session),
+        )
+        .expect("tool");
         assert_eq!(
             r.scope.as_deref(),
             Some("session"),
@@ -220,8 +242,10 @@ mod tests {
         for k in 0..MAX_KEYS {
             task.insert(format!("k{k}"), "v".into());
         }
-        let (r, _) = apply(&remember, &mut task, &mut session).expect("tool");
+        let (r, _) = apply(&remember, &mut task, Some(&mut session)).expect("tool");
         assert!(!r.success, "the notes of a task are bounded");
-        assert!(apply(&Action::Finish, &mut task, &mut session).is_none());
+        assert!(apply(&Action::Finish, &mut task, Some(&mut session)).is_none());
+        let (r, changed) = apply(&export, &mut task, None).expect("tool");
+        assert!(!r.success && !changed, "no export into an unknown session");
     }
 }

@@ -92,6 +92,8 @@ pub struct Decision {
     pub blocker: Option<BlockerInfo>,
     pub missing_information: Vec<String>,
     pub kind: StepKind,
+    /// The action is one the user confirmed.
+    pub confirmed: bool,
 }
 
 impl Decision {
@@ -111,6 +113,7 @@ impl Decision {
             blocker: None,
             missing_information: Vec::new(),
             kind: StepKind::Dom,
+            confirmed: false,
         }
     }
 
@@ -154,8 +157,11 @@ pub struct StepContext {
     pub page_hash: String,
     pub page_summary: String,
     pub page_form: String,
-    /// Tokens reserved from the tenant's daily budget (settled after the step).
+    /// Tokens reserved from the tenant's daily budget (settled after the step, in the window
+    /// of `started_at`).
     pub budget_reserved: u64,
+    /// The request's time as the store's claims saw it.
+    pub started_at: chrono::DateTime<chrono::Utc>,
     /// The verdict on the previous action.
     pub verification: Option<Verification>,
     /// The correction chosen after a failed verification.

@@ -1,6 +1,6 @@
-//! Phase 5: the step with the task's new state, its messages, the page snapshot, the debug log
-//! and the session's changes are written concurrently; then the response, its realtime events
-//! and the idempotent copy.
+//! Phase 5: the step with the task's new state (one transaction; nothing else is written if it
+//! fails), then its messages, the page snapshot, the debug log and the session's changes
+//! concurrently; then the response, its realtime events and the idempotent copy.
 
 use std::time::Instant;
 
@@ -47,6 +47,7 @@ fn record(
             form: step.page_form.clone(),
             target: d.target.clone(),
             plan_step: step.task.plan.as_ref().map(|p| p.current_step_index),
+            confirmed: d.confirmed,
         }),
         expected_outcome: d.expected_outcome.clone(),
         verification: step.verification.clone(),
@@ -109,10 +110,7 @@ fn messages(step: &StepContext, d: &Decision, query: &str, now: DateTime<Utc>) -
 /// What the step changes on its session: the task waiting for the user, exported notes, and
 /// the automatic title of a session made by init before its first task.
 fn session_changes(step: &StepContext, status: TaskStatus, query: &str) -> Option<SessionChanges> {
-    let waits = matches!(
-        status,
-        TaskStatus::NeedsUserInput | TaskStatus::AwaitingUser
-    );
+    let waits = status.asks_user();
     let current = step
         .session
         .as_ref()
@@ -211,8 +209,15 @@ pub async fn persist(
         }
         (_, c) => c,
     };
-    let (written, stored_messages, snapshot, logged, changed) = tokio::join!(
-        task_write,
+    // The step and the task's new state first: if that fails nothing else is written.
+    match task_write.await {
+        Ok(()) => {}
+        Err(StoreError::Conflict(_)) => {
+            return Err(TaskError::Busy("Another request for this task got there first").into())
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let (stored_messages, snapshot, logged, changed) = tokio::join!(
         store.append_messages_after(
             &step.tenant_id,
             &step.session_id,
@@ -237,13 +242,6 @@ pub async fn persist(
             }
         },
     );
-    match written {
-        Ok(()) => {}
-        Err(StoreError::Conflict(_)) => {
-            return Err(TaskError::Busy("Another request for this task got there first").into())
-        }
-        Err(e) => return Err(e.into()),
-    }
     // The step is recorded: a failed message, session, snapshot or log write is logged, not
     // fatal.
     let stored_messages = stored_messages.map_err(|e| {

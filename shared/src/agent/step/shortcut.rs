@@ -7,9 +7,9 @@ use super::guard::{review_own, Facts, Review};
 use super::{Decision, StepContext};
 use crate::agent::action::Action;
 use crate::domain::blocker::{cookie_dismissal, detect};
+use crate::domain::confirm::{reply_is_yes, PendingConfirmation};
 use crate::domain::facts::PageFacts;
 use crate::domain::outcome::predict;
-use crate::domain::risk::{reply_is_yes, PendingConfirmation};
 use crate::domain::TaskStatus;
 
 /// The confirmed action, if it can still run on this page as it was confirmed.
@@ -18,7 +18,7 @@ fn confirmed(
     step_index: u32,
     view: &dyn PageFacts,
 ) -> Option<Decision> {
-    if pending.step_index + 1 != step_index {
+    if !pending.still_applies(step_index, view) {
         return None;
     }
     let action = Action::parse(&pending.action).ok()?;
@@ -33,6 +33,7 @@ fn confirmed(
     Some(Decision {
         expected_outcome: predict(&kind, view, None),
         target: target.map(|t| t.snapshot()),
+        confirmed: true,
         ..Decision::new(
             "You confirmed it, so I am going ahead.",
             pending.action.clone(),
@@ -77,8 +78,14 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
             ..Decision::ask(format!("{}.", blocker.description), question)
         });
     }
-    let last = step.history.last().map(|s| s.action.as_str());
-    let click = cookie_dismissal(facts.view, &step.task.query, last)?;
+    let recent: Vec<&str> = step
+        .history
+        .iter()
+        .rev()
+        .take(3)
+        .map(|s| s.action.as_str())
+        .collect();
+    let click = cookie_dismissal(facts.view, &step.task.query, &recent)?;
     match review_own(
         "Closing the cookie banner first (declining optional cookies where the site allows it).",
         &click,

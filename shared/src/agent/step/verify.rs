@@ -20,9 +20,6 @@ use crate::domain::{Step, StepKind};
 
 /// The client's report, read from the request.
 pub fn client_report(last: &LastAction) -> ClientReport<'_> {
-    fn text<'v>(v: &'v Value, k: &str) -> &'v str {
-        v.get(k).and_then(Value::as_str).unwrap_or("")
-    }
     let flag = |v: &Option<Value>, k: &str| v.as_ref().and_then(|v| v.get(k)?.as_bool());
     let counts = last.dom_changes.as_ref().map(|c| {
         let n = |k: &str| c.get(k).and_then(Value::as_u64).unwrap_or(0);
@@ -43,10 +40,12 @@ pub fn client_report(last: &LastAction) -> ClientReport<'_> {
     };
     ClientReport {
         status: last.status.as_deref(),
-        error: last
-            .error
-            .as_ref()
-            .map(|e| (text(e, "code"), text(e, "message"))),
+        error: last.error.as_ref().map(|_| {
+            (
+                last.error_field("code").unwrap_or(""),
+                last.error_field("message").unwrap_or(""),
+            )
+        }),
         result_success: last
             .result
             .as_ref()

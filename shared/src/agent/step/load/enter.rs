@@ -11,7 +11,7 @@ use crate::agent::step::{budget, BuiltPage, StepContext, StepInput};
 use crate::context::AppContext;
 use crate::domain::session::{auto_title, session_domain};
 use crate::domain::site::host_of;
-use crate::domain::{Session, Task, TaskStatus, TokenUsage};
+use crate::domain::{Session, Task, TokenUsage};
 use crate::error::Error;
 
 /// Enters the step: counts the tenant, reserves tokens, resolves knowledge and waits for the
@@ -89,15 +89,11 @@ pub async fn enter(
         }
         _ => None,
     };
-    // The request answers the task's question, or brings what unblocks it.
+    // The request answers the task's question, or brings what unblocks it (a resent task text
+    // is no answer).
     let user_input = task
         .as_ref()
-        .filter(|t| {
-            matches!(
-                t.status,
-                TaskStatus::NeedsUserInput | TaskStatus::AwaitingUser
-            )
-        })
+        .filter(|t| t.waits_for_user() && req.query.trim() != t.query.trim())
         .map(|_| req.query.clone());
     let is_new = task.is_none();
     let task = match task {
@@ -131,6 +127,7 @@ pub async fn enter(
         page_summary: built.page.summary(req.page_title.as_deref()),
         page_form: built.rendered.form.to_owned(),
         budget_reserved: held,
+        started_at: now,
         verification: None,
         correction: None,
         notes: Vec::new(),

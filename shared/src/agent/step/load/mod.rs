@@ -23,9 +23,7 @@ use self::claims::{hand_back, windows, Claims};
 use super::StepInput;
 use crate::auth::Principal;
 use crate::context::AppContext;
-use crate::domain::{
-    admission, Admission, DomainPattern, Session, Step, Task, TaskError, TaskStatus,
-};
+use crate::domain::{admission, Admission, DomainPattern, Session, Step, Task, TaskError};
 use crate::error::Error;
 use crate::http::guard::check_account;
 use crate::ports::{KeyClaim, Reservation, SessionOwner, StoreError};
@@ -62,14 +60,6 @@ fn not_found_task() -> Error {
 
 fn busy(why: &'static str) -> Error {
     TaskError::Busy(why).into()
-}
-
-/// Whether a task waits for the user's answer (a request without `taskId` continues it).
-fn waits_for_user(task: &Task) -> bool {
-    matches!(
-        task.status,
-        TaskStatus::NeedsUserInput | TaskStatus::AwaitingUser
-    ) || (task.status == TaskStatus::Executing && task.resume_note.is_some())
 }
 
 /// Round 1: the account and the reads that claim nothing.
@@ -211,19 +201,20 @@ pub async fn claim(ctx: &AppContext, input: &StepInput, mut reads: Reads) -> Res
     }
     let task = match (task, waiting.is_some()) {
         (Ok(t), _) => t,
-        // The waiting task went away or is busy: this request starts a new one.
-        (Err(StoreError::NotFound(_) | StoreError::Conflict(_)), true) => None,
+        // The waiting task went away: this request starts a new one. A busy one is busy (a
+        // second copy of the same answer must not start a task of its own).
+        (Err(StoreError::NotFound(_)), true) => None,
         (Err(StoreError::NotFound(_)), false) => {
             return Err(claims.refuse(store, not_found_task(), false).await)
         }
-        (Err(StoreError::Conflict(_)), false) => {
+        (Err(StoreError::Conflict(_)), _) => {
             let err = busy("Another request for this task is in progress");
             return Err(claims.refuse(store, err, false).await);
         }
         (Err(e), _) => return Err(claims.refuse(store, e.into(), false).await),
     };
     let task = match (task, waiting_history) {
-        (Some(t), Ok(Some(history))) if waits_for_user(&t) => {
+        (Some(t), Ok(Some(history))) if t.waits_for_user() => {
             reads.history = history;
             Some(t)
         }
@@ -234,6 +225,17 @@ pub async fn claim(ctx: &AppContext, input: &StepInput, mut reads: Reads) -> Res
         }
         (t, _) => t,
     };
+
+    // A step recorded between the history read and the lease: read the history again.
+    if let Some(t) = task
+        .as_ref()
+        .filter(|t| t.step_count as usize != reads.history.len())
+    {
+        match store.steps(&p.tenant_id, &t.id).await {
+            Ok(h) => reads.history = h,
+            Err(e) => return Err(claims.refuse(store, e.into(), false).await),
+        }
+    }
 
     match admission(task.as_ref(), &p.user_id, agent.max_steps) {
         Admission::Start | Admission::Continue => {}

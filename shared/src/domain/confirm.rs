@@ -1,0 +1,258 @@
+//! Confirmations of risky actions: what the user was asked, bound to one action on one element
+//! of one page, and how a reply is read. Only a short, plain yes confirms ("yes", "ok, go
+//! ahead"); anything hedged, conditional or asking back ("not sure", "ok but first …") is
+//! unclear and confirms nothing.
+
+use serde::{Deserialize, Serialize};
+
+use super::facts::{ElementSnapshot, PageFacts};
+use super::risk::RiskKind;
+
+/// Words a plain yes is made of; at least one of [`YES`] must be among them.
+const YES: &[&str] = &[
+    "yes",
+    "y",
+    "yep",
+    "yeah",
+    "ok",
+    "okay",
+    "sure",
+    "confirm",
+    "confirmed",
+    "proceed",
+    "approve",
+    "approved",
+    "ja",
+    "jawohl",
+    "oui",
+    "sí",
+    "si",
+    "sim",
+    "claro",
+    "certo",
+    "da",
+    "はい",
+    "是",
+    "好",
+];
+/// Words a plain no is made of; at least one of [`NO`] must be among them.
+const NO: &[&str] = &[
+    "no",
+    "n",
+    "nope",
+    "cancel",
+    "stop",
+    "abort",
+    "deny",
+    "don't",
+    "dont",
+    "nein",
+    "non",
+    "não",
+    "nao",
+    "annulla",
+    "nee",
+    "never",
+    "いいえ",
+    "不",
+    "否",
+];
+/// Words that may come with a yes or a no without changing it.
+const FILLER: &[&str] = &[
+    "go", "ahead", "do", "it", "please", "thanks", "thank", "you", "that", "this", "fine", "right",
+    "correct", "bitte", "mach", "das", "vas-y", "allez", "adelante", "vai", "pode", "prego",
+    "graag", "way",
+];
+/// Longest reply read as a plain yes or no.
+const MAX_WORDS: usize = 6;
+
+/// A user's reply to a confirmation: `Some(true)` yes, `Some(false)` no, `None` unclear.
+pub fn reply_is_yes(reply: &str) -> Option<bool> {
+    let lower = reply.trim().to_lowercase();
+    if lower.is_empty() || lower.contains('?') {
+        return None;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | '!' | ';' | ':'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.is_empty() || words.len() > MAX_WORDS {
+        return None;
+    }
+    let all_in = |lists: &[&[&str]]| words.iter().all(|w| lists.iter().any(|l| l.contains(w)));
+    let any_of = |list: &[&str]| words.iter().any(|w| list.contains(w));
+    if any_of(YES) && !any_of(NO) && all_in(&[YES, FILLER]) {
+        return Some(true);
+    }
+    if any_of(NO) && !any_of(YES) && all_in(&[NO, FILLER]) {
+        return Some(false);
+    }
+    None
+}
+
+/// A confirmation the user was asked for: exactly this action, on this step, on this element
+/// as it was (role, name, value) and on this page, may run once after a yes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingConfirmation {
+    /// The action in the client's grammar.
+    pub action: String,
+    pub element_id: Option<String>,
+    pub step_index: u32,
+    pub kind: RiskKind,
+    pub question: String,
+    /// The element as it was asked about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<ElementSnapshot>,
+    /// The page's address without query or fragment.
+    #[serde(default)]
+    pub page: String,
+    /// The page's hash (an action without a target needs the very same page).
+    #[serde(default)]
+    pub page_hash: String,
+}
+
+/// `url` without its query and fragment.
+pub fn page_of(url: &str) -> String {
+    url.split(['?', '#'])
+        .next()
+        .unwrap_or(url)
+        .trim_end_matches('/')
+        .to_owned()
+}
+
+impl PendingConfirmation {
+    /// Whether a yes given at step `step_index` on `page` may run the confirmed action: it is
+    /// the next step, the page is the same address, and the element is the same (role, name
+    /// and value) — or, without an element, the page is unchanged.
+    pub fn still_applies(&self, step_index: u32, page: &dyn PageFacts) -> bool {
+        if self.step_index + 1 != step_index || page_of(page.url()) != self.page {
+            return false;
+        }
+        match (&self.element_id, &self.target) {
+            (Some(id), Some(was)) => page.element(id).is_some_and(|now| {
+                let now = now.snapshot();
+                now.role == was.role && now.name == was.name && now.value == was.value
+            }),
+            (Some(_), None) => false,
+            (None, _) => page.hash() == self.page_hash,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::facts::ElementFacts;
+    use std::borrow::Cow;
+
+    #[test]
+    fn only_a_plain_yes_confirms() {
+        for yes in [
+            "Yes",
+            "yes, go ahead",
+            "OK",
+            "Ja",
+            "oui",
+            "Sí",
+            "はい",
+            "ok please do it",
+        ] {
+            assert_eq!(reply_is_yes(yes), Some(true), "{yes}");
+        }
+        for no in ["No", "no thanks", "Cancel", "nein", "don't do it", "no way"] {
+            assert_eq!(reply_is_yes(no), Some(false), "{no}");
+        }
+        for unclear in [
+            "the blue one",
+            "",
+            "yes no",
+            "I'm not sure",
+            "That's not ok",
+            "OK, but first search for cheaper ones",
+            "seulement si le prix baisse",
+            "Sure, order the usual",
+            "yes?",
+            "yes yes yes yes yes yes yes",
+        ] {
+            assert_eq!(reply_is_yes(unclear), None, "{unclear}");
+        }
+    }
+
+    struct Page(
+        &'static str,
+        &'static str,
+        Vec<(&'static str, &'static str)>,
+    );
+
+    impl PageFacts for Page {
+        fn url(&self) -> &str {
+            self.0
+        }
+        fn hash(&self) -> &str {
+            self.1
+        }
+        fn element_count(&self) -> usize {
+            self.2.len()
+        }
+        fn element(&self, id: &str) -> Option<ElementFacts<'_>> {
+            self.elements().find(|e| e.id == id)
+        }
+        fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_> {
+            Box::new(self.2.iter().map(|(id, name)| ElementFacts {
+                id,
+                role: Cow::Borrowed("btn"),
+                name: Cow::Borrowed(name),
+                value: None,
+                states: Cow::Borrowed(""),
+                href: None,
+                input_type: None,
+            }))
+        }
+    }
+
+    #[test]
+    fn a_confirmation_holds_for_its_element_on_its_page_at_the_next_step() {
+        let shop = Page(
+            "https://shop.example.com/cart?x=1",
+            "h1",
+            vec![("10", "Pay now")],
+        );
+        let pending = PendingConfirmation {
+            action: "click(10)".into(),
+            element_id: Some("10".into()),
+            step_index: 3,
+            kind: RiskKind::Payment,
+            question: "Shall I pay?".into(),
+            target: shop.element("10").map(|e| e.snapshot()),
+            page: page_of(shop.url()),
+            page_hash: "h1".into(),
+        };
+        assert!(pending.still_applies(4, &shop));
+        assert!(!pending.still_applies(5, &shop), "only the next step");
+        let bank = Page("https://bank.example/", "h2", vec![("10", "Transfer")]);
+        assert!(!pending.still_applies(4, &bank), "another page");
+        let renamed = Page(
+            "https://shop.example.com/cart",
+            "h3",
+            vec![("10", "Pay 900 EUR now")],
+        );
+        assert!(!pending.still_applies(4, &renamed), "the element changed");
+        let press = PendingConfirmation {
+            action: "press(\"Enter\")".into(),
+            element_id: None,
+            target: None,
+            ..pending
+        };
+        assert!(press.still_applies(4, &shop));
+        let changed = Page(
+            "https://shop.example.com/cart",
+            "h9",
+            vec![("10", "Pay now")],
+        );
+        assert!(
+            !press.still_applies(4, &changed),
+            "a targetless action needs the same page"
+        );
+    }
+}
