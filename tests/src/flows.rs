@@ -52,6 +52,23 @@ pub fn next(previous: &Value, answer: &Value, url: &str, nodes: Vec<Value>) -> V
     b
 }
 
+/// The user's reply `text` to the task's question, sent (with its `taskId`) from `url`.
+pub fn reply(previous: &Value, answer: &Value, url: &str, nodes: Vec<Value>, text: &str) -> Value {
+    let mut b = next(previous, answer, url, nodes);
+    b["query"] = json!(text);
+    b
+}
+
+/// The user's reply `text`, sent from the page of `previous`.
+pub fn reply_here(previous: &Value, answer: &Value, text: &str) -> Value {
+    let url = previous["url"].as_str().unwrap_or_default();
+    let nodes = previous["interactiveTree"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    reply(previous, answer, url, nodes, text)
+}
+
 /// `body` reporting that the last action failed with `code`.
 pub fn failing(mut body: Value, code: &str, message: &str, action: &str) -> Value {
     body["lastActionStatus"] = json!("failure");

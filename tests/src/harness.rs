@@ -51,6 +51,32 @@ impl Harness {
         req.send().await.expect("request")
     }
 
+    /// The stored task named by an answer's `taskId` (of tenant `acme`).
+    pub async fn task(&self, answer: &Value) -> shared::domain::Task {
+        self.app
+            .ctx
+            .store
+            .task("acme", answer["taskId"].as_str().expect("taskId"))
+            .await
+            .expect("read")
+            .expect("task")
+    }
+
+    /// Resumes task `task` of session `session` with `body`.
+    pub async fn resume(&self, session: &str, task: &str, body: &Value) -> reqwest::Response {
+        self.app
+            .client
+            .post(
+                self.app
+                    .url(&format!("/api/session/{session}/task/{task}/resume")),
+            )
+            .bearer_auth(&self.token)
+            .json(body)
+            .send()
+            .await
+            .expect("resume")
+    }
+
     /// Interacts and expects 200; returns the answer.
     pub async fn ok(&self, body: &Value) -> Value {
         let r = self.interact(body).await;

@@ -6,18 +6,12 @@
 use std::time::Duration;
 
 use api_tests::expect_error;
-use api_tests::flows::{next, node, planned, sections, start};
+use api_tests::flows::{next, node, planned, reply, sections, start};
 use api_tests::harness::{harness, harness_with, PW};
 use api_tests::scripted::Reply;
-use serde_json::{json, Value};
+use serde_json::json;
 
 const SHOP: &str = "https://shop.example.com/cart";
-
-fn reply(body: &Value, answer: &Value, url: &str, page: Vec<Value>, text: &str) -> Value {
-    let mut b = next(body, answer, url, page);
-    b["query"] = json!(text);
-    b
-}
 
 #[tokio::test]
 async fn a_yes_given_on_another_page_runs_nothing() {
@@ -117,14 +111,7 @@ async fn another_users_session_without_task_id_reaches_nothing() {
         "SESSION_ID_TAKEN",
     )
     .await;
-    let task = h
-        .app
-        .ctx
-        .store
-        .task("acme", r1["taskId"].as_str().expect("id"))
-        .await
-        .expect("read")
-        .expect("task");
+    let task = h.task(&r1).await;
     assert_eq!(
         (task.step_count, task.status.asks_user()),
         (1, true),
@@ -220,14 +207,12 @@ async fn a_refused_answer_without_time_left_ends_in_a_server_round_and_keeps_the
         r1["taskId"].as_str().expect("t"),
     );
     let resumed = h
-        .app
-        .client
-        .post(h.app.url(&format!("/api/session/{sid}/task/{tid}/resume")))
-        .bearer_auth(&h.token)
-        .json(&json!({ "resolutionMethod": "provide_in_chat", "resolutionData": "I solved it" }))
-        .send()
-        .await
-        .expect("resume");
+        .resume(
+            sid,
+            tid,
+            &json!({ "resolutionMethod": "provide_in_chat", "resolutionData": "I solved it" }),
+        )
+        .await;
     assert_eq!(resumed.status(), 200);
     h.llm.push([
         Reply::Slow(Duration::from_millis(1_200), "no action here".into()),

@@ -6,25 +6,13 @@
 use std::time::Duration;
 
 use api_tests::expect_error;
-use api_tests::flows::{field, next, node, on_store, sections, start};
+use api_tests::flows::{field, next, node, on_store, reply_here, sections, start};
 use api_tests::harness::{harness, harness_with, Harness};
 use api_tests::scripted::Reply;
 use futures::future::join_all;
 use serde_json::{json, Value};
 
 const SHOP: &str = "https://shop.example.com/cart";
-
-/// `body` sent again as the user's reply `text` to a question.
-fn reply(body: &Value, answer: &Value, text: &str) -> Value {
-    let mut b = next(
-        body,
-        answer,
-        body["url"].as_str().expect("url"),
-        body["interactiveTree"].as_array().expect("tree").clone(),
-    );
-    b["query"] = json!(text);
-    b
-}
 
 async fn a_risky_click_needs_a_yes_that_covers_that_one_action(dynamodb: bool) {
     let h = on_store(dynamodb, |o| o).await;
@@ -53,7 +41,7 @@ async fn a_risky_click_needs_a_yes_that_covers_that_one_action(dynamodb: bool) {
     assert!(r1["reasoning"].is_string());
 
     // Yes: exactly that action, without asking the model.
-    let b2 = reply(&b1, &r1, "Yes, go ahead");
+    let b2 = reply_here(&b1, &r1, "Yes, go ahead");
     let r2 = h.ok(&b2).await;
     assert_eq!(
         (r2["action"].as_str(), r2["status"].as_str()),
@@ -65,14 +53,7 @@ async fn a_risky_click_needs_a_yes_that_covers_that_one_action(dynamodb: bool) {
     // The yes was used up: the same click later is asked about again.
     let r3 = h.ok(&next(&b2, &r2, SHOP, page())).await;
     assert_eq!(r3["action"], "ask_user()");
-    let task = h
-        .app
-        .ctx
-        .store
-        .task("acme", r1["taskId"].as_str().expect("id"))
-        .await
-        .expect("read")
-        .expect("task");
+    let task = h.task(&r1).await;
     assert_eq!(
         task.confirmation.as_ref().map(|c| c.action.as_str()),
         Some("click(10)")
@@ -104,7 +85,7 @@ async fn passwords_and_a_page_ordering_the_agent_to_pay_are_gated_and_a_no_is_he
     let r1 = h.ok(&b1).await;
     assert_eq!(r1["action"], "ask_user()");
     assert!(r1["userQuestion"].as_str().expect("q").contains("password"));
-    let b2 = reply(&b1, &r1, "no");
+    let b2 = reply_here(&b1, &r1, "no");
     let r2 = h.ok(&b2).await;
     assert!(
         h.llm
@@ -122,7 +103,7 @@ async fn passwords_and_a_page_ordering_the_agent_to_pay_are_gated_and_a_no_is_he
         .as_str()
         .expect("q")
         .contains("\"Buy now\""));
-    let r3 = h.ok(&reply(&b2, &r2, "no way")).await;
+    let r3 = h.ok(&reply_here(&b2, &r2, "no way")).await;
     assert_eq!(r3["status"], "completed");
 }
 
@@ -155,11 +136,7 @@ async fn a_captcha_waits_for_the_user_and_the_resume_data_reaches_the_model() {
         r1["sessionId"].as_str().expect("s"),
         r1["taskId"].as_str().expect("t"),
     );
-    let resumed = h.app.client
-        .post(h.app.url(&format!("/api/session/{sid}/task/{tid}/resume")))
-        .bearer_auth(&h.token)
-        .json(&json!({ "resolutionMethod": "user_action_on_web", "resolutionData": { "note": "solved the puzzle" } }))
-        .send().await.expect("resume");
+    let resumed = h.resume(sid, tid, &json!({ "resolutionMethod": "user_action_on_web", "resolutionData": { "note": "solved the puzzle" } })).await;
     assert_eq!(resumed.status(), 200);
     let b2 = next(
         &b1,

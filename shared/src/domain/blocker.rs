@@ -250,63 +250,26 @@ pub fn cookie_dismissal(page: &dyn PageFacts, query: &str, recent: &[&str]) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::facts::ElementFacts;
-    use std::borrow::Cow;
-
-    struct Page {
-        url: &'static str,
-        els: Vec<(
-            &'static str,
-            &'static str,
-            &'static str,
-            Option<&'static str>,
-        )>,
-    }
-
-    impl PageFacts for Page {
-        fn url(&self) -> &str {
-            self.url
-        }
-        fn hash(&self) -> &str {
-            "h"
-        }
-        fn element_count(&self) -> usize {
-            self.els.len()
-        }
-        fn element(&self, id: &str) -> Option<ElementFacts<'_>> {
-            self.elements().find(|e| e.id == id)
-        }
-        fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_> {
-            Box::new(self.els.iter().map(|(id, role, name, t)| ElementFacts {
-                id,
-                role: Cow::Borrowed(role),
-                name: Cow::Borrowed(name),
-                value: None,
-                states: Cow::Borrowed(""),
-                href: None,
-                input_type: *t,
-            }))
-        }
-    }
+    use crate::domain::facts::fake::{el, FakePage};
 
     #[test]
     fn captchas_and_login_walls_block_unless_signing_in_is_the_task() {
-        let captcha = Page {
-            url: "https://a.com/",
-            els: vec![("1", "el", "reCAPTCHA", None), ("2", "btn", "Next", None)],
-        };
+        let captcha = FakePage::new(
+            "https://a.com/",
+            vec![el("1", "el", "reCAPTCHA"), el("2", "btn", "Next")],
+        );
         assert_eq!(
             detect(&captcha, "buy shoes").map(|b| b.kind),
             Some(BlockerKind::Captcha)
         );
-        let login = Page {
-            url: "https://a.com/login?next=/orders",
-            els: vec![
-                ("1", "inp", "Email", None),
-                ("2", "inp", "Password", Some("password")),
-                ("3", "btn", "Sign in", None),
+        let login = FakePage::new(
+            "https://a.com/login?next=/orders",
+            vec![
+                el("1", "inp", "Email"),
+                el("2", "inp", "Password").input("password"),
+                el("3", "btn", "Sign in"),
             ],
-        };
+        );
         let wall = detect(&login, "show my last order").expect("blocker");
         assert_eq!(wall.kind, BlockerKind::LoginRequired);
         assert_eq!(
@@ -319,25 +282,21 @@ mod tests {
             "signing in is the task"
         );
         // A big page with a login box in its header is not a wall.
-        let mut big = Page {
-            url: "https://news.example.com/",
-            els: login.els.clone(),
-        };
-        big.els
-            .extend((0..40).map(|_| ("9", "link", "Story", None)));
+        let mut big = FakePage::new("https://news.example.com/", login.els.clone());
+        big.els.extend((0..40).map(|_| el("9", "link", "Story")));
         assert_eq!(detect(&big, "read the top story"), None);
     }
 
     #[test]
     fn cookie_banners_are_refused_when_possible_and_only_once() {
-        let page = Page {
-            url: "https://a.com/",
-            els: vec![
-                ("1", "el", "We use cookies to improve your experience", None),
-                ("2", "btn", "Accept all", None),
-                ("3", "btn", "Reject all", None),
+        let page = FakePage::new(
+            "https://a.com/",
+            vec![
+                el("1", "el", "We use cookies to improve your experience"),
+                el("2", "btn", "Accept all"),
+                el("3", "btn", "Reject all"),
             ],
-        };
+        );
         assert_eq!(
             cookie_dismissal(&page, "find the opening hours", &[]).as_deref(),
             Some("click(3)")
@@ -350,37 +309,34 @@ mod tests {
             cookie_dismissal(&page, "change my cookie settings", &[]),
             None
         );
-        let accept_only = Page {
-            url: "https://a.com/",
-            els: vec![
-                ("1", "el", "Cookie notice", None),
-                ("2", "btn", "Got it", None),
-            ],
-        };
+        let accept_only = FakePage::new(
+            "https://a.com/",
+            vec![el("1", "el", "Cookie notice"), el("2", "btn", "Got it")],
+        );
         assert_eq!(
             cookie_dismissal(&accept_only, "x", &[]).as_deref(),
             Some("click(2)")
         );
         // A footer cookie policy link does not make the page's "Accept" a banner button.
-        let mut invitations = Page {
-            url: "https://social.example.com/invitations",
-            els: vec![("1", "btn", "Accept", None), ("2", "btn", "Decline", None)],
-        };
+        let mut invitations = FakePage::new(
+            "https://social.example.com/invitations",
+            vec![el("1", "btn", "Accept"), el("2", "btn", "Decline")],
+        );
         invitations
             .els
-            .extend((0..10).map(|_| ("5", "link", "Profile", None)));
-        invitations.els.push(("9", "link", "Cookie Policy", None));
+            .extend((0..10).map(|_| el("5", "link", "Profile")));
+        invitations.els.push(el("9", "link", "Cookie Policy"));
         assert_eq!(
             cookie_dismissal(&invitations, "accept the invitation", &[]),
             None
         );
-        let near_but_other = Page {
-            url: "https://a.com/",
-            els: vec![
-                ("1", "link", "Cookie Policy", None),
-                ("2", "btn", "Accept invitation", None),
+        let near_but_other = FakePage::new(
+            "https://a.com/",
+            vec![
+                el("1", "link", "Cookie Policy"),
+                el("2", "btn", "Accept invitation"),
             ],
-        };
+        );
         assert_eq!(
             cookie_dismissal(&near_but_other, "x", &[]),
             None,

@@ -120,44 +120,19 @@ pub fn chain(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::facts::ElementFacts;
-    use std::borrow::Cow;
+    use crate::domain::facts::fake::{el, FakePage};
 
-    struct Form;
-
-    impl PageFacts for Form {
-        fn url(&self) -> &str {
-            "https://a.com/signup"
-        }
-        fn hash(&self) -> &str {
-            "h"
-        }
-        fn element_count(&self) -> usize {
-            4
-        }
-        fn element(&self, id: &str) -> Option<ElementFacts<'_>> {
-            self.elements().find(|e| e.id == id)
-        }
-        fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_> {
-            Box::new(
-                [
-                    ("1", "inp", "First name", None),
-                    ("2", "inp", "Last name", None),
-                    ("3", "chk", "Newsletter", None),
-                    ("4", "inp", "Password", Some("password")),
-                ]
-                .into_iter()
-                .map(|(id, role, name, t)| ElementFacts {
-                    id,
-                    role: Cow::Borrowed(role),
-                    name: Cow::Borrowed(name),
-                    value: None,
-                    states: Cow::Borrowed(""),
-                    href: None,
-                    input_type: t,
-                }),
-            )
-        }
+    /// A sign-up form.
+    fn form() -> FakePage {
+        FakePage::new(
+            "https://a.com/signup",
+            [
+                el("1", "inp", "First name"),
+                el("2", "inp", "Last name"),
+                el("3", "chk", "Newsletter"),
+                el("4", "inp", "Password").input("password"),
+            ],
+        )
     }
 
     fn act(k: ActionKind<'static>, s: &str) -> (ActionKind<'static>, String) {
@@ -175,7 +150,7 @@ mod tests {
             ),
             act(ActionKind::Check("3"), "check(3)"),
         ];
-        let (items, meta) = chain(&ok, &Form, &p).expect("chain");
+        let (items, meta) = chain(&ok, &form(), &p).expect("chain");
         assert_eq!(meta.total_actions, 3);
         assert!(meta.safe_to_chain);
         let json = serde_json::to_value(&items[0]).expect("json");
@@ -185,20 +160,20 @@ mod tests {
         );
         assert_eq!(json["verificationLevel"], "client");
         assert_eq!(items[2].client_verification_checks[0].kind, "state_changed");
-        assert_eq!(chain(&ok[..1], &Form, &p), Err(NotChainable::Count));
+        assert_eq!(chain(&ok[..1], &form(), &p), Err(NotChainable::Count));
         let click = [ok[0].clone(), act(ActionKind::Click("3"), "click(3)")];
-        assert_eq!(chain(&click, &Form, &p), Err(NotChainable::Kind));
+        assert_eq!(chain(&click, &form(), &p), Err(NotChainable::Kind));
         let twice = [
             ok[0].clone(),
             act(ActionKind::SetValue("1", "x"), "setValue(1, \"x\")"),
         ];
-        assert_eq!(chain(&twice, &Form, &p), Err(NotChainable::SameElement));
+        assert_eq!(chain(&twice, &form(), &p), Err(NotChainable::SameElement));
         let missing = [ok[0].clone(), act(ActionKind::Check("9"), "check(9)")];
-        assert_eq!(chain(&missing, &Form, &p), Err(NotChainable::Missing));
+        assert_eq!(chain(&missing, &form(), &p), Err(NotChainable::Missing));
         let secret = [
             ok[0].clone(),
             act(ActionKind::SetValue("4", "pw"), "setValue(4, \"pw\")"),
         ];
-        assert_eq!(chain(&secret, &Form, &p), Err(NotChainable::Risky));
+        assert_eq!(chain(&secret, &form(), &p), Err(NotChainable::Risky));
     }
 }

@@ -143,8 +143,7 @@ impl PendingConfirmation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::facts::ElementFacts;
-    use std::borrow::Cow;
+    use crate::domain::facts::fake::{el, FakePage};
 
     #[test]
     fn only_a_plain_yes_confirms() {
@@ -179,41 +178,18 @@ mod tests {
         }
     }
 
-    struct Page(
-        &'static str,
-        &'static str,
-        Vec<(&'static str, &'static str)>,
-    );
-
-    impl PageFacts for Page {
-        fn url(&self) -> &str {
-            self.0
-        }
-        fn hash(&self) -> &str {
-            self.1
-        }
-        fn element_count(&self) -> usize {
-            self.2.len()
-        }
-        fn element(&self, id: &str) -> Option<ElementFacts<'_>> {
-            self.elements().find(|e| e.id == id)
-        }
-        fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_> {
-            Box::new(self.2.iter().map(|(id, name)| ElementFacts {
-                id,
-                role: Cow::Borrowed("btn"),
-                name: Cow::Borrowed(name),
-                value: None,
-                states: Cow::Borrowed(""),
-                href: None,
-                input_type: None,
-            }))
-        }
+    /// A page at `url` with hash `hash` and `(id, name)` buttons.
+    fn page_at(url: &str, hash: &str, buttons: Vec<(&str, &str)>) -> FakePage {
+        FakePage::new(
+            url,
+            buttons.into_iter().map(|(id, name)| el(id, "btn", name)),
+        )
+        .with_hash(hash)
     }
 
     #[test]
     fn a_confirmation_holds_for_its_element_on_its_page_at_the_next_step() {
-        let shop = Page(
+        let shop = page_at(
             "https://shop.example.com/cart?x=1",
             "h1",
             vec![("10", "Pay now")],
@@ -230,9 +206,9 @@ mod tests {
         };
         assert!(pending.still_applies(4, &shop));
         assert!(!pending.still_applies(5, &shop), "only the next step");
-        let bank = Page("https://bank.example/", "h2", vec![("10", "Transfer")]);
+        let bank = page_at("https://bank.example/", "h2", vec![("10", "Transfer")]);
         assert!(!pending.still_applies(4, &bank), "another page");
-        let renamed = Page(
+        let renamed = page_at(
             "https://shop.example.com/cart",
             "h3",
             vec![("10", "Pay 900 EUR now")],
@@ -245,7 +221,7 @@ mod tests {
             ..pending
         };
         assert!(press.still_applies(4, &shop));
-        let changed = Page(
+        let changed = page_at(
             "https://shop.example.com/cart",
             "h9",
             vec![("10", "Pay now")],

@@ -215,35 +215,14 @@ pub struct Correction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::facts::ElementFacts;
-    use std::borrow::Cow;
+    use crate::domain::facts::fake::{el, FakePage};
 
-    struct Page(Vec<(&'static str, &'static str, &'static str)>);
-
-    impl PageFacts for Page {
-        fn url(&self) -> &str {
-            "https://shop.example.com/cart"
-        }
-        fn hash(&self) -> &str {
-            "h"
-        }
-        fn element_count(&self) -> usize {
-            self.0.len()
-        }
-        fn element(&self, id: &str) -> Option<ElementFacts<'_>> {
-            self.elements().find(|e| e.id == id)
-        }
-        fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_> {
-            Box::new(self.0.iter().map(|(id, role, name)| ElementFacts {
-                id,
-                role: Cow::Borrowed(role),
-                name: Cow::Borrowed(name),
-                value: None,
-                states: Cow::Borrowed(""),
-                href: None,
-                input_type: None,
-            }))
-        }
+    /// A page of the cart with `(id, role, name)` elements.
+    fn cart(els: Vec<(&str, &str, &str)>) -> FakePage {
+        FakePage::new(
+            "https://shop.example.com/cart",
+            els.into_iter().map(|(id, role, name)| el(id, role, name)),
+        )
     }
 
     fn snap(id: &str, role: &str, name: &str, href: Option<&str>) -> ElementSnapshot {
@@ -278,7 +257,7 @@ mod tests {
 
     #[test]
     fn each_failure_gets_its_strategy() {
-        let page = Page(vec![
+        let page = cart(vec![
             ("20", "btn", "Add to cart"),
             ("21", "btn", "Search"),
             ("22", "sel", "Size"),
@@ -333,7 +312,7 @@ mod tests {
 
     #[test]
     fn repeated_failures_replan_then_give_up() {
-        let page = Page(vec![("20", "btn", "Add to cart")]);
+        let page = cart(vec![("20", "btn", "Add to cart")]);
         let t = snap("20", "btn", "Add to cart", None);
         let mut f = failure(ActionKind::Click("20"), &t);
         f.attempts = 2;
@@ -344,7 +323,7 @@ mod tests {
 
     #[test]
     fn corrected_values_keep_the_typed_text() {
-        let page = Page(vec![("30", "inp", "Email")]);
+        let page = cart(vec![("30", "inp", "Email")]);
         let t = snap("5", "inp", "Email", None);
         assert_eq!(
             strategy(&choose(

@@ -99,6 +99,103 @@ pub fn mentions_any(text: &str, words: &[&str]) -> bool {
     })
 }
 
+/// A page for the rules' tests.
+#[cfg(test)]
+pub mod fake {
+    use std::borrow::Cow;
+
+    use super::{ElementFacts, PageFacts};
+
+    /// One element of a [`FakePage`].
+    #[derive(Debug, Clone, Default)]
+    pub struct El {
+        pub id: String,
+        pub role: String,
+        pub name: String,
+        pub value: Option<String>,
+        pub states: String,
+        pub href: Option<String>,
+        pub input_type: Option<String>,
+    }
+
+    /// An element with an id, a short role and a name.
+    pub fn el(id: &str, role: &str, name: &str) -> El {
+        El {
+            id: id.into(),
+            role: role.into(),
+            name: name.into(),
+            ..El::default()
+        }
+    }
+
+    impl El {
+        pub fn value(mut self, v: &str) -> Self {
+            self.value = Some(v.into());
+            self
+        }
+        pub fn states(mut self, s: &str) -> Self {
+            self.states = s.into();
+            self
+        }
+        pub fn href(mut self, h: &str) -> Self {
+            self.href = Some(h.into());
+            self
+        }
+        pub fn input(mut self, t: &str) -> Self {
+            self.input_type = Some(t.into());
+            self
+        }
+    }
+
+    /// A page at a URL with a hash and elements, in page order.
+    #[derive(Debug, Clone)]
+    pub struct FakePage {
+        pub url: String,
+        pub hash: String,
+        pub els: Vec<El>,
+    }
+
+    impl FakePage {
+        pub fn new(url: &str, els: impl IntoIterator<Item = El>) -> Self {
+            Self {
+                url: url.into(),
+                hash: "h".into(),
+                els: els.into_iter().collect(),
+            }
+        }
+        pub fn with_hash(mut self, hash: &str) -> Self {
+            self.hash = hash.into();
+            self
+        }
+    }
+
+    impl PageFacts for FakePage {
+        fn url(&self) -> &str {
+            &self.url
+        }
+        fn hash(&self) -> &str {
+            &self.hash
+        }
+        fn element_count(&self) -> usize {
+            self.els.len()
+        }
+        fn element(&self, id: &str) -> Option<ElementFacts<'_>> {
+            self.elements().find(|e| e.id == id)
+        }
+        fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_> {
+            Box::new(self.els.iter().map(|e| ElementFacts {
+                id: &e.id,
+                role: Cow::Borrowed(&e.role),
+                name: Cow::Borrowed(&e.name),
+                value: e.value.as_deref().map(Cow::Borrowed),
+                states: Cow::Borrowed(&e.states),
+                href: e.href.as_deref(),
+                input_type: e.input_type.as_deref(),
+            }))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

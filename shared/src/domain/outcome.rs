@@ -253,62 +253,20 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::facts::ElementFacts;
-    use std::borrow::Cow;
+    use crate::domain::facts::fake::{el, FakePage};
 
-    struct Fake {
-        url: String,
-        hash: String,
-        els: Vec<(String, String, String, Option<String>, String)>,
-    }
-
-    impl PageFacts for Fake {
-        fn url(&self) -> &str {
-            &self.url
-        }
-        fn hash(&self) -> &str {
-            &self.hash
-        }
-        fn element_count(&self) -> usize {
-            self.els.len()
-        }
-        fn element(&self, id: &str) -> Option<ElementFacts<'_>> {
-            self.elements().find(|e| e.id == id)
-        }
-        fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_> {
-            Box::new(
-                self.els
-                    .iter()
-                    .map(|(id, role, name, value, states)| ElementFacts {
-                        id,
-                        role: Cow::Borrowed(role),
-                        name: Cow::Borrowed(name),
-                        value: value.as_deref().map(Cow::Borrowed),
-                        states: Cow::Borrowed(states),
-                        href: None,
-                        input_type: None,
-                    }),
-            )
-        }
-    }
-
-    fn page(url: &str, hash: &str, els: &[(&str, &str, &str, Option<&str>, &str)]) -> Fake {
-        Fake {
-            url: url.into(),
-            hash: hash.into(),
-            els: els
-                .iter()
-                .map(|(a, b, c, d, e)| {
-                    (
-                        (*a).into(),
-                        (*b).into(),
-                        (*c).into(),
-                        d.map(Into::into),
-                        (*e).into(),
-                    )
-                })
-                .collect(),
-        }
+    fn page(url: &str, hash: &str, els: &[(&str, &str, &str, Option<&str>, &str)]) -> FakePage {
+        FakePage::new(
+            url,
+            els.iter().map(|(id, role, name, value, states)| {
+                let e = el(id, role, name).states(states);
+                match value {
+                    Some(v) => e.value(v),
+                    None => e,
+                }
+            }),
+        )
+        .with_hash(hash)
     }
 
     #[test]

@@ -27,6 +27,22 @@ pub struct ToolAction {
     pub memory_result: Option<MemoryResult>,
 }
 
+impl ToolAction {
+    /// A tool the server ran.
+    pub fn server(
+        tool_name: String,
+        parameters: serde_json::Value,
+        memory_result: Option<MemoryResult>,
+    ) -> Self {
+        Self {
+            tool_name,
+            tool_type: "SERVER".into(),
+            parameters,
+            memory_result,
+        }
+    }
+}
+
 /// `memoryResult { success, action, key?, scope?, value?, error?, message }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -164,12 +180,7 @@ pub fn tool_decision(thought: &str, action: &Action, call: String, r: MemoryResu
         thought.to_owned()
     };
     Decision {
-        tool_action: Some(ToolAction {
-            tool_name: r.action.clone(),
-            tool_type: "SERVER".into(),
-            parameters,
-            memory_result: Some(r),
-        }),
+        tool_action: Some(ToolAction::server(r.action.clone(), parameters, Some(r))),
         tool_call: Some(call),
         kind: StepKind::ServerTool,
         ..Decision::new(thought, SERVER_ROUND_ACTION, TaskStatus::Executing)
@@ -180,12 +191,11 @@ pub fn tool_decision(thought: &str, action: &Action, call: String, r: MemoryResu
 /// the next call.
 pub fn deadline_round(why: &str) -> Decision {
     Decision {
-        tool_action: Some(ToolAction {
-            tool_name: "continue".into(),
-            tool_type: "SERVER".into(),
-            parameters: json!({ "reason": why }),
-            memory_result: None,
-        }),
+        tool_action: Some(ToolAction::server(
+            "continue".into(),
+            json!({ "reason": why }),
+            None,
+        )),
         tool_call: Some("continue()".into()),
         kind: StepKind::ServerTool,
         ..Decision::new(
@@ -203,37 +213,29 @@ mod tests {
     #[test]
     fn notes_are_kept_recalled_exported_and_bounded() {
         let (mut task, mut session) = (BTreeMap::new(), BTreeMap::new());
+        let recall = |task: &mut BTreeMap<String, String>,
+                      session: &mut BTreeMap<String, String>,
+                      k: &str| {
+            apply(&Action::Recall(k.into()), task, Some(session))
+                .expect("tool")
+                .0
+        };
         let remember = Action::Remember("price".into(), "42 EUR".into());
         let (r, changed) = apply(&remember, &mut task, Some(&mut session)).expect("tool");
         assert!(r.success && !changed);
         assert_eq!(task.get("price").map(String::as_str), Some("42 EUR"));
-        let (r, _) = apply(
-            &Action::Recall("price".into()),
-            &mut task,
-            Some(&mut session),
-        )
-        .expect("tool");
+        let r = recall(&mut task, &mut session, "price");
         assert_eq!(
             (r.value.as_deref(), r.scope.as_deref()),
             (Some("42 EUR"), Some("task"))
         );
-        let (r, _) = apply(
-            &Action::Recall("other".into()),
-            &mut task,
-            Some(&mut session),
-        )
-        .expect("tool");
+        let r = recall(&mut task, &mut session, "other");
         assert!(!r.success && r.error.is_some());
         let export = Action::ExportToSession("price".into());
         let (r, changed) = apply(&export, &mut task, Some(&mut session)).expect("tool");
         assert!(r.success && changed);
         task.clear();
-        let (r, _) = apply(
-            &Action::Recall("price".into()),
-            &mut task,
-            Some(&mut session),
-        )
-        .expect("tool");
+        let r = recall(&mut task, &mut session, "price");
         assert_eq!(
             r.scope.as_deref(),
             Some("session"),
