@@ -1,11 +1,16 @@
 //! The `POST /api/agent/interact` request, validated field by field: every problem is named
 //! (`interactiveTree[3].i`, `query`, ...), unknown fields are ignored.
 
-use serde_json::{Map, Value};
+mod fields;
+mod reports;
+
+use serde_json::Value;
 
 use super::page::TreeNode;
-use crate::error::{Error, FieldProblem};
+use crate::error::Error;
 use crate::text::truncate_chars;
+use fields::{enum_field, object_field, string_field, tree_node, uuid_field, Problems};
+use reports::{report_field, DOM_CHANGES_FIELDS, ERROR_FIELDS, OBSERVATION_FIELDS, RESULT_FIELDS};
 
 /// Longest `dom` accepted, in characters.
 pub const MAX_DOM_CHARS: usize = 500_000;
@@ -60,195 +65,6 @@ pub struct InteractRequest {
     pub last_action: LastAction,
     pub page_title: Option<String>,
     pub viewport: Option<(f64, f64)>,
-}
-
-struct Problems(Vec<FieldProblem>);
-
-impl Problems {
-    fn add(&mut self, field: impl Into<String>, problem: impl Into<String>) {
-        self.0.push(FieldProblem::new(field, problem));
-    }
-}
-
-fn string_field(obj: &Map<String, Value>, name: &str, p: &mut Problems) -> Option<String> {
-    match obj.get(name) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => {
-            p.add(name, "must be a string");
-            None
-        }
-    }
-}
-
-fn object_field(obj: &Map<String, Value>, name: &str, p: &mut Problems) -> Option<Value> {
-    match obj.get(name) {
-        None | Some(Value::Null) => None,
-        Some(v @ Value::Object(_)) => Some(v.clone()),
-        Some(_) => {
-            p.add(name, "must be an object");
-            None
-        }
-    }
-}
-
-/// The type of a known field inside a client report; anything else there is dropped.
-#[derive(Clone, Copy)]
-enum Kind {
-    /// A string (numbers and booleans are taken as text), at most this many characters.
-    Text(usize),
-    Bool,
-    Number,
-    /// Any JSON value whose compact form is at most this many characters; longer ones become
-    /// that many characters of it as a string.
-    Any(usize),
-    /// A list of at most `.0` values, each as `Any(.1)`.
-    List(usize, usize),
-}
-
-fn bounded(v: &Value, kind: Kind) -> Option<Value> {
-    match (kind, v) {
-        (Kind::Text(max), Value::String(s)) => Some(Value::String(truncate_chars(s, max))),
-        (Kind::Text(max), Value::Number(_) | Value::Bool(_)) => {
-            Some(Value::String(truncate_chars(&v.to_string(), max)))
-        }
-        (Kind::Bool, Value::Bool(_)) | (Kind::Number, Value::Number(_)) => Some(v.clone()),
-        (Kind::Any(_), Value::Null) => None,
-        (Kind::Any(max), Value::String(s)) => Some(Value::String(truncate_chars(s, max))),
-        (Kind::Any(max), other) => {
-            let compact = other.to_string();
-            Some(if compact.chars().count() <= max {
-                other.clone()
-            } else {
-                Value::String(truncate_chars(&compact, max))
-            })
-        }
-        (Kind::List(items, each), Value::Array(a)) => Some(Value::Array(
-            a.iter()
-                .take(items)
-                .filter_map(|x| bounded(x, Kind::Any(each)))
-                .collect(),
-        )),
-        _ => None,
-    }
-}
-
-/// A client report (`lastActionError`, `domChanges`, ...) reduced to its known fields, each
-/// bounded: what reaches storage and the prompt is small whatever the client sent.
-fn report_field(
-    obj: &Map<String, Value>,
-    name: &str,
-    fields: &[(&str, Kind)],
-    p: &mut Problems,
-) -> Option<Value> {
-    let v = object_field(obj, name, p)?;
-    let out: Map<String, Value> = fields
-        .iter()
-        .filter_map(|(k, kind)| Some(((*k).to_owned(), bounded(v.get(*k)?, *kind)?)))
-        .collect();
-    Some(Value::Object(out))
-}
-
-const ERROR_FIELDS: &[(&str, Kind)] = &[
-    ("message", Kind::Text(1_000)),
-    ("code", Kind::Text(64)),
-    ("action", Kind::Text(500)),
-    ("elementId", Kind::Text(64)),
-];
-const RESULT_FIELDS: &[(&str, Kind)] =
-    &[("success", Kind::Bool), ("actualState", Kind::Any(1_000))];
-const DOM_CHANGES_FIELDS: &[(&str, Kind)] = &[
-    ("addedCount", Kind::Number),
-    ("removedCount", Kind::Number),
-    ("dropdownDetected", Kind::Bool),
-    ("dropdownOptions", Kind::List(50, 200)),
-    ("stabilizationTime", Kind::Number),
-    ("previousUrl", Kind::Text(2_048)),
-    ("urlChanged", Kind::Bool),
-    ("didNetworkOccur", Kind::Bool),
-];
-const OBSERVATION_FIELDS: &[(&str, Kind)] = &[
-    ("didUrlChange", Kind::Bool),
-    ("didDomMutate", Kind::Bool),
-    ("didNetworkOccur", Kind::Bool),
-];
-
-fn uuid_field(obj: &Map<String, Value>, name: &str, p: &mut Problems) -> Option<String> {
-    let s = string_field(obj, name, p)?;
-    match uuid::Uuid::parse_str(s.trim()) {
-        Ok(u) => Some(u.hyphenated().to_string()),
-        Err(_) => {
-            p.add(name, "must be a UUID");
-            None
-        }
-    }
-}
-
-fn enum_field(
-    obj: &Map<String, Value>,
-    name: &str,
-    allowed: &[&str],
-    p: &mut Problems,
-) -> Option<String> {
-    let s = string_field(obj, name, p)?;
-    if allowed.contains(&s.as_str()) {
-        Some(s)
-    } else {
-        p.add(name, format!("must be one of: {}", allowed.join(", ")));
-        None
-    }
-}
-
-fn numbers<const N: usize>(v: &Value) -> Option<[f64; N]> {
-    let a = v.as_array()?;
-    if a.len() != N {
-        return None;
-    }
-    let mut out = [0.0; N];
-    for (o, x) in out.iter_mut().zip(a) {
-        *o = x.as_f64()?;
-    }
-    Some(out)
-}
-
-fn tree_node(v: &Value, k: usize, p: &mut Problems) -> Option<TreeNode> {
-    let field = |f: &str| format!("interactiveTree[{k}].{f}");
-    let Some(o) = v.as_object() else {
-        p.add(format!("interactiveTree[{k}]"), "must be an object");
-        return None;
-    };
-    let i = match o.get("i") {
-        Some(Value::String(s)) => s.trim().to_owned(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    };
-    if i.is_empty()
-        || i.len() > 64
-        || i.contains("..")
-        || i.chars()
-            .any(|c| c.is_whitespace() || "\"'`(),[]".contains(c))
-    {
-        p.add(
-            field("i"),
-            "must be a non-empty element id without spaces, quotes, commas, brackets or `..`",
-        );
-        return None;
-    }
-    let text = |name: &str, max: usize| match o.get(name) {
-        Some(Value::String(s)) => Some(truncate_chars(s, max)),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        Some(Value::Bool(b)) => Some(b.to_string()),
-        _ => None,
-    };
-    Some(TreeNode {
-        i,
-        r: text("r", 32).unwrap_or_default(),
-        n: text("n", 100).unwrap_or_default(),
-        v: text("v", 200),
-        s: text("s", 200),
-        xy: o.get("xy").and_then(numbers::<2>),
-        r#box: o.get("box").and_then(numbers::<4>),
-    })
 }
 
 /// Validates a parsed JSON body.

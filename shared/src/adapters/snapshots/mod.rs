@@ -1,0 +1,106 @@
+//! Snapshot stores: page snapshots and other large payloads, zstd-compressed, keyed
+//! `snapshots/<tenant>/<task>/<step>`. S3 in production (server-side encryption requested,
+//! presigned short-lived GETs), a blob directory next to the embedded database locally, or
+//! memory in tests. Nothing large ever goes into table items or state-machine payloads.
+
+mod dir;
+mod memory;
+mod s3;
+
+pub use dir::DirSnapshotStore;
+pub use memory::MemorySnapshotStore;
+pub use s3::{ensure_bucket, S3SnapshotStore};
+
+use std::io::Read;
+
+use super::keys::snapshot_key;
+use crate::ports::{SnapshotRef, StoreError, StoreResult};
+
+/// zstd level: fast to compress on the request path, still ~5-10x on HTML.
+const LEVEL: i32 = 3;
+/// Largest snapshot accepted or returned, decompressed.
+pub const MAX_SNAPSHOT_BYTES: usize = 16 * 1024 * 1024;
+
+pub fn compress(content: &[u8]) -> StoreResult<Vec<u8>> {
+    if content.len() > MAX_SNAPSHOT_BYTES {
+        return Err(StoreError::Internal(format!(
+            "snapshot of {} bytes is too large",
+            content.len()
+        )));
+    }
+    zstd::bulk::compress(content, LEVEL).map_err(|e| StoreError::Internal(format!("compress: {e}")))
+}
+
+pub fn decompress(stored: &[u8]) -> StoreResult<Vec<u8>> {
+    let mut out = Vec::new();
+    zstd::stream::read::Decoder::new(stored)
+        .map_err(|e| StoreError::Internal(format!("decompress: {e}")))?
+        .take(MAX_SNAPSHOT_BYTES as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| StoreError::Internal(format!("decompress: {e}")))?;
+    if out.len() > MAX_SNAPSHOT_BYTES {
+        return Err(StoreError::Internal(
+            "snapshot expands beyond the limit".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// Ids become path segments and object keys: refuse anything that could escape its prefix.
+pub(super) fn check_ids(tenant_id: &str, task_id: &str) -> StoreResult<()> {
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 128
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    };
+    if ok(tenant_id) && ok(task_id) {
+        Ok(())
+    } else {
+        Err(StoreError::Internal(
+            "snapshot ids must be [A-Za-z0-9_-]".into(),
+        ))
+    }
+}
+
+/// What every store does before writing: check the ids, name the object, compress.
+pub(super) fn prepare(
+    tenant_id: &str,
+    task_id: &str,
+    step: u32,
+    content: &[u8],
+) -> StoreResult<(SnapshotRef, Vec<u8>)> {
+    check_ids(tenant_id, task_id)?;
+    let stored = compress(content)?;
+    let r = SnapshotRef {
+        key: snapshot_key(tenant_id, task_id, step),
+        bytes: content.len(),
+        stored_bytes: stored.len(),
+    };
+    Ok((r, stored))
+}
+
+pub(super) fn step_of(key: &str) -> Option<u32> {
+    key.rsplit('/').next()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compression_round_trips_and_shrinks_html() {
+        let html = "<div class=\"item\"><a href=\"/p/1\">Product</a></div>".repeat(2000);
+        let c = compress(html.as_bytes()).expect("compress");
+        assert!(c.len() * 10 < html.len(), "{} vs {}", c.len(), html.len());
+        assert_eq!(decompress(&c).expect("decompress"), html.as_bytes());
+    }
+
+    #[test]
+    fn ids_that_could_escape_the_prefix_are_refused() {
+        for (t, k) in [("../x", "t"), ("t", "a/b"), ("", "t"), ("t", "..")] {
+            assert!(check_ids(t, k).is_err(), "{t} {k}");
+        }
+        assert!(check_ids("acme", "3f2b-11").is_ok());
+    }
+}

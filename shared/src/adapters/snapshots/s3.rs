@@ -1,0 +1,213 @@
+//! Snapshots in an S3 bucket: server-side encryption requested, presigned short-lived GETs.
+
+use std::time::Duration;
+
+use aws_sdk_s3::presigning::PresigningConfig;
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{Delete, ObjectIdentifier, ServerSideEncryption};
+
+use async_trait::async_trait;
+
+use super::{check_ids, decompress, prepare, step_of};
+use crate::adapters::keys::{snapshot_key, snapshot_prefix};
+use crate::ports::{SnapshotRef, SnapshotStore, StoreError, StoreResult};
+
+/// Snapshots in an S3 bucket.
+#[derive(Debug, Clone)]
+pub struct S3SnapshotStore {
+    client: aws_sdk_s3::Client,
+    bucket: String,
+}
+
+impl S3SnapshotStore {
+    pub fn new(client: aws_sdk_s3::Client, bucket: impl Into<String>) -> Self {
+        Self {
+            client,
+            bucket: bucket.into(),
+        }
+    }
+}
+
+fn s3_err<E: aws_sdk_s3::error::ProvideErrorMetadata + std::fmt::Debug, R: std::fmt::Debug>(
+    op: &str,
+    e: aws_sdk_s3::error::SdkError<E, R>,
+) -> StoreError {
+    use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
+    match &e {
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => {
+            StoreError::Unavailable(format!("{op}: S3 unreachable"))
+        }
+        _ => match e.code() {
+            Some(c @ ("SlowDown" | "ServiceUnavailable" | "InternalError" | "RequestTimeout")) => {
+                StoreError::Unavailable(format!("{op}: {c}"))
+            }
+            Some(c) => StoreError::Internal(format!("{op}: {c}")),
+            None => StoreError::Internal(format!("{op}: {e:?}")),
+        },
+    }
+}
+
+/// Creates the bucket unless it exists; `true` if it was created.
+pub async fn ensure_bucket(client: &aws_sdk_s3::Client, bucket: &str) -> StoreResult<bool> {
+    if client.head_bucket().bucket(bucket).send().await.is_ok() {
+        return Ok(false);
+    }
+    client
+        .create_bucket()
+        .bucket(bucket)
+        .send()
+        .await
+        .map_err(|e| s3_err("CreateBucket", e))?;
+    Ok(true)
+}
+
+impl S3SnapshotStore {
+    async fn keys(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        let mut keys = Vec::new();
+        let mut token = None;
+        loop {
+            let out = self
+                .client
+                .list_objects_v2()
+                .bucket(&self.bucket)
+                .prefix(prefix)
+                .set_continuation_token(token.take())
+                .send()
+                .await
+                .map_err(|e| s3_err("ListObjectsV2", e))?;
+            keys.extend(
+                out.contents
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|o| o.key),
+            );
+            match out.next_continuation_token {
+                Some(t) if out.is_truncated == Some(true) => token = Some(t),
+                _ => return Ok(keys),
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl SnapshotStore for S3SnapshotStore {
+    async fn put_snapshot(
+        &self,
+        tenant_id: &str,
+        task_id: &str,
+        step: u32,
+        content: &[u8],
+    ) -> StoreResult<SnapshotRef> {
+        let (r, stored) = prepare(tenant_id, task_id, step, content)?;
+        self.client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(&r.key)
+            .content_type("application/zstd")
+            .server_side_encryption(ServerSideEncryption::Aes256)
+            .body(ByteStream::from(stored))
+            .send()
+            .await
+            .map_err(|e| s3_err("PutObject", e))?;
+        Ok(r)
+    }
+
+    async fn snapshot(
+        &self,
+        tenant_id: &str,
+        task_id: &str,
+        step: u32,
+    ) -> StoreResult<Option<Vec<u8>>> {
+        check_ids(tenant_id, task_id)?;
+        let out = self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(snapshot_key(tenant_id, task_id, step))
+            .send()
+            .await;
+        let out = match out {
+            Ok(o) => o,
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => return Ok(None),
+            Err(e) => return Err(s3_err("GetObject", e)),
+        };
+        let bytes = out
+            .body
+            .collect()
+            .await
+            .map_err(|e| StoreError::Unavailable(format!("GetObject body: {e}")))?
+            .into_bytes();
+        decompress(&bytes).map(Some)
+    }
+
+    async fn snapshot_steps(&self, tenant_id: &str, task_id: &str) -> StoreResult<Vec<u32>> {
+        check_ids(tenant_id, task_id)?;
+        let mut steps: Vec<u32> = self
+            .keys(&snapshot_prefix(tenant_id, task_id))
+            .await?
+            .iter()
+            .filter_map(|k| step_of(k))
+            .collect();
+        steps.sort_unstable();
+        Ok(steps)
+    }
+
+    async fn delete_snapshots(&self, tenant_id: &str, task_id: &str) -> StoreResult<usize> {
+        check_ids(tenant_id, task_id)?;
+        let keys = self.keys(&snapshot_prefix(tenant_id, task_id)).await?;
+        let n = keys.len();
+        // DeleteObjects takes at most 1000 keys.
+        for chunk in keys.chunks(1000) {
+            let objects = chunk
+                .iter()
+                .map(|k| {
+                    ObjectIdentifier::builder()
+                        .key(k)
+                        .build()
+                        .map_err(|e| StoreError::Internal(e.to_string()))
+                })
+                .collect::<StoreResult<Vec<_>>>()?;
+            let delete = Delete::builder()
+                .set_objects(Some(objects))
+                .quiet(true)
+                .build()
+                .map_err(|e| StoreError::Internal(e.to_string()))?;
+            let out = self
+                .client
+                .delete_objects()
+                .bucket(&self.bucket)
+                .delete(delete)
+                .send()
+                .await
+                .map_err(|e| s3_err("DeleteObjects", e))?;
+            if let Some(err) = out.errors.as_ref().and_then(|e| e.first()) {
+                return Err(StoreError::Unavailable(format!(
+                    "DeleteObjects: {:?}",
+                    err.code
+                )));
+            }
+        }
+        Ok(n)
+    }
+
+    async fn presign_snapshot(
+        &self,
+        tenant_id: &str,
+        task_id: &str,
+        step: u32,
+        ttl_seconds: u64,
+    ) -> StoreResult<String> {
+        check_ids(tenant_id, task_id)?;
+        let cfg = PresigningConfig::expires_in(Duration::from_secs(ttl_seconds.clamp(1, 3600)))
+            .map_err(|e| StoreError::Internal(e.to_string()))?;
+        let req = self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(snapshot_key(tenant_id, task_id, step))
+            .presigned(cfg)
+            .await
+            .map_err(|e| s3_err("presign GetObject", e))?;
+        Ok(req.uri().to_string())
+    }
+}

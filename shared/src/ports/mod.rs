@@ -1,0 +1,63 @@
+//! Ports: the small async traits the domain talks to. Adapters implement them — the embedded
+//! store now, DynamoDB/S3 next. Keys are shaped for a single DynamoDB table: every record that
+//! belongs to a tenant lives under a `TENANT#<id>` partition, and every write that must not
+//! clobber (creating a user, a tenant) is conditional.
+
+mod identity;
+mod records;
+mod sessions;
+mod snapshots;
+mod tasks;
+
+pub use identity::*;
+pub use records::*;
+pub use sessions::*;
+pub use snapshots::*;
+pub use tasks::*;
+
+/// Storage failures, mapped from each adapter's own errors.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// A conditional write failed: the record already exists or changed meanwhile.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The record an update needs does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// Throttled or temporarily unavailable; the operation may be retried.
+    #[error("unavailable (retryable): {0}")]
+    Unavailable(String),
+    /// Anything else; never shown to clients.
+    #[error("store failure: {0}")]
+    Internal(String),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Everything a table adapter provides, as one object.
+pub trait Store:
+    UserStore
+    + TenantStore
+    + RevokedTokenStore
+    + RateLimitStore
+    + TaskStore
+    + SessionStore
+    + SessionQueries
+    + IdempotencyStore
+    + PreferencesStore
+    + DebugLogStore
+{
+}
+impl<T> Store for T where
+    T: UserStore
+        + TenantStore
+        + RevokedTokenStore
+        + RateLimitStore
+        + TaskStore
+        + SessionStore
+        + SessionQueries
+        + IdempotencyStore
+        + PreferencesStore
+        + DebugLogStore
+{
+}

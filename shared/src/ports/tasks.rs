@@ -1,0 +1,64 @@
+//! Tasks and their steps.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::StoreResult;
+use crate::domain::{Step, Task, TaskRef};
+
+/// Tasks and their steps.
+#[async_trait]
+pub trait TaskStore: Send + Sync {
+    /// Creates a task; `Conflict` if the id is taken.
+    async fn create_task(&self, task: &Task) -> StoreResult<()>;
+    /// The task, if it exists in this tenant and has not expired.
+    async fn task(&self, tenant_id: &str, task_id: &str) -> StoreResult<Option<Task>>;
+    /// Saves `task` if the stored version is still `task.version`; returns it with the
+    /// version bumped. `Conflict` if someone saved in between; `NotFound` if it is gone.
+    async fn save_task(&self, task: &Task) -> StoreResult<Task>;
+    /// Takes the task's lease for `owner` until `until` if the task is `user_id`'s and nobody
+    /// holds an unexpired lease at `now`. `Conflict` when busy, `NotFound` when there is no
+    /// such task or it is another user's (which is never leased).
+    async fn acquire_lease(
+        &self,
+        tenant_id: &str,
+        task_id: &str,
+        user_id: &str,
+        owner: &str,
+        until: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Task>;
+    /// Gives the lease back if `owner` still holds it (otherwise does nothing).
+    async fn release_lease(&self, tenant_id: &str, task_id: &str, owner: &str) -> StoreResult<()>;
+    /// Appends step `step.index`, which must be the task's next step. Exactly one of several
+    /// concurrent writers of the same index succeeds; the others get `Conflict`.
+    async fn append_step(&self, step: &Step) -> StoreResult<()>;
+    /// Creates a new task together with its first step, in one transaction.
+    async fn start_task(&self, task: &Task, first_step: &Step) -> StoreResult<()>;
+    /// Appends `step` (the task's next index) and, in the same transaction, stores `task` as
+    /// the task's new state (its step count, version and lease are set here: the count after
+    /// the step, the version bumped, the lease released). `Conflict` if the index is taken or
+    /// the lease is no longer held by `lease_owner`.
+    async fn record_step(&self, step: &Step, task: &Task, lease_owner: &str) -> StoreResult<()>;
+    /// The task's steps in order.
+    async fn steps(&self, tenant_id: &str, task_id: &str) -> StoreResult<Vec<Step>>;
+    /// Tasks whose retention ended at or before `now` (oldest first, at most `limit`).
+    async fn expired_tasks(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<TaskRef>>;
+    /// Active tasks not updated since `idle_before` (oldest first, at most `limit`).
+    async fn idle_tasks(
+        &self,
+        idle_before: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<TaskRef>>;
+    /// Marks a task `interrupted` if it is still active and idle since `idle_before`;
+    /// `false` when it no longer qualifies.
+    async fn mark_interrupted(
+        &self,
+        task: &TaskRef,
+        idle_before: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool>;
+    /// Deletes the task, its steps and its messages; returns how many items went. Deleting
+    /// what is already gone is not an error.
+    async fn delete_task(&self, task: &TaskRef) -> StoreResult<usize>;
+}
