@@ -5,13 +5,17 @@
 use std::sync::Arc;
 
 use crate::adapters::dynamo::DynamoTable;
+use crate::adapters::http_knowledge::HttpKnowledge;
+use crate::adapters::openai::OpenAiLlm;
 use crate::adapters::snapshots::{DirSnapshotStore, MemorySnapshotStore, S3SnapshotStore};
+use crate::adapters::tavily::TavilySearch;
 use crate::adapters::TableStore;
 use crate::auth::{PasswordHasher, TokenService};
 use crate::clock::{Clock, SystemClock};
 use crate::config::{AwsStoreConfig, Config, ConfigError, StoreConfig};
-use crate::knowledge::{HttpKnowledge, Knowledge};
-use crate::llm::{Llm, OpenAiLlm};
+use crate::ports::knowledge::Knowledge;
+use crate::ports::llm::Llm;
+use crate::ports::web_search::WebSearch;
 use crate::ports::{SnapshotStore, Store, StoreError};
 use crate::realtime::{PusherRealtime, Realtime};
 
@@ -38,6 +42,8 @@ pub struct AppContext {
     pub verifier: Option<Arc<dyn Llm>>,
     /// The knowledge extraction service; `None` when unconfigured.
     pub knowledge: Option<Arc<dyn Knowledge>>,
+    /// Web search; `None` when unconfigured (the step goes without).
+    pub search: Option<Arc<dyn WebSearch>>,
     /// Realtime events; `None` when unconfigured (nothing is sent).
     pub realtime: Option<Arc<dyn Realtime>>,
 }
@@ -86,6 +92,11 @@ impl AppContext {
                 std::time::Duration::from_millis(k.timeout_ms),
             )) as Arc<dyn Knowledge>
         });
+        let search = config
+            .agent
+            .search
+            .clone()
+            .map(|c| Arc::new(TavilySearch::new(c)) as Arc<dyn WebSearch>);
         let realtime = config
             .realtime
             .clone()
@@ -100,6 +111,7 @@ impl AppContext {
             llm,
             verifier,
             knowledge,
+            search,
             realtime,
         }
     }

@@ -79,19 +79,29 @@ pub async fn export(ctx: &AppContext, p: &Principal, task_id: &str) -> Result<Va
         }
     );
     let (steps, logs, messages) = (steps?, logs?, messages?);
+    // One snapshot per request: the records of a request's server tools and its decision
+    // share the page stored under the request's first step.
     let mut snapshots = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     for s in &steps {
         let Some(state) = &s.before_state else {
             continue;
         };
-        if state.snapshot_key.is_none() {
+        let Some(index) = state
+            .snapshot_key
+            .as_deref()
+            .and_then(|k| k.rsplit('/').next()?.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !seen.insert(index) {
             continue;
         }
         let url = ctx
             .snapshots
-            .presign_snapshot(&p.tenant_id, task_id, s.index, EXPORT_URL_SECONDS)
+            .presign_snapshot(&p.tenant_id, task_id, index, EXPORT_URL_SECONDS)
             .await?;
-        snapshots.push(json!({ "stepIndex": s.index, "url": url, "bytes": state.snapshot_bytes }));
+        snapshots.push(json!({ "stepIndex": index, "url": url, "bytes": state.snapshot_bytes }));
     }
     // Each record names the step it judged or corrected (`stepIndex`) and the step that
     // made it (`recordedAt`).

@@ -13,8 +13,6 @@ pub mod debug;
 pub mod domain;
 pub mod error;
 pub mod http;
-pub mod knowledge;
-pub mod llm;
 pub mod ports;
 pub mod preferences;
 pub mod provisioning;

@@ -1,5 +1,6 @@
-//! Reading the answers of services behind this one (model, knowledge service) with a size
-//! limit: a misbehaving upstream cannot make a request allocate without bound.
+//! Calling the services behind this one (model, search, knowledge service): answers read with
+//! a size limit, so a misbehaving upstream cannot make a request allocate without bound, and
+//! retries with backoff that never run past the caller's deadline.
 
 /// Why an answer could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,5 +32,95 @@ pub async fn read_limited(mut resp: reqwest::Response, max: usize) -> Result<Vec
             return Err(ReadError::TooLarge);
         }
         out.extend_from_slice(&chunk);
+    }
+}
+
+/// What one attempt at an upstream call came to.
+#[derive(Debug)]
+pub enum Attempt<T, E> {
+    Done(T),
+    /// Worth another try (429, 5xx, transport), after the upstream's `Retry-After` if given.
+    Retry(String, Option<std::time::Duration>),
+    /// Not worth another try.
+    Fatal(E),
+}
+
+/// Why retrying gave up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GaveUp<E> {
+    /// The deadline came before any answer (or the last attempt timed out).
+    Timeout,
+    /// Every attempt failed; the last reason.
+    Failed(String),
+    Fatal(E),
+}
+
+/// The `Retry-After` seconds of a response, if any.
+pub fn retry_after(resp: &reqwest::Response) -> Option<std::time::Duration> {
+    resp.headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(std::time::Duration::from_secs)
+}
+
+/// Calls `attempt` (with the time it may take) up to `1 + max_retries` times with exponential
+/// backoff (or the upstream's `Retry-After`, at most 2 s), never past `deadline`. Each
+/// failed attempt is logged with `what` and its reason — never a URL, a key or a body.
+pub async fn with_retries<T, E, F, Fut>(
+    what: &str,
+    deadline: std::time::Instant,
+    max_retries: u32,
+    attempt_timeout: std::time::Duration,
+    mut attempt: F,
+) -> Result<T, GaveUp<E>>
+where
+    F: FnMut(std::time::Duration) -> Fut,
+    Fut: std::future::Future<Output = Attempt<T, E>>,
+{
+    use std::time::{Duration, Instant};
+    let mut last = String::new();
+    for n in 0..=max_retries {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left < Duration::from_millis(200) {
+            break;
+        }
+        match attempt(left.min(attempt_timeout)).await {
+            Attempt::Done(v) => return Ok(v),
+            Attempt::Fatal(e) => return Err(GaveUp::Fatal(e)),
+            Attempt::Retry(why, after) => {
+                tracing::warn!(attempt = n, reason = %why, "{what} failed; retrying if time allows");
+                last = why;
+                let backoff = after
+                    .unwrap_or(Duration::from_millis(250 << n.min(4)))
+                    .min(Duration::from_secs(2));
+                if n == max_retries || Instant::now() + backoff >= deadline {
+                    break;
+                }
+                tokio::time::sleep(backoff).await;
+            }
+        }
+    }
+    if last.is_empty() || last == TIMED_OUT {
+        Err(GaveUp::Timeout)
+    } else {
+        Err(GaveUp::Failed(last))
+    }
+}
+
+/// The reason given for an attempt that ran out of time.
+pub const TIMED_OUT: &str = "attempt timed out";
+
+/// A transport error as a reason without its URL (reqwest errors print it, and a URL may carry
+/// a key).
+pub fn transport_reason(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        TIMED_OUT.into()
+    } else if e.is_connect() {
+        "connection failed: connect".into()
+    } else if e.is_request() {
+        "connection failed: request".into()
+    } else {
+        "connection failed: transport".into()
     }
 }

@@ -1084,11 +1084,11 @@ pub async fn task_step_recording(stores: Stores, clock: &ManualClock) {
     let mut t = task("t1", None, clock);
     t.step_count = 1;
     store
-        .start_task(&t, &step(&t, 0, clock))
+        .start_task(&t, &[step(&t, 0, clock)])
         .await
         .expect("start");
     assert!(matches!(
-        store.start_task(&t, &step(&t, 0, clock)).await,
+        store.start_task(&t, &[step(&t, 0, clock)]).await,
         Err(StoreError::Conflict(_))
     ));
     assert_eq!(store.steps("t1", &t.id).await.expect("steps").len(), 1);
@@ -1110,18 +1110,35 @@ pub async fn task_step_recording(stores: Stores, clock: &ManualClock) {
     let mut done = leased.clone();
     done.status = TaskStatus::Completed;
     done.memory.insert("total".into(), "42".into());
+    let (tool, decision) = (step(&t, 1, clock), step(&t, 2, clock));
     assert!(matches!(
         store
-            .record_step(&step(&t, 1, clock), &done, "someone-else")
+            .record_steps(&[tool.clone(), decision.clone()], &done, "someone-else")
             .await,
         Err(StoreError::Conflict(_))
     ));
+    for bad in [
+        vec![],
+        vec![decision.clone()],
+        vec![tool.clone(), tool.clone()],
+    ] {
+        assert!(
+            store.record_steps(&bad, &done, "req-1").await.is_err(),
+            "only consecutive steps from the task's next index are recorded"
+        );
+    }
+    assert_eq!(store.steps("t1", &t.id).await.expect("steps").len(), 1);
     store
-        .record_step(&step(&t, 1, clock), &done, "req-1")
+        .record_steps(&[tool, decision], &done, "req-1")
         .await
         .expect("record");
     let after = store.task("t1", &t.id).await.expect("get").expect("task");
-    assert_eq!((after.step_count, after.status), (2, TaskStatus::Completed));
+    assert_eq!((after.step_count, after.status), (3, TaskStatus::Completed));
+    assert_eq!(
+        store.steps("t1", &t.id).await.expect("steps").len(),
+        3,
+        "a tool run and the decision are recorded together"
+    );
     assert_eq!(
         after.memory.get("total").map(String::as_str),
         Some("42"),

@@ -1,6 +1,7 @@
 //! Scripted HTTP servers on loopback standing in for the services behind this one: an
 //! OpenAI-compatible chat-completions endpoint that answers a queue of canned replies and
-//! records every request it got, and a knowledge extraction service.
+//! records every request it got, a knowledge extraction service, and a Tavily-compatible
+//! search engine.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -234,5 +235,103 @@ impl ScriptedKnowledge {
     /// Raw query strings of the lookups received.
     pub fn queries(&self) -> Vec<String> {
         self.state.lock().expect("lock").queries.clone()
+    }
+}
+
+#[derive(Default)]
+struct SearchState {
+    /// Answers given in order before the defaults: status, body, delay.
+    queue: VecDeque<(u16, Value, Duration)>,
+    /// Default answers to searches restricted to a site, and to open-web searches.
+    site: Option<Value>,
+    web: Option<Value>,
+    /// Added to every default answer.
+    delay: Duration,
+    requests: Vec<Value>,
+    authorization: Vec<String>,
+}
+
+/// A Tavily-compatible search server (`POST /search`).
+#[derive(Clone)]
+pub struct ScriptedSearch {
+    pub base_url: String,
+    state: Arc<Mutex<SearchState>>,
+}
+
+/// A Tavily answer with these `(title, url, content)` results.
+pub fn search_results(hits: &[(&str, &str, &str)]) -> Value {
+    let results: Vec<Value> = hits
+        .iter()
+        .map(|(t, u, c)| json!({ "title": t, "url": u, "content": c, "score": 0.9 }))
+        .collect();
+    json!({ "query": "q", "results": results, "response_time": 0.2 })
+}
+
+impl ScriptedSearch {
+    pub async fn start() -> Self {
+        let state = Arc::new(Mutex::new(SearchState::default()));
+        let st = state.clone();
+        let addr = serve(Arc::new(move |req, body, _| {
+            let mut s = st.lock().expect("lock");
+            if req.uri().path() != "/search" || req.method() != hyper::Method::POST {
+                return (404, json!({ "detail": "not found" }), Duration::ZERO);
+            }
+            s.authorization.push(
+                req.headers()
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_owned(),
+            );
+            let restricted = body["include_domains"]
+                .as_array()
+                .is_some_and(|d| !d.is_empty());
+            s.requests.push(body);
+            if let Some(next) = s.queue.pop_front() {
+                return next;
+            }
+            let empty = search_results(&[]);
+            let answer = if restricted {
+                s.site.clone()
+            } else {
+                s.web.clone()
+            };
+            (200, answer.unwrap_or(empty), s.delay)
+        }))
+        .await;
+        Self {
+            base_url: format!("http://{addr}"),
+            state,
+        }
+    }
+
+    /// Answers site-restricted searches with these results (by default: none).
+    pub fn site(&self, hits: &[(&str, &str, &str)]) {
+        self.state.lock().expect("lock").site = Some(search_results(hits));
+    }
+
+    /// Answers open-web searches with these results (by default: none).
+    pub fn web(&self, hits: &[(&str, &str, &str)]) {
+        self.state.lock().expect("lock").web = Some(search_results(hits));
+    }
+
+    /// Delays every default answer.
+    pub fn delay(&self, d: Duration) {
+        self.state.lock().expect("lock").delay = d;
+    }
+
+    /// Answers the next searches with these, in order, before the defaults.
+    pub fn then(&self, answers: impl IntoIterator<Item = (u16, Value, Duration)>) {
+        self.state.lock().expect("lock").queue.extend(answers);
+    }
+
+    /// Every search request body received.
+    pub fn requests(&self) -> Vec<Value> {
+        self.state.lock().expect("lock").requests.clone()
+    }
+
+    /// The `Authorization` headers received.
+    pub fn authorization(&self) -> Vec<String> {
+        self.state.lock().expect("lock").authorization.clone()
     }
 }

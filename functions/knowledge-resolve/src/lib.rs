@@ -1,7 +1,9 @@
 //! `GET /api/knowledge/resolve?url=&query=` (internal, for debugging): whether the tenant has
 //! organisation knowledge for a page, and what it is. `url` may be an absolute URL or a bare
 //! hostname. A domain matching the tenant's allowed patterns is proxied to the extraction
-//! service; any other gets `hasOrgKnowledge: false` without an outbound call. Never 403.
+//! service; any other — or any when no service is configured — gets `hasOrgKnowledge: false`
+//! without an outbound call. `hasOrgKnowledge` is true only when the service returned
+//! chunks. Never 403; a failing service is 502 `UPSTREAM_ERROR`.
 
 use ::http::{Method, StatusCode};
 use lambda_http::RequestExt;
@@ -48,17 +50,20 @@ async fn resolve(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     };
 
     let domains = ctx.store.allowed_domains(&principal.tenant_id).await?;
-    if !domains.iter().any(|d| d.matches(&host)) {
-        return Ok(http::json(
+    let empty = || {
+        http::json(
             StatusCode::OK,
             &json!({ "allowed": true, "domain": host, "hasOrgKnowledge": false, "context": [] }),
-        ));
+        )
+    };
+    if !domains.iter().any(|d| d.matches(&host)) {
+        return Ok(empty());
     }
-    let knowledge = ctx.knowledge.as_ref().ok_or_else(|| Error::Upstream {
-        code: "UPSTREAM_ERROR",
-        message: "The knowledge extraction service is not configured (EXTRACTION_SERVICE_URL)"
-            .into(),
-    })?;
+    // Without an extraction service there is no organisation knowledge: an empty answer, not
+    // an outage.
+    let Some(knowledge) = ctx.knowledge.as_ref() else {
+        return Ok(empty());
+    };
     let result = knowledge
         .resolve(&url, query, &principal.tenant_id)
         .await
@@ -69,7 +74,9 @@ async fn resolve(ctx: &AppContext, req: Request) -> Result<Response, Error> {
                 message: "The knowledge extraction service failed".into(),
             }
         })?;
-    let mut body = json!({ "allowed": true, "domain": host, "hasOrgKnowledge": true, "context": result.context });
+    // Organisation knowledge is had only when the service returned some.
+    let has = !result.context.is_empty();
+    let mut body = json!({ "allowed": true, "domain": host, "hasOrgKnowledge": has, "context": result.context });
     if let Some(c) = result.citations {
         body["citations"] = serde_json::to_value(c).unwrap_or_default();
     }

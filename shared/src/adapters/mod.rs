@@ -1,12 +1,17 @@
 //! Adapters: implementations of the ports on concrete technology. Storage ports are
 //! implemented once (`table_store`) over a single-table backend: SQLite (`sqlite`) or
-//! DynamoDB (`dynamo`); snapshots go to a blob directory, memory or S3 (`snapshots`).
+//! DynamoDB (`dynamo`); snapshots go to a blob directory, memory or S3 (`snapshots`). The
+//! model is any OpenAI-compatible endpoint (`openai`), web search is Tavily (`tavily`),
+//! organisation knowledge the extraction service (`http_knowledge`).
 
 pub mod dynamo;
+pub mod http_knowledge;
 pub mod keys;
+pub mod openai;
 pub mod snapshots;
 pub mod sqlite;
 pub mod table;
 pub mod table_store;
+pub mod tavily;
 
 pub use table_store::TableStore;

@@ -1,10 +1,11 @@
-//! The agent step's settings: the model, the knowledge service, limits and the prompt budget.
+//! The agent step's settings: the model, the knowledge service, web search, limits and the
+//! prompt budget.
 
 use std::time::Duration;
 
 use secrecy::SecretString;
 
-use super::{parse_num, ConfigError};
+use super::{parse_num, ConfigError, SearchConfig};
 use crate::domain::risk::RiskPatterns;
 
 /// Settings of the OpenAI-compatible adapter.
@@ -26,6 +27,8 @@ pub struct AgentConfig {
     /// `None` when no key is configured: interact answers 503 `LLM_NOT_CONFIGURED`.
     pub llm: Option<LlmConfig>,
     pub knowledge: Option<KnowledgeConfig>,
+    /// `None` when no `TAVILY_API_KEY` is set: no web search.
+    pub search: Option<SearchConfig>,
     pub max_steps: u32,
     /// Budget of one interact request (API Gateway cuts at 30 s).
     pub step_deadline_ms: u64,
@@ -114,6 +117,7 @@ impl AgentConfig {
         Ok(Self {
             llm,
             knowledge,
+            search: SearchConfig::from_lookup(&get)?,
             max_steps: parse_num(&get, "MAX_TASK_STEPS", 50, 1, 1_000)?,
             step_deadline_ms: parse_num(&get, "STEP_DEADLINE_MS", 25_000, 1_000, 900_000)?,
             rate_per_user: parse_num(&get, "INTERACT_RATE_PER_USER", 30, 1, 100_000)?,

@@ -5,12 +5,14 @@
 mod agent;
 mod origins;
 mod realtime;
+mod search;
 mod store;
 mod variables;
 
 pub use agent::{AgentConfig, KnowledgeConfig, LlmConfig, LLM_KEY_VARIABLES};
 pub use origins::{parse_origins, OriginRule};
 pub use realtime::RealtimeConfig;
+pub use search::{SearchConfig, SearchDepth};
 pub use store::{AwsStoreConfig, Retention, StoreConfig};
 pub use variables::VARIABLES;
 

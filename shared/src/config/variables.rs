@@ -126,6 +126,36 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "timeout of a knowledge lookup",
     ),
     (
+        "TAVILY_API_KEY",
+        "(none: no web search)",
+        "Tavily API key: pre-search for new tasks and the model's googleSearch tool",
+    ),
+    (
+        "TAVILY_BASE_URL",
+        "https://api.tavily.com",
+        "Tavily API base URL (a compatible server in tests)",
+    ),
+    (
+        "SEARCH_DEPTH",
+        "basic",
+        "Tavily `search_depth`: `basic` or `advanced` (two credits, slower)",
+    ),
+    (
+        "SEARCH_MAX_RESULTS",
+        "5",
+        "results asked for per search (1..=10)",
+    ),
+    (
+        "SEARCH_TIMEOUT_MS",
+        "6000",
+        "longest single search attempt (also bounded by the step deadline)",
+    ),
+    (
+        "SEARCH_MAX_RETRIES",
+        "2",
+        "search retries on 429, 5xx and connection errors (within the step deadline)",
+    ),
+    (
         "MAX_TASK_STEPS",
         "50",
         "steps per task before 400 MAX_STEPS_EXCEEDED",

@@ -65,6 +65,17 @@ pub fn detect(actions: &[&str], hashes: &[&str], candidate: &str) -> Option<Loop
     None
 }
 
+/// Server tools run since the last browser action: a model that only ever calls tools is
+/// stopped by this count.
+pub fn tool_streak(steps: &[crate::domain::Step]) -> usize {
+    steps
+        .iter()
+        .rev()
+        .take_while(|s| s.kind == crate::domain::StepKind::ServerTool)
+        .filter(|s| s.tool().is_some())
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,5 +135,47 @@ mod tests {
         );
         assert_eq!(detect(&["wait(1)", "wait(1)"], &h[..3], "finish()"), None);
         assert_eq!(detect(&[], &["a"], "click(1)"), None);
+    }
+
+    #[test]
+    fn the_tool_streak_counts_tools_since_the_last_browser_action() {
+        use crate::domain::{Step, StepKind};
+        let step = |kind: StepKind, tool: Option<&str>| Step {
+            tenant_id: "t".into(),
+            task_id: "k".into(),
+            index: 0,
+            thought: String::new(),
+            action: String::new(),
+            before_state: None,
+            expected_outcome: None,
+            verification: None,
+            correction: None,
+            client_outcome: None,
+            user_input: None,
+            kind,
+            chain: Vec::new(),
+            tool_result: Some(match tool {
+                Some(t) => serde_json::json!({ "tool": t, "message": "ok" }),
+                None => serde_json::json!({ "message": "continuing" }),
+            }),
+            usage: None,
+            timings: None,
+            created_at: chrono::Utc::now(),
+            expires_at: 0,
+        };
+        let tool = |t| step(StepKind::ServerTool, Some(t));
+        let dom = step(StepKind::Dom, None);
+        let round = step(StepKind::ServerTool, None);
+        assert_eq!(tool_streak(&[]), 0);
+        assert_eq!(tool_streak(&[tool("recall"), dom.clone()]), 0);
+        let steps = [
+            tool("remember"),
+            dom,
+            tool("googleSearch"),
+            round,
+            tool("googleSearch"),
+            tool("verifySuccess"),
+        ];
+        assert_eq!(tool_streak(&steps), 3, "rounds without a tool do not count");
     }
 }

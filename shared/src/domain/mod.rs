@@ -1,6 +1,7 @@
 //! Pure types and rules, no I/O: identities (tenants, users), tasks and their steps, plans,
 //! sessions and messages, email and domain-pattern rules, and the step's rules over page facts
-//! (outcome prediction, verdicts, corrections, loops, the risk gate, blockers, chains).
+//! (outcome prediction, verdicts, corrections, loops, the risk gate, blockers, chains), and
+//! web search results as a task keeps them.
 
 pub mod blocker;
 pub mod chain;
@@ -19,6 +20,7 @@ pub mod session;
 pub mod site;
 pub mod task;
 pub mod verdict;
+pub mod web;
 
 pub use domain_pattern::DomainPattern;
 pub use email::Email;

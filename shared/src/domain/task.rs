@@ -15,6 +15,7 @@ use super::facts::ElementSnapshot;
 use super::outcome::ExpectedOutcome;
 use super::plan::Plan;
 use super::verdict::Verification;
+use super::web::SearchRecord;
 
 /// Where a task stands; the names are the contract's `status` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -94,6 +95,16 @@ pub struct Task {
     /// What the user said when resuming the task, for its next decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume_note: Option<String>,
+    /// The web search made while planning (when the organisation had no knowledge to offer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_search: Option<SearchRecord>,
+    /// A server tool the model asked for that did not fit in its round: the next request runs
+    /// it first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_tool: Option<String>,
+    /// Organisation knowledge went into one of the task's prompts (`hasOrgKnowledge`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub used_knowledge: bool,
 }
 
 /// Tokens used by model calls.
@@ -196,6 +207,9 @@ impl Task {
             confirmation: None,
             loops: 0,
             resume_note: None,
+            pre_search: None,
+            pending_tool: None,
+            used_knowledge: false,
         }
     }
 
@@ -318,6 +332,17 @@ pub struct Step {
     pub timings: Option<Value>,
     pub created_at: DateTime<Utc>,
     pub expires_at: i64,
+}
+
+impl Step {
+    /// The server tool this step ran (`googleSearch`, `remember`, ...): `None` for browser
+    /// actions and for rounds that ran no tool (a deadline, a deferred tool).
+    pub fn tool(&self) -> Option<&str> {
+        if self.kind != StepKind::ServerTool {
+            return None;
+        }
+        self.tool_result.as_ref()?.get("tool")?.as_str()
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,18 @@
-//! Ports: the small async traits the domain talks to. Adapters implement them — the embedded
-//! store now, DynamoDB/S3 next. Keys are shaped for a single DynamoDB table: every record that
-//! belongs to a tenant lives under a `TENANT#<id>` partition, and every write that must not
-//! clobber (creating a user, a tenant) is conditional.
+//! Ports: the small async traits the use cases talk to; `adapters` implements them. Storage
+//! (identity, tasks, sessions, records, snapshots) is shaped for a single DynamoDB table:
+//! every record that belongs to a tenant lives under a `TENANT#<id>` partition, and every
+//! write that must not clobber (creating a user, a tenant) is conditional. The services behind
+//! the step — the model (`llm`), web search (`web_search`), organisation knowledge
+//! (`knowledge`) — have a module each.
 
 mod identity;
+pub mod knowledge;
+pub mod llm;
 mod records;
 mod sessions;
 mod snapshots;
 mod tasks;
+pub mod web_search;
 
 pub use identity::*;
 pub use records::*;

@@ -6,6 +6,9 @@ use chrono::{DateTime, Utc};
 use super::StoreResult;
 use crate::domain::{Step, Task, TaskRef};
 
+/// Most steps written together (a request's server tools and its decision).
+pub const MAX_STEPS_PER_WRITE: usize = 8;
+
 /// Tasks and their steps.
 #[async_trait]
 pub trait TaskStore: Send + Sync {
@@ -33,13 +36,16 @@ pub trait TaskStore: Send + Sync {
     /// Appends step `step.index`, which must be the task's next step. Exactly one of several
     /// concurrent writers of the same index succeeds; the others get `Conflict`.
     async fn append_step(&self, step: &Step) -> StoreResult<()>;
-    /// Creates a new task together with its first step, in one transaction.
-    async fn start_task(&self, task: &Task, first_step: &Step) -> StoreResult<()>;
-    /// Appends `step` (the task's next index) and, in the same transaction, stores `task` as
-    /// the task's new state (its step count, version and lease are set here: the count after
-    /// the step, the version bumped, the lease released). `Conflict` if the index is taken or
-    /// the lease is no longer held by `lease_owner`.
-    async fn record_step(&self, step: &Step, task: &Task, lease_owner: &str) -> StoreResult<()>;
+    /// Creates a new task together with its first steps (indexes from 0, at most
+    /// [`MAX_STEPS_PER_WRITE`]), in one transaction.
+    async fn start_task(&self, task: &Task, steps: &[Step]) -> StoreResult<()>;
+    /// Appends `steps` (consecutive, from the task's next index; at least one, at most
+    /// [`MAX_STEPS_PER_WRITE`]) and, in the same transaction, stores `task` as the task's new
+    /// state (its step count, version and lease are set here: the count after the last step,
+    /// the version bumped, the lease released). `Conflict` if an index is taken or the lease
+    /// is no longer held by `lease_owner`; `Internal` for steps that are not consecutive.
+    async fn record_steps(&self, steps: &[Step], task: &Task, lease_owner: &str)
+        -> StoreResult<()>;
     /// The task's steps in order.
     async fn steps(&self, tenant_id: &str, task_id: &str) -> StoreResult<Vec<Step>>;
     /// Tasks whose retention ended at or before `now` (oldest first, at most `limit`).

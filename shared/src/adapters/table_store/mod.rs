@@ -26,7 +26,7 @@ use crate::ports::{
     DebugLog, DebugLogStore, IdempotencyStore, KeyClaim, KnownSession, PreferencesStore,
     RateLimitStore, Reservation, RevokedTokenStore, SessionChanges, SessionCreated, SessionFilter,
     SessionOwner, SessionQueries, SessionStore, StoreError, StoreResult, StoredPreferences,
-    TaskStore, TenantStore, UserStore,
+    TaskStore, TenantStore, UserStore, MAX_STEPS_PER_WRITE,
 };
 
 /// How often a conditional write that lost a race is retried before giving up.

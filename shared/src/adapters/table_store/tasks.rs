@@ -61,6 +61,28 @@ const ACTIVE_STATUSES: [TaskStatus; 6] = [
     TaskStatus::AwaitingUser,
 ];
 
+/// Checks that `steps` are 1 to [`MAX_STEPS_PER_WRITE`] consecutive indexes from `first`;
+/// the step count after them.
+fn consecutive(steps: &[Step], first: u32) -> StoreResult<u32> {
+    if steps.is_empty() || steps.len() > MAX_STEPS_PER_WRITE {
+        return Err(StoreError::Internal(format!(
+            "{} steps in one write (1..={MAX_STEPS_PER_WRITE})",
+            steps.len()
+        )));
+    }
+    let mut next = first;
+    for s in steps {
+        if s.index != next {
+            return Err(StoreError::Internal(format!(
+                "step {} where step {next} was expected",
+                s.index
+            )));
+        }
+        next += 1;
+    }
+    Ok(next)
+}
+
 #[async_trait]
 impl TaskStore for TableStore {
     async fn create_task(&self, task: &Task) -> StoreResult<()> {
@@ -182,47 +204,54 @@ impl TaskStore for TableStore {
             .await
     }
 
-    async fn start_task(&self, task: &Task, first_step: &Step) -> StoreResult<()> {
+    async fn start_task(&self, task: &Task, steps: &[Step]) -> StoreResult<()> {
         let now = self.now();
-        self.table
-            .transact(vec![
-                Write::Put {
-                    item: task_item(task)?,
-                    cond: Cond::Absent { now },
-                },
-                Write::Put {
-                    item: step_item(first_step)?,
-                    cond: Cond::Absent { now },
-                },
-            ])
-            .await
+        consecutive(steps, 0)?;
+        let mut writes = vec![Write::Put {
+            item: task_item(task)?,
+            cond: Cond::Absent { now },
+        }];
+        for s in steps {
+            writes.push(Write::Put {
+                item: step_item(s)?,
+                cond: Cond::Absent { now },
+            });
+        }
+        self.table.transact(writes).await
     }
 
-    async fn record_step(&self, step: &Step, task: &Task, lease_owner: &str) -> StoreResult<()> {
+    async fn record_steps(
+        &self,
+        steps: &[Step],
+        task: &Task,
+        lease_owner: &str,
+    ) -> StoreResult<()> {
         let ts = self.now();
+        let first = steps.first().map_or(0, |s| s.index);
+        let count = consecutive(steps, first)?;
         let next = Task {
-            step_count: step.index + 1,
+            step_count: count,
             version: task.version + 1,
             lease_owner: None,
             lease_until: None,
             ..task.clone()
         };
-        self.table
-            .transact(vec![
-                Write::Put {
-                    item: step_item(step)?,
-                    cond: Cond::Absent { now: ts },
-                },
-                Write::Put {
-                    item: task_item(&next)?,
-                    cond: Cond::All(vec![
-                        Cond::Live { now: ts },
-                        Cond::Eq("stepCount".into(), Value::from(step.index)),
-                        Cond::Eq("leaseOwner".into(), Value::from(lease_owner)),
-                    ]),
-                },
-            ])
-            .await
+        let mut writes = Vec::with_capacity(steps.len() + 1);
+        for s in steps {
+            writes.push(Write::Put {
+                item: step_item(s)?,
+                cond: Cond::Absent { now: ts },
+            });
+        }
+        writes.push(Write::Put {
+            item: task_item(&next)?,
+            cond: Cond::All(vec![
+                Cond::Live { now: ts },
+                Cond::Eq("stepCount".into(), Value::from(first)),
+                Cond::Eq("leaseOwner".into(), Value::from(lease_owner)),
+            ]),
+        });
+        self.table.transact(writes).await
     }
 
     async fn steps(&self, tenant_id: &str, task_id: &str) -> StoreResult<Vec<Step>> {

@@ -72,6 +72,9 @@ pub enum Action {
     Remember(String, String),
     Recall(String),
     ExportToSession(String),
+    /// Server tools: a web search, and a check of the task's success on the current page.
+    GoogleSearch(String),
+    VerifySuccess(String),
 }
 
 /// Longest memory key.
@@ -91,6 +94,18 @@ fn memory_key(raw: &str) -> Result<String, String> {
 
 /// Longest text argument accepted.
 pub const MAX_TEXT_ARG: usize = 2000;
+/// Longest search query, and longest description given to `verifySuccess`.
+pub const MAX_SEARCH_QUERY: usize = crate::domain::web::QUERY_CHARS;
+pub const MAX_VERIFY_TEXT: usize = 500;
+
+/// A non-empty text argument of at most `max` characters.
+fn bounded_text(raw: &str, what: &str, max: usize) -> Result<String, String> {
+    let t = raw.trim();
+    if t.is_empty() || t.chars().count() > max {
+        return Err(format!("{what} must be 1 to {max} characters"));
+    }
+    Ok(t.to_owned())
+}
 
 impl Action {
     /// Parses one action; the error says what is wrong, for the model to fix.
@@ -237,11 +252,13 @@ impl Action {
                 arity(1)?;
                 Action::ExportToSession(memory_key(a(0))?)
             }
-            "googleSearch" | "verifySuccess" => {
-                return Err(format!(
-                    "{}() is not available in this step; choose a page action",
-                    name.trim()
-                ))
+            "googleSearch" => {
+                arity(1)?;
+                Action::GoogleSearch(bounded_text(a(0), "a search query", MAX_SEARCH_QUERY)?)
+            }
+            "verifySuccess" => {
+                arity(1)?;
+                Action::VerifySuccess(bounded_text(a(0), "what to verify", MAX_VERIFY_TEXT)?)
             }
             other => return Err(format!("`{other}` is not an action of the grammar")),
         })
@@ -284,6 +301,8 @@ impl Action {
             Action::Remember(k, v) => format!("remember({}, {})", quote(k)?, quote(v)?),
             Action::Recall(k) => format!("recall({})", quote(k)?),
             Action::ExportToSession(k) => format!("exportToSession({})", quote(k)?),
+            Action::GoogleSearch(q) => format!("googleSearch({})", quote(q)?),
+            Action::VerifySuccess(d) => format!("verifySuccess({})", quote(d)?),
         })
     }
 
@@ -291,7 +310,11 @@ impl Action {
     pub fn is_server_tool(&self) -> bool {
         matches!(
             self,
-            Action::Remember(..) | Action::Recall(_) | Action::ExportToSession(_)
+            Action::Remember(..)
+                | Action::Recall(_)
+                | Action::ExportToSession(_)
+                | Action::GoogleSearch(_)
+                | Action::VerifySuccess(_)
         )
     }
 
@@ -315,7 +338,9 @@ impl Action {
             | Action::AskUser(_)
             | Action::Remember(..)
             | Action::Recall(_)
-            | Action::ExportToSession(_) => ActionKind::NotDom,
+            | Action::ExportToSession(_)
+            | Action::GoogleSearch(_)
+            | Action::VerifySuccess(_) => ActionKind::NotDom,
         }
     }
 }

@@ -31,6 +31,9 @@ fn every_action_parses_and_round_trips() {
         "finish()",
         "fail()",
         "ask_user()",
+        "remember(\"price\", \"42 EUR\")",
+        "googleSearch(\"opening hours of the town hall\")",
+        "verifySuccess(\"the order shows as paid\")",
     ] {
         let a = Action::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
         assert_eq!(
@@ -86,7 +89,8 @@ fn malformed_actions_are_refused_with_a_reason() {
         ("scroll(maybe, 1)", "true or false"),
         ("scroll_container(1, \"sideways\")", "direction"),
         ("click(\"a b\")", "not an element id"),
-        ("googleSearch(\"x\")", "not available"),
+        ("googleSearch(\"\")", "search query"),
+        ("verifySuccess()", "takes 1 argument"),
     ] {
         let e = Action::parse(s).expect_err(s);
         assert!(e.contains(why), "{s}: {e}");

@@ -22,6 +22,7 @@ const MAX_THOUGHT_CHARS: usize = 2_000;
 const MAX_QUESTION_CHARS: usize = 1_000;
 
 /// What the rules know besides the answer.
+#[derive(Clone, Copy)]
 pub struct Facts<'a> {
     pub page: &'a Page,
     pub view: &'a PageView<'a>,

@@ -10,7 +10,7 @@ use crate::agent::output::tagged;
 use crate::context::AppContext;
 use crate::domain::verdict::ClientReport;
 use crate::domain::{Step, TokenUsage};
-use crate::llm::ChatMessage;
+use crate::ports::llm::ChatMessage;
 use crate::text::{neutralize_tags, prompt_line, truncate_chars};
 
 /// The verifier's instructions (stable across calls).
@@ -75,28 +75,39 @@ pub fn outcome_question(
     q
 }
 
-/// The question before accepting `finish()`.
-pub fn finish_question(
-    query: &str,
-    plan: &[String],
-    history: &[Step],
-    thought: &str,
-    built: &BuiltPage,
-    url: &str,
-) -> String {
+/// A question about the task's state on the current page: `said` is what the agent claims or
+/// wants checked (labelled `label`), `ask` the question.
+pub struct Claim<'a> {
+    pub query: &'a str,
+    pub plan: &'a [String],
+    pub history: &'a [Step],
+    pub label: &'a str,
+    pub said: &'a str,
+    pub ask: &'a str,
+}
+
+/// The question about `claim` on the current page (before `finish()`, or for `verifySuccess`).
+pub fn claim_question(claim: &Claim<'_>, built: &BuiltPage, url: &str) -> String {
     let mut q = String::new();
-    let _ = writeln!(q, "Task: {}", prompt_line(query, 1_000));
-    if !plan.is_empty() {
-        let _ = writeln!(q, "Plan: {}", prompt_line(&plan.join("; "), 600));
+    let _ = writeln!(q, "Task: {}", prompt_line(claim.query, 1_000));
+    if !claim.plan.is_empty() {
+        let _ = writeln!(q, "Plan: {}", prompt_line(&claim.plan.join("; "), 600));
     }
-    let recent = history.len().saturating_sub(5);
-    for s in &history[recent..] {
+    let recent = claim.history.len().saturating_sub(5);
+    for s in &claim.history[recent..] {
         let _ = writeln!(q, "Step {}: {}", s.index + 1, prompt_line(&s.action, 160));
     }
-    let _ = writeln!(q, "The agent says: {}", prompt_line(thought, 400));
+    let _ = writeln!(q, "{}: {}", claim.label, prompt_line(claim.said, 400));
     let _ = writeln!(q, "{}", page_block(built, url));
-    q.push_str("Question: is the task complete?");
+    let _ = write!(q, "Question: {}", claim.ask);
     q
+}
+
+/// Whether a verdict can still be asked for before `deadline` (leaving time for the decision).
+pub fn has_time(deadline: Instant) -> bool {
+    deadline
+        .checked_sub(super::decide::PERSIST_RESERVE + DECISION_RESERVE)
+        .is_some_and(|until| until.saturating_duration_since(Instant::now()) >= SHORTEST)
 }
 
 /// Reads a verdict answer.

@@ -1,47 +1,14 @@
-//! Server rounds: the memory tools the model may call (`remember`, `recall`,
-//! `exportToSession`), and the round that ends a step which would overrun its deadline. The
-//! client executes nothing for them (`toolType: "SERVER"`) and calls interact again at once.
+//! The memory tools the model may call (`remember`, `recall`, `exportToSession`): notes kept
+//! with the task, or with its session for later tasks, each bounded.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
-use super::Decision;
 use crate::agent::action::Action;
-use crate::domain::{StepKind, TaskStatus};
 
 /// Most notes a task (or a session) keeps.
 pub const MAX_KEYS: usize = 32;
-/// The action sent with a server round: harmless if a client executes it anyway.
-pub const SERVER_ROUND_ACTION: &str = "wait(1)";
-
-/// `toolAction { toolName, toolType, parameters, memoryResult? }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolAction {
-    pub tool_name: String,
-    pub tool_type: String,
-    pub parameters: serde_json::Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_result: Option<MemoryResult>,
-}
-
-impl ToolAction {
-    /// A tool the server ran.
-    pub fn server(
-        tool_name: String,
-        parameters: serde_json::Value,
-        memory_result: Option<MemoryResult>,
-    ) -> Self {
-        Self {
-            tool_name,
-            tool_type: "SERVER".into(),
-            parameters,
-            memory_result,
-        }
-    }
-}
 
 /// `memoryResult { success, action, key?, scope?, value?, error?, message }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,45 +132,6 @@ pub fn apply(
         }
         _ => return None,
     })
-}
-
-/// The decision for a memory tool that ran.
-pub fn tool_decision(thought: &str, action: &Action, call: String, r: MemoryResult) -> Decision {
-    let parameters = match action {
-        Action::Remember(k, v) => json!({ "key": k, "value": v }),
-        Action::Recall(k) | Action::ExportToSession(k) => json!({ "key": k }),
-        _ => json!({}),
-    };
-    let thought = if thought.trim().is_empty() {
-        r.message.clone()
-    } else {
-        thought.to_owned()
-    };
-    Decision {
-        tool_action: Some(ToolAction::server(r.action.clone(), parameters, Some(r))),
-        tool_call: Some(call),
-        kind: StepKind::ServerTool,
-        ..Decision::new(thought, SERVER_ROUND_ACTION, TaskStatus::Executing)
-    }
-}
-
-/// The round that ends a step which cannot decide within its deadline: the task goes on with
-/// the next call.
-pub fn deadline_round(why: &str) -> Decision {
-    Decision {
-        tool_action: Some(ToolAction::server(
-            "continue".into(),
-            json!({ "reason": why }),
-            None,
-        )),
-        tool_call: Some("continue()".into()),
-        kind: StepKind::ServerTool,
-        ..Decision::new(
-            "This step needs more time; I am continuing.",
-            SERVER_ROUND_ACTION,
-            TaskStatus::Executing,
-        )
-    }
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 //! request hands back everything `load` claimed; a step that fails after asking the model hands
 //! back its lease and idempotency key, and its rate counts stay (the model was asked).
 
+mod accept;
 mod budget;
 mod correct;
 mod decide;
@@ -27,10 +28,14 @@ mod guard;
 mod judge;
 mod load;
 mod memory;
+mod model;
 mod page;
 mod persist;
+mod records;
 mod response;
+mod search;
 mod shortcut;
+mod tools;
 mod verify;
 
 use std::time::{Duration, Instant};
@@ -41,10 +46,11 @@ use serde_json::Value;
 pub use decide::decide;
 pub use guard::{guard, Review};
 pub use load::{Admitted, Loaded};
-pub use memory::{MemoryResult, ToolAction};
+pub use memory::MemoryResult;
 pub use page::BuiltPage;
 pub use persist::persist;
 pub use response::StepResponse;
+pub use tools::ToolAction;
 
 use super::request::InteractRequest;
 use crate::auth::Principal;
@@ -57,7 +63,7 @@ use crate::domain::outcome::ExpectedOutcome;
 use crate::domain::verdict::Verification;
 use crate::domain::{Session, Step, StepKind, Task, TaskStatus, TokenUsage};
 use crate::error::Error;
-use crate::knowledge::KnowledgeChunk;
+use crate::ports::knowledge::KnowledgeChunk;
 
 /// What a request brings to the step.
 #[derive(Debug, Clone)]
@@ -89,6 +95,8 @@ pub struct Decision {
     pub tool_action: Option<ToolAction>,
     /// The server tool call as written, stored as the step's action.
     pub tool_call: Option<String>,
+    /// What is stored as the step's tool result (a server round's reason).
+    pub tool_result: Option<Value>,
     pub blocker: Option<BlockerInfo>,
     pub missing_information: Vec<String>,
     pub kind: StepKind,
@@ -110,6 +118,7 @@ impl Decision {
             chain_metadata: None,
             tool_action: None,
             tool_call: None,
+            tool_result: None,
             blocker: None,
             missing_information: Vec::new(),
             kind: StepKind::Dom,
@@ -151,8 +160,13 @@ pub struct StepContext {
     pub session: Option<Session>,
     /// The user's reply carried by this request (after `ask_user` or a blocker).
     pub user_input: Option<String>,
+    /// The task's steps: those stored before this request, then the server tools it ran.
     pub history: Vec<Step>,
-    pub has_org_knowledge: bool,
+    /// The records of the server tools this request ran (also at the end of `history`).
+    pub tool_steps: Vec<Step>,
+    /// The index of the request's first record (its page snapshot is stored under it);
+    /// `step_index` is the index of the next record.
+    pub first_index: u32,
     pub knowledge: Vec<KnowledgeChunk>,
     pub page_hash: String,
     pub page_summary: String,

@@ -8,70 +8,15 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use super::response::StepResponse;
-use super::{Decision, StepContext, StepInput};
+use super::{records, Decision, StepContext, StepInput};
 use crate::context::AppContext;
-use crate::domain::{BeforeState, Message, MessageRole, Step, TaskError, TaskStatus};
+use crate::domain::{Message, MessageRole, TaskError, TaskStatus};
 use crate::error::Error;
 use crate::ports::{KnownSession, SessionChanges, StoreError};
 use crate::text::truncate_chars;
 
 /// How long a completed idempotency key keeps its response.
 const IDEMPOTENCY_HOURS: i64 = 24;
-
-/// The step's record.
-fn record(
-    step: &StepContext,
-    d: &Decision,
-    input: &StepInput,
-    raw_page: &[u8],
-    now: DateTime<Utc>,
-) -> Step {
-    let req = &input.request;
-    let last = &req.last_action;
-    Step {
-        tenant_id: step.tenant_id.clone(),
-        task_id: step.task.id.clone(),
-        index: step.step_index,
-        thought: d.thought.clone(),
-        action: d.tool_call.clone().unwrap_or_else(|| d.action.clone()),
-        before_state: Some(BeforeState {
-            url: req.url.clone(),
-            page_hash: step.page_hash.clone(),
-            summary: step.page_summary.clone(),
-            snapshot_key: Some(crate::adapters::keys::snapshot_key(
-                &step.tenant_id,
-                &step.task.id,
-                step.step_index,
-            )),
-            snapshot_bytes: raw_page.len(),
-            form: step.page_form.clone(),
-            target: d.target.clone(),
-            plan_step: step.task.plan.as_ref().map(|p| p.current_step_index),
-            confirmed: d.confirmed,
-        }),
-        expected_outcome: d.expected_outcome.clone(),
-        verification: step.verification.clone(),
-        correction: step.correction.clone(),
-        client_outcome: (!last.is_empty())
-            .then(|| serde_json::to_value(last).unwrap_or(Value::Null)),
-        user_input: step.user_input.clone(),
-        kind: d.kind,
-        chain: d.chain.clone(),
-        tool_result: d
-            .tool_action
-            .as_ref()
-            .and_then(|t| t.memory_result.as_ref())
-            .and_then(|r| serde_json::to_value(r).ok()),
-        usage: serde_json::to_value(step.usage).ok(),
-        timings: Some(json!({
-            "llmMs": step.llm_ms,
-            "llmCalls": step.llm_calls,
-            "phases": step.phases,
-        })),
-        created_at: now,
-        expires_at: step.task.expires_at,
-    }
-}
 
 /// The user's message (a new task's query, or an answer) and the agent's reply.
 fn messages(step: &StepContext, d: &Decision, query: &str, now: DateTime<Utc>) -> Vec<Message> {
@@ -100,7 +45,7 @@ fn messages(step: &StepContext, d: &Decision, query: &str, now: DateTime<Utc>) -
     reply.snapshot_id = Some(crate::adapters::keys::snapshot_key(
         &step.tenant_id,
         &step.task.id,
-        step.step_index,
+        step.first_index,
     ));
     reply.metadata = Some(json!({ "stepIndex": step.step_index }));
     out.push(reply);
@@ -153,17 +98,17 @@ pub async fn persist(
     step.task.status = d.status;
     step.task.usage.add(step.usage);
     step.task.updated_at = now;
-    let record = record(step, &d, input, raw_page, now);
+    let records = records::all(step, &d, req, raw_page.len(), now);
     let messages = messages(step, &d, &req.query, now);
     let store = ctx.store.as_ref();
     let task_write = async {
         if step.is_new {
             let mut task = step.task.clone();
-            task.step_count = 1;
-            store.start_task(&task, &record).await
+            task.step_count = records.len() as u32;
+            store.start_task(&task, &records).await
         } else {
             store
-                .record_step(&record, &step.task, &step.lease_owner)
+                .record_steps(&records, &step.task, &step.lease_owner)
                 .await
         }
     };
@@ -230,7 +175,7 @@ pub async fn persist(
             },
         ),
         ctx.snapshots
-            .put_snapshot(&step.tenant_id, &step.task.id, step.step_index, raw_page),
+            .put_snapshot(&step.tenant_id, &step.task.id, step.first_index, raw_page),
         store.append_log(&log),
         async {
             match &changes {

@@ -122,7 +122,7 @@ impl<'a> StepResponse<'a> {
             action: &d.action,
             task_id: &step.task.id,
             session_id: &step.session_id,
-            has_org_knowledge: step.has_org_knowledge,
+            has_org_knowledge: step.task.used_knowledge,
             status: d.status,
             plan: plan.map(PlanView::from),
             current_step: plan.map(|p| p.current_step_index),

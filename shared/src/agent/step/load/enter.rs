@@ -109,11 +109,12 @@ pub async fn enter(
             now.timestamp() + ctx.config.retention.task_seconds,
         ),
     };
+    let first_index = task.step_count;
     let step = StepContext {
         tenant_id: p.tenant_id.clone(),
         user_id: p.user_id.clone(),
         lease_owner: input.request_id.clone(),
-        step_index: task.step_count,
+        step_index: first_index,
         task,
         is_new,
         session_id,
@@ -121,7 +122,8 @@ pub async fn enter(
         session,
         user_input,
         history: reads.history,
-        has_org_knowledge,
+        tool_steps: Vec::new(),
+        first_index,
         knowledge,
         page_hash: built.page.hash.clone(),
         page_summary: built.page.summary(req.page_title.as_deref()),

@@ -1,0 +1,200 @@
+//! The `WebSearch` adapter for Tavily (`POST {base}/search`, key as a bearer token): retries
+//! 429/5xx/transport failures with backoff inside the caller's deadline, reads the answer with
+//! a size limit, bounds every result, and never logs the key, the query or a URL.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use secrecy::ExposeSecret;
+use serde::{Deserialize, Serialize};
+
+use crate::config::SearchConfig;
+use crate::ports::web_search::{SearchError, SearchHit, SearchQuery, WebSearch};
+use crate::text::truncate_chars;
+use crate::upstream::{
+    read_limited, retry_after, transport_reason, with_retries, Attempt, GaveUp, ReadError,
+    TIMED_OUT,
+};
+
+/// Largest answer read.
+const MAX_ANSWER_BYTES: usize = 512 * 1024;
+/// Longest title, URL and extract kept from a result (the prompt condenses further).
+const TITLE_CHARS: usize = 300;
+const URL_CHARS: usize = 2_048;
+const CONTENT_CHARS: usize = 2_000;
+
+/// Tavily's search API.
+pub struct TavilySearch {
+    cfg: SearchConfig,
+    client: OnceLock<reqwest::Client>,
+}
+
+impl std::fmt::Debug for TavilySearch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TavilySearch")
+            .field("base_url", &self.cfg.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Serialize)]
+struct Request<'a> {
+    query: &'a str,
+    search_depth: &'a str,
+    max_results: u8,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    include_domains: &'a [String],
+    include_answer: bool,
+    include_raw_content: bool,
+}
+
+#[derive(Deserialize)]
+struct Answer {
+    results: Vec<Hit>,
+}
+
+#[derive(Deserialize)]
+struct Hit {
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    content: Option<String>,
+}
+
+impl TavilySearch {
+    pub fn new(cfg: SearchConfig) -> Self {
+        Self {
+            cfg,
+            client: OnceLock::new(),
+        }
+    }
+
+    fn client(&self) -> &reqwest::Client {
+        self.client.get_or_init(|| {
+            reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(3))
+                .pool_idle_timeout(Duration::from_secs(60))
+                .build()
+                .unwrap_or_default()
+        })
+    }
+
+    async fn attempt(
+        &self,
+        q: &SearchQuery<'_>,
+        timeout: Duration,
+    ) -> Attempt<Vec<SearchHit>, SearchError> {
+        let body = Request {
+            query: q.query,
+            search_depth: self.cfg.depth.as_str(),
+            max_results: self.cfg.max_results,
+            include_domains: q.include_domains,
+            include_answer: false,
+            include_raw_content: false,
+        };
+        let sent = self
+            .client()
+            .post(format!(
+                "{}/search",
+                self.cfg.base_url.trim_end_matches('/')
+            ))
+            .bearer_auth(self.cfg.api_key.expose_secret())
+            .timeout(timeout)
+            .json(&body)
+            .send()
+            .await;
+        let resp = match sent {
+            Ok(r) => r,
+            Err(e) => return Attempt::Retry(transport_reason(&e), None),
+        };
+        let status = resp.status();
+        if status.as_u16() == 429 || status.is_server_error() {
+            return Attempt::Retry(format!("status {status}"), retry_after(&resp));
+        }
+        if !status.is_success() {
+            return Attempt::Fatal(SearchError::Failed(format!("status {status}")));
+        }
+        let bytes = match read_limited(resp, MAX_ANSWER_BYTES).await {
+            Ok(b) => b,
+            Err(ReadError::Timeout) => return Attempt::Retry(TIMED_OUT.into(), None),
+            Err(ReadError::Transport) => {
+                return Attempt::Retry("connection failed: body".into(), None)
+            }
+            Err(ReadError::TooLarge) => {
+                return Attempt::Fatal(SearchError::Failed("oversized answer".into()))
+            }
+        };
+        match serde_json::from_slice::<Answer>(&bytes) {
+            Ok(a) => Attempt::Done(hits(a, self.cfg.max_results)),
+            Err(_) => Attempt::Fatal(SearchError::Failed("malformed answer".into())),
+        }
+    }
+}
+
+/// The usable results, bounded: an http(s) URL is required, at most `max` are kept.
+fn hits(a: Answer, max: u8) -> Vec<SearchHit> {
+    a.results
+        .into_iter()
+        .filter_map(|h| {
+            let url = h.url?.trim().to_owned();
+            let web = url.starts_with("https://") || url.starts_with("http://");
+            (web && url.len() <= URL_CHARS).then(|| SearchHit {
+                title: truncate_chars(h.title.as_deref().unwrap_or("").trim(), TITLE_CHARS),
+                url,
+                content: truncate_chars(h.content.as_deref().unwrap_or("").trim(), CONTENT_CHARS),
+            })
+        })
+        .take(usize::from(max))
+        .collect()
+}
+
+#[async_trait]
+impl WebSearch for TavilySearch {
+    async fn search(
+        &self,
+        q: &SearchQuery<'_>,
+        deadline: Instant,
+    ) -> Result<Vec<SearchHit>, SearchError> {
+        let cfg = &self.cfg;
+        with_retries(
+            "web search",
+            deadline,
+            cfg.max_retries,
+            cfg.attempt_timeout,
+            |t| self.attempt(q, t),
+        )
+        .await
+        .map_err(|e| match e {
+            GaveUp::Timeout => SearchError::Timeout,
+            GaveUp::Failed(why) => SearchError::Failed(why),
+            GaveUp::Fatal(e) => e,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_without_a_web_url_are_dropped_and_the_rest_bounded() {
+        let a: Answer = serde_json::from_value(serde_json::json!({ "results": [
+            { "title": "A", "url": "https://a.example/x", "content": "x".repeat(5_000) },
+            { "title": "B", "url": "javascript:alert(1)", "content": "b" },
+            { "title": "C" },
+            { "url": "http://c.example/", "content": null },
+            { "title": "D", "url": "https://d.example/" }
+        ]}))
+        .expect("answer");
+        let h = hits(a, 2);
+        assert_eq!(h.len(), 2);
+        assert_eq!(h[0].content.chars().count(), CONTENT_CHARS);
+        assert_eq!(
+            (h[1].title.as_str(), h[1].url.as_str()),
+            ("", "http://c.example/")
+        );
+    }
+}

@@ -1,0 +1,103 @@
+//! The records a step writes: one per server tool it ran, then one for its decision. All of a
+//! request's records share its page snapshot; the first carries the verdict on the previous
+//! action, the correction, the client's report and the user's answer.
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+
+use super::{Decision, StepContext};
+use crate::agent::request::InteractRequest;
+use crate::domain::{BeforeState, Step, StepKind};
+
+/// A record at `index` of this request's page, with nothing decided yet.
+pub fn base(
+    step: &StepContext,
+    url: &str,
+    snapshot_bytes: usize,
+    index: u32,
+    now: DateTime<Utc>,
+) -> Step {
+    Step {
+        tenant_id: step.tenant_id.clone(),
+        task_id: step.task.id.clone(),
+        index,
+        thought: String::new(),
+        action: String::new(),
+        before_state: Some(BeforeState {
+            url: url.to_owned(),
+            page_hash: step.page_hash.clone(),
+            summary: step.page_summary.clone(),
+            snapshot_key: Some(crate::adapters::keys::snapshot_key(
+                &step.tenant_id,
+                &step.task.id,
+                step.first_index,
+            )),
+            snapshot_bytes,
+            form: step.page_form.clone(),
+            target: None,
+            plan_step: step.task.plan.as_ref().map(|p| p.current_step_index),
+            confirmed: false,
+        }),
+        expected_outcome: None,
+        verification: None,
+        correction: None,
+        client_outcome: None,
+        user_input: None,
+        kind: StepKind::Dom,
+        chain: Vec::new(),
+        tool_result: None,
+        usage: None,
+        timings: None,
+        created_at: now,
+        expires_at: step.task.expires_at,
+    }
+}
+
+/// The decision's record (at the step's current index).
+fn decision(
+    step: &StepContext,
+    d: &Decision,
+    url: &str,
+    snapshot_bytes: usize,
+    now: DateTime<Utc>,
+) -> Step {
+    let mut r = base(step, url, snapshot_bytes, step.step_index, now);
+    r.thought = d.thought.clone();
+    r.action = d.tool_call.clone().unwrap_or_else(|| d.action.clone());
+    if let Some(b) = r.before_state.as_mut() {
+        b.target = d.target.clone();
+        b.confirmed = d.confirmed;
+    }
+    r.expected_outcome = d.expected_outcome.clone();
+    r.kind = d.kind;
+    r.chain = d.chain.clone();
+    r.tool_result = d.tool_result.clone();
+    r.usage = serde_json::to_value(step.usage).ok();
+    r.timings = Some(json!({
+        "llmMs": step.llm_ms,
+        "llmCalls": step.llm_calls,
+        "phases": step.phases,
+    }));
+    r
+}
+
+/// Every record of the request, in order: the tool runs, then the decision.
+pub fn all(
+    step: &StepContext,
+    d: &Decision,
+    req: &InteractRequest,
+    snapshot_bytes: usize,
+    now: DateTime<Utc>,
+) -> Vec<Step> {
+    let mut out = step.tool_steps.clone();
+    out.push(decision(step, d, &req.url, snapshot_bytes, now));
+    let last = &req.last_action;
+    if let Some(first) = out.first_mut() {
+        first.verification = step.verification.clone();
+        first.correction = step.correction.clone();
+        first.client_outcome =
+            (!last.is_empty()).then(|| serde_json::to_value(last).unwrap_or(Value::Null));
+        first.user_input = step.user_input.clone();
+    }
+    out
+}

@@ -1,0 +1,286 @@
+//! Server tools the model may call in the middle of a decision — the memory tools,
+//! `googleSearch` and `verifySuccess`. The server runs them, records each as a `server_tool`
+//! step (not part of the client's action history; counted toward the task's step limit) and
+//! asks the model again. What does not fit in a round ends it as a `SERVER` round: the client
+//! executes nothing and calls again at once.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::memory::{self, MemoryResult};
+use super::search::{search, MIN_SEARCH_TIME};
+use super::{judge, records, BuiltPage, Decision, StepContext};
+use crate::agent::action::Action;
+use crate::agent::request::InteractRequest;
+use crate::context::AppContext;
+use crate::domain::verdict::SUCCESS_CONFIDENCE;
+use crate::domain::web::SearchRecord;
+use crate::domain::{Step, StepKind, TaskStatus};
+
+/// Server tools run in one request at most.
+pub const MAX_TOOLS_PER_REQUEST: usize = 3;
+/// Server tools run in a row without a browser action before the task is stopped.
+pub const MAX_TOOL_STREAK: usize = 6;
+/// The longest a search may take out of a step.
+const SEARCH_BUDGET: Duration = Duration::from_secs(8);
+/// The action sent with a server round: harmless if a client executes it anyway.
+pub const SERVER_ROUND_ACTION: &str = "wait(1)";
+
+/// `toolAction { toolName, toolType, parameters, memoryResult? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAction {
+    pub tool_name: String,
+    pub tool_type: String,
+    pub parameters: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_result: Option<MemoryResult>,
+}
+
+impl ToolAction {
+    /// A tool run by the server.
+    pub fn server(tool_name: &str, parameters: Value, memory_result: Option<MemoryResult>) -> Self {
+        Self {
+            tool_name: tool_name.to_owned(),
+            tool_type: "SERVER".into(),
+            parameters,
+            memory_result,
+        }
+    }
+}
+
+/// The tool's name and its parameters as the client sees them (never a result).
+pub fn describe(action: &Action) -> (&'static str, Value) {
+    match action {
+        Action::Remember(k, v) => ("remember", json!({ "key": k, "value": v })),
+        Action::Recall(k) => ("recall", json!({ "key": k })),
+        Action::ExportToSession(k) => ("exportToSession", json!({ "key": k })),
+        Action::GoogleSearch(q) => ("googleSearch", json!({ "query": q })),
+        Action::VerifySuccess(d) => ("verifySuccess", json!({ "description": d })),
+        _ => ("none", json!({})),
+    }
+}
+
+/// Whether `action` can run and still leave the model time to answer before `deadline`.
+pub fn fits(action: &Action, deadline: Instant, call_time: Duration) -> bool {
+    let left = deadline.saturating_duration_since(Instant::now());
+    match action {
+        Action::GoogleSearch(_) => left >= MIN_SEARCH_TIME + call_time,
+        Action::VerifySuccess(_) => judge::has_time(deadline),
+        _ => left >= call_time,
+    }
+}
+
+/// What a tool run leaves for the round's answer when it is the last thing the round does.
+#[derive(Debug, Clone)]
+pub struct Ran {
+    pub tool_action: ToolAction,
+    pub message: String,
+}
+
+/// Runs the server tool `action` (written `call`) and records it as the request's next step.
+#[allow(clippy::too_many_arguments)]
+pub async fn run(
+    ctx: &AppContext,
+    step: &mut StepContext,
+    req: &InteractRequest,
+    built: &BuiltPage,
+    action: &Action,
+    call: &str,
+    thought: &str,
+    deadline: Instant,
+    call_time: Duration,
+) -> Ran {
+    let now = ctx.clock.now();
+    let (name, parameters) = describe(action);
+    let (mut result, memory_result) = match action {
+        Action::GoogleSearch(q) => {
+            let record = match earlier_search(step, q) {
+                Some(r) => r,
+                None => {
+                    let until = deadline
+                        .checked_sub(call_time)
+                        .unwrap_or(deadline)
+                        .min(Instant::now() + SEARCH_BUDGET);
+                    search(ctx, q, &req.url, until, now).await
+                }
+            };
+            let message = record.summary();
+            (json!({ "message": message, "search": record }), None)
+        }
+        Action::VerifySuccess(what) => (verify(ctx, step, req, built, what, deadline).await, None),
+        _ => {
+            let mut session = step
+                .session
+                .as_ref()
+                .or(step.new_session.as_ref())
+                .map(|s| s.memory.clone());
+            match memory::apply(action, &mut step.task.memory, session.as_mut()) {
+                Some((r, changed)) => {
+                    if changed {
+                        step.session_memory = session;
+                    }
+                    (serde_json::to_value(&r).unwrap_or(Value::Null), Some(r))
+                }
+                None => (json!({ "message": "that tool is not available" }), None),
+            }
+        }
+    };
+    if let Some(o) = result.as_object_mut() {
+        o.insert("tool".into(), Value::from(name));
+    }
+    let message = result
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("done")
+        .to_owned();
+    let mut record = records::base(step, &req.url, built.snapshot.len(), step.step_index, now);
+    record.thought = thought.to_owned();
+    record.action = call.to_owned();
+    record.kind = StepKind::ServerTool;
+    record.tool_result = Some(result);
+    step.history.push(record.clone());
+    step.tool_steps.push(record);
+    step.step_index += 1;
+    Ran {
+        tool_action: ToolAction::server(name, parameters, memory_result),
+        message,
+    }
+}
+
+/// The same search made earlier in the task (or as its pre-search): not sent again.
+fn earlier_search(step: &StepContext, query: &str) -> Option<SearchRecord> {
+    let same = |r: &SearchRecord| r.query.trim().eq_ignore_ascii_case(query.trim());
+    step.task
+        .pre_search
+        .clone()
+        .filter(|r| same(r) && r.failure.is_none())
+        .or_else(|| {
+            step.history
+                .iter()
+                .rev()
+                .filter_map(search_of)
+                .find(|r| same(r) && r.failure.is_none())
+        })
+}
+
+/// The search a `googleSearch` step made.
+pub fn search_of(s: &Step) -> Option<SearchRecord> {
+    if s.tool() != Some("googleSearch") {
+        return None;
+    }
+    serde_json::from_value(s.tool_result.as_ref()?.get("search")?.clone()).ok()
+}
+
+/// `verifySuccess`: the verification model asked whether `what` holds on this page.
+async fn verify(
+    ctx: &AppContext,
+    step: &mut StepContext,
+    req: &InteractRequest,
+    built: &BuiltPage,
+    what: &str,
+    deadline: Instant,
+) -> Value {
+    let plan: Vec<String> = step
+        .task
+        .plan
+        .as_ref()
+        .map(|p| p.steps.iter().map(|s| s.description.clone()).collect())
+        .unwrap_or_default();
+    let query = step.task.query.clone();
+    let history = step.history.clone();
+    let question = judge::claim_question(
+        &judge::Claim {
+            query: &query,
+            plan: &plan,
+            history: &history,
+            label: "The agent wants to confirm",
+            said: what,
+            ask: "is that true on the current page?",
+        },
+        built,
+        &req.url,
+    );
+    let (success, confidence, reason) = match judge::ask(ctx, step, &question, deadline).await {
+        Some(j) => (
+            j.success && j.confidence >= SUCCESS_CONFIDENCE,
+            j.confidence,
+            j.reason,
+        ),
+        None => (false, 0.0, "it could not be checked now".to_owned()),
+    };
+    let message = if success {
+        format!("verified: {reason}")
+    } else {
+        format!("not verified: {reason}")
+    };
+    json!({
+        "message": message,
+        "description": what,
+        "success": success,
+        "confidence": confidence,
+        "reason": reason,
+        "pageHash": step.page_hash,
+    })
+}
+
+/// The latest `verifySuccess` verdict on this very page since the last browser action:
+/// whether it confirmed, and why.
+pub fn verified_here(step: &StepContext) -> Option<(bool, String)> {
+    step.history
+        .iter()
+        .rev()
+        .take_while(|s| s.kind == StepKind::ServerTool)
+        .filter(|s| s.tool() == Some("verifySuccess"))
+        .filter_map(|s| s.tool_result.as_ref())
+        .find(|r| r.get("pageHash").and_then(Value::as_str) == Some(step.page_hash.as_str()))
+        .map(|r| {
+            (
+                r.get("success").and_then(Value::as_bool) == Some(true),
+                r.get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no reason given")
+                    .to_owned(),
+            )
+        })
+}
+
+/// A round with no decision: the task goes on with the next call. `ran` is the tool the round
+/// ran last, shown to the client; `why` is stored with the round.
+pub fn server_round(thought: &str, why: &str, ran: Option<Ran>) -> Decision {
+    let (tool_action, message) = match ran {
+        Some(r) => (r.tool_action, r.message),
+        None => (
+            ToolAction::server("continue", json!({ "reason": why }), None),
+            "This step needs more time; I am continuing.".to_owned(),
+        ),
+    };
+    let thought = if thought.trim().is_empty() {
+        message
+    } else {
+        thought.to_owned()
+    };
+    Decision {
+        tool_action: Some(tool_action),
+        tool_call: Some("continue()".into()),
+        tool_result: Some(json!({ "message": why })),
+        kind: StepKind::ServerTool,
+        ..Decision::new(thought, SERVER_ROUND_ACTION, TaskStatus::Executing)
+    }
+}
+
+/// The round that ends because the tool the model asked for does not fit: the next request
+/// runs it first.
+pub fn deferred(action: &Action, thought: &str) -> Decision {
+    let (name, parameters) = describe(action);
+    server_round(
+        thought,
+        &format!("{name} runs with the next call"),
+        Some(Ran {
+            tool_action: ToolAction::server(name, parameters, None),
+            message: format!("Running {name} next."),
+        }),
+    )
+}

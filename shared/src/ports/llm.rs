@@ -1,0 +1,66 @@
+//! The `Llm` port: a chat-completions model (adapter: `adapters::openai`).
+
+use std::time::Instant;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+pub use crate::config::LlmConfig;
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn system(content: impl Into<String>) -> Self {
+        Self {
+            role: "system".into(),
+            content: content.into(),
+        }
+    }
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: "user".into(),
+            content: content.into(),
+        }
+    }
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self {
+            role: "assistant".into(),
+            content: content.into(),
+        }
+    }
+}
+
+/// A model answer with its token usage.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Completion {
+    pub content: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// Why a completion failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    /// The deadline passed before an answer came.
+    #[error("the model did not answer in time")]
+    Timeout,
+    /// The endpoint kept failing, or refused the request.
+    #[error("the model endpoint failed: {0}")]
+    Upstream(String),
+}
+
+/// A chat-completions model.
+#[async_trait]
+pub trait Llm: Send + Sync {
+    /// Completes `messages`, giving up at `deadline`.
+    async fn complete(
+        &self,
+        messages: &[ChatMessage],
+        deadline: Instant,
+    ) -> Result<Completion, LlmError>;
+}
