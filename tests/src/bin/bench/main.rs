@@ -1,6 +1,7 @@
 //! Benchmarks: process start to first request served (local-api, function binaries and the
 //! cleanup under a Lambda Runtime API emulator), login latency, unknown-email vs
-//! wrong-password timing, peak memory, and the sequential store round trips of each route.
+//! wrong-password timing, peak memory, the sequential store round trips of each route, the
+//! reasoning step over a scripted task, and the cost of pre-search.
 //! Prints numbers; asserts nothing.
 //!
 //! `scripts/bench` builds release binaries, starts a DynamoDB/S3-compatible server and runs
@@ -8,6 +9,7 @@
 
 mod pages;
 mod reasoning;
+mod search;
 mod starts;
 mod store;
 mod work;
@@ -62,7 +64,7 @@ async fn main() {
     };
     println!("bench ({profile} build, {runs} runs per start measurement)");
     // BENCH_ONLY=<section,...> runs some sections: startup, cleanup, round-trips, interact,
-    // reasoning, prompt, login.
+    // reasoning, search, prompt, login.
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
     if run("startup") {
@@ -79,6 +81,9 @@ async fn main() {
     }
     if run("reasoning") {
         reasoning::scripted_task().await;
+    }
+    if run("search") {
+        search::pre_search(runs).await;
     }
     if run("prompt") {
         pages::prompt_tokens();

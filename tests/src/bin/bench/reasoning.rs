@@ -1,4 +1,4 @@
-//! The reasoning step over a scripted 20-step shopping task with failures (a re-rendered
+//! The reasoning step over a scripted 19-request shopping task with failures (a re-rendered
 //! element, a timeout, two actions with no visible effect, one of which did not work), with a
 //! zero-latency scripted model and verifier: model calls per step, verdicts made without a
 //! model, prompt tokens per step, the share of each prompt that repeats the previous one as a
@@ -24,6 +24,8 @@ struct Row {
     page: Vec<Value>,
     report: Report,
     reply: Option<Reply>,
+    /// The model's answer after a server tool of `reply` ran.
+    more: Option<Reply>,
     verdict: Option<Reply>,
 }
 
@@ -33,6 +35,7 @@ fn row(path: &'static str, page: Vec<Value>, reply: Option<Reply>) -> Row {
         page,
         report: Report::Success,
         reply,
+        more: None,
         verdict: None,
     }
 }
@@ -194,16 +197,15 @@ fn script() -> Vec<Row> {
             options(""),
             act("Standard.", 5, "click(80)"),
         ),
-        row(
-            "/delivery/options",
-            options("checked"),
-            act("Note it.", 5, "remember(\"delivery\", \"Standard\")"),
-        ),
-        row(
-            "/delivery/options",
-            options("checked"),
-            act("Next.", 5, "click(82)"),
-        ),
+        // A server tool: it runs inside the request and the model is asked again.
+        Row {
+            more: act("Next.", 5, "click(82)"),
+            ..row(
+                "/delivery/options",
+                options("checked"),
+                act("Note it.", 5, "remember(\"delivery\", \"Standard\")"),
+            )
+        },
         row(
             "/review",
             vec![node("90", "link", "Edit order")],
@@ -255,7 +257,7 @@ async fn run(extra: usize) {
     let (mut calls, mut overhead, mut task_id) = (0u64, Vec::<f64>::new(), Value::Null);
     let mut verdicts = (0usize, 0usize);
     for (k, r) in rows.into_iter().enumerate() {
-        llm.push(r.reply);
+        llm.push(r.reply.into_iter().chain(r.more));
         llm.push_verdicts(r.verdict);
         body["url"] = json!(format!("https://shop.example.com{}", r.path));
         let mut page = r.page;
@@ -298,7 +300,7 @@ async fn run(extra: usize) {
         }
     }
     println!(
-        "reasoning step over a scripted {steps}-step task with failures, {extra} more links per page (zero-latency model):"
+        "reasoning step over a scripted {steps}-request task with failures, {extra} more links per page (zero-latency model):"
     );
     println!(
         "  model calls per step: {:.2} ({calls} calls: decisions {} + verdicts {})",
@@ -345,7 +347,11 @@ async fn run(extra: usize) {
         .store
         .steps("acme", task_id.as_str().unwrap_or(""))
         .await
-        .expect("steps");
+        .expect("steps")
+        .into_iter()
+        // One decision per request (server tool runs have no timings of their own).
+        .filter(|r| r.timings.is_some())
+        .collect::<Vec<_>>();
     let phase = |r: &shared::domain::Step, k: &str| {
         r.timings
             .as_ref()
