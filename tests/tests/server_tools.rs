@@ -41,7 +41,8 @@ async fn a_model_that_only_calls_tools_is_stopped(dynamodb: bool) {
         json!({ "toolName": "googleSearch", "toolType": "SERVER", "parameters": { "query": "lamp" } })
     );
     assert_eq!(r1["metrics"]["llmCalls"], 4);
-    // The deferred search runs first, then two more: the task is stopped.
+    // The deferred search runs first, then one more: six in a row (the deferral counts), and
+    // the task is stopped.
     let r2 = h.ok(&next(&b1, &r1, SHOP, page())).await;
     assert_eq!(
         (r2["action"].as_str(), r2["status"].as_str()),
@@ -56,7 +57,7 @@ async fn a_model_that_only_calls_tools_is_stopped(dynamodb: bool) {
         1,
         "a search made once is not sent again"
     );
-    assert_eq!(h.task(&r1).await.step_count, 8);
+    assert_eq!(h.task(&r1).await.step_count, 7);
     let again = h.interact(&next(&b1, &r2, SHOP, page())).await;
     expect_error(again, 409, "TASK_COMPLETED").await;
 }
@@ -97,7 +98,7 @@ async fn verify_success_feeds_the_finish_check(dynamodb: bool) {
     );
     let q = asked[0]["messages"][1]["content"].as_str().expect("q");
     assert!(
-        q.contains("The agent wants to confirm: the search box holds lamp"),
+        q.contains("The agent says the task is complete because: the search box holds lamp"),
         "{q}"
     );
     assert!(h.llm.user_prompt(2).contains(
@@ -128,9 +129,80 @@ async fn verify_success_feeds_the_finish_check(dynamodb: bool) {
     assert!(retry.contains("no result is open"), "{retry}");
 }
 
+async fn a_verdict_survives_a_server_round_and_is_stored_once(dynamodb: bool) {
+    let h = on_store(dynamodb, |o| o).await;
+    h.llm.push([
+        planned(&["Open the lamp", "Add it"], 1, "Open it.", "click(1)"),
+        Reply::action("a", "remember(\"a\", \"1\")"),
+        Reply::action("b", "remember(\"b\", \"2\")"),
+        Reply::action("Keep a.", "exportToSession(\"a\")"),
+        Reply::action("Keep b.", "exportToSession(\"b\")"),
+        Reply::action("Add it.", "click(2)"),
+    ]);
+    let b1 = start(
+        "Add the lamp to the cart",
+        SHOP,
+        vec![node("1", "link", "Lamp")],
+    );
+    let r1 = h.ok(&b1).await;
+    let product = || vec![node("2", "btn", "Add to cart")];
+    let lamp = "https://shop.example.com/lamp";
+    let r2 = h.ok(&next(&b1, &r1, lamp, product())).await;
+    assert_eq!(r2["verification"]["success"], true);
+    assert_eq!(r2["toolAction"]["toolName"], "exportToSession", "deferred");
+    // The client executed nothing: the verdict on the click stands (and is shown again).
+    let r3 = h.ok(&next(&b1, &r2, lamp, product())).await;
+    assert_eq!(r3["action"], "click(2)");
+    assert_eq!(
+        (
+            &r3["verification"]["success"],
+            &r3["verification"]["stepIndex"]
+        ),
+        (&json!(true), &json!(0))
+    );
+    let steps = h
+        .app
+        .ctx
+        .store
+        .steps("acme", r1["taskId"].as_str().expect("task"))
+        .await
+        .expect("steps");
+    let verdicts = steps.iter().filter(|s| s.verification.is_some()).count();
+    assert_eq!(verdicts, 1, "the reused verdict is not stored again");
+    // Two exports in one request both reach the session.
+    let mut b4 = start("Compare", SHOP, vec![node("1", "link", "Lamp")]);
+    b4["sessionId"] = r1["sessionId"].clone();
+    h.llm.push([Reply::action("Look.", "click(1)")]);
+    h.ok(&b4).await;
+    let last = h.llm.requests().len() - 1;
+    assert!(h
+        .llm
+        .user_prompt(last)
+        .contains("Notes from earlier tasks in this session: a = 1; b = 2"));
+}
+
+async fn tools_never_take_a_task_past_its_step_limit(dynamodb: bool) {
+    let h = on_store(dynamodb, |o| o.set("MAX_TASK_STEPS", "3")).await;
+    h.llm
+        .fallback(Reply::action("Note.", "remember(\"k\", \"v\")"));
+    let page = || vec![node("1", "link", "Lamp")];
+    let b1 = start("Note things", SHOP, page());
+    let r1 = h.ok(&b1).await;
+    assert_eq!(r1["toolAction"]["toolName"], "remember");
+    assert_eq!(
+        r1["metrics"]["llmCalls"], 3,
+        "two tools fit, the third waits"
+    );
+    assert_eq!(h.task(&r1).await.step_count, 3);
+    let r = h.interact(&next(&b1, &r1, SHOP, page())).await;
+    expect_error(r, 400, "MAX_STEPS_EXCEEDED").await;
+}
+
 api_tests::on_both_stores!(
     a_model_that_only_calls_tools_is_stopped,
     verify_success_feeds_the_finish_check,
+    a_verdict_survives_a_server_round_and_is_stored_once,
+    tools_never_take_a_task_past_its_step_limit,
 );
 
 #[tokio::test]

@@ -139,6 +139,28 @@ pub fn search_site(url: &str) -> Option<String> {
     (host.contains('.') && !address).then(|| host.to_owned())
 }
 
+/// The label of a password, code or card field of `page` whose value (4 characters or more)
+/// appears in `query`: such a search would send what the user typed there to a search engine.
+pub fn leaks_secret(
+    patterns: &super::risk::RiskPatterns,
+    page: &dyn super::facts::PageFacts,
+    query: &str,
+) -> Option<String> {
+    let q = query.to_lowercase();
+    fn words(list: &[String]) -> Vec<&str> {
+        list.iter().map(String::as_str).collect()
+    }
+    let (credentials, card) = (words(&patterns.credentials), words(&patterns.card));
+    page.elements().find_map(|e| {
+        let value = e.value.as_deref()?.trim().to_lowercase();
+        let secret = e.input_type == Some("password")
+            || super::facts::mentions_any(&e.name, &credentials)
+            || super::facts::mentions_any(&e.name, &card);
+        (secret && value.chars().count() >= 4 && q.contains(&value))
+            .then(|| single_line(&e.name, 60))
+    })
+}
+
 /// The results worth showing, condensed: a result without a title or extract, or with an
 /// unusable URL, is dropped; each is cut to [`HIT_CHARS`], and results stop at
 /// [`TOTAL_CHARS`] in all.
@@ -210,6 +232,35 @@ mod tests {
         ] {
             assert_eq!(search_site(url), None, "{url}");
         }
+    }
+
+    #[test]
+    fn a_search_may_not_carry_what_was_typed_into_a_secret_field() {
+        use crate::domain::facts::fake::{el, FakePage};
+        use crate::domain::risk::RiskPatterns;
+        let page = FakePage::new(
+            "https://bank.example.com/login",
+            [
+                el("1", "inp", "Password")
+                    .value("hunter22")
+                    .input("password"),
+                el("2", "inp", "Card number").value("4111 1111 1111 1111"),
+                el("3", "inp", "Search").value("savings account"),
+                el("4", "inp", "PIN").value("123"),
+            ],
+        );
+        let p = RiskPatterns::default();
+        assert!(leaks_secret(&p, &page, "why is HUNTER22 rejected").is_some());
+        assert!(leaks_secret(&p, &page, "card 4111 1111 1111 1111 declined").is_some());
+        assert_eq!(
+            leaks_secret(&p, &page, "savings account interest rates"),
+            None
+        );
+        assert_eq!(
+            leaks_secret(&p, &page, "pin 123 length"),
+            None,
+            "too short to tell"
+        );
     }
 
     #[test]

@@ -167,10 +167,12 @@ pub fn progress_check(
     if step_index == 0 || !step_index.is_multiple_of(5) {
         return None;
     }
-    let recent = steps.len().saturating_sub(5);
-    let failed = steps[recent..]
+    let failed = steps
         .iter()
-        .filter(|s| s.verification.as_ref().is_some_and(|v| !v.success))
+        .rev()
+        .filter_map(|s| s.verification.as_ref())
+        .take(5)
+        .filter(|v| !v.success)
         .count();
     Some(format!(
         "Progress check after {step_index} steps: {done} of {total} plan steps done; {failed} of the last 5 verdicts failed. If you are not getting closer to the goal, change the approach or ask the user."

@@ -37,7 +37,10 @@ pub async fn accept(
     // Whether finish() is checked is decided on the plan as it was: naming the last plan step
     // does not complete the others.
     let finishing = matches!(p.action, Action::Finish);
-    let check = finishing && !chat_only && needs_finish_check(step);
+    let verified = tools::verified_here(step);
+    let check = finishing
+        && !chat_only
+        && (needs_finish_check(step) || matches!(verified, Some((false, _))));
     update_plan(step, &p, now, !finishing);
     if let Some(c) = &p.confirmation {
         step.task.confirmation = Some(c.clone());
@@ -48,7 +51,7 @@ pub async fn accept(
             Outcome::Done(Box::new(p.decision))
         }
         Action::Finish if check => {
-            let verdict = match tools::verified_here(step) {
+            let verdict = match verified {
                 Some(v) => Some(v),
                 None => judge_finish(ctx, step, req, built, &p.decision.thought, deadline).await,
             };
@@ -119,10 +122,13 @@ fn needs_finish_check(step: &StepContext) -> bool {
                 && !matches!(s.status, crate::domain::plan::StepStatus::Completed)
         })
     });
-    let recent = step.history.len().saturating_sub(3);
-    let failed = step.history[recent..]
+    // The last three verdicts, wherever they are stored (server tool records included).
+    let failed = step
+        .history
         .iter()
+        .rev()
         .filter_map(|s| s.verification.as_ref())
+        .take(3)
         .chain(step.verification.as_ref())
         .any(|v| !v.success);
     open || failed

@@ -1,7 +1,9 @@
 //! The tenant's daily token budget (`TENANT_DAILY_TOKEN_BUDGET`): a step reserves what its
 //! model calls may use before it starts and settles the reservation at the real usage after.
 //! Reservations are atomic on the store, so parallel steps can never together start beyond
-//! the budget; a step that used more than it reserved (a corrective call) is charged in full.
+//! the budget. A step reserves one call up front and one more before each further call (after
+//! a server tool, a corrective answer); verdicts of the verification model are charged when
+//! the step settles.
 
 use chrono::{DateTime, Utc};
 
@@ -51,6 +53,31 @@ pub async fn reserve(ctx: &AppContext, tenant_id: &str, now: DateTime<Utc>) -> R
         retry_after_seconds,
         reset_at,
     })
+}
+
+/// Reserves one more model call's tokens for a step that calls the model again (after a
+/// server tool, for a corrective answer); `false` when the budget cannot cover it. Without a
+/// budget, always `true`.
+pub async fn extend(ctx: &AppContext, step: &mut StepContext) -> bool {
+    let Some(budget) = ctx.config.agent.tenant_daily_tokens else {
+        return true;
+    };
+    let amount = reservation(ctx).min(budget.max(1));
+    let key = key(&step.tenant_id);
+    match window(budget)
+        .take_amount(ctx.store.as_ref(), &key, amount, step.started_at)
+        .await
+    {
+        Ok(true) => {
+            step.budget_reserved += amount;
+            true
+        }
+        Ok(false) => false,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not reserve tokens for another model call");
+            false
+        }
+    }
 }
 
 /// Gives back a reservation whose request was refused before any model call.

@@ -41,7 +41,12 @@ pub fn correct(
     now: DateTime<Utc>,
 ) -> Option<Decision> {
     let v = step.verification.clone().filter(|v| !v.success)?;
-    let prev = step.history.last()?.clone();
+    let prev = step
+        .history
+        .iter()
+        .rev()
+        .find(|s| s.kind == crate::domain::StepKind::Dom)?
+        .clone();
     let query = step.task.query.clone();
     let plan = step
         .task

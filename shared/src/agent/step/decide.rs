@@ -51,7 +51,11 @@ pub async fn decide(
         None => correct::correct(step, req, &facts, now),
     };
     let decision = match ruled {
-        Some(d) => d,
+        Some(d) => {
+            // A tool deferred by the last round belongs to a decision that did not happen.
+            step.task.pending_tool = None;
+            d
+        }
         None => model::ask(ctx, step, req, built, &facts, deadline).await?,
     };
     finish_step(step, decision, now);
@@ -69,8 +73,13 @@ fn finish_step(step: &mut StepContext, mut decision: Decision, now: chrono::Date
         TaskStatus::Failed => plan.fail_current(),
         _ => {}
     }
-    if let Some(c) = step.correction.as_mut() {
-        if decision.kind == StepKind::Dom && decision.status == TaskStatus::Executing {
+    // A server round corrects nothing (its verdict is taken up again by the next request).
+    if let Some(c) = step
+        .correction
+        .as_mut()
+        .filter(|_| decision.kind == StepKind::Dom)
+    {
+        if decision.status == TaskStatus::Executing {
             decision.status = TaskStatus::Correcting;
         }
         c.corrected_step = Some(decision.action.clone());

@@ -14,6 +14,7 @@ use crate::domain::facts::PageFacts;
 use crate::domain::loops::{detect, LoopKind};
 use crate::domain::outcome::predict;
 use crate::domain::risk::{assess, enter_risk, RiskPatterns};
+use crate::domain::web::leaks_secret;
 use crate::domain::TaskStatus;
 use crate::text::truncate_chars;
 
@@ -141,6 +142,13 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
                 });
             }
             decision.user_question = Some(question);
+        }
+        Action::GoogleSearch(q) => {
+            if let Some(field) = leaks_secret(facts.patterns, facts.view, q) {
+                return Review::Refuse(format!(
+                    "a search query must not contain what is typed into the field {field}"
+                ));
+            }
         }
         a if a.is_server_tool() => {}
         a => {

@@ -178,6 +178,9 @@ pub struct StepContext {
     pub started_at: chrono::DateTime<chrono::Utc>,
     /// The verdict on the previous action.
     pub verification: Option<Verification>,
+    /// The verdict was made by an earlier request (which then ended as a server round) and is
+    /// already stored.
+    pub verification_reused: bool,
     /// The correction chosen after a failed verification.
     pub correction: Option<Correction>,
     /// Lines for the model from the server's own rules (a correction to make, a refusal).

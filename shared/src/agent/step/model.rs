@@ -16,7 +16,7 @@ use crate::agent::request::InteractRequest;
 use crate::context::AppContext;
 use crate::domain::loops::tool_streak;
 use crate::domain::web::SearchRecord;
-use crate::domain::TokenUsage;
+use crate::domain::{StepKind, TokenUsage};
 use crate::error::Error;
 use crate::ports::llm::{ChatMessage, LlmError};
 
@@ -56,7 +56,13 @@ fn messages(
     if !step.knowledge.is_empty() {
         step.task.used_knowledge = true;
     }
-    let latest: Option<SearchRecord> = step.history.iter().rev().find_map(tools::search_of);
+    // The latest googleSearch, unless it is the pre-search answered again.
+    let latest: Option<SearchRecord> = step
+        .history
+        .iter()
+        .rev()
+        .find_map(tools::search_of)
+        .filter(|r| step.task.pre_search.as_ref() != Some(r));
     let searches: Vec<&SearchRecord> = step.task.pre_search.iter().chain(latest.iter()).collect();
     let session_notes = step
         .session
@@ -82,13 +88,24 @@ fn messages(
     })
 }
 
-/// A new task without organisation knowledge may ask for a web search while planning.
+/// A task without organisation knowledge may ask for a web search until its first browser
+/// action (a round that ended before planning does not lose the offer).
 fn offers_pre_search(ctx: &AppContext, step: &StepContext) -> bool {
-    step.is_new
-        && step.task.plan.is_none()
+    ctx.search.is_some()
         && step.task.pre_search.is_none()
         && step.knowledge.is_empty()
-        && ctx.search.is_some()
+        && !step.history.iter().any(|s| s.kind == StepKind::Dom)
+}
+
+/// Tool records the request may still write: the task's step limit keeps room for the
+/// decision's own record.
+fn room(ctx: &AppContext, step: &StepContext, round: &Round) -> bool {
+    let left = ctx
+        .config
+        .agent
+        .max_steps
+        .saturating_sub(step.step_index + 1);
+    round.tools < MAX_TOOLS_PER_REQUEST && left > 0
 }
 
 /// Asks the model until an answer is accepted, the tools are used up or time runs out.
@@ -103,27 +120,20 @@ pub async fn ask(
     let llm = ctx.llm.clone().ok_or(Error::LlmNotConfigured)?;
     let model_deadline = deadline.checked_sub(PERSIST_RESERVE).unwrap_or(deadline);
     let mut round = Round::default();
-    // A tool the last round could not fit runs first.
+    // A tool the last round could not fit runs first; one that still does not fit is dropped
+    // and the model told so (it never waits for ever).
     if let Some(call) = step.task.pending_tool.take() {
         if let Ok(action) = Action::parse(&call) {
-            if !tools::fits(&action, model_deadline, CALL_MIN_TIME) {
-                step.task.pending_tool = Some(call);
-                return Ok(tools::deferred(&action, ""));
+            if room(ctx, step, &round) && tools::fits(&action, deadline) {
+                let ran = tools::run(ctx, step, req, built, &action, &call, "", deadline).await;
+                round.tools += 1;
+                round.last = Some(ran);
+            } else {
+                step.notes.push(format!(
+                    "{} could not run: there was no time left for it; decide without it or ask for it again.",
+                    crate::text::single_line(&call, 200)
+                ));
             }
-            let ran = tools::run(
-                ctx,
-                step,
-                req,
-                built,
-                &action,
-                &call,
-                "",
-                model_deadline,
-                CALL_MIN_TIME,
-            )
-            .await;
-            round.tools += 1;
-            round.last = Some(ran);
         }
     }
     let mut messages = messages(ctx, step, req, built);
@@ -133,9 +143,16 @@ pub async fn ask(
         step.task.resume_note = resume_note.clone();
         Ok(tools::server_round("", "step_deadline", round.last))
     };
-    for _ in 0..MAX_CALLS {
+    for call in 0..MAX_CALLS {
         if model_deadline.saturating_duration_since(Instant::now()) < CALL_MIN_TIME {
             return out_of_time(step, round);
+        }
+        // The step reserved one call's tokens; each further call reserves its own.
+        if call > 0 && !super::budget::extend(ctx, step).await {
+            let mut d = tools::server_round("", "token_budget", round.last);
+            d.thought = "The daily token budget is used up for now; I stop this round here.".into();
+            step.task.resume_note = resume_note.clone();
+            return Ok(d);
         }
         let t = Instant::now();
         let c = match llm.complete(&messages, model_deadline).await {
@@ -171,11 +188,9 @@ pub async fn ask(
             let search = Action::GoogleSearch(crate::text::single_line(&q, 400));
             if offers_pre_search(ctx, step)
                 && round.tools < MAX_TOOLS_PER_REQUEST
-                && tools::fits(&search, model_deadline, CALL_MIN_TIME)
+                && tools::fits(&search, deadline)
             {
-                let until = model_deadline
-                    .checked_sub(CALL_MIN_TIME)
-                    .unwrap_or(model_deadline);
+                let until = tools::search_deadline(deadline);
                 let now = ctx.clock.now();
                 let record = super::search::search(ctx, &q, &req.url, until, now).await;
                 step.task.pre_search = Some(record);
@@ -200,24 +215,13 @@ pub async fn ask(
                                 "I keep using server tools without acting on the page, so I am stopping here.",
                             ));
                         }
-                        if round.tools >= MAX_TOOLS_PER_REQUEST
-                            || !tools::fits(&action, model_deadline, CALL_MIN_TIME)
-                        {
+                        if !room(ctx, step, &round) || !tools::fits(&action, deadline) {
                             step.task.pending_tool = Some(call);
                             return Ok(tools::deferred(&action, &thought));
                         }
-                        let ran = tools::run(
-                            ctx,
-                            step,
-                            req,
-                            built,
-                            &action,
-                            &call,
-                            &thought,
-                            model_deadline,
-                            CALL_MIN_TIME,
-                        )
-                        .await;
+                        let ran =
+                            tools::run(ctx, step, req, built, &action, &call, &thought, deadline)
+                                .await;
                         round.tools += 1;
                         round.last = Some(ran);
                         messages = self::messages(ctx, step, req, built);

@@ -93,7 +93,10 @@ pub fn all(
     out.push(decision(step, d, &req.url, snapshot_bytes, now));
     let last = &req.last_action;
     if let Some(first) = out.first_mut() {
-        first.verification = step.verification.clone();
+        first.verification = step
+            .verification
+            .clone()
+            .filter(|_| !step.verification_reused);
         first.correction = step.correction.clone();
         first.client_outcome =
             (!last.is_empty()).then(|| serde_json::to_value(last).unwrap_or(Value::Null));

@@ -82,6 +82,7 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
         .history
         .iter()
         .rev()
+        .filter(|s| s.kind == crate::domain::StepKind::Dom)
         .take(3)
         .map(|s| s.action.as_str())
         .collect();

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::memory::{self, MemoryResult};
+use super::model::{CALL_MIN_TIME, PERSIST_RESERVE};
 use super::search::{search, MIN_SEARCH_TIME};
 use super::{judge, records, BuiltPage, Decision, StepContext};
 use crate::agent::action::Action;
@@ -63,14 +64,29 @@ pub fn describe(action: &Action) -> (&'static str, Value) {
     }
 }
 
-/// Whether `action` can run and still leave the model time to answer before `deadline`.
-pub fn fits(action: &Action, deadline: Instant, call_time: Duration) -> bool {
-    let left = deadline.saturating_duration_since(Instant::now());
+/// When the model's answers must be in, for a step ending at `deadline`.
+fn model_deadline(deadline: Instant) -> Instant {
+    deadline.checked_sub(PERSIST_RESERVE).unwrap_or(deadline)
+}
+
+/// Whether `action` can run and still leave the model time to answer within the step ending
+/// at `deadline` (a memory tool takes no time).
+pub fn fits(action: &Action, deadline: Instant) -> bool {
+    let left = model_deadline(deadline).saturating_duration_since(Instant::now());
     match action {
-        Action::GoogleSearch(_) => left >= MIN_SEARCH_TIME + call_time,
+        Action::GoogleSearch(_) => left >= MIN_SEARCH_TIME + CALL_MIN_TIME,
         Action::VerifySuccess(_) => judge::has_time(deadline),
-        _ => left >= call_time,
+        _ => true,
     }
+}
+
+/// The time a search may take out of a step ending at `deadline`.
+pub fn search_deadline(deadline: Instant) -> Instant {
+    let model = model_deadline(deadline);
+    model
+        .checked_sub(CALL_MIN_TIME)
+        .unwrap_or(model)
+        .min(Instant::now() + SEARCH_BUDGET)
 }
 
 /// What a tool run leaves for the round's answer when it is the last thing the round does.
@@ -80,7 +96,8 @@ pub struct Ran {
     pub message: String,
 }
 
-/// Runs the server tool `action` (written `call`) and records it as the request's next step.
+/// Runs the server tool `action` (written `call`) within the step ending at `deadline`, and
+/// records it as the request's next step.
 #[allow(clippy::too_many_arguments)]
 pub async fn run(
     ctx: &AppContext,
@@ -91,7 +108,6 @@ pub async fn run(
     call: &str,
     thought: &str,
     deadline: Instant,
-    call_time: Duration,
 ) -> Ran {
     let now = ctx.clock.now();
     let (name, parameters) = describe(action);
@@ -99,24 +115,20 @@ pub async fn run(
         Action::GoogleSearch(q) => {
             let record = match earlier_search(step, q) {
                 Some(r) => r,
-                None => {
-                    let until = deadline
-                        .checked_sub(call_time)
-                        .unwrap_or(deadline)
-                        .min(Instant::now() + SEARCH_BUDGET);
-                    search(ctx, q, &req.url, until, now).await
-                }
+                None => search(ctx, q, &req.url, search_deadline(deadline), now).await,
             };
             let message = record.summary();
             (json!({ "message": message, "search": record }), None)
         }
         Action::VerifySuccess(what) => (verify(ctx, step, req, built, what, deadline).await, None),
         _ => {
-            let mut session = step
-                .session
-                .as_ref()
-                .or(step.new_session.as_ref())
-                .map(|s| s.memory.clone());
+            // Notes exported earlier in this request count.
+            let mut session = step.session_memory.clone().or_else(|| {
+                step.session
+                    .as_ref()
+                    .or(step.new_session.as_ref())
+                    .map(|s| s.memory.clone())
+            });
             match memory::apply(action, &mut step.task.memory, session.as_mut()) {
                 Some((r, changed)) => {
                     if changed {
@@ -196,14 +208,16 @@ async fn verify(
             query: &query,
             plan: &plan,
             history: &history,
-            label: "The agent wants to confirm",
+            label: "The agent says the task is complete because",
             said: what,
-            ask: "is that true on the current page?",
+            ask: "is the task complete, as the agent says, judging by the current page?",
         },
         built,
         &req.url,
     );
-    let (success, confidence, reason) = match judge::ask(ctx, step, &question, deadline).await {
+    let verdict = judge::ask(ctx, step, &question, deadline).await;
+    let checked = verdict.is_some();
+    let (success, confidence, reason) = match verdict {
         Some(j) => (
             j.success && j.confidence >= SUCCESS_CONFIDENCE,
             j.confidence,
@@ -219,6 +233,7 @@ async fn verify(
     json!({
         "message": message,
         "description": what,
+        "checked": checked,
         "success": success,
         "confidence": confidence,
         "reason": reason,
@@ -226,8 +241,9 @@ async fn verify(
     })
 }
 
-/// The latest `verifySuccess` verdict on this very page since the last browser action:
-/// whether it confirmed, and why.
+/// The latest `verifySuccess` verdict on the task's completion, made on this very page since
+/// the last browser action: whether it confirmed, and why (a check that could not be made
+/// does not count).
 pub fn verified_here(step: &StepContext) -> Option<(bool, String)> {
     step.history
         .iter()
@@ -235,6 +251,7 @@ pub fn verified_here(step: &StepContext) -> Option<(bool, String)> {
         .take_while(|s| s.kind == StepKind::ServerTool)
         .filter(|s| s.tool() == Some("verifySuccess"))
         .filter_map(|s| s.tool_result.as_ref())
+        .filter(|r| r.get("checked").and_then(Value::as_bool) == Some(true))
         .find(|r| r.get("pageHash").and_then(Value::as_str) == Some(step.page_hash.as_str()))
         .map(|r| {
             (
@@ -272,15 +289,18 @@ pub fn server_round(thought: &str, why: &str, ran: Option<Ran>) -> Decision {
 }
 
 /// The round that ends because the tool the model asked for does not fit: the next request
-/// runs it first.
+/// runs it first. It counts toward the tool streak.
 pub fn deferred(action: &Action, thought: &str) -> Decision {
     let (name, parameters) = describe(action);
-    server_round(
+    let why = format!("{name} runs with the next call");
+    let mut d = server_round(
         thought,
-        &format!("{name} runs with the next call"),
+        &why,
         Some(Ran {
             tool_action: ToolAction::server(name, parameters, None),
             message: format!("Running {name} next."),
         }),
-    )
+    );
+    d.tool_result = Some(json!({ "tool": name, "deferred": true, "message": why }));
+    d
 }

@@ -113,6 +113,18 @@ pub async fn verify(
     built: &BuiltPage,
     deadline: Instant,
 ) {
+    // After server rounds (the client executed nothing) the verdict made on the last browser
+    // action still stands: it is reused, not made again.
+    let trailing = step
+        .history
+        .iter()
+        .rev()
+        .take_while(|s| s.kind == StepKind::ServerTool);
+    if let Some(v) = trailing.filter_map(|s| s.verification.clone()).last() {
+        step.verification = Some(v);
+        step.verification_reused = true;
+        return;
+    }
     let Some(prev) = step.history.last().cloned() else {
         return;
     };

@@ -131,6 +131,7 @@ pub async fn enter(
         budget_reserved: held,
         started_at: now,
         verification: None,
+        verification_reused: false,
         correction: None,
         notes: Vec::new(),
         replan: false,
