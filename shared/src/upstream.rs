@@ -35,6 +35,33 @@ pub async fn read_limited(mut resp: reqwest::Response, max: usize) -> Result<Vec
     }
 }
 
+/// An HTTP client built on first use: functions that never call an upstream pay nothing for
+/// it at cold start.
+#[derive(Debug)]
+pub struct LazyClient {
+    connect_timeout: std::time::Duration,
+    client: std::sync::OnceLock<reqwest::Client>,
+}
+
+impl LazyClient {
+    pub fn new(connect_timeout: std::time::Duration) -> Self {
+        Self {
+            connect_timeout,
+            client: std::sync::OnceLock::new(),
+        }
+    }
+
+    pub fn get(&self) -> &reqwest::Client {
+        self.client.get_or_init(|| {
+            reqwest::Client::builder()
+                .connect_timeout(self.connect_timeout)
+                .pool_idle_timeout(std::time::Duration::from_secs(60))
+                .build()
+                .unwrap_or_default()
+        })
+    }
+}
+
 /// What one attempt at an upstream call came to.
 #[derive(Debug)]
 pub enum Attempt<T, E> {
@@ -105,6 +132,29 @@ where
         Err(GaveUp::Timeout)
     } else {
         Err(GaveUp::Failed(last))
+    }
+}
+
+/// Sends `req` and reads its answer (up to `max` bytes): the body of a 2xx; `Retry` for 429,
+/// 5xx, transport failures and timeouts; `Fatal` with the reason for any other status or an
+/// answer over `max`.
+pub async fn exchange(req: reqwest::RequestBuilder, max: usize) -> Attempt<Vec<u8>, String> {
+    let resp = match req.send().await {
+        Ok(r) => r,
+        Err(e) => return Attempt::Retry(transport_reason(&e), None),
+    };
+    let status = resp.status();
+    if status.as_u16() == 429 || status.is_server_error() {
+        return Attempt::Retry(format!("status {status}"), retry_after(&resp));
+    }
+    if !status.is_success() {
+        return Attempt::Fatal(format!("status {status}"));
+    }
+    match read_limited(resp, max).await {
+        Ok(b) => Attempt::Done(b),
+        Err(ReadError::Timeout) => Attempt::Retry(TIMED_OUT.into(), None),
+        Err(ReadError::Transport) => Attempt::Retry("connection failed: body".into(), None),
+        Err(ReadError::TooLarge) => Attempt::Fatal("oversized answer".into()),
     }
 }
 

@@ -2,7 +2,6 @@
 //! 429/5xx/connection failures with backoff, never past the caller's deadline; collects token
 //! usage and never logs the key or the prompt.
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -11,15 +10,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::LlmConfig;
 use crate::ports::llm::{ChatMessage, Completion, Llm, LlmError};
-use crate::upstream::{
-    read_limited, retry_after, transport_reason, with_retries, Attempt, GaveUp, ReadError,
-};
+use crate::upstream::{exchange, with_retries, Attempt, GaveUp, LazyClient};
 
 /// Any OpenAI-compatible `/chat/completions` endpoint.
 pub struct OpenAiLlm {
     cfg: LlmConfig,
     // Built on first use: functions that never call the model pay nothing at cold start.
-    client: OnceLock<reqwest::Client>,
+    client: LazyClient,
 }
 
 impl std::fmt::Debug for OpenAiLlm {
@@ -70,18 +67,12 @@ impl OpenAiLlm {
     pub fn new(cfg: LlmConfig) -> Self {
         Self {
             cfg,
-            client: OnceLock::new(),
+            client: LazyClient::new(Duration::from_secs(5)),
         }
     }
 
     fn client(&self) -> &reqwest::Client {
-        self.client.get_or_init(|| {
-            reqwest::Client::builder()
-                .connect_timeout(Duration::from_secs(5))
-                .pool_idle_timeout(Duration::from_secs(60))
-                .build()
-                .unwrap_or_default()
-        })
+        self.client.get()
     }
 
     fn url(&self) -> String {
@@ -102,36 +93,16 @@ impl OpenAiLlm {
             temperature: 0.0,
             max_tokens: self.cfg.max_tokens,
         };
-        let sent = self
+        let req = self
             .client()
             .post(self.url())
             .bearer_auth(self.cfg.api_key.expose_secret())
             .timeout(timeout)
-            .json(&body)
-            .send()
-            .await;
-        let resp = match sent {
-            Ok(r) => r,
-            Err(e) => return Attempt::Retry(transport_reason(&e), None),
-        };
-        let status = resp.status();
-        if status.as_u16() == 429 || status.is_server_error() {
-            return Attempt::Retry(format!("status {status}"), retry_after(&resp));
-        }
-        if !status.is_success() {
-            return Attempt::Fatal(LlmError::Upstream(format!("status {status}")));
-        }
-        let body = match read_limited(resp, MAX_RESPONSE_BYTES).await {
-            Ok(b) => b,
-            Err(ReadError::Timeout) => {
-                return Attempt::Retry(crate::upstream::TIMED_OUT.into(), None)
-            }
-            Err(ReadError::Transport) => {
-                return Attempt::Retry("connection failed: body".into(), None)
-            }
-            Err(ReadError::TooLarge) => {
-                return Attempt::Fatal(LlmError::Upstream("oversized completion".into()))
-            }
+            .json(&body);
+        let body = match exchange(req, MAX_RESPONSE_BYTES).await {
+            Attempt::Done(b) => b,
+            Attempt::Retry(why, after) => return Attempt::Retry(why, after),
+            Attempt::Fatal(why) => return Attempt::Fatal(LlmError::Upstream(why)),
         };
         match serde_json::from_slice::<ChatResponse>(&body) {
             Ok(r) => {

@@ -2,7 +2,6 @@
 //! 429/5xx/transport failures with backoff inside the caller's deadline, reads the answer with
 //! a size limit, bounds every result, and never logs the key, the query or a URL.
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -12,10 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::SearchConfig;
 use crate::ports::web_search::{SearchError, SearchHit, SearchQuery, WebSearch};
 use crate::text::truncate_chars;
-use crate::upstream::{
-    read_limited, retry_after, transport_reason, with_retries, Attempt, GaveUp, ReadError,
-    TIMED_OUT,
-};
+use crate::upstream::{exchange, with_retries, Attempt, GaveUp, LazyClient};
 
 /// Largest answer read.
 const MAX_ANSWER_BYTES: usize = 512 * 1024;
@@ -27,7 +23,7 @@ const CONTENT_CHARS: usize = 2_000;
 /// Tavily's search API.
 pub struct TavilySearch {
     cfg: SearchConfig,
-    client: OnceLock<reqwest::Client>,
+    client: LazyClient,
 }
 
 impl std::fmt::Debug for TavilySearch {
@@ -68,18 +64,12 @@ impl TavilySearch {
     pub fn new(cfg: SearchConfig) -> Self {
         Self {
             cfg,
-            client: OnceLock::new(),
+            client: LazyClient::new(Duration::from_secs(3)),
         }
     }
 
     fn client(&self) -> &reqwest::Client {
-        self.client.get_or_init(|| {
-            reqwest::Client::builder()
-                .connect_timeout(Duration::from_secs(3))
-                .pool_idle_timeout(Duration::from_secs(60))
-                .build()
-                .unwrap_or_default()
-        })
+        self.client.get()
     }
 
     async fn attempt(
@@ -95,7 +85,7 @@ impl TavilySearch {
             include_answer: false,
             include_raw_content: false,
         };
-        let sent = self
+        let req = self
             .client()
             .post(format!(
                 "{}/search",
@@ -103,29 +93,11 @@ impl TavilySearch {
             ))
             .bearer_auth(self.cfg.api_key.expose_secret())
             .timeout(timeout)
-            .json(&body)
-            .send()
-            .await;
-        let resp = match sent {
-            Ok(r) => r,
-            Err(e) => return Attempt::Retry(transport_reason(&e), None),
-        };
-        let status = resp.status();
-        if status.as_u16() == 429 || status.is_server_error() {
-            return Attempt::Retry(format!("status {status}"), retry_after(&resp));
-        }
-        if !status.is_success() {
-            return Attempt::Fatal(SearchError::Failed(format!("status {status}")));
-        }
-        let bytes = match read_limited(resp, MAX_ANSWER_BYTES).await {
-            Ok(b) => b,
-            Err(ReadError::Timeout) => return Attempt::Retry(TIMED_OUT.into(), None),
-            Err(ReadError::Transport) => {
-                return Attempt::Retry("connection failed: body".into(), None)
-            }
-            Err(ReadError::TooLarge) => {
-                return Attempt::Fatal(SearchError::Failed("oversized answer".into()))
-            }
+            .json(&body);
+        let bytes = match exchange(req, MAX_ANSWER_BYTES).await {
+            Attempt::Done(b) => b,
+            Attempt::Retry(why, after) => return Attempt::Retry(why, after),
+            Attempt::Fatal(why) => return Attempt::Fatal(SearchError::Failed(why)),
         };
         match serde_json::from_slice::<Answer>(&bytes) {
             Ok(a) => Attempt::Done(hits(a, self.cfg.max_results)),

@@ -89,27 +89,12 @@ async fn judge_finish(
     thought: &str,
     deadline: Instant,
 ) -> Option<(bool, String)> {
-    let plan: Vec<String> = step
-        .task
-        .plan
-        .as_ref()
-        .map(|pl| pl.steps.iter().map(|s| s.description.clone()).collect())
-        .unwrap_or_default();
-    let query = step.task.query.clone();
-    let history = step.history.clone();
-    let question = judge::claim_question(
-        &judge::Claim {
-            query: &query,
-            plan: &plan,
-            history: &history,
-            label: "The agent says",
-            said: thought,
-            ask: "is the task complete?",
-        },
-        built,
-        &req.url,
-    );
-    let j = judge::ask(ctx, step, &question, deadline).await?;
+    let claim = judge::Claim {
+        label: "The agent says",
+        said: thought,
+        ask: "is the task complete?",
+    };
+    let j = judge::ask_claim(ctx, step, &claim, built, &req.url, deadline).await?;
     Some((j.success && j.confidence >= SUCCESS_CONFIDENCE, j.reason))
 }
 

@@ -75,32 +75,47 @@ pub fn outcome_question(
     q
 }
 
-/// A question about the task's state on the current page: `said` is what the agent claims or
-/// wants checked (labelled `label`), `ask` the question.
+/// What the agent claims about the task (`label: said`) and the question to decide on it.
 pub struct Claim<'a> {
-    pub query: &'a str,
-    pub plan: &'a [String],
-    pub history: &'a [Step],
     pub label: &'a str,
     pub said: &'a str,
     pub ask: &'a str,
 }
 
-/// The question about `claim` on the current page (before `finish()`, or for `verifySuccess`).
-pub fn claim_question(claim: &Claim<'_>, built: &BuiltPage, url: &str) -> String {
+/// The question about `claim` on the current page, with the task, its plan and recent steps.
+pub fn claim_question(
+    step: &StepContext,
+    claim: &Claim<'_>,
+    built: &BuiltPage,
+    url: &str,
+) -> String {
     let mut q = String::new();
-    let _ = writeln!(q, "Task: {}", prompt_line(claim.query, 1_000));
-    if !claim.plan.is_empty() {
-        let _ = writeln!(q, "Plan: {}", prompt_line(&claim.plan.join("; "), 600));
+    let _ = writeln!(q, "Task: {}", prompt_line(&step.task.query, 1_000));
+    if let Some(plan) = step.task.plan.as_ref() {
+        let steps: Vec<&str> = plan.steps.iter().map(|s| s.description.as_str()).collect();
+        let _ = writeln!(q, "Plan: {}", prompt_line(&steps.join("; "), 600));
     }
-    let recent = claim.history.len().saturating_sub(5);
-    for s in &claim.history[recent..] {
+    let recent = step.history.len().saturating_sub(5);
+    for s in &step.history[recent..] {
         let _ = writeln!(q, "Step {}: {}", s.index + 1, prompt_line(&s.action, 160));
     }
     let _ = writeln!(q, "{}: {}", claim.label, prompt_line(claim.said, 400));
     let _ = writeln!(q, "{}", page_block(built, url));
     let _ = write!(q, "Question: {}", claim.ask);
     q
+}
+
+/// Asks the verification model about `claim` (before `finish()`, or for `verifySuccess`).
+pub async fn ask_claim(
+    ctx: &AppContext,
+    step: &mut StepContext,
+    claim: &Claim<'_>,
+    built: &BuiltPage,
+    url: &str,
+    deadline: Instant,
+) -> Option<Judged> {
+    let question = claim_question(step, claim, built, url);
+    ask(ctx, step, &question, deadline).await
 }
 
 /// Whether a verdict can still be asked for before `deadline` (leaving time for the decision).

@@ -195,27 +195,12 @@ async fn verify(
     what: &str,
     deadline: Instant,
 ) -> Value {
-    let plan: Vec<String> = step
-        .task
-        .plan
-        .as_ref()
-        .map(|p| p.steps.iter().map(|s| s.description.clone()).collect())
-        .unwrap_or_default();
-    let query = step.task.query.clone();
-    let history = step.history.clone();
-    let question = judge::claim_question(
-        &judge::Claim {
-            query: &query,
-            plan: &plan,
-            history: &history,
-            label: "The agent says the task is complete because",
-            said: what,
-            ask: "is the task complete, as the agent says, judging by the current page?",
-        },
-        built,
-        &req.url,
-    );
-    let verdict = judge::ask(ctx, step, &question, deadline).await;
+    let claim = judge::Claim {
+        label: "The agent says the task is complete because",
+        said: what,
+        ask: "is the task complete, as the agent says, judging by the current page?",
+    };
+    let verdict = judge::ask_claim(ctx, step, &claim, built, &req.url, deadline).await;
     let checked = verdict.is_some();
     let (success, confidence, reason) = match verdict {
         Some(j) => (
