@@ -234,6 +234,30 @@ async fn a_tool_that_leaves_no_time_for_the_model_ends_the_round_with_its_result
         .contains("Your notes for this task: price = 42 EUR"));
 }
 
+#[tokio::test]
+async fn a_replayed_request_that_ran_tools_writes_nothing_more() {
+    let h = harness_with(|o| o).await;
+    h.llm.push([
+        Reply::action("Note.", "remember(\"k\", \"v\")"),
+        Reply::action("Open.", "click(1)"),
+    ]);
+    let b1 = start("Open the lamp", SHOP, vec![node("1", "link", "Lamp")]);
+    let answer = |r: reqwest::Response| async move {
+        assert_eq!(r.status(), 200);
+        r.json::<serde_json::Value>().await.expect("json")
+    };
+    let first = answer(h.interact_with(&b1, &h.token, Some("key-1")).await).await;
+    let again = answer(h.interact_with(&b1, &h.token, Some("key-1")).await).await;
+    assert_eq!(first, again, "the stored answer is replayed");
+    assert_eq!(first["action"], "click(1)");
+    assert_eq!(
+        h.task(&first).await.step_count,
+        2,
+        "the tool run and the click"
+    );
+    assert_eq!(h.llm.requests().len(), 2, "the model is not asked again");
+}
+
 fn adapter(search: &ScriptedSearch, timeout_ms: u64) -> TavilySearch {
     TavilySearch::new(SearchConfig {
         base_url: search.base_url.clone(),
