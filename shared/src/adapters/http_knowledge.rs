@@ -1,13 +1,13 @@
 //! The `Knowledge` adapter for the knowledge extraction service
 //! (`GET /api/knowledge/resolve?url&query&tenantId`), its answer read with a size limit.
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::ports::knowledge::{Knowledge, KnowledgeError, KnowledgeResult};
+use crate::upstream::{exchange, Attempt, LazyClient};
 
 /// Largest answer read from the extraction service.
 const MAX_ANSWER_BYTES: usize = 2 * 1024 * 1024;
@@ -17,7 +17,7 @@ pub struct HttpKnowledge {
     base_url: String,
     token: Option<SecretString>,
     timeout: Duration,
-    client: OnceLock<reqwest::Client>,
+    client: LazyClient,
 }
 
 impl std::fmt::Debug for HttpKnowledge {
@@ -34,7 +34,7 @@ impl HttpKnowledge {
             base_url,
             token,
             timeout,
-            client: OnceLock::new(),
+            client: LazyClient::new(Duration::from_secs(3)),
         }
     }
 }
@@ -47,7 +47,7 @@ impl Knowledge for HttpKnowledge {
         query: Option<&str>,
         tenant_id: &str,
     ) -> Result<KnowledgeResult, KnowledgeError> {
-        let client = self.client.get_or_init(reqwest::Client::new);
+        let client = self.client.get();
         let mut params = vec![("url", url), ("tenantId", tenant_id)];
         if let Some(q) = query {
             params.push(("query", q));
@@ -62,19 +62,11 @@ impl Knowledge for HttpKnowledge {
         if let Some(t) = &self.token {
             req = req.bearer_auth(t.expose_secret());
         }
-        let resp = req.send().await.map_err(|e| {
-            KnowledgeError(if e.is_timeout() {
-                "timed out".into()
-            } else {
-                "unreachable".into()
-            })
-        })?;
-        if !resp.status().is_success() {
-            return Err(KnowledgeError(format!("status {}", resp.status())));
-        }
-        let body = crate::upstream::read_limited(resp, MAX_ANSWER_BYTES)
-            .await
-            .map_err(|e| KnowledgeError(format!("answer not read: {e:?}")))?;
+        // One attempt: knowledge improves a step but is not worth waiting for twice.
+        let body = match exchange(req, MAX_ANSWER_BYTES).await {
+            Attempt::Done(b) => b,
+            Attempt::Retry(why, _) | Attempt::Fatal(why) => return Err(KnowledgeError(why)),
+        };
         serde_json::from_slice::<KnowledgeResult>(&body)
             .map_err(|_| KnowledgeError("malformed answer".into()))
     }
