@@ -198,7 +198,43 @@ async fn tools_never_take_a_task_past_its_step_limit(dynamodb: bool) {
     expect_error(r, 400, "MAX_STEPS_EXCEEDED").await;
 }
 
+async fn parallel_requests_running_tools_keep_every_limit(dynamodb: bool) {
+    let h = on_store(dynamodb, |o| o.set("INTERACT_RATE_PER_USER", "1000")).await;
+    h.llm
+        .fallback(Reply::action("Note.", "remember(\"k\", \"v\")"));
+    let page = || vec![node("1", "link", "Lamp")];
+    // 30 new tasks at once: each runs its three tools and defers the fourth.
+    let bodies: Vec<_> = (0..30).map(|_| start("Note", SHOP, page())).collect();
+    let answers = futures::future::join_all(bodies.iter().map(|b| h.ok(b))).await;
+    for a in &answers {
+        assert_eq!(a["toolAction"]["toolName"], "remember");
+        assert_eq!(h.task(a).await.step_count, 4);
+    }
+    // 30 next calls of one task at once: one runs, the others are refused, and its records
+    // stay consecutive under the step count.
+    let (b1, r1) = (&bodies[0], &answers[0]);
+    let calls: Vec<_> = (0..30).map(|_| next(b1, r1, SHOP, page())).collect();
+    let results = futures::future::join_all(calls.iter().map(|b| h.interact(b))).await;
+    let ok = results.iter().filter(|r| r.status() == 200).count();
+    assert_eq!(ok, 1, "one request holds the task");
+    assert!(results
+        .iter()
+        .all(|r| r.status() == 200 || r.status() == 409));
+    let task = h.task(r1).await;
+    let steps = h
+        .app
+        .ctx
+        .store
+        .steps("acme", &task.id)
+        .await
+        .expect("steps");
+    let indexes: Vec<u32> = steps.iter().map(|s| s.index).collect();
+    assert_eq!(indexes, (0..task.step_count).collect::<Vec<_>>());
+    assert!(task.step_count <= 8, "{}", task.step_count);
+}
+
 api_tests::on_both_stores!(
+    parallel_requests_running_tools_keep_every_limit,
     a_model_that_only_calls_tools_is_stopped,
     verify_success_feeds_the_finish_check,
     a_verdict_survives_a_server_round_and_is_stored_once,
@@ -322,6 +358,11 @@ async fn the_tavily_adapter_sends_the_query_and_retries_only_what_may_pass() {
         (401, json!({ "detail": "bad key" }), "401"),
         (200, json!("garbage"), "malformed"),
         (200, json!({ "results": "nope" }), "malformed"),
+        (
+            200,
+            search_results(&[("big", "https://big.example/", &"x".repeat(600_000))]),
+            "oversized",
+        ),
     ] {
         let before = search.requests().len();
         search.then([(status, body, Duration::ZERO)]);
