@@ -82,6 +82,9 @@ pub enum Error {
     /// A task or session refusal (not found, busy, finished, step limit, ...).
     #[error("{0}")]
     Task(#[from] crate::domain::TaskError),
+    /// The model kept failing (429, 5xx) after retries (`LLM_ERROR`).
+    #[error("the model is unavailable")]
+    ModelUnavailable,
     /// No model is configured.
     #[error("no LLM configured")]
     LlmNotConfigured,
@@ -94,6 +97,20 @@ pub enum Error {
     /// Any other server fault; the detail is logged, never returned.
     #[error("internal: {0}")]
     Internal(String),
+    /// An error answer made (and logged) where the error happened — a phase of the step's
+    /// state machine, maybe in another process — passed on as it is.
+    #[error("relayed answer {}", .0.status)]
+    Relayed(Box<Relayed>),
+}
+
+/// An error answer as data: the status, the contract's body and the `Retry-After` seconds.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Relayed {
+    pub status: u16,
+    pub body: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<i64>,
 }
 
 impl Error {
@@ -105,5 +122,20 @@ impl Error {
     /// A server fault with a detail for the logs.
     pub fn internal(detail: impl std::fmt::Display) -> Self {
         Error::Internal(detail.to_string())
+    }
+
+    /// The stable error name the step's state machine matches in `Retry` and `Catch`:
+    /// `Store.Throttled` and `Model.Unavailable` are retried; `Step.Refused` (a 4xx answer),
+    /// `Step.Overloaded` and `Step.Failed` go to the lease's release.
+    pub fn state_error(&self) -> &'static str {
+        match self {
+            Error::Store(StoreError::Unavailable(_)) => "Store.Throttled",
+            Error::ModelUnavailable => "Model.Unavailable",
+            Error::Overloaded(_) => "Step.Overloaded",
+            Error::Relayed(r) if r.status < 500 => "Step.Refused",
+            Error::Relayed(_) => "Step.Failed",
+            e if crate::http::error::classify(e).0.is_client_error() => "Step.Refused",
+            _ => "Step.Failed",
+        }
     }
 }

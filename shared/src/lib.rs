@@ -4,6 +4,7 @@
 
 pub mod adapters;
 pub mod agent;
+pub mod asl;
 pub mod auth;
 pub mod cleanup;
 pub mod clock;

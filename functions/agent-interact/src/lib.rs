@@ -5,6 +5,7 @@
 use ::http::{Method, StatusCode};
 use shared::agent::request::validate;
 use shared::agent::step::{self, StepInput};
+use shared::config::Orchestrator;
 use shared::http::guard::verify_bearer;
 use shared::http::{self, parse_json, Request, Response, RouteSpec};
 use shared::{AppContext, Error};
@@ -47,7 +48,8 @@ async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let idempotency_key = idempotency_key(&req)?;
     let body: serde_json::Value = parse_json(&req)?;
     let request = validate(&body)?;
-    drop(body);
+    // The phases need the body again only when they run in other processes.
+    let body = (ctx.config.agent.orchestrator != Orchestrator::InProcess).then_some(body);
     let request_hash = http::body_hash(&req);
     let input = StepInput {
         principal,
@@ -56,6 +58,6 @@ async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         idempotency_key,
         request_hash,
     };
-    let response = step::run(ctx, input).await?;
+    let response = step::run(ctx, input, body).await?;
     Ok(http::json(StatusCode::OK, &response))
 }

@@ -148,7 +148,7 @@ impl Llm for OpenAiLlm {
         .await
         .map_err(|e| match e {
             GaveUp::Timeout => LlmError::Timeout,
-            GaveUp::Failed(why) => LlmError::Upstream(why),
+            GaveUp::Failed(why) => LlmError::Unavailable(why),
             GaveUp::Fatal(e) => e,
         })
     }

@@ -16,7 +16,7 @@ pub use password::PasswordHasher;
 pub use token::{Claims, IssuedToken, TokenService};
 
 /// Who is calling: taken from a verified, unrevoked access token.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Principal {
     pub user_id: String,
     pub tenant_id: String,

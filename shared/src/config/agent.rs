@@ -43,6 +43,46 @@ pub struct AgentConfig {
     pub tenant_daily_tokens: Option<u64>,
     /// The risk gate's words: the defaults plus `RISK_*_WORDS`.
     pub risk: RiskPatterns,
+    /// Who runs the step's state machine (`ORCHESTRATOR`).
+    pub orchestrator: Orchestrator,
+    /// A file the in-process executor appends each execution's largest state size to
+    /// (`STATE_SIZE_REPORT`; the test command checks the largest over the suite).
+    pub state_report: Option<std::path::PathBuf>,
+}
+
+/// Who runs `statemachine/interact-step.asl.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Orchestrator {
+    /// The in-process interpreter (`ORCHESTRATOR=inprocess`, the default).
+    InProcess,
+    /// AWS Step Functions Express, started synchronously (`ORCHESTRATOR=stepfunctions` with
+    /// `STATE_MACHINE_ARN`); every Task state invokes the phase function.
+    StepFunctions { state_machine_arn: String },
+}
+
+impl Orchestrator {
+    fn from_lookup(get: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        match get("ORCHESTRATOR").as_deref().map(str::trim) {
+            None | Some("") | Some("inprocess") => Ok(Self::InProcess),
+            Some("stepfunctions") => match get("STATE_MACHINE_ARN") {
+                Some(arn) if arn.starts_with("arn:") => Ok(Self::StepFunctions {
+                    state_machine_arn: arn,
+                }),
+                Some(other) => Err(ConfigError::Invalid(
+                    "STATE_MACHINE_ARN",
+                    format!("`{other}` is not an ARN"),
+                )),
+                None => Err(ConfigError::Missing(
+                    "STATE_MACHINE_ARN",
+                    "ORCHESTRATOR=stepfunctions needs the state machine's ARN",
+                )),
+            },
+            Some(other) => Err(ConfigError::Invalid(
+                "ORCHESTRATOR",
+                format!("`{other}` is not inprocess or stepfunctions"),
+            )),
+        }
+    }
 }
 
 /// The knowledge extraction service.
@@ -118,6 +158,8 @@ impl AgentConfig {
             llm,
             knowledge,
             search: SearchConfig::from_lookup(&get)?,
+            orchestrator: Orchestrator::from_lookup(&get)?,
+            state_report: get("STATE_SIZE_REPORT").map(Into::into),
             max_steps: parse_num(&get, "MAX_TASK_STEPS", 50, 1, 1_000)?,
             step_deadline_ms: parse_num(&get, "STEP_DEADLINE_MS", 25_000, 1_000, 900_000)?,
             rate_per_user: parse_num(&get, "INTERACT_RATE_PER_USER", 30, 1, 100_000)?,

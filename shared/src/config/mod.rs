@@ -9,7 +9,7 @@ mod search;
 mod store;
 mod variables;
 
-pub use agent::{AgentConfig, KnowledgeConfig, LlmConfig, LLM_KEY_VARIABLES};
+pub use agent::{AgentConfig, KnowledgeConfig, LlmConfig, Orchestrator, LLM_KEY_VARIABLES};
 pub use origins::{parse_origins, OriginRule};
 pub use realtime::RealtimeConfig;
 pub use search::{SearchConfig, SearchDepth};

@@ -166,6 +166,21 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "time budget of one interact request (API Gateway cuts at 30 s)",
     ),
     (
+        "ORCHESTRATOR",
+        "inprocess",
+        "who runs statemachine/interact-step.asl.json: inprocess or stepfunctions",
+    ),
+    (
+        "STATE_MACHINE_ARN",
+        "",
+        "the Express state machine interact starts when ORCHESTRATOR=stepfunctions",
+    ),
+    (
+        "STATE_SIZE_REPORT",
+        "",
+        "file the in-process executor appends each execution's largest state to (tests)",
+    ),
+    (
         "INTERACT_RATE_PER_USER",
         "30",
         "interact requests per user per window",

@@ -105,6 +105,11 @@ pub fn classify(e: &Error) -> (StatusCode, &'static str, String) {
             ),
         ),
         Error::Upstream { code, message } => (S::BAD_GATEWAY, code, message.clone()),
+        Error::ModelUnavailable => (
+            S::BAD_GATEWAY,
+            "LLM_ERROR",
+            "The language model failed after retries".into(),
+        ),
         Error::RouteNotFound { method, path } => (
             S::NOT_FOUND,
             "NOT_FOUND",
@@ -125,6 +130,11 @@ pub fn classify(e: &Error) -> (StatusCode, &'static str, String) {
             S::SERVICE_UNAVAILABLE,
             "SERVICE_UNAVAILABLE",
             "Storage is busy; retry shortly".into(),
+        ),
+        Error::Relayed(r) => (
+            S::from_u16(r.status).unwrap_or(S::INTERNAL_SERVER_ERROR),
+            "RELAYED",
+            r.body["message"].as_str().unwrap_or_default().to_owned(),
         ),
         Error::Store(StoreError::Internal(_)) | Error::Internal(_) => (
             S::INTERNAL_SERVER_ERROR,
@@ -168,6 +178,10 @@ fn task_error(t: &TaskError) -> (StatusCode, &'static str, String) {
 
 /// Logs an error once, at a level fitting its class (5xx: error with detail; 4xx: info).
 pub fn log_error(e: &Error) {
+    if let Error::Relayed(_) = e {
+        // Logged where it happened.
+        return;
+    }
     let (status, code, _) = classify(e);
     if status.is_server_error() {
         tracing::error!(code, error = %e, "request failed");
@@ -181,8 +195,35 @@ pub fn log_error(e: &Error) {
     }
 }
 
+/// The error answer as data (to pass on from a phase of the step's machine).
+pub fn relay(e: &Error) -> crate::error::Relayed {
+    if let Error::Relayed(r) = e {
+        return (**r).clone();
+    }
+    let r = error_response(e);
+    crate::error::Relayed {
+        status: r.status().as_u16(),
+        body: serde_json::from_slice(r.body().as_ref()).unwrap_or_default(),
+        retry_after: r
+            .headers()
+            .get(http::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok()?.parse().ok()),
+    }
+}
+
 /// The response for an error.
 pub fn error_response(e: &Error) -> Response {
+    if let Error::Relayed(r) = e {
+        let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut resp = json(status, &r.body);
+        if let Some(v) = r
+            .retry_after
+            .and_then(|s| HeaderValue::from_str(&s.to_string()).ok())
+        {
+            resp.headers_mut().insert(http::header::RETRY_AFTER, v);
+        }
+        return resp;
+    }
     let (status, code, message) = classify(e);
     let (details, reset_at) = match e {
         Error::Validation(p) => (p.clone(), None),

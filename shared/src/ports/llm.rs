@@ -49,9 +49,12 @@ pub enum LlmError {
     /// The deadline passed before an answer came.
     #[error("the model did not answer in time")]
     Timeout,
-    /// The endpoint kept failing, or refused the request.
+    /// The endpoint refused the request (a 4xx, a malformed answer).
     #[error("the model endpoint failed: {0}")]
     Upstream(String),
+    /// The endpoint kept failing (429, 5xx, connection) after the adapter's retries.
+    #[error("the model endpoint is unavailable: {0}")]
+    Unavailable(String),
 }
 
 /// A chat-completions model.

@@ -73,7 +73,7 @@ Answer format (Thought and Action are required; the rest only when they apply):
 <TaskType>chat_only</TaskType>   only when the task needs no browser"#;
 
 /// Knowledge text shown at most.
-const KNOWLEDGE_CHARS: usize = 6_000;
+pub const KNOWLEDGE_CHARS: usize = 6_000;
 /// Longest user answer, resume note and server note shown.
 const ANSWER_CHARS: usize = 2_000;
 const NOTE_CHARS: usize = 600;

@@ -1,69 +1,87 @@
-//! Phase 4: the decision. First what the rules decide alone (a confirmed action, a blocker, a
-//! cookie banner, a concrete correction); otherwise the model, whose answer passes the guard
-//! ([`model`]: server tools run and the model asked again, one corrective retry, the finish
-//! check). A step that cannot get an answer within its deadline ends with a SERVER round
-//! instead of an error.
-
-use std::time::Instant;
+//! The decision's rules around the model: what the rules decide alone (a confirmed action, a
+//! blocker, a cookie banner, a concrete correction — the Correct and Plan states), the facts
+//! the guard reviews an answer against, and the decision brought in line with the plan and
+//! the correction before it is stored.
 
 use super::guard::Facts;
-use super::{correct, model, shortcut, BuiltPage, Decision, StepContext};
+use super::{correct, shortcut, BuiltPage, StepContext};
 use crate::agent::page::PageView;
 use crate::agent::request::InteractRequest;
-use crate::context::AppContext;
 use crate::domain::plan::Plan;
-use crate::domain::{StepKind, TaskStatus};
-use crate::error::Error;
+use crate::domain::{Step, StepKind, TaskStatus};
 
-pub use model::PERSIST_RESERVE;
+/// What the guard's facts borrow: the page and the task's earlier browser actions.
+pub struct Known<'a> {
+    view: PageView<'a>,
+    built: &'a BuiltPage,
+    actions: Vec<&'a str>,
+    hashes: Vec<&'a str>,
+}
 
-/// Decides the step: `step.decision` is set on success.
-pub async fn decide(
-    ctx: &AppContext,
+impl<'a> Known<'a> {
+    pub fn new(history: &'a [Step], req: &'a InteractRequest, built: &'a BuiltPage) -> Self {
+        let dom: Vec<&Step> = history.iter().filter(|s| s.kind == StepKind::Dom).collect();
+        let mut hashes: Vec<&str> = dom
+            .iter()
+            .map(|s| s.before_state.as_ref().map_or("", |b| b.page_hash.as_str()))
+            .collect();
+        hashes.push(&built.page.hash);
+        Self {
+            view: PageView {
+                page: &built.page,
+                url: &req.url,
+            },
+            built,
+            actions: dom.iter().map(|s| s.action.as_str()).collect(),
+            hashes,
+        }
+    }
+
+    /// The facts at the request's record `step_index`.
+    pub fn facts(&'a self, ctx: &'a crate::AppContext, step_index: u32) -> Facts<'a> {
+        Facts {
+            page: &self.built.page,
+            view: &self.view,
+            patterns: &ctx.config.agent.risk,
+            actions: &self.actions,
+            hashes: &self.hashes,
+            step_index,
+        }
+    }
+}
+
+/// The Correct and Plan states: a decision the rules make without the model (the shortcuts,
+/// then — after a failed action — a concrete correction). Whether one was made.
+pub fn rules(
+    ctx: &crate::AppContext,
     step: &mut StepContext,
     req: &InteractRequest,
     built: &BuiltPage,
-    deadline: Instant,
-) -> Result<(), Error> {
+) -> bool {
     let now = ctx.clock.now();
-    let view = PageView {
-        page: &built.page,
-        url: &req.url,
-    };
     let history = step.history.clone();
-    let dom: Vec<_> = history.iter().filter(|s| s.kind == StepKind::Dom).collect();
-    let actions: Vec<&str> = dom.iter().map(|s| s.action.as_str()).collect();
-    let mut hashes: Vec<&str> = dom
-        .iter()
-        .map(|s| s.before_state.as_ref().map_or("", |b| b.page_hash.as_str()))
-        .collect();
-    hashes.push(&built.page.hash);
-    let facts = Facts {
-        page: &built.page,
-        view: &view,
-        patterns: &ctx.config.agent.risk,
-        actions: &actions,
-        hashes: &hashes,
-        step_index: step.step_index,
-    };
+    let known = Known::new(&history, req, built);
+    let facts = known.facts(ctx, step.step_index);
     let ruled = match shortcut::decide(step, &facts) {
         Some(d) => Some(d),
         None => correct::correct(step, req, &facts, now),
     };
-    let decision = match ruled {
+    match ruled {
         Some(d) => {
             // A tool deferred by the last round belongs to a decision that did not happen.
             step.task.pending_tool = None;
-            d
+            step.decision = Some(d);
+            true
         }
-        None => model::ask(ctx, step, req, built, &facts, deadline).await?,
-    };
-    finish_step(step, decision, now);
-    Ok(())
+        None => false,
+    }
 }
 
 /// The plan and the correction brought in line with the decision.
-fn finish_step(step: &mut StepContext, mut decision: Decision, now: chrono::DateTime<chrono::Utc>) {
+pub fn finish_step(step: &mut StepContext, now: chrono::DateTime<chrono::Utc>) {
+    let Some(mut decision) = step.decision.take() else {
+        return;
+    };
     let plan = step
         .task
         .plan
@@ -88,4 +106,12 @@ fn finish_step(step: &mut StepContext, mut decision: Decision, now: chrono::Date
         step.task.task_type = Some("web_only".into());
     }
     step.decision = Some(decision);
+}
+
+/// The decision is missing only when the machine left the tool loop at its bound: the round
+/// ends as a SERVER round.
+pub fn ensure_decision(step: &mut StepContext, last: Option<super::tools::Ran>) {
+    if step.decision.is_none() {
+        step.decision = Some(super::tools::server_round("", "tool_limit", last));
+    }
 }

@@ -121,7 +121,7 @@ pub async fn ask_claim(
 /// Whether a verdict can still be asked for before `deadline` (leaving time for the decision).
 pub fn has_time(deadline: Instant) -> bool {
     deadline
-        .checked_sub(super::decide::PERSIST_RESERVE + DECISION_RESERVE)
+        .checked_sub(super::model::PERSIST_RESERVE + DECISION_RESERVE)
         .is_some_and(|until| until.saturating_duration_since(Instant::now()) >= SHORTEST)
 }
 
@@ -159,7 +159,7 @@ pub async fn ask(
     let llm = ctx.verifier.as_ref()?;
     let now = Instant::now();
     let until = deadline
-        .checked_sub(super::decide::PERSIST_RESERVE + DECISION_RESERVE)?
+        .checked_sub(super::model::PERSIST_RESERVE + DECISION_RESERVE)?
         .min(now + LONGEST);
     if until.saturating_duration_since(now) < SHORTEST {
         return None;

@@ -1,29 +1,32 @@
-//! One interact step as named phases over a small serializable [`StepContext`]:
+//! One interact step as named phases over a small serializable [`StepContext`], run by the
+//! state machine `statemachine/interact-step.asl.json` ([`flow`]):
 //!
-//! 1. [`load`]: three rounds of concurrent store calls — authentication with the reads that
-//!    claim nothing (session, history, allowed domains); then the claims (the user's rate
+//! 1. Load ([`load`]): three rounds of concurrent store calls — authentication with the reads
+//!    that claim nothing (session, history, allowed domains); then the claims (the user's rate
 //!    count, the idempotency key, the task lease) and the admission of the request; then the
-//!    tenant's rate count and token budget with the organisation knowledge and the page.
-//!    Nothing is counted or claimed for a request whose token or account is refused, and page
-//!    work starts only for requests within the user's limit.
-//! 2. [`page`]: the page model and its rendering, built on the blocking pool.
-//! 3. [`verify`]: the previous action checked against this page — rules first, a (cheaper)
-//!    model only when the evidence is ambiguous.
-//! 4. [`decide`]: decisions the rules can make ([`shortcut`]: a confirmed risky action, a
-//!    blocker, a cookie banner; [`correct`]: a concrete correction), else the model, whose
-//!    answer passes the [`guard`] (grammar, element, loops, the risk gate, chains) and, for
-//!    `finish()`, a success check; server tools run in [`memory`].
-//! 5. [`persist`]: the step with the task's new state (the lease released), the session's
-//!    messages and the page snapshot — concurrently — then the [`response`].
+//!    tenant's rate count and token budget with the page ([`page`], built on the blocking
+//!    pool). Nothing is counted or claimed for a request whose token or account is refused,
+//!    and page work starts only for requests within the user's limit.
+//! 2. Verify ([`verify`]): the previous action checked against this page — rules first, a
+//!    (cheaper) model only when the evidence is ambiguous.
+//! 3. Correct | Plan ([`decide`]): decisions the rules can make ([`shortcut`]: a confirmed
+//!    risky action, a blocker, a cookie banner; [`correct`]: a concrete correction).
+//! 4. Gather: organisation knowledge ‖ the web search a new task's planning answer asked for.
+//! 5. Decide ⇄ Guard ⇄ RunTool ([`model`]): the model's answer passes the [`guard`] (grammar,
+//!    element, loops, the risk gate, chains) and, for `finish()`, a success check; server
+//!    tools run ([`tools`], [`memory`]) and the model is asked again, within bounds.
+//! 6. Persist ([`persist`]): the step with the task's new state (the lease released), the
+//!    session's messages and the page snapshot — concurrently — then Respond ([`response`]).
 //!
 //! A new task is written only in `persist`, so a failed step leaves nothing behind. A refused
 //! request hands back everything `load` claimed; a step that fails after asking the model hands
-//! back its lease and idempotency key, and its rate counts stay (the model was asked).
+//! back its lease and idempotency key (the Release state), and its rate counts stay.
 
 mod accept;
 mod budget;
 mod correct;
 mod decide;
+pub mod flow;
 mod guard;
 mod judge;
 mod load;
@@ -38,19 +41,19 @@ mod shortcut;
 mod tools;
 mod verify;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use decide::decide;
 pub use guard::{guard, Review};
 pub use load::{Admitted, Loaded};
 pub use memory::MemoryResult;
+pub use model::MAX_CALLS as MAX_MODEL_CALLS;
 pub use page::BuiltPage;
 pub use persist::persist;
 pub use response::StepResponse;
-pub use tools::ToolAction;
+pub use tools::{ToolAction, MAX_TOOLS_PER_REQUEST};
 
 use super::request::InteractRequest;
 use crate::auth::Principal;
@@ -168,6 +171,10 @@ pub struct StepContext {
     /// `step_index` is the index of the next record.
     pub first_index: u32,
     pub knowledge: Vec<KnowledgeChunk>,
+    /// The tenant has organisation knowledge for the page's domain (the Knowledge state asks
+    /// for it).
+    #[serde(default)]
+    pub org_knowledge: bool,
     pub page_hash: String,
     pub page_summary: String,
     pub page_form: String,
@@ -216,40 +223,8 @@ impl StepContext {
     }
 }
 
-/// Runs a whole step and returns the response body.
-pub async fn run(ctx: &AppContext, mut input: StepInput) -> Result<Value, Error> {
-    let started = Instant::now();
-    let deadline = started + Duration::from_millis(ctx.config.agent.step_deadline_ms);
-    // Checked first: without a model nothing is read or written.
-    if ctx.llm.is_none() {
-        return Err(Error::LlmNotConfigured);
-    }
-    // An unauthenticated request claims nothing and costs no page work; a refused one hands
-    // back what it claimed.
-    let reads = load::read(ctx, &input).await?;
-    let admitted = match load::claim(ctx, &input, reads).await? {
-        Loaded::Replay(response) => return Ok(response),
-        Loaded::Ready(admitted) => *admitted,
-    };
-    let page_job = page::start(ctx, &mut input.request, deadline);
-    let (step, built) = load::enter(ctx, &input, admitted, page_job).await?;
-    let mut step = *step;
-    let us = || started.elapsed().as_micros() as u64;
-    step.phases.loaded_us = us();
-    let outcome = async {
-        verify::verify(ctx, &mut step, &input.request, &built, deadline).await;
-        step.phases.verified_us = us();
-        decide(ctx, &mut step, &input.request, &built, deadline).await?;
-        step.phases.decided_us = us();
-        persist(ctx, &mut step, &input, &built.snapshot, started).await
-    }
-    .await;
-    budget::settle(ctx, &step).await;
-    match outcome {
-        Ok(response) => Ok(response),
-        Err(e) => {
-            load::release(ctx, &step, &input).await;
-            Err(e)
-        }
-    }
+/// Runs a whole step through the step's state machine and returns the response body;
+/// `body` (the request as sent) is kept only when the phases run in other processes.
+pub async fn run(ctx: &AppContext, input: StepInput, body: Option<Value>) -> Result<Value, Error> {
+    flow::run(ctx, input, body).await
 }

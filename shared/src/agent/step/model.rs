@@ -1,10 +1,13 @@
-//! The model's part of a decision, inside the step's deadline: ask; review the answer (the
-//! guard); run the server tools it calls and ask again (at most
-//! [`MAX_TOOLS_PER_REQUEST`] per request, a pre-search included); one corrective retry when
-//! an answer cannot be executed, loops or fails the finish check. A round that cannot finish
-//! in time ends as a `SERVER` round, never as an error.
+//! The model's part of a decision, inside the step's deadline, as three states of the step's
+//! machine: [`call`] asks (Decide); [`review`] applies the guard (Guard); [`run_tool`] runs
+//! the server tool an answer calls (RunTool), after which the model is asked again — at most
+//! [`MAX_TOOLS_PER_REQUEST`] tools per request, a pre-search included, and one corrective
+//! retry when an answer cannot be executed, loops or fails the finish check. A round that
+//! cannot finish in time ends as a `SERVER` round, never as an error.
 
 use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
 
 use super::guard::{guard, Facts, Review};
 use super::tools::{self, Ran, MAX_TOOLS_PER_REQUEST, MAX_TOOL_STREAK};
@@ -27,15 +30,55 @@ const RETRY_MIN_TIME: Duration = Duration::from_secs(3);
 /// A model call is only started with at least this much time left.
 pub const CALL_MIN_TIME: Duration = Duration::from_millis(1_500);
 /// Model calls of one decision at most: one per tool, one retry, the answer.
-const MAX_CALLS: usize = MAX_TOOLS_PER_REQUEST + 2;
+pub const MAX_CALLS: usize = MAX_TOOLS_PER_REQUEST + 2;
 
-/// How a round is going.
-#[derive(Default)]
-struct Round {
-    tools: usize,
-    retried: bool,
+/// How a decision's model round is going, carried between the Decide, Guard and RunTool
+/// states.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Round {
+    /// Server tools run (a pre-search included).
+    pub tools: usize,
+    /// Model calls made.
+    pub calls: usize,
+    pub retried: bool,
     /// The last tool run, for a round that ends after it.
-    last: Option<Ran>,
+    pub last: Option<Ran>,
+    /// The model's answer, for the guard.
+    pub answer: Option<String>,
+    /// The corrective exchange added to the next prompt.
+    pub correction: Vec<ChatMessage>,
+    /// The tool the next RunTool state runs.
+    pub tool: Option<ToolCall>,
+    /// The task's resume note: shown in the first prompt only, given back when the step
+    /// ends without a decision.
+    pub resume_note: Option<String>,
+    pub began: bool,
+}
+
+/// A server tool waiting to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    /// As the model wrote it.
+    pub call: String,
+    pub thought: String,
+    /// The planning answer asked for a search first (`<Search>`).
+    pub pre_search: Option<String>,
+}
+
+/// What a Decide or Guard state leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Next {
+    /// A model answer for the guard.
+    Guard,
+    /// A server tool to run, then the model again.
+    Tool,
+    /// The answer was refused: the model is asked once more.
+    Retry,
+    /// `step.decision` is set.
+    Done,
 }
 
 /// The prompt for the next call, from the step as it stands.
@@ -108,27 +151,38 @@ fn room(ctx: &AppContext, step: &StepContext, round: &Round) -> bool {
     round.tools < MAX_TOOLS_PER_REQUEST && left > 0
 }
 
-/// Asks the model until an answer is accepted, the tools are used up or time runs out.
-pub async fn ask(
+/// The step ends without a decision: a SERVER round (the resume note is kept for the next).
+fn out_of_time(step: &mut StepContext, round: &Round) -> Next {
+    step.task.resume_note = round.resume_note.clone();
+    step.decision = Some(tools::server_round("", "step_deadline", round.last.clone()));
+    Next::Done
+}
+
+/// The Decide state: one model call (a tool deferred by the last round runs first instead).
+pub async fn call(
     ctx: &AppContext,
     step: &mut StepContext,
+    round: &mut Round,
     req: &InteractRequest,
     built: &BuiltPage,
-    facts: &Facts<'_>,
     deadline: Instant,
-) -> Result<Decision, Error> {
+) -> Result<Next, Error> {
     let llm = ctx.llm.clone().ok_or(Error::LlmNotConfigured)?;
     let model_deadline = deadline.checked_sub(PERSIST_RESERVE).unwrap_or(deadline);
-    let mut round = Round::default();
     // A tool the last round could not fit runs first; one that still does not fit is dropped
     // and the model told so (it never waits for ever).
-    if let Some(call) = step.task.pending_tool.take() {
-        if let Ok(action) = Action::parse(&call) {
-            if room(ctx, step, &round) && tools::fits(&action, deadline) {
-                let ran = tools::run(ctx, step, req, built, &action, &call, "", deadline).await;
-                round.tools += 1;
-                round.last = Some(ran);
-            } else {
+    if !round.began {
+        round.began = true;
+        if let Some(call) = step.task.pending_tool.take() {
+            if let Ok(action) = Action::parse(&call) {
+                if room(ctx, step, round) && tools::fits(&action, deadline) {
+                    round.tool = Some(ToolCall {
+                        call,
+                        thought: String::new(),
+                        pre_search: None,
+                    });
+                    return Ok(Next::Tool);
+                }
                 step.notes.push(format!(
                     "{} could not run: there was no time left for it; decide without it or ask for it again.",
                     crate::text::single_line(&call, 200)
@@ -136,131 +190,189 @@ pub async fn ask(
             }
         }
     }
+    if round.calls >= MAX_CALLS
+        || model_deadline.saturating_duration_since(Instant::now()) < CALL_MIN_TIME
+    {
+        return Ok(out_of_time(step, round));
+    }
+    // The step reserved one call's tokens; each further call reserves its own.
+    if round.calls > 0 && !super::budget::extend(ctx, step).await {
+        step.task.resume_note = round.resume_note.clone();
+        let mut d = tools::server_round("", "token_budget", round.last.clone());
+        d.thought = "The daily token budget is used up for now; I stop this round here.".into();
+        step.decision = Some(d);
+        return Ok(Next::Done);
+    }
     let mut messages = messages(ctx, step, req, built);
     // Shown to the model now: it is not shown again — unless this step ends without a decision.
-    let resume_note = step.task.resume_note.take();
-    let out_of_time = |step: &mut StepContext, round: Round| {
-        step.task.resume_note = resume_note.clone();
-        Ok(tools::server_round("", "step_deadline", round.last))
+    if round.calls == 0 {
+        round.resume_note = step.task.resume_note.take();
+    }
+    messages.extend(round.correction.iter().cloned());
+    round.calls += 1;
+    let t = Instant::now();
+    let c = match llm.complete(&messages, model_deadline).await {
+        Ok(c) => c,
+        Err(LlmError::Timeout) => {
+            step.count_call(TokenUsage::default(), t.elapsed());
+            // Out of step time: the task goes on with the next call. A model that timed
+            // out while the step still had time is a failing model.
+            if model_deadline.saturating_duration_since(Instant::now()) < CALL_MIN_TIME {
+                return Ok(out_of_time(step, round));
+            }
+            return Err(Error::Upstream {
+                code: "LLM_ERROR",
+                message: "The language model did not answer in time".into(),
+            });
+        }
+        Err(LlmError::Unavailable(_)) => return Err(Error::ModelUnavailable),
+        Err(LlmError::Upstream(_)) => {
+            return Err(Error::Upstream {
+                code: "LLM_ERROR",
+                message: "The language model refused the request".into(),
+            })
+        }
     };
-    for call in 0..MAX_CALLS {
-        if model_deadline.saturating_duration_since(Instant::now()) < CALL_MIN_TIME {
-            return out_of_time(step, round);
+    step.count_call(
+        TokenUsage {
+            prompt_tokens: c.prompt_tokens,
+            completion_tokens: c.completion_tokens,
+        },
+        t.elapsed(),
+    );
+    // The planning answer of a new task may ask for a web search first.
+    if let Some(q) = tagged(&c.content, "search").filter(|q| !q.is_empty()) {
+        let search = Action::GoogleSearch(crate::text::single_line(&q, 400));
+        if offers_pre_search(ctx, step)
+            && round.tools < MAX_TOOLS_PER_REQUEST
+            && tools::fits(&search, deadline)
+        {
+            round.tool = Some(ToolCall {
+                call: String::new(),
+                thought: String::new(),
+                pre_search: Some(q),
+            });
+            return Ok(Next::Tool);
         }
-        // The step reserved one call's tokens; each further call reserves its own.
-        if call > 0 && !super::budget::extend(ctx, step).await {
-            let mut d = tools::server_round("", "token_budget", round.last);
-            d.thought = "The daily token budget is used up for now; I stop this round here.".into();
-            step.task.resume_note = resume_note.clone();
-            return Ok(d);
-        }
-        let t = Instant::now();
-        let c = match llm.complete(&messages, model_deadline).await {
-            Ok(c) => c,
-            Err(LlmError::Timeout) => {
-                step.count_call(TokenUsage::default(), t.elapsed());
-                // Out of step time: the task goes on with the next call. A model that timed
-                // out while the step still had time is a failing model.
-                if model_deadline.saturating_duration_since(Instant::now()) < CALL_MIN_TIME {
-                    return out_of_time(step, round);
-                }
-                return Err(Error::Upstream {
-                    code: "LLM_ERROR",
-                    message: "The language model did not answer in time".into(),
-                });
-            }
-            Err(LlmError::Upstream(_)) => {
-                return Err(Error::Upstream {
-                    code: "LLM_ERROR",
-                    message: "The language model failed after retries".into(),
-                })
-            }
-        };
-        step.count_call(
-            TokenUsage {
-                prompt_tokens: c.prompt_tokens,
-                completion_tokens: c.completion_tokens,
-            },
-            t.elapsed(),
-        );
-        // The planning answer of a new task may ask for a web search first.
-        if let Some(q) = tagged(&c.content, "search").filter(|q| !q.is_empty()) {
-            let search = Action::GoogleSearch(crate::text::single_line(&q, 400));
-            if offers_pre_search(ctx, step)
-                && round.tools < MAX_TOOLS_PER_REQUEST
-                && tools::fits(&search, deadline)
-            {
-                let until = tools::search_deadline(deadline);
-                let now = ctx.clock.now();
-                let record = super::search::search(ctx, &q, &req.url, until, now).await;
-                step.task.pre_search = Some(record);
-                round.tools += 1;
-                messages = self::messages(ctx, step, req, built);
-                continue;
-            }
-        }
-        let facts = Facts {
-            step_index: step.step_index,
-            ..*facts
-        };
-        let attempt = usize::from(round.retried);
-        let problem = match guard(&c.content, &facts) {
-            Review::Accept(p) => {
-                match accept::accept(ctx, step, req, built, *p, attempt, deadline).await {
-                    accept::Outcome::Done(d) => return Ok(*d),
-                    accept::Outcome::Retry(problem) => problem,
-                    accept::Outcome::Tool(action, call, thought) => {
-                        if tool_streak(&step.history) >= MAX_TOOL_STREAK {
-                            return Ok(Decision::fail(
-                                "I keep using server tools without acting on the page, so I am stopping here.",
-                            ));
-                        }
-                        if !room(ctx, step, &round) || !tools::fits(&action, deadline) {
-                            step.task.pending_tool = Some(call);
-                            return Ok(tools::deferred(&action, &thought));
-                        }
-                        let ran =
-                            tools::run(ctx, step, req, built, &action, &call, &thought, deadline)
-                                .await;
-                        round.tools += 1;
-                        round.last = Some(ran);
-                        messages = self::messages(ctx, step, req, built);
-                        continue;
+    }
+    round.answer = Some(c.content);
+    Ok(Next::Guard)
+}
+
+/// The Guard state: the server's rules on the answer; an accepted one is acted on (the finish
+/// check, a server tool handed to RunTool), a refused one asked again once.
+pub async fn review(
+    ctx: &AppContext,
+    step: &mut StepContext,
+    round: &mut Round,
+    req: &InteractRequest,
+    built: &BuiltPage,
+    facts: &Facts<'_>,
+    deadline: Instant,
+) -> Next {
+    let Some(content) = round.answer.take() else {
+        return out_of_time(step, round);
+    };
+    let model_deadline = deadline.checked_sub(PERSIST_RESERVE).unwrap_or(deadline);
+    let facts = Facts {
+        step_index: step.step_index,
+        ..*facts
+    };
+    let attempt = usize::from(round.retried);
+    let done = |step: &mut StepContext, d: Decision| {
+        step.decision = Some(d);
+        Next::Done
+    };
+    let problem = match guard(&content, &facts) {
+        Review::Accept(p) => {
+            match accept::accept(ctx, step, req, built, *p, attempt, deadline).await {
+                accept::Outcome::Done(d) => return done(step, *d),
+                accept::Outcome::Retry(problem) => problem,
+                accept::Outcome::Tool(action, call, thought) => {
+                    if tool_streak(&step.history) >= MAX_TOOL_STREAK {
+                        return done(step, Decision::fail(
+                        "I keep using server tools without acting on the page, so I am stopping here.",
+                    ));
                     }
+                    if !room(ctx, step, round) || !tools::fits(&action, deadline) {
+                        step.task.pending_tool = Some(call);
+                        return done(step, tools::deferred(&action, &thought));
+                    }
+                    round.tool = Some(ToolCall {
+                        call,
+                        thought,
+                        pre_search: None,
+                    });
+                    return Next::Tool;
                 }
             }
-            Review::Refuse(problem) => {
-                tracing::info!(attempt, problem = %problem, "model answer refused by the guard");
-                problem
-            }
-            Review::Loop(kind) => {
-                step.task.loops += 1;
-                if step.task.loops >= 2 || round.retried {
-                    return Ok(Decision::fail(format!(
+        }
+        Review::Refuse(problem) => {
+            tracing::info!(attempt, problem = %problem, "model answer refused by the guard");
+            problem
+        }
+        Review::Loop(kind) => {
+            step.task.loops += 1;
+            if step.task.loops >= 2 || round.retried {
+                return done(
+                    step,
+                    Decision::fail(format!(
                         "I am going in circles ({}), so I am stopping here.",
                         kind.describe()
-                    )));
-                }
-                format!(
-                    "it would repeat a loop ({}); choose a different approach",
-                    kind.describe()
-                )
+                    )),
+                );
             }
-        };
-        let time_left = model_deadline.saturating_duration_since(Instant::now()) >= RETRY_MIN_TIME;
-        if !round.retried && time_left {
-            round.retried = true;
-            messages.extend(prompt::correction(&c.content, &problem));
-            continue;
+            format!(
+                "it would repeat a loop ({}); choose a different approach",
+                kind.describe()
+            )
         }
-        // The answer was refused but there is no time to ask again: the task goes on with
-        // the next call rather than failing for good.
-        if !round.retried {
-            return out_of_time(step, round);
-        }
-        return Ok(Decision::fail(format!(
-            "I could not decide on a valid next step, so I am stopping: {problem}."
-        )));
+    };
+    let time_left = model_deadline.saturating_duration_since(Instant::now()) >= RETRY_MIN_TIME;
+    if !round.retried && time_left {
+        round.retried = true;
+        round.correction = prompt::correction(&content, &problem).to_vec();
+        return Next::Retry;
     }
-    out_of_time(step, round)
+    // The answer was refused but there is no time to ask again: the task goes on with the
+    // next call rather than failing for good.
+    if !round.retried {
+        return out_of_time(step, round);
+    }
+    done(
+        step,
+        Decision::fail(format!(
+            "I could not decide on a valid next step, so I am stopping: {problem}."
+        )),
+    )
+}
+
+/// The RunTool state: the tool (or the planning answer's search) runs; the model is asked
+/// again with its result.
+pub async fn run_tool(
+    ctx: &AppContext,
+    step: &mut StepContext,
+    round: &mut Round,
+    req: &InteractRequest,
+    built: &BuiltPage,
+    deadline: Instant,
+) {
+    let Some(t) = round.tool.take() else {
+        return;
+    };
+    round.tools += 1;
+    round.correction.clear();
+    if let Some(q) = t.pre_search {
+        let until = tools::search_deadline(deadline);
+        let record = super::search::search(ctx, &q, &req.url, until, ctx.clock.now()).await;
+        step.task.pre_search = Some(record);
+        return;
+    }
+    if let Ok(action) = Action::parse(&t.call) {
+        let ran = tools::run(
+            ctx, step, req, built, &action, &t.call, &t.thought, deadline,
+        )
+        .await;
+        round.last = Some(ran);
+    }
 }

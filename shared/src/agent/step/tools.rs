@@ -90,7 +90,8 @@ pub fn search_deadline(deadline: Instant) -> Instant {
 }
 
 /// What a tool run leaves for the round's answer when it is the last thing the round does.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Ran {
     pub tool_action: ToolAction,
     pub message: String,

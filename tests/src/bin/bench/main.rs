@@ -7,6 +7,7 @@
 //! `scripts/bench` builds release binaries, starts a DynamoDB/S3-compatible server and runs
 //! this; any profile works (DynamoDB numbers need `MOTO_ENDPOINT`).
 
+mod machine;
 mod pages;
 mod reasoning;
 mod search;
@@ -64,7 +65,7 @@ async fn main() {
     };
     println!("bench ({profile} build, {runs} runs per start measurement)");
     // BENCH_ONLY=<section,...> runs some sections: startup, cleanup, round-trips, interact,
-    // reasoning, search, prompt, login.
+    // reasoning, search, prompt, login, machine.
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
     if run("startup") {
@@ -87,6 +88,9 @@ async fn main() {
     }
     if run("prompt") {
         pages::prompt_tokens();
+    }
+    if run("machine") {
+        machine::overhead(runs).await;
     }
     if run("login") {
         starts::login_latency(runs).await;

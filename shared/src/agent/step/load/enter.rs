@@ -1,5 +1,5 @@
-//! Round 3: the tenant's count and token reservation, with knowledge and the page built
-//! concurrently; then the step's context.
+//! Round 3: the tenant's count and token reservation, with the page built concurrently; then
+//! the step's context.
 
 use std::future::Future;
 
@@ -14,8 +14,8 @@ use crate::domain::site::host_of;
 use crate::domain::{Session, Task, TokenUsage};
 use crate::error::Error;
 
-/// Enters the step: counts the tenant, reserves tokens, resolves knowledge and waits for the
-/// page; a refusal hands back everything claimed.
+/// Enters the step: counts the tenant, reserves tokens and waits for the page; a refusal
+/// hands back everything claimed.
 pub async fn enter(
     ctx: &AppContext,
     input: &StepInput,
@@ -36,26 +36,10 @@ pub async fn enter(
     let (_, per_tenant) = windows(ctx);
     let host = host_of(&req.url).unwrap_or_default();
     let has_org_knowledge = !host.is_empty() && reads.domains.iter().any(|d| d.matches(&host));
-    let query = task
-        .as_ref()
-        .map_or(req.query.as_str(), |t| t.query.as_str());
     let counter = tenant_key(&p.tenant_id);
-    let (tenant_counted, reserved, knowledge, built) = tokio::join!(
+    let (tenant_counted, reserved, built) = tokio::join!(
         per_tenant.take(store, &counter, now),
         budget::reserve(ctx, &p.tenant_id, now),
-        async {
-            match (has_org_knowledge, &ctx.knowledge) {
-                (true, Some(k)) => match k.resolve(&req.url, Some(query), &p.tenant_id).await {
-                    Ok(r) => r.context,
-                    // Knowledge improves a step but is not needed for one.
-                    Err(e) => {
-                        tracing::warn!(error = %e, "knowledge lookup failed; deciding without it");
-                        Vec::new()
-                    }
-                },
-                _ => Vec::new(),
-            }
-        },
         page,
     );
     let counted = matches!(tenant_counted, Ok(true));
@@ -124,7 +108,8 @@ pub async fn enter(
         history: reads.history,
         tool_steps: Vec::new(),
         first_index,
-        knowledge,
+        knowledge: Vec::new(),
+        org_knowledge: has_org_knowledge && ctx.knowledge.is_some(),
         page_hash: built.page.hash.clone(),
         page_summary: built.page.summary(req.page_title.as_deref()),
         page_form: built.rendered.form.to_owned(),

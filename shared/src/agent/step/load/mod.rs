@@ -7,7 +7,7 @@
 //!    task's owner can lease it) — the task named by `taskId`, or the session's task waiting
 //!    for the user's answer; then the admission of the request (pure rules).
 //! 3. [`enter`]: the tenant's rate count and token reservation — only for requests within the
-//!    user's limit — with the organisation knowledge and the page build.
+//!    user's limit — with the page build.
 //!
 //! Whatever a refused request had claimed is handed back before it is answered.
 

@@ -1,0 +1,106 @@
+//! The in-process executor: the interpreter runs the definition and every Task state runs its
+//! phase on the run held in memory (no serialization, no round trip).
+
+use std::io::Write;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tokio::sync::Mutex;
+
+use super::{answer, machine, phases, RunState};
+use crate::asl::{self, Failure, Options, TaskRunner};
+use crate::context::AppContext;
+use crate::error::Error;
+use crate::http::error::{log_error, relay};
+
+struct Local<'a> {
+    ctx: &'a AppContext,
+    run: Mutex<RunState>,
+}
+
+/// A phase's error as the machine sees it (the answer is kept for the Release state).
+pub fn failure(run: &mut RunState, e: &Error) -> Failure {
+    log_error(e);
+    let relayed = relay(e);
+    let cause = relayed.body["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    run.failure = Some(relayed);
+    Failure::new(e.state_error(), cause)
+}
+
+#[async_trait]
+impl TaskRunner for Local<'_> {
+    async fn run(&self, _state: &str, _resource: &str, input: Value) -> Result<Value, Failure> {
+        let payload = &input["Payload"];
+        let name = payload["phase"].as_str().unwrap_or_default();
+        let out = match name {
+            // Read-only and run at once by the Parallel state: the run is not held meanwhile.
+            "knowledge" | "webSearch" => {
+                let args = phases::GatherArgs::of(&*self.run.lock().await);
+                match args {
+                    Ok(a) => phases::gather(self.ctx, name, a).await,
+                    Err(e) => Err(e),
+                }
+            }
+            _ => {
+                let mut run = self.run.lock().await;
+                phases::phase(self.ctx, &mut run, name, payload).await
+            }
+        };
+        match out {
+            // Shaped like the Lambda integration's answer, which the definition selects from.
+            Ok(v) => Ok(json!({ "Payload": v, "StatusCode": 200 })),
+            Err(e) => Err(failure(&mut *self.run.lock().await, &e)),
+        }
+    }
+}
+
+/// Appends the execution's largest state to the report file, when one is configured.
+fn report(ctx: &AppContext, e: &asl::Execution) {
+    let Some(path) = &ctx.config.agent.state_report else {
+        return;
+    };
+    let line = format!("{} {}\n", e.largest_state, e.path.join(">"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path);
+    if let Ok(mut f) = file {
+        let _ = f.write_all(line.as_bytes());
+    }
+}
+
+/// Runs the step's machine in this process.
+pub async fn execute(ctx: &AppContext, run: RunState) -> Result<Value, Error> {
+    let machine = machine()?;
+    let input = run.execution_input();
+    let local = Local {
+        ctx,
+        run: Mutex::new(run),
+    };
+    let opts = Options {
+        name: local.run.lock().await.id.clone(),
+        ..Options::default()
+    };
+    let e = asl::execute(machine, input, &local, &opts).await;
+    report(ctx, &e);
+    tracing::debug!(
+        states = e.path.len(),
+        largest_state = e.largest_state,
+        path = %e.path.join(">"),
+        "step machine finished"
+    );
+    match e.output {
+        Ok(output) => answer(&output),
+        Err(f) => {
+            // Only a fault of the machine itself gets here (every phase's error is caught).
+            let run = local.run.into_inner();
+            match run.failure {
+                Some(r) => Err(Error::Relayed(Box::new(r))),
+                None => Err(Error::internal(format!("step machine: {f}"))),
+            }
+        }
+    }
+}

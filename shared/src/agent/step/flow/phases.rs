@@ -1,0 +1,301 @@
+//! The Task states' work, by phase name: each reads and updates the [`RunState`] and returns
+//! the small summary the machine's Choice states look at.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::RunState;
+use crate::agent::prompt::KNOWLEDGE_CHARS;
+use crate::agent::step::model::{self, Next};
+use crate::agent::step::{
+    budget, decide, load, page, persist, search, tools, verify, Loaded, StepContext,
+};
+use crate::context::AppContext;
+use crate::domain::web::SearchRecord;
+use crate::error::Error;
+use crate::ports::knowledge::KnowledgeChunk;
+use crate::text::truncate_chars;
+
+fn missing(what: &str) -> Error {
+    Error::internal(format!("the {what} of the run is missing"))
+}
+
+fn step_of(run: &mut RunState) -> Result<&mut StepContext, Error> {
+    run.step.as_deref_mut().ok_or_else(|| missing("step"))
+}
+
+/// Runs the phase `name` over `run`; `input` is the Task's payload.
+pub async fn phase(
+    ctx: &AppContext,
+    run: &mut RunState,
+    name: &str,
+    input: &Value,
+) -> Result<Value, Error> {
+    match name {
+        "load" => load_phase(ctx, run).await,
+        "verify" => {
+            let deadline = run.deadline();
+            let started = run.started();
+            let (Some(step), Some(req), Some(built)) = (
+                run.step.as_deref_mut(),
+                run.input.as_ref().map(|i| &i.request),
+                run.built.as_ref(),
+            ) else {
+                return Err(missing("page"));
+            };
+            verify::verify(ctx, step, req, built, deadline).await;
+            let verdict = match &step.verification {
+                Some(v) if !v.success => "failed",
+                Some(_) => "passed",
+                None => "none",
+            };
+            step.phases.verified_us = started.elapsed().as_micros() as u64;
+            Ok(json!({ "verdict": verdict }))
+        }
+        "correct" | "plan" => {
+            let (Some(step), Some(input), Some(built)) = (
+                run.step.as_deref_mut(),
+                run.input.as_ref(),
+                run.built.as_ref(),
+            ) else {
+                return Err(missing("page"));
+            };
+            let decided = decide::rules(ctx, step, &input.request, built);
+            Ok(json!({ "decided": decided }))
+        }
+        "knowledge" | "webSearch" => gather(ctx, name, GatherArgs::of(run)?).await,
+        "decide" => decide_phase(ctx, run, input).await,
+        "guard" => guard_phase(ctx, run).await,
+        "tool" => {
+            let deadline = run.deadline();
+            let (Some(step), Some(input), Some(built)) = (
+                run.step.as_deref_mut(),
+                run.input.as_ref(),
+                run.built.as_ref(),
+            ) else {
+                return Err(missing("page"));
+            };
+            model::run_tool(ctx, step, &mut run.round, &input.request, built, deadline).await;
+            Ok(json!({ "tools": run.round.tools }))
+        }
+        "persist" => persist_phase(ctx, run).await,
+        "respond" => {
+            if let Some(step) = run.step.as_deref() {
+                budget::settle(ctx, step).await;
+            }
+            let body = run.response.clone().ok_or_else(|| missing("response"))?;
+            Ok(json!({ "status": 200, "body": body, "headers": {} }))
+        }
+        "release" => Ok(release(ctx, run, &input["error"]).await),
+        other => Err(Error::internal(format!("no phase named {other}"))),
+    }
+}
+
+async fn load_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Error> {
+    let deadline = run.deadline();
+    let input = run.input.as_mut().ok_or_else(|| missing("request"))?;
+    let reads = load::read(ctx, input).await?;
+    let admitted = match load::claim(ctx, input, reads).await? {
+        Loaded::Replay(response) => {
+            run.response = Some(response);
+            return Ok(json!({ "replay": true, "isNew": false, "knowledge": false }));
+        }
+        Loaded::Ready(admitted) => *admitted,
+    };
+    let page_job = page::start(ctx, &mut input.request, deadline);
+    let (mut step, built) = load::enter(ctx, input, admitted, page_job).await?;
+    step.phases.loaded_us = run.started().elapsed().as_micros() as u64;
+    let out = json!({ "replay": false, "isNew": step.is_new, "knowledge": step.org_knowledge });
+    run.step = Some(step);
+    run.built = Some(built);
+    Ok(out)
+}
+
+/// What the Knowledge and WebSearch states need: they only read the run, so they may run at
+/// once (in another process each, on Step Functions).
+#[derive(Debug, Clone)]
+pub struct GatherArgs {
+    tenant_id: String,
+    url: String,
+    query: String,
+    search: Option<String>,
+    deadline: std::time::Instant,
+}
+
+impl GatherArgs {
+    pub fn of(run: &RunState) -> Result<Self, Error> {
+        let step = run.step.as_deref().ok_or_else(|| missing("step"))?;
+        let input = run.input.as_ref().ok_or_else(|| missing("request"))?;
+        Ok(Self {
+            tenant_id: step.tenant_id.clone(),
+            url: input.request.url.clone(),
+            query: step.task.query.clone(),
+            search: run.round.tool.as_ref().and_then(|t| t.pre_search.clone()),
+            deadline: run.deadline(),
+        })
+    }
+}
+
+/// The Knowledge state (the chunks the prompt can show, no more) or the WebSearch state.
+pub async fn gather(ctx: &AppContext, name: &str, args: GatherArgs) -> Result<Value, Error> {
+    if name == "webSearch" {
+        let Some(q) = args.search else {
+            return Ok(json!({}));
+        };
+        let until = tools::search_deadline(args.deadline);
+        let record = search::search(ctx, &q, &args.url, until, ctx.clock.now()).await;
+        return Ok(json!({ "search": record }));
+    }
+    let Some(k) = &ctx.knowledge else {
+        return Ok(json!({ "chunks": [] }));
+    };
+    let chunks = match k
+        .resolve(&args.url, Some(&args.query), &args.tenant_id)
+        .await
+    {
+        Ok(r) => r.context,
+        // Knowledge improves a step but is not needed for one.
+        Err(e) => {
+            tracing::warn!(error = %e, "knowledge lookup failed; deciding without it");
+            Vec::new()
+        }
+    };
+    let mut used = 0;
+    let mut kept = Vec::new();
+    for mut c in chunks {
+        if used >= KNOWLEDGE_CHARS {
+            break;
+        }
+        c.content = truncate_chars(&c.content, KNOWLEDGE_CHARS - used).to_string();
+        c.document_title = truncate_chars(&c.document_title, 120).to_string();
+        c.metadata = None;
+        used += c.content.chars().count();
+        kept.push(c);
+    }
+    Ok(json!({ "chunks": kept }))
+}
+
+#[derive(Deserialize, Default)]
+struct Gathered {
+    #[serde(default)]
+    chunks: Vec<KnowledgeChunk>,
+    #[serde(default)]
+    search: Option<SearchRecord>,
+}
+
+/// Takes in what the Gather state found (idempotent: Decide runs again after every tool).
+fn take_gathered(run: &mut RunState, gathered: &Value) -> Result<(), Error> {
+    let parts: Vec<Gathered> = serde_json::from_value(gathered.clone()).unwrap_or_default();
+    let step = step_of(run)?;
+    let chunks: Vec<KnowledgeChunk> = parts.iter().flat_map(|p| p.chunks.clone()).collect();
+    if !chunks.is_empty() {
+        step.knowledge = chunks;
+    }
+    let record = parts.into_iter().find_map(|p| p.search);
+    if let (Some(record), None) = (record, &step.task.pre_search) {
+        // Knowledge first: a search is shown only when no knowledge came back.
+        if step.knowledge.is_empty() {
+            step.task.pre_search = Some(record);
+        }
+        run.round.tools += 1;
+        run.round.tool = None;
+    }
+    Ok(())
+}
+
+async fn decide_phase(ctx: &AppContext, run: &mut RunState, input: &Value) -> Result<Value, Error> {
+    take_gathered(run, &input["gathered"])?;
+    let deadline = run.deadline();
+    let (Some(step), Some(req), Some(built)) = (
+        run.step.as_deref_mut(),
+        run.input.as_ref().map(|i| &i.request),
+        run.built.as_ref(),
+    ) else {
+        return Err(missing("page"));
+    };
+    let next = model::call(ctx, step, &mut run.round, req, built, deadline).await?;
+    let next = match next {
+        Next::Tool
+            if run
+                .round
+                .tool
+                .as_ref()
+                .is_some_and(|t| t.pre_search.is_some()) =>
+        {
+            "search"
+        }
+        Next::Tool => "tool",
+        Next::Guard => "guard",
+        Next::Retry | Next::Done => "done",
+    };
+    Ok(json!({ "next": next, "calls": run.round.calls }))
+}
+
+async fn guard_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Error> {
+    let deadline = run.deadline();
+    let (Some(step), Some(input), Some(built)) = (
+        run.step.as_deref_mut(),
+        run.input.as_ref(),
+        run.built.as_ref(),
+    ) else {
+        return Err(missing("page"));
+    };
+    let req = &input.request;
+    let history = step.history.clone();
+    let known = decide::Known::new(&history, req, built);
+    let facts = known.facts(ctx, step.step_index);
+    let next = model::review(ctx, step, &mut run.round, req, built, &facts, deadline).await;
+    let next = match next {
+        Next::Tool => "tool",
+        Next::Retry => "retry",
+        Next::Guard | Next::Done => "done",
+    };
+    Ok(json!({ "next": next, "tools": run.round.tools }))
+}
+
+async fn persist_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Error> {
+    let started = run.started();
+    let elapsed = run.elapsed_us();
+    let last = run.round.last.clone();
+    let (Some(step), Some(input), Some(built)) = (
+        run.step.as_deref_mut(),
+        run.input.as_ref(),
+        run.built.as_ref(),
+    ) else {
+        return Err(missing("page"));
+    };
+    decide::ensure_decision(step, last);
+    decide::finish_step(step, ctx.clock.now());
+    step.phases.decided_us = elapsed;
+    let response = persist(ctx, step, input, &built.snapshot, started).await?;
+    run.response = Some(response);
+    Ok(json!({ "stored": true }))
+}
+
+/// The Release state: what the step claimed is handed back and the error answered.
+async fn release(ctx: &AppContext, run: &mut RunState, error: &Value) -> Value {
+    if let (Some(step), Some(input), false) =
+        (run.step.as_deref(), run.input.as_ref(), run.released)
+    {
+        budget::settle(ctx, step).await;
+        load::release(ctx, step, input).await;
+        run.released = true;
+    }
+    let relayed = run.failure.clone().unwrap_or_else(|| {
+        // A failure of the machine itself (a timeout, the phase function): nothing was
+        // answered yet.
+        let name = error["Error"].as_str().unwrap_or("States.Runtime");
+        tracing::error!(error = name, "the step's state machine failed");
+        let e = if name == "States.Timeout" {
+            Error::Overloaded("the step could not finish in time")
+        } else {
+            Error::internal(name)
+        };
+        crate::http::error::relay(&e)
+    });
+    let headers = match relayed.retry_after {
+        Some(s) => json!({ "Retry-After": s.to_string() }),
+        None => json!({}),
+    };
+    json!({ "status": relayed.status, "body": relayed.body, "headers": headers })
+}
