@@ -347,8 +347,8 @@ pub async fn review(
     )
 }
 
-/// The RunTool state: the tool (or the planning answer's search) runs; the model is asked
-/// again with its result.
+/// The RunTool state: the tool runs; the model is asked again with its result. (A planning
+/// answer's search runs in the Gather state instead.)
 pub async fn run_tool(
     ctx: &AppContext,
     step: &mut StepContext,
@@ -362,12 +362,6 @@ pub async fn run_tool(
     };
     round.tools += 1;
     round.correction.clear();
-    if let Some(q) = t.pre_search {
-        let until = tools::search_deadline(deadline);
-        let record = super::search::search(ctx, &q, &req.url, until, ctx.clock.now()).await;
-        step.task.pre_search = Some(record);
-        return;
-    }
     if let Ok(action) = Action::parse(&t.call) {
         let ran = tools::run(
             ctx, step, req, built, &action, &t.call, &t.thought, deadline,

@@ -7,7 +7,7 @@
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use super::{answer, local, phases, RunState};
+use super::{answer, failure, phases, RunState};
 use crate::agent::request::validate;
 use crate::agent::step::{page, StepInput};
 use crate::asl::Failure;
@@ -138,10 +138,10 @@ pub async fn handle_phase(ctx: &AppContext, event: &Value) -> Result<Value, Fail
             Ok(args) => phases::gather(ctx, &name, args).await,
             Err(e) => Err(e),
         };
-        return out.map_err(|e| local::failure(&mut run, &e));
+        return out.map_err(|e| failure(&mut run, &e));
     }
     let out = phases::phase(ctx, &mut run, &name, event).await;
-    let out = out.map_err(|e| local::failure(&mut run, &e));
+    let out = out.map_err(|e| failure(&mut run, &e));
     if matches!(name.as_str(), "respond" | "release") {
         forget(ctx, run.tenant_id(), &run.id).await;
     } else if let Err(e) = save(ctx, &run).await {

@@ -7,27 +7,14 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio::sync::Mutex;
 
-use super::{answer, machine, phases, RunState};
+use super::{answer, failure, machine, phases, RunState};
 use crate::asl::{self, Failure, Options, TaskRunner};
 use crate::context::AppContext;
 use crate::error::Error;
-use crate::http::error::{log_error, relay};
 
 struct Local<'a> {
     ctx: &'a AppContext,
     run: Mutex<RunState>,
-}
-
-/// A phase's error as the machine sees it (the answer is kept for the Release state).
-pub fn failure(run: &mut RunState, e: &Error) -> Failure {
-    log_error(e);
-    let relayed = relay(e);
-    let cause = relayed.body["message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    run.failure = Some(relayed);
-    Failure::new(e.state_error(), cause)
 }
 
 #[async_trait]

@@ -127,6 +127,18 @@ impl RunState {
     }
 }
 
+/// A phase's error as the machine sees it (the answer is kept for the Release state).
+pub fn failure(run: &mut RunState, e: &Error) -> crate::asl::Failure {
+    crate::http::error::log_error(e);
+    let relayed = crate::http::error::relay(e);
+    let cause = relayed.body["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    run.failure = Some(relayed);
+    crate::asl::Failure::new(e.state_error(), cause)
+}
+
 /// The machine's answer (`{ status, body, headers }`) as the step's result.
 pub fn answer(output: &Value) -> Result<Value, Error> {
     let status = output["status"].as_u64().unwrap_or(500) as u16;

@@ -6,9 +6,11 @@ use serde_json::{json, Value};
 
 use super::RunState;
 use crate::agent::prompt::KNOWLEDGE_CHARS;
-use crate::agent::step::model::{self, Next};
+use crate::agent::request::InteractRequest;
+use crate::agent::step::model::{self, Next, Round};
 use crate::agent::step::{
-    budget, decide, load, page, persist, search, tools, verify, Loaded, StepContext,
+    budget, decide, load, page, persist, search, tools, verify, BuiltPage, Loaded, StepContext,
+    StepInput,
 };
 use crate::context::AppContext;
 use crate::domain::web::SearchRecord;
@@ -24,6 +26,32 @@ fn step_of(run: &mut RunState) -> Result<&mut StepContext, Error> {
     run.step.as_deref_mut().ok_or_else(|| missing("step"))
 }
 
+/// What the phases after Load work on: the step, the request, the page and the model round.
+struct Parts<'a> {
+    step: &'a mut StepContext,
+    req: &'a InteractRequest,
+    input: &'a StepInput,
+    built: &'a BuiltPage,
+    round: &'a mut Round,
+}
+
+fn parts(run: &mut RunState) -> Result<Parts<'_>, Error> {
+    match (
+        run.step.as_deref_mut(),
+        run.input.as_ref(),
+        run.built.as_ref(),
+    ) {
+        (Some(step), Some(input), Some(built)) => Ok(Parts {
+            step,
+            req: &input.request,
+            input,
+            built,
+            round: &mut run.round,
+        }),
+        _ => Err(missing("page")),
+    }
+}
+
 /// Runs the phase `name` over `run`; `input` is the Task's payload.
 pub async fn phase(
     ctx: &AppContext,
@@ -36,13 +64,9 @@ pub async fn phase(
         "verify" => {
             let deadline = run.deadline();
             let started = run.started();
-            let (Some(step), Some(req), Some(built)) = (
-                run.step.as_deref_mut(),
-                run.input.as_ref().map(|i| &i.request),
-                run.built.as_ref(),
-            ) else {
-                return Err(missing("page"));
-            };
+            let Parts {
+                step, req, built, ..
+            } = parts(run)?;
             verify::verify(ctx, step, req, built, deadline).await;
             let verdict = match &step.verification {
                 Some(v) if !v.success => "failed",
@@ -53,14 +77,10 @@ pub async fn phase(
             Ok(json!({ "verdict": verdict }))
         }
         "correct" | "plan" => {
-            let (Some(step), Some(input), Some(built)) = (
-                run.step.as_deref_mut(),
-                run.input.as_ref(),
-                run.built.as_ref(),
-            ) else {
-                return Err(missing("page"));
-            };
-            let decided = decide::rules(ctx, step, &input.request, built);
+            let Parts {
+                step, req, built, ..
+            } = parts(run)?;
+            let decided = decide::rules(ctx, step, req, built);
             Ok(json!({ "decided": decided }))
         }
         "knowledge" | "webSearch" => gather(ctx, name, GatherArgs::of(run)?).await,
@@ -68,15 +88,9 @@ pub async fn phase(
         "guard" => guard_phase(ctx, run).await,
         "tool" => {
             let deadline = run.deadline();
-            let (Some(step), Some(input), Some(built)) = (
-                run.step.as_deref_mut(),
-                run.input.as_ref(),
-                run.built.as_ref(),
-            ) else {
-                return Err(missing("page"));
-            };
-            model::run_tool(ctx, step, &mut run.round, &input.request, built, deadline).await;
-            Ok(json!({ "tools": run.round.tools }))
+            let p = parts(run)?;
+            model::run_tool(ctx, p.step, p.round, p.req, p.built, deadline).await;
+            Ok(json!({ "tools": p.round.tools }))
         }
         "persist" => persist_phase(ctx, run).await,
         "respond" => {
@@ -199,6 +213,7 @@ fn take_gathered(run: &mut RunState, gathered: &Value) -> Result<(), Error> {
         }
         run.round.tools += 1;
         run.round.tool = None;
+        run.round.correction.clear();
     }
     Ok(())
 }
@@ -206,64 +221,44 @@ fn take_gathered(run: &mut RunState, gathered: &Value) -> Result<(), Error> {
 async fn decide_phase(ctx: &AppContext, run: &mut RunState, input: &Value) -> Result<Value, Error> {
     take_gathered(run, &input["gathered"])?;
     let deadline = run.deadline();
-    let (Some(step), Some(req), Some(built)) = (
-        run.step.as_deref_mut(),
-        run.input.as_ref().map(|i| &i.request),
-        run.built.as_ref(),
-    ) else {
-        return Err(missing("page"));
-    };
-    let next = model::call(ctx, step, &mut run.round, req, built, deadline).await?;
+    let p = parts(run)?;
+    let next = model::call(ctx, p.step, p.round, p.req, p.built, deadline).await?;
+    let searching = p
+        .round
+        .tool
+        .as_ref()
+        .is_some_and(|t| t.pre_search.is_some());
     let next = match next {
-        Next::Tool
-            if run
-                .round
-                .tool
-                .as_ref()
-                .is_some_and(|t| t.pre_search.is_some()) =>
-        {
-            "search"
-        }
+        Next::Tool if searching => "search",
         Next::Tool => "tool",
         Next::Guard => "guard",
         Next::Retry | Next::Done => "done",
     };
-    Ok(json!({ "next": next, "calls": run.round.calls }))
+    Ok(json!({ "next": next, "calls": p.round.calls }))
 }
 
 async fn guard_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Error> {
     let deadline = run.deadline();
-    let (Some(step), Some(input), Some(built)) = (
-        run.step.as_deref_mut(),
-        run.input.as_ref(),
-        run.built.as_ref(),
-    ) else {
-        return Err(missing("page"));
-    };
-    let req = &input.request;
-    let history = step.history.clone();
-    let known = decide::Known::new(&history, req, built);
-    let facts = known.facts(ctx, step.step_index);
-    let next = model::review(ctx, step, &mut run.round, req, built, &facts, deadline).await;
+    let p = parts(run)?;
+    let history = p.step.history.clone();
+    let known = decide::Known::new(&history, p.req, p.built);
+    let facts = known.facts(ctx, p.step.step_index);
+    let next = model::review(ctx, p.step, p.round, p.req, p.built, &facts, deadline).await;
     let next = match next {
         Next::Tool => "tool",
         Next::Retry => "retry",
         Next::Guard | Next::Done => "done",
     };
-    Ok(json!({ "next": next, "tools": run.round.tools }))
+    Ok(json!({ "next": next, "tools": p.round.tools }))
 }
 
 async fn persist_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Error> {
     let started = run.started();
     let elapsed = run.elapsed_us();
     let last = run.round.last.clone();
-    let (Some(step), Some(input), Some(built)) = (
-        run.step.as_deref_mut(),
-        run.input.as_ref(),
-        run.built.as_ref(),
-    ) else {
-        return Err(missing("page"));
-    };
+    let Parts {
+        step, input, built, ..
+    } = parts(run)?;
     decide::ensure_decision(step, last);
     decide::finish_step(step, ctx.clock.now());
     step.phases.decided_us = elapsed;
