@@ -1,7 +1,9 @@
-//! `agent-admin`: provisions tenants, users and allowed-domain patterns in the configured
+//! `agent-admin`: provisions tenants, users, allowed-domain patterns and agent workspaces in the configured
 //! store (the same `STORE`/`DATA_DIR` variables the functions read). Passwords are read from
 //! standard input or a prompt, never from the command line (where `ps` and shell history
 //! would show them).
+
+mod workspace;
 
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
@@ -45,6 +47,9 @@ enum Command {
     /// Prepare the configured store.
     #[command(subcommand)]
     Store(StoreCmd),
+    /// Define, list and remove the agent tools' workspaces of a tenant.
+    #[command(subcommand)]
+    Workspace(workspace::WorkspaceCmd),
 }
 
 #[derive(Debug, Subcommand)]
@@ -375,6 +380,10 @@ async fn run(cli: Cli) -> Result<(), String> {
             );
         }
         Command::Store(StoreCmd::Init) => init_store(&store_cfg, json).await?,
+        Command::Workspace(cmd) => {
+            let (value, lines) = workspace::run(store, cmd, cli.data_dir.clone(), now).await?;
+            print_rows(json, value, lines);
+        }
         Command::Domain(DomainCmd::List { tenant }) => {
             if store.tenant(&tenant).await.map_err(store_err)?.is_none() {
                 return Err(format!("tenant {tenant} does not exist"));

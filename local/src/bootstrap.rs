@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rand::distributions::Alphanumeric;
 use rand::{Rng, RngCore};
+use shared::ports::workspace::Precondition;
 use shared::provisioning::{self, ProvisionError};
 use shared::AppContext;
 
@@ -62,6 +63,58 @@ pub fn dev_jwt_key(data_dir: Option<&Path>) -> std::io::Result<(String, KeySourc
     }
 }
 
+/// Id of the demo tenant's workspace (root `demo` under AGENT_WORKSPACES_DIR).
+pub const DEMO_WORKSPACE_ID: &str = "demo";
+
+/// Files the demo workspace starts with (only written where absent).
+const DEMO_FILES: &[(&str, &str)] = &[
+    (
+        "README.md",
+        "# Demo workspace\n\nServer-hosted agent tools work here: list, read, search, write and patch\nfiles through `/api/v1/agent/*`. Actions run on the server host, not in the browser.\n",
+    ),
+    (
+        "src/hello.py",
+        "def greet(name):\n    return f\"Hello, {name}!\"\n\n\nif __name__ == \"__main__\":\n    print(greet(\"world\"))\n",
+    ),
+];
+
+/// The demo tenant's workspace with a few files, when the agent tools are on.
+async fn demo_workspace(ctx: &AppContext) -> Result<(), ProvisionError> {
+    if !ctx.config.tools.enabled {
+        return Ok(());
+    }
+    let ws = provisioning::create_workspace(
+        ctx.store.as_ref(),
+        provisioning::NewWorkspace {
+            tenant_id: DEMO_TENANT_ID,
+            id: Some(DEMO_WORKSPACE_ID),
+            name: "Demo project",
+            root: "demo",
+            allow: &[],
+        },
+        ctx.clock.now(),
+    )
+    .await?;
+    let files = ctx
+        .workspaces
+        .open(&ws.root)
+        .map_err(|e| ProvisionError::Workspace(e.to_string()))?;
+    for (path, text) in DEMO_FILES {
+        let Ok(p) = shared::tools::path::WsPath::parse(path) else {
+            continue;
+        };
+        let written = files
+            .write(&p, text.as_bytes().to_vec(), Precondition::Absent)
+            .await;
+        if let Err(e) = written {
+            if !matches!(e, shared::ports::workspace::WsError::AlreadyExists(_)) {
+                return Err(ProvisionError::Workspace(e.to_string()));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Credentials of the demo account.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DemoCredentials {
@@ -104,6 +157,7 @@ pub async fn demo_account(
         now,
     )
     .await?;
+    demo_workspace(ctx).await?;
     let creds = DemoCredentials {
         email: DEMO_EMAIL.into(),
         password,

@@ -80,6 +80,18 @@ pub fn routes() -> Vec<Route> {
         debug_logs,
         debug_export,
         pusher_auth,
+        agent_status,
+        agent_workspaces,
+        agent_workspace_select,
+        agent_fs_list,
+        agent_fs_read,
+        agent_fs_write,
+        agent_fs_patch,
+        agent_fs_search,
+        agent_fs_mkdir,
+        agent_fs_delete,
+        agent_approval,
+        agent_session,
     ]
 }
 

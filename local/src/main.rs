@@ -79,6 +79,8 @@ async fn run(args: Args) -> Result<(), String> {
         "ALLOWED_ORIGINS" => env(k).or_else(|| Some("chrome-extension://*".into())),
         // Local development wants the debug routes; deployments keep them off by default.
         "DEBUG_ROUTES" => env(k).or_else(|| Some("true".into())),
+        // The agent tools run on this machine, in workspaces under DATA_DIR; on by default here.
+        "AGENT_TOOLS_ENABLED" => env(k).or_else(|| Some("true".into())),
         other => env(other),
     })
     .map_err(|e| e.to_string())?;

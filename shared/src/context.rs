@@ -9,6 +9,7 @@ use crate::adapters::http_knowledge::HttpKnowledge;
 use crate::adapters::openai::OpenAiLlm;
 use crate::adapters::snapshots::{DirSnapshotStore, MemorySnapshotStore, S3SnapshotStore};
 use crate::adapters::tavily::TavilySearch;
+use crate::adapters::workspace::WorkspaceOpener;
 use crate::adapters::TableStore;
 use crate::auth::{PasswordHasher, TokenService};
 use crate::clock::{Clock, SystemClock};
@@ -18,6 +19,7 @@ use crate::ports::llm::Llm;
 use crate::ports::web_search::WebSearch;
 use crate::ports::{SnapshotStore, Store, StoreError};
 use crate::realtime::{PusherRealtime, Realtime};
+use crate::tools::status::StatusCache;
 
 /// Why a function could not start.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +48,10 @@ pub struct AppContext {
     pub search: Option<Arc<dyn WebSearch>>,
     /// Realtime events; `None` when unconfigured (nothing is sent).
     pub realtime: Option<Arc<dyn Realtime>>,
+    /// Opens agent-tool workspaces by root (local directories, S3 prefixes).
+    pub workspaces: WorkspaceOpener,
+    /// Recent workspace-storage checks of the agent tools' status route.
+    pub tools_status: StatusCache,
 }
 
 impl std::fmt::Debug for AppContext {
@@ -101,6 +107,10 @@ impl AppContext {
             .realtime
             .clone()
             .map(|r| Arc::new(PusherRealtime::new(r)) as Arc<dyn Realtime>);
+        let workspaces = WorkspaceOpener {
+            dir: config.tools.workspaces_dir.clone(),
+            s3: stores.s3.clone(),
+        };
         Self {
             config,
             store: stores.store,
@@ -113,6 +123,8 @@ impl AppContext {
             knowledge,
             search,
             realtime,
+            workspaces,
+            tools_status: StatusCache::default(),
         }
     }
 }
@@ -122,6 +134,8 @@ impl AppContext {
 pub struct Stores {
     pub store: Arc<dyn Store>,
     pub snapshots: Arc<dyn SnapshotStore>,
+    /// The S3 client (DynamoDB/S3 stores only), for S3 workspaces.
+    pub s3: Option<aws_sdk_s3::Client>,
 }
 
 /// Opens the stores a configuration names. For DynamoDB/S3 the SDK clients are built here,
@@ -131,10 +145,12 @@ pub async fn open_stores(cfg: &StoreConfig, clock: Arc<dyn Clock>) -> Result<Sto
         StoreConfig::Embedded { data_dir } => Stores {
             store: Arc::new(TableStore::embedded(data_dir, clock)?),
             snapshots: Arc::new(DirSnapshotStore::new(&data_dir.join("blobs"))),
+            s3: None,
         },
         StoreConfig::Memory => Stores {
             store: Arc::new(TableStore::memory(clock)?),
             snapshots: Arc::new(MemorySnapshotStore::default()),
+            s3: None,
         },
         StoreConfig::DynamoDb(aws) => {
             let (ddb, s3) = aws_clients(aws).await;
@@ -143,7 +159,8 @@ pub async fn open_stores(cfg: &StoreConfig, clock: Arc<dyn Clock>) -> Result<Sto
                     Arc::new(DynamoTable::new(ddb, &aws.table)),
                     clock,
                 )),
-                snapshots: Arc::new(S3SnapshotStore::new(s3, &aws.bucket)),
+                snapshots: Arc::new(S3SnapshotStore::new(s3.clone(), &aws.bucket)),
+                s3: Some(s3),
             }
         }
     })

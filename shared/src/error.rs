@@ -43,6 +43,13 @@ pub enum Error {
     /// Unknown id, or another tenant's id; `code` is the contract's code for the resource.
     #[error("not found: {message}")]
     NotFound { code: &'static str, message: String },
+    /// Authenticated, but this action is not allowed, with a specific code
+    /// (`AGENT_TOOLS_DISABLED`, `COMMAND_NOT_ALLOWED`, ...).
+    #[error("denied {code}: {message}")]
+    Denied { code: &'static str, message: String },
+    /// Well-formed, but it cannot be carried out as asked (`PATCH_FAILED`, `FILE_TOO_LARGE`).
+    #[error("unprocessable {code}: {message}")]
+    Unprocessable { code: &'static str, message: String },
     /// A state conflict of another resource (`CONFLICT`, ...).
     #[error("conflict: {message}")]
     Conflict { code: &'static str, message: String },

@@ -24,6 +24,7 @@ pub mod sessions;
 pub mod telemetry;
 pub mod text;
 pub mod time;
+pub mod tools;
 pub mod upstream;
 pub mod views;
 

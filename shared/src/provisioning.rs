@@ -28,6 +28,9 @@ pub enum ProvisionError {
     Store(StoreError),
     #[error("{0}")]
     Hashing(String),
+    /// A workspace's files could not be prepared.
+    #[error("workspace: {0}")]
+    Workspace(String),
 }
 
 fn invalid(field: &'static str, problem: impl Into<String>) -> ProvisionError {
@@ -148,6 +151,68 @@ pub async fn create_user(
         Err(StoreError::Conflict(_)) => Err(ProvisionError::Exists(format!(
             "a user with email {} already exists",
             user.email
+        ))),
+        Err(e) => Err(ProvisionError::Store(e)),
+    }
+}
+
+/// What an administrator gives for a new workspace.
+#[derive(Debug, Clone)]
+pub struct NewWorkspace<'a> {
+    pub tenant_id: &'a str,
+    pub id: Option<&'a str>,
+    pub name: &'a str,
+    /// `s3://bucket/prefix` or a directory relative to `AGENT_WORKSPACES_DIR`.
+    pub root: &'a str,
+    /// `PROGRAM` or `PROGRAM=PATTERN...` entries (see `tools::commands`).
+    pub allow: &'a [String],
+}
+
+/// Defines a workspace of a tenant; the id defaults to a fresh UUID.
+pub async fn create_workspace(
+    store: &dyn Store,
+    new: NewWorkspace<'_>,
+    now: DateTime<Utc>,
+) -> Result<crate::tools::model::WorkspaceRecord, ProvisionError> {
+    let name = check_name("name", new.name)?;
+    let id = match new.id {
+        Some(id) => {
+            validate_id(id).map_err(|p| invalid("id", p))?;
+            id.to_owned()
+        }
+        None => uuid::Uuid::new_v4().to_string(),
+    };
+    crate::adapters::workspace::Root::parse(new.root).map_err(|p| invalid("root", p))?;
+    let allowed_commands = new
+        .allow
+        .iter()
+        .map(|r| crate::tools::commands::parse_rule(r))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|p| invalid("allow", p))?;
+    if store
+        .tenant(new.tenant_id)
+        .await
+        .map_err(ProvisionError::Store)?
+        .is_none()
+    {
+        return Err(ProvisionError::Missing(format!(
+            "tenant {} does not exist",
+            new.tenant_id
+        )));
+    }
+    let ws = crate::tools::model::WorkspaceRecord {
+        id,
+        tenant_id: new.tenant_id.to_owned(),
+        name,
+        root: new.root.trim_end_matches('/').to_owned(),
+        allowed_commands,
+        created_at: now,
+    };
+    match store.create_workspace(&ws).await {
+        Ok(()) => Ok(ws),
+        Err(StoreError::Conflict(_)) => Err(ProvisionError::Exists(format!(
+            "workspace {} already exists in tenant {}",
+            ws.id, ws.tenant_id
         ))),
         Err(e) => Err(ProvisionError::Store(e)),
     }

@@ -76,7 +76,8 @@ pub async fn stores(clock: Arc<dyn Clock>) -> (Stores, AwsStoreConfig) {
             Arc::new(DynamoTable::new(ddb, &cfg.table)),
             clock,
         )),
-        snapshots: Arc::new(S3SnapshotStore::new(s3, &cfg.bucket)),
+        snapshots: Arc::new(S3SnapshotStore::new(s3.clone(), &cfg.bucket)),
+        s3: Some(s3),
     };
     (stores, cfg)
 }

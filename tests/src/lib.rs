@@ -33,6 +33,7 @@ pub mod harness;
 pub mod process;
 pub mod runtime_api;
 pub mod scripted;
+pub mod workspace_suite;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

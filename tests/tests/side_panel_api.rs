@@ -418,6 +418,7 @@ fn stores_of(app: &TestApp) -> shared::context::Stores {
     shared::context::Stores {
         store: app.ctx.store.clone(),
         snapshots: app.ctx.snapshots.clone(),
+        s3: None,
     }
 }
 

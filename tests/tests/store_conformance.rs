@@ -23,6 +23,7 @@ fn memory(clock: &Arc<ManualClock>) -> Stores {
     Stores {
         store: Arc::new(TableStore::memory(c).expect("memory store")),
         snapshots: Arc::new(MemorySnapshotStore::default()),
+        s3: None,
     }
 }
 
@@ -31,6 +32,7 @@ fn file(clock: &Arc<ManualClock>, dir: &tempfile::TempDir) -> Stores {
     Stores {
         store: Arc::new(TableStore::embedded(dir.path(), c).expect("file store")),
         snapshots: Arc::new(DirSnapshotStore::new(&dir.path().join("blobs"))),
+        s3: None,
     }
 }
 

@@ -17,6 +17,10 @@
 //! | session owner | `SESSIONID#<s>` | `OWNER` | | | a client-chosen session id belongs to one tenant and user (realtime channels are global) |
 //! | rate-limit window | `RATE#<scope>#<id>` | `W#<window start>` | | | login throttling, interact limits per user and tenant (TTL) |
 //! | idempotency key | `TENANT#<t>` | `IDEM#<u>#<key>` | | | replay of a retried interact (TTL: a step deadline while pending, a day when done) |
+//! | agent workspace | `TENANT#<t>` | `WORKSPACE#<id>` | | | workspaces of a tenant (SK prefix) |
+//! | agent session | `TENANT#<t>` | `AGENTSESSION#<id>` | | | the workspace a user's tool calls work in (TTL) |
+//! | approval | `TENANT#<t>` | `APPROVAL#<id>` | `TENANT#<t>#AGENTSESSION#<s>#APPROVALS` / `<createdAt>` | | a decision by id; a session's approvals (TTL) |
+//! | audit item | `TENANT#<t>#AGENTSESSION#<s>` | `AUDIT#<timestamp>#<id>` | | | a session's audit trail, newest first (TTL) |
 //! | debug log | `TENANT#<t>#USER#<u>#LOGS` | `<timestamp>#<id>` | | | a user's debug logs, newest first (TTL) |
 //!
 //! Snapshots live in the object store under `snapshots/<t>/<task>/<step>`.
@@ -112,4 +116,27 @@ pub fn snapshot_key(tenant_id: &str, task_id: &str, step: u32) -> String {
 /// Object-key prefix of a task's snapshots.
 pub fn snapshot_prefix(tenant_id: &str, task_id: &str) -> String {
     format!("snapshots/{tenant_id}/{task_id}/")
+}
+
+pub const WORKSPACE_PREFIX: &str = "WORKSPACE#";
+pub const AUDIT_PREFIX: &str = "AUDIT#";
+
+pub fn workspace_sk(id: &str) -> String {
+    format!("{WORKSPACE_PREFIX}{id}")
+}
+
+pub fn agent_session_sk(id: &str) -> String {
+    format!("AGENTSESSION#{id}")
+}
+
+pub fn approval_sk(id: &str) -> String {
+    format!("APPROVAL#{id}")
+}
+
+pub fn agent_session_children_pk(tenant_id: &str, session_id: &str) -> String {
+    format!("TENANT#{tenant_id}#AGENTSESSION#{session_id}")
+}
+
+pub fn session_approvals_pk(tenant_id: &str, session_id: &str) -> String {
+    format!("TENANT#{tenant_id}#AGENTSESSION#{session_id}#APPROVALS")
 }

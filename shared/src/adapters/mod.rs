@@ -13,5 +13,6 @@ pub mod sqlite;
 pub mod table;
 pub mod table_store;
 pub mod tavily;
+pub mod workspace;
 
 pub use table_store::TableStore;

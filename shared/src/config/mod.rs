@@ -7,6 +7,7 @@ mod origins;
 mod realtime;
 mod search;
 mod store;
+mod tools;
 mod variables;
 
 pub use agent::{AgentConfig, KnowledgeConfig, LlmConfig, Orchestrator, LLM_KEY_VARIABLES};
@@ -14,6 +15,7 @@ pub use origins::{parse_origins, OriginRule};
 pub use realtime::RealtimeConfig;
 pub use search::{SearchConfig, SearchDepth};
 pub use store::{AwsStoreConfig, Retention, StoreConfig};
+pub use tools::ToolsConfig;
 pub use variables::VARIABLES;
 
 use secrecy::{ExposeSecret, SecretString};
@@ -60,6 +62,8 @@ pub struct Config {
     pub realtime: Option<RealtimeConfig>,
     /// Whether `/api/debug/*` answers (403 otherwise).
     pub debug_routes: bool,
+    /// Server-hosted agent tools (`/api/v1/agent/*`).
+    pub tools: ToolsConfig,
 }
 
 impl Config {
@@ -134,6 +138,7 @@ impl Config {
             retention: Retention::from_lookup(&lookup)?,
             agent: AgentConfig::from_lookup(&lookup)?,
             realtime: RealtimeConfig::from_lookup(&lookup)?,
+            tools: ToolsConfig::from_lookup(&lookup)?,
             debug_routes: match get("DEBUG_ROUTES").as_deref() {
                 None | Some("false") | Some("0") => false,
                 Some("true") | Some("1") => true,

@@ -243,5 +243,30 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "false (local-api: true)",
         "whether `/api/debug/*` answers; 403 when off",
     ),
+    (
+        "AGENT_TOOLS_ENABLED",
+        "false (local-api: true)",
+        "whether the server-hosted agent tools (`/api/v1/agent/*`) answer; 403 AGENT_TOOLS_DISABLED when off",
+    ),
+    (
+        "AGENT_WORKSPACES_DIR",
+        "DATA_DIR/workspaces",
+        "directory holding local (non-S3) workspace roots",
+    ),
+    (
+        "AGENT_AUDIT_RETENTION_DAYS",
+        "90",
+        "days agent audit items, agent sessions and decided approvals are kept (TTL)",
+    ),
+    (
+        "AGENT_APPROVAL_TTL_SECONDS",
+        "900",
+        "seconds a pending approval can be decided in; after that it has expired and never runs",
+    ),
+    (
+        "AGENT_MAX_FILE_BYTES",
+        "1048576",
+        "largest file the agent tools read, write, patch or search",
+    ),
     ("RUST_LOG", "info", "log filter (tracing EnvFilter syntax)"),
 ];

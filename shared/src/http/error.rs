@@ -54,6 +54,8 @@ pub fn classify(e: &Error) -> (StatusCode, &'static str, String) {
         Error::Forbidden(m) => (S::FORBIDDEN, "FORBIDDEN", m.clone()),
         Error::NotFound { code, message } => (S::NOT_FOUND, code, message.clone()),
         Error::Conflict { code, message } => (S::CONFLICT, code, message.clone()),
+        Error::Denied { code, message } => (S::FORBIDDEN, code, message.clone()),
+        Error::Unprocessable { code, message } => (S::UNPROCESSABLE_ENTITY, code, message.clone()),
         Error::IdempotencyKeyReused => (
             S::UNPROCESSABLE_ENTITY,
             "IDEMPOTENCY_KEY_REUSED",

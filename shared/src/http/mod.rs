@@ -2,6 +2,7 @@
 //! ids, structured logs, CORS and error mapping around a handler; JSON body parsing with the
 //! size limit; and response helpers.
 
+pub mod agent;
 pub mod apigw;
 pub mod cors;
 pub mod error;

@@ -5,6 +5,7 @@
 //! the step — the model (`llm`), web search (`web_search`), organisation knowledge
 //! (`knowledge`) — have a module each.
 
+pub mod agent_tools;
 mod identity;
 pub mod knowledge;
 pub mod llm;
@@ -13,7 +14,9 @@ mod sessions;
 mod snapshots;
 mod tasks;
 pub mod web_search;
+pub mod workspace;
 
+pub use agent_tools::{AgentToolStore, ApprovalChange};
 pub use identity::*;
 pub use records::*;
 pub use sessions::*;
@@ -51,6 +54,7 @@ pub trait Store:
     + IdempotencyStore
     + PreferencesStore
     + DebugLogStore
+    + AgentToolStore
 {
 }
 impl<T> Store for T where
@@ -64,5 +68,6 @@ impl<T> Store for T where
         + IdempotencyStore
         + PreferencesStore
         + DebugLogStore
+        + AgentToolStore
 {
 }

@@ -110,6 +110,7 @@ fn to_json<T: Serialize>(value: &T) -> StoreResult<Value> {
     serde_json::to_value(value).map_err(|e| StoreError::Internal(e.to_string()))
 }
 
+mod agent_tools;
 mod identity;
 mod queries;
 mod rates;

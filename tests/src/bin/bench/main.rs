@@ -1,7 +1,8 @@
 //! Benchmarks: process start to first request served (local-api, function binaries and the
 //! cleanup under a Lambda Runtime API emulator), login latency, unknown-email vs
 //! wrong-password timing, peak memory, the sequential store round trips of each route, the
-//! reasoning step over a scripted task, and the cost of pre-search.
+//! reasoning step over a scripted task, the cost of pre-search, and the agent tools'
+//! workspace adapters on 2 000 files.
 //! Prints numbers; asserts nothing.
 //!
 //! `scripts/bench` builds release binaries, starts a DynamoDB/S3-compatible server and runs
@@ -14,6 +15,7 @@ mod search;
 mod starts;
 mod store;
 mod work;
+mod workspace;
 
 use std::time::Instant;
 
@@ -65,7 +67,7 @@ async fn main() {
     };
     println!("bench ({profile} build, {runs} runs per start measurement)");
     // BENCH_ONLY=<section,...> runs some sections: startup, cleanup, round-trips, interact,
-    // reasoning, search, prompt, login, machine.
+    // reasoning, search, prompt, login, machine, workspace.
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
     if run("startup") {
@@ -91,6 +93,9 @@ async fn main() {
     }
     if run("machine") {
         machine::overhead(runs).await;
+    }
+    if run("workspace") {
+        workspace::workspaces(runs).await;
     }
     if run("login") {
         starts::login_latency(runs).await;

@@ -24,6 +24,7 @@ async fn delayed_app(delay: Duration, llm_base_url: &str) -> (TestApp, Arc<Delay
     let stores = Stores {
         store: Arc::new(TableStore::new(table.clone(), dyn_clock)),
         snapshots: Arc::new(MemorySnapshotStore::default()),
+        s3: None,
     };
     let opts = AppOptions::with_llm(llm_base_url).set("INTERACT_RATE_PER_USER", "100000");
     let app = TestApp::spawn_on(api_tests::test_config(&opts), stores, clock).await;

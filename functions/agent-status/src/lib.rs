@@ -1,0 +1,40 @@
+//! `GET /api/v1/agent/status`: whether the server-hosted agent tools are `online`, `degraded`
+//! or `offline`, with the reason per part (the store, the organisation's workspace storage).
+//! Answers `200` whenever the caller is known — a store outage is reported, not thrown.
+
+use ::http::Method;
+use shared::http::guard::{check_account, verify_bearer};
+use shared::http::{self, Request, Response, RouteSpec};
+use shared::tools::status::{self, Health, Part};
+use shared::{AppContext, Error};
+
+/// The route this function serves.
+pub const ROUTE: RouteSpec = RouteSpec {
+    name: "agent-status",
+    methods: &[Method::GET],
+    path: "/api/v1/agent/status",
+};
+
+/// Lambda and local-api entry point.
+pub async fn handle(ctx: &AppContext, req: Request) -> Response {
+    http::serve(ctx, req, &ROUTE, run).await
+}
+
+async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
+    let mut p = verify_bearer(ctx, req.headers())?;
+    let enabled = ctx.config.tools.enabled;
+    let parts = match check_account(ctx, &mut p).await {
+        Ok(_) if !enabled => Vec::new(),
+        Ok(_) => vec![
+            Part::online("store"),
+            status::storage_part(ctx, &p.tenant_id).await,
+        ],
+        Err(Error::Store(_)) => vec![Part::down(
+            "store",
+            Health::Offline,
+            "the store is unreachable",
+        )],
+        Err(e) => return Err(e),
+    };
+    Ok(http::agent::ok(status::body(enabled, &parts)))
+}

@@ -1,0 +1,191 @@
+//! Workspaces, agent sessions, approvals and audit items.
+
+use super::*;
+use crate::ports::{AgentToolStore, ApprovalChange};
+use crate::tools::model::{AgentSession, Approval, ApprovalStatus, AuditEntry, WorkspaceRecord};
+
+fn with_ttl(mut item: Item, expires_at: DateTime<Utc>) -> Item {
+    item.insert(EXPIRES_AT.into(), Value::from(expires_at.timestamp()));
+    item
+}
+
+#[async_trait]
+impl AgentToolStore for TableStore {
+    async fn create_workspace(&self, ws: &WorkspaceRecord) -> StoreResult<()> {
+        let item = item_of(
+            &keys::tenant_pk(&ws.tenant_id),
+            &keys::workspace_sk(&ws.id),
+            ws,
+        )?;
+        self.table.put(item, Cond::Missing).await
+    }
+
+    async fn workspace(&self, tenant_id: &str, id: &str) -> StoreResult<Option<WorkspaceRecord>> {
+        self.get_live(&keys::tenant_pk(tenant_id), &keys::workspace_sk(id))
+            .await
+    }
+
+    async fn workspaces(&self, tenant_id: &str) -> StoreResult<Vec<WorkspaceRecord>> {
+        let items = self
+            .query_all(
+                Query::partition(keys::tenant_pk(tenant_id))
+                    .sk(SkCond::Prefix(keys::WORKSPACE_PREFIX.into())),
+            )
+            .await?;
+        items.into_iter().map(body_of).collect()
+    }
+
+    async fn delete_workspace(&self, tenant_id: &str, id: &str) -> StoreResult<bool> {
+        self.table
+            .delete(
+                &keys::tenant_pk(tenant_id),
+                &keys::workspace_sk(id),
+                Cond::Always,
+            )
+            .await
+    }
+
+    async fn put_agent_session(
+        &self,
+        session: &AgentSession,
+        expires_at: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        let item = item_of(
+            &keys::tenant_pk(&session.tenant_id),
+            &keys::agent_session_sk(&session.id),
+            session,
+        )?;
+        self.table
+            .put(with_ttl(item, expires_at), Cond::Always)
+            .await
+    }
+
+    async fn agent_session(&self, tenant_id: &str, id: &str) -> StoreResult<Option<AgentSession>> {
+        self.get_live(&keys::tenant_pk(tenant_id), &keys::agent_session_sk(id))
+            .await
+    }
+
+    async fn create_approval(&self, a: &Approval, expires_at: DateTime<Utc>) -> StoreResult<()> {
+        let mut item = item_of(&keys::tenant_pk(&a.tenant_id), &keys::approval_sk(&a.id), a)?;
+        item.insert(
+            Index::Gsi1.pk().into(),
+            Value::from(keys::session_approvals_pk(&a.tenant_id, &a.session_id)),
+        );
+        item.insert(
+            Index::Gsi1.sk().into(),
+            Value::from(format!("{}#{}", crate::time::iso(a.created_at), a.id)),
+        );
+        self.table
+            .put(with_ttl(item, expires_at), Cond::Missing)
+            .await
+    }
+
+    async fn approval(&self, tenant_id: &str, id: &str) -> StoreResult<Option<Approval>> {
+        self.get_live(&keys::tenant_pk(tenant_id), &keys::approval_sk(id))
+            .await
+    }
+
+    async fn session_approvals(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<Approval>> {
+        let now = self.now();
+        let page = self
+            .table
+            .query(
+                Query::partition(keys::session_approvals_pk(tenant_id, session_id))
+                    .on(Index::Gsi1)
+                    .backward()
+                    .limit(limit),
+            )
+            .await?;
+        page.items
+            .into_iter()
+            .filter(|i| !is_expired(i, now))
+            .map(body_of)
+            .collect()
+    }
+
+    async fn change_approval(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        change: ApprovalChange<'_>,
+    ) -> StoreResult<Approval> {
+        let mut conds = vec![Cond::Eq("status".into(), to_json(&change.from)?)];
+        if change.from == ApprovalStatus::Pending {
+            // Still decidable: `decideBy` strictly after now.
+            conds.push(Cond::AtLeast("decideBy".into(), change.at.timestamp() + 1));
+        }
+        let mut update = Update {
+            set: set(vec![("status", to_json(&change.to)?)]),
+            ..Update::default()
+        };
+        if let Some(by) = change.decided_by {
+            update.set.insert("decidedBy".into(), Value::from(by));
+            update
+                .set
+                .insert("decidedAt".into(), Value::from(crate::time::iso(change.at)));
+        }
+        if let Some(outcome) = change.outcome {
+            update.set.insert("outcome".into(), Value::from(outcome));
+        }
+        let item = self
+            .table
+            .update(
+                &keys::tenant_pk(tenant_id),
+                &keys::approval_sk(id),
+                update,
+                Cond::All(conds),
+            )
+            .await?;
+        body_of(item)
+    }
+
+    async fn append_audit(
+        &self,
+        tenant_id: &str,
+        entry: &AuditEntry,
+        expires_at: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        let sk = format!(
+            "{}{}#{}",
+            keys::AUDIT_PREFIX,
+            crate::time::iso(entry.timestamp),
+            entry.id
+        );
+        let item = item_of(
+            &keys::agent_session_children_pk(tenant_id, &entry.session_id),
+            &sk,
+            entry,
+        )?;
+        self.table
+            .put(with_ttl(item, expires_at), Cond::Always)
+            .await
+    }
+
+    async fn audit_trail(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<AuditEntry>> {
+        let now = self.now();
+        let page = self
+            .table
+            .query(
+                Query::partition(keys::agent_session_children_pk(tenant_id, session_id))
+                    .sk(SkCond::Prefix(keys::AUDIT_PREFIX.into()))
+                    .backward()
+                    .limit(limit),
+            )
+            .await?;
+        page.items
+            .into_iter()
+            .filter(|i| !is_expired(i, now))
+            .map(body_of)
+            .collect()
+    }
+}

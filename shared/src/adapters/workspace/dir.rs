@@ -1,0 +1,366 @@
+//! A workspace in a local directory (local-api). Every component of a path is checked with
+//! `symlink_metadata` and a symbolic link anywhere is refused; files are opened with
+//! `O_NOFOLLOW`, written to a temporary file and renamed into place, and conditional writes
+//! are serialised by one process-wide lock so a stale version can never overwrite. All file
+//! system work runs on the blocking pool, never on the async workers.
+
+use std::fs;
+use std::io::{ErrorKind, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::{md5_version, sorted_listing, MAX_SCANNED_ENTRIES};
+use crate::ports::workspace::{
+    Entry, EntryKind, FileContent, Listing, Precondition, Walk, Workspace, WsError, WsResult,
+};
+use crate::tools::path::{WsPath, MAX_DEPTH};
+
+/// Serialises check-then-write sections of conditional writes in this process.
+static WRITE_LOCK: Mutex<()> = Mutex::new(());
+
+/// A workspace rooted at a local directory.
+#[derive(Debug, Clone)]
+pub struct DirWorkspace {
+    root: PathBuf,
+}
+
+impl DirWorkspace {
+    /// Opens (creating when missing) the directory `root`; it must not be a symbolic link.
+    pub fn open(root: &Path) -> WsResult<Self> {
+        fs::create_dir_all(root).map_err(|e| io_err("create root", &e))?;
+        let meta = fs::symlink_metadata(root).map_err(|e| io_err("root", &e))?;
+        if !meta.is_dir() {
+            return Err(WsError::Internal(
+                "workspace root is not a directory".into(),
+            ));
+        }
+        Ok(Self {
+            root: root.to_path_buf(),
+        })
+    }
+
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Path) -> WsResult<T> + Send + 'static,
+    ) -> WsResult<T> {
+        let root = self.root.clone();
+        tokio::task::spawn_blocking(move || f(&root))
+            .await
+            .map_err(|e| WsError::Internal(format!("blocking task: {e}")))?
+    }
+}
+
+fn io_err(op: &str, e: &std::io::Error) -> WsError {
+    WsError::Internal(format!("{op}: {}", e.kind()))
+}
+
+/// The on-disk path of `p`, refusing any symbolic link among its existing components.
+fn resolve(root: &Path, p: &WsPath) -> WsResult<PathBuf> {
+    let mut cur = root.to_path_buf();
+    let mut exists = true;
+    for seg in p.segments() {
+        cur.push(seg);
+        if !exists {
+            continue;
+        }
+        match fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => return Err(WsError::Symlink(p.to_string())),
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::NotFound => exists = false,
+            Err(e) if e.kind() == ErrorKind::NotADirectory => {
+                return Err(WsError::NotADirectory(p.parent().to_string()))
+            }
+            Err(e) => return Err(io_err("stat", &e)),
+        }
+    }
+    Ok(cur)
+}
+
+fn modified(meta: &fs::Metadata) -> Option<DateTime<Utc>> {
+    meta.modified().ok().map(DateTime::<Utc>::from)
+}
+
+fn entry_of(dir: &WsPath, name: String, meta: &fs::Metadata) -> Option<Entry> {
+    let path = dir.join(&name).ok()?;
+    let ft = meta.file_type();
+    let kind = if ft.is_symlink() {
+        EntryKind::Symlink
+    } else if ft.is_dir() {
+        EntryKind::Dir
+    } else if ft.is_file() {
+        EntryKind::File
+    } else {
+        return None;
+    };
+    Some(Entry {
+        name,
+        path: path.to_string(),
+        kind,
+        size: (kind == EntryKind::File).then_some(meta.len()),
+        modified: modified(meta),
+    })
+}
+
+fn open_nofollow(path: &Path, p: &WsPath) -> WsResult<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            ErrorKind::NotFound => WsError::NotFound(p.to_string()),
+            // ELOOP: the last component is a symbolic link.
+            _ if e.raw_os_error() == Some(libc::ELOOP) => WsError::Symlink(p.to_string()),
+            _ => io_err("open", &e),
+        })
+}
+
+fn read_file(root: &Path, p: &WsPath, max: u64) -> WsResult<FileContent> {
+    let path = resolve(root, p)?;
+    let file = open_nofollow(&path, p)?;
+    let meta = file.metadata().map_err(|e| io_err("stat", &e))?;
+    if !meta.is_file() {
+        return Err(WsError::NotAFile(p.to_string()));
+    }
+    if meta.len() > max {
+        return Err(WsError::TooLarge {
+            size: meta.len(),
+            limit: max,
+        });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_err("read", &e))?;
+    if bytes.len() as u64 > max {
+        return Err(WsError::TooLarge {
+            size: bytes.len() as u64,
+            limit: max,
+        });
+    }
+    let version = md5_version(&bytes);
+    Ok(FileContent { bytes, version })
+}
+
+fn write_file(root: &Path, p: &WsPath, bytes: &[u8], pre: &Precondition) -> WsResult<String> {
+    let path = resolve(root, p)?;
+    let parent = resolve(root, &p.parent())?;
+    // The lock guards no data, so a panic elsewhere while holding it leaves nothing broken.
+    let _guard = WRITE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let current = match fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_symlink() => return Err(WsError::Symlink(p.to_string())),
+        Ok(m) if m.is_dir() => return Err(WsError::NotAFile(p.to_string())),
+        Ok(_) => Some(read_file(root, p, u64::MAX)?.version),
+        Err(e) if e.kind() == ErrorKind::NotFound => None,
+        Err(e) if e.kind() == ErrorKind::NotADirectory => {
+            return Err(WsError::NotADirectory(p.parent().to_string()))
+        }
+        Err(e) => return Err(io_err("stat", &e)),
+    };
+    match (pre, &current) {
+        (Precondition::Version(want), Some(have)) if want == have => {}
+        (Precondition::Version(_), _) => return Err(WsError::VersionMismatch(p.to_string())),
+        (Precondition::Absent, Some(_)) => return Err(WsError::AlreadyExists(p.to_string())),
+        _ => {}
+    }
+    fs::create_dir_all(&parent).map_err(|e| match e.kind() {
+        ErrorKind::NotADirectory | ErrorKind::AlreadyExists => {
+            WsError::NotADirectory(p.parent().to_string())
+        }
+        _ => io_err("create parent", &e),
+    })?;
+    let tmp = parent.join(format!(
+        ".{}.tmp-{}",
+        p.name(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_data()))
+        .and_then(|_| fs::rename(&tmp, &path));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(io_err("write", &e));
+    }
+    Ok(md5_version(bytes))
+}
+
+fn list_dir(root: &Path, dir: &WsPath, limit: usize) -> WsResult<Listing> {
+    let path = resolve(root, dir)?;
+    match fs::symlink_metadata(&path) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(WsError::NotADirectory(dir.to_string())),
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(WsError::NotFound(dir.to_string()))
+        }
+        Err(e) => return Err(io_err("stat", &e)),
+    }
+    let mut entries = Vec::new();
+    let mut scanned_all = true;
+    for (n, item) in fs::read_dir(&path)
+        .map_err(|e| io_err("list", &e))?
+        .enumerate()
+    {
+        if n >= MAX_SCANNED_ENTRIES {
+            scanned_all = false;
+            break;
+        }
+        let item = item.map_err(|e| io_err("list", &e))?;
+        let Ok(name) = item.file_name().into_string() else {
+            continue;
+        };
+        if let Some(e) = item.metadata().ok().and_then(|m| entry_of(dir, name, &m)) {
+            entries.push(e);
+        }
+    }
+    let mut listing = sorted_listing(entries, limit);
+    listing.truncated |= !scanned_all;
+    Ok(listing)
+}
+
+fn walk_dir(root: &Path, dir: &WsPath, max_files: usize) -> WsResult<Walk> {
+    let start = resolve(root, dir)?;
+    match fs::symlink_metadata(&start) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(WsError::NotADirectory(dir.to_string())),
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(WsError::NotFound(dir.to_string()))
+        }
+        Err(e) => return Err(io_err("stat", &e)),
+    }
+    let mut files = Vec::new();
+    let mut truncated = false;
+    let mut stack = vec![(dir.clone(), start)];
+    let mut scanned = 0usize;
+    while let Some((ws, path)) = stack.pop() {
+        let Ok(read) = fs::read_dir(&path) else {
+            continue;
+        };
+        for item in read.flatten() {
+            scanned += 1;
+            if scanned > MAX_SCANNED_ENTRIES * 10 || files.len() >= max_files {
+                truncated = true;
+                break;
+            }
+            let (Ok(name), Ok(ft)) = (item.file_name().into_string(), item.file_type()) else {
+                continue;
+            };
+            let Ok(child) = ws.join(&name) else { continue };
+            if ft.is_dir() {
+                if child.depth() < MAX_DEPTH {
+                    stack.push((child, item.path()));
+                } else {
+                    truncated = true;
+                }
+            } else if ft.is_file() {
+                let size = item.metadata().map(|m| m.len()).unwrap_or(0);
+                files.push((child, size));
+            }
+        }
+        if truncated {
+            break;
+        }
+    }
+    files.sort();
+    Ok(Walk { files, truncated })
+}
+
+fn make_dir(root: &Path, dir: &WsPath) -> WsResult<bool> {
+    let path = resolve(root, dir)?;
+    match fs::symlink_metadata(&path) {
+        Ok(m) if m.is_dir() => return Ok(false),
+        Ok(_) => return Err(WsError::AlreadyExists(dir.to_string())),
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Err(io_err("stat", &e)),
+    }
+    fs::create_dir_all(&path).map_err(|e| match e.kind() {
+        ErrorKind::NotADirectory | ErrorKind::AlreadyExists => {
+            WsError::NotADirectory(dir.parent().to_string())
+        }
+        _ => io_err("mkdir", &e),
+    })?;
+    Ok(true)
+}
+
+fn delete_path(root: &Path, p: &WsPath, recursive: bool) -> WsResult<u64> {
+    let path = resolve(root, &p.parent())?.join(p.name());
+    let meta = match fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Err(WsError::NotFound(p.to_string())),
+        Err(e) => return Err(io_err("stat", &e)),
+    };
+    if !meta.is_dir() {
+        // A file, or a symbolic link itself (never its target).
+        fs::remove_file(&path).map_err(|e| io_err("delete", &e))?;
+        return Ok(1);
+    }
+    if !recursive {
+        return match fs::remove_dir(&path) {
+            Ok(()) => Ok(0),
+            Err(e) if e.kind() == ErrorKind::DirectoryNotEmpty => {
+                Err(WsError::NotEmpty(p.to_string()))
+            }
+            Err(e) => Err(io_err("delete", &e)),
+        };
+    }
+    let count = walk_dir(root, p, usize::MAX)?.files.len() as u64;
+    // `remove_dir_all` does not follow symbolic links inside the tree.
+    fs::remove_dir_all(&path).map_err(|e| io_err("delete", &e))?;
+    Ok(count)
+}
+
+#[async_trait]
+impl Workspace for DirWorkspace {
+    async fn list(&self, dir: &WsPath, limit: usize) -> WsResult<Listing> {
+        let dir = dir.clone();
+        self.blocking(move |root| list_dir(root, &dir, limit)).await
+    }
+
+    async fn read(&self, file: &WsPath, max_bytes: u64) -> WsResult<FileContent> {
+        let file = file.clone();
+        self.blocking(move |root| read_file(root, &file, max_bytes))
+            .await
+    }
+
+    async fn write(&self, file: &WsPath, bytes: Vec<u8>, pre: Precondition) -> WsResult<String> {
+        let file = file.clone();
+        self.blocking(move |root| write_file(root, &file, &bytes, &pre))
+            .await
+    }
+
+    async fn mkdir(&self, dir: &WsPath) -> WsResult<bool> {
+        let dir = dir.clone();
+        self.blocking(move |root| make_dir(root, &dir)).await
+    }
+
+    async fn delete(&self, path: &WsPath, recursive: bool) -> WsResult<u64> {
+        let path = path.clone();
+        self.blocking(move |root| delete_path(root, &path, recursive))
+            .await
+    }
+
+    async fn walk(&self, dir: &WsPath, max_files: usize) -> WsResult<Walk> {
+        let dir = dir.clone();
+        self.blocking(move |root| walk_dir(root, &dir, max_files))
+            .await
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        let root = self.root.clone();
+        tokio::task::spawn_blocking(move || match fs::metadata(&root) {
+            Ok(m) if m.is_dir() && !m.permissions().readonly() => Ok(()),
+            Ok(_) => Err("the workspace directory is not a writable directory".to_owned()),
+            Err(e) => Err(format!(
+                "the workspace directory is unavailable ({})",
+                e.kind()
+            )),
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+}

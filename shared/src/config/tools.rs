@@ -1,0 +1,101 @@
+//! Server-hosted agent tools (`AGENT_*`): whether they answer at all, where local workspaces
+//! live, and the limits every call runs under.
+
+use std::path::PathBuf;
+
+use super::{parse_num, ConfigError};
+
+/// Settings of `/api/v1/agent/*`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolsConfig {
+    /// Whether the routes answer (off in deployments unless set; on in local-api).
+    pub enabled: bool,
+    /// Directory under which local (non-S3) workspace roots live.
+    pub workspaces_dir: PathBuf,
+    /// Days audit items, agent sessions and decided approvals are kept (DynamoDB TTL).
+    pub audit_retention_days: i64,
+    /// Seconds a pending approval may be decided in; later it has expired and never runs.
+    pub approval_ttl_seconds: i64,
+    /// Largest file read, written, patched or searched.
+    pub max_file_bytes: u64,
+}
+
+impl ToolsConfig {
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |k: &str| {
+            lookup(k)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        let enabled = match get("AGENT_TOOLS_ENABLED").as_deref() {
+            None | Some("false") | Some("0") => false,
+            Some("true") | Some("1") => true,
+            Some(other) => {
+                return Err(ConfigError::Invalid(
+                    "AGENT_TOOLS_ENABLED",
+                    format!("`{other}` is not true or false"),
+                ))
+            }
+        };
+        let workspaces_dir = get("AGENT_WORKSPACES_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                PathBuf::from(get("DATA_DIR").unwrap_or_else(|| ".data".into())).join("workspaces")
+            });
+        Ok(Self {
+            enabled,
+            workspaces_dir,
+            audit_retention_days: parse_num(&get, "AGENT_AUDIT_RETENTION_DAYS", 90, 1, 3_650)?,
+            approval_ttl_seconds: parse_num(&get, "AGENT_APPROVAL_TTL_SECONDS", 900, 30, 86_400)?,
+            max_file_bytes: parse_num(
+                &get,
+                "AGENT_MAX_FILE_BYTES",
+                1024 * 1024,
+                1024,
+                16 * 1024 * 1024,
+            )?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(pairs: &[(&str, &str)]) -> Result<ToolsConfig, ConfigError> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ToolsConfig::from_lookup(|k| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn off_by_default_with_workspaces_under_the_data_dir() {
+        let c = read(&[("DATA_DIR", "/srv/data")]).expect("config");
+        assert!(!c.enabled);
+        assert_eq!(c.workspaces_dir, PathBuf::from("/srv/data/workspaces"));
+        assert_eq!(c.audit_retention_days, 90);
+        assert_eq!(c.approval_ttl_seconds, 900);
+        assert_eq!(c.max_file_bytes, 1024 * 1024);
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        assert!(matches!(
+            read(&[("AGENT_TOOLS_ENABLED", "yes")]),
+            Err(ConfigError::Invalid("AGENT_TOOLS_ENABLED", _))
+        ));
+        assert!(matches!(
+            read(&[("AGENT_AUDIT_RETENTION_DAYS", "0")]),
+            Err(ConfigError::Invalid("AGENT_AUDIT_RETENTION_DAYS", _))
+        ));
+        let c = read(&[
+            ("AGENT_TOOLS_ENABLED", "true"),
+            ("AGENT_WORKSPACES_DIR", "/w"),
+        ])
+        .expect("ok");
+        assert!(c.enabled);
+        assert_eq!(c.workspaces_dir, PathBuf::from("/w"));
+    }
+}

@@ -1,0 +1,72 @@
+//! Records of the server-hosted agent tools: workspaces, agent sessions, approvals and the
+//! audit trail, all under the tenant's partitions.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::StoreResult;
+use crate::tools::model::{AgentSession, Approval, ApprovalStatus, AuditEntry, WorkspaceRecord};
+
+/// A decision's change to an approval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalChange<'a> {
+    pub from: ApprovalStatus,
+    pub to: ApprovalStatus,
+    pub at: DateTime<Utc>,
+    pub decided_by: Option<&'a str>,
+    pub outcome: Option<&'a str>,
+}
+
+#[async_trait]
+pub trait AgentToolStore: Send + Sync {
+    /// Creates a workspace; `Conflict` when the id is taken in the tenant.
+    async fn create_workspace(&self, ws: &WorkspaceRecord) -> StoreResult<()>;
+    async fn workspace(&self, tenant_id: &str, id: &str) -> StoreResult<Option<WorkspaceRecord>>;
+    /// The tenant's workspaces, by id.
+    async fn workspaces(&self, tenant_id: &str) -> StoreResult<Vec<WorkspaceRecord>>;
+    /// `false` when there was none.
+    async fn delete_workspace(&self, tenant_id: &str, id: &str) -> StoreResult<bool>;
+
+    /// Creates or replaces an agent session, kept until `expires_at`.
+    async fn put_agent_session(
+        &self,
+        session: &AgentSession,
+        expires_at: DateTime<Utc>,
+    ) -> StoreResult<()>;
+    async fn agent_session(&self, tenant_id: &str, id: &str) -> StoreResult<Option<AgentSession>>;
+
+    /// Stores a new pending approval, kept until `expires_at`.
+    async fn create_approval(&self, a: &Approval, expires_at: DateTime<Utc>) -> StoreResult<()>;
+    async fn approval(&self, tenant_id: &str, id: &str) -> StoreResult<Option<Approval>>;
+    /// A session's approvals, newest first, at most `limit`.
+    async fn session_approvals(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<Approval>>;
+    /// Moves an approval from `change.from` to `change.to` in one conditional write (leaving
+    /// `pending` also requires its `decideBy` not to have passed); `Conflict` when it is no
+    /// longer in `from` (or has expired). Parallel decisions: exactly one wins.
+    async fn change_approval(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        change: ApprovalChange<'_>,
+    ) -> StoreResult<Approval>;
+
+    /// Appends an audit item, kept until `expires_at`.
+    async fn append_audit(
+        &self,
+        tenant_id: &str,
+        entry: &AuditEntry,
+        expires_at: DateTime<Utc>,
+    ) -> StoreResult<()>;
+    /// A session's audit trail, newest first, at most `limit`.
+    async fn audit_trail(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<AuditEntry>>;
+}

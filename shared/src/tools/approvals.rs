@@ -1,0 +1,357 @@
+//! Tool calls and their approvals. An `auto` call runs at once; any other is parked as a
+//! pending approval (202) until its user approves or rejects it. Approving moves it from
+//! `pending` to `running` in one conditional write, so of any number of parallel approvals
+//! exactly one runs the call; rejected and expired approvals never run. Every call, decision
+//! and outcome is audited.
+
+use std::time::Instant;
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::{json, Value};
+
+use super::calls::ToolCall;
+use super::model::{Approval, ApprovalStatus, Tier};
+use super::session::{self, audit, outcome_of, Audit};
+use crate::auth::Principal;
+use crate::context::AppContext;
+use crate::error::Error;
+use crate::ports::{ApprovalChange, StoreError};
+
+/// Arguments larger than this (serialised) are kept in the snapshot store, not in the item.
+const INLINE_ARGS_BYTES: usize = 32 * 1024;
+/// Longest string argument shown inline once the arguments are kept aside.
+const SHOWN_STRING_CHARS: usize = 1_024;
+/// Most approvals decided in one request.
+pub const MAX_GROUP: usize = 50;
+
+/// What a call came to.
+#[derive(Debug)]
+pub enum CallOutcome {
+    /// It ran; its result.
+    Done(Value),
+    /// It waits for a decision; the pending approval.
+    Pending(Value),
+}
+
+fn approval_missing() -> Error {
+    Error::NotFound {
+        code: "APPROVAL_NOT_FOUND",
+        message: "No such approval".into(),
+    }
+}
+
+/// Where an approval stands at `now` (a pending one past its deadline has expired).
+pub fn effective_status(a: &Approval, now: DateTime<Utc>) -> ApprovalStatus {
+    if a.status == ApprovalStatus::Pending && a.decide_by <= now.timestamp() {
+        ApprovalStatus::Expired
+    } else {
+        a.status
+    }
+}
+
+/// An approval as clients see it.
+pub fn approval_view(a: &Approval, now: DateTime<Utc>) -> Value {
+    json!({
+        "approvalId": a.id, "sessionId": a.session_id, "toolName": a.tool_name, "args": a.args,
+        "workspace": { "id": a.workspace_id, "name": a.workspace_name }, "tier": a.tier,
+        "status": effective_status(a, now),
+        "createdAt": crate::time::iso(a.created_at),
+        "expiresAt": DateTime::from_timestamp(a.decide_by, 0).map(crate::time::iso),
+        "decidedAt": a.decided_at.map(crate::time::iso), "outcome": a.outcome,
+    })
+}
+
+/// The arguments with long strings cut (what the item keeps when the call is stored aside).
+fn shown_args(args: &Value) -> Value {
+    match args {
+        Value::String(s) if s.chars().count() > SHOWN_STRING_CHARS => Value::String(format!(
+            "{}… ({} bytes in all)",
+            s.chars().take(SHOWN_STRING_CHARS).collect::<String>(),
+            s.len()
+        )),
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| (k.clone(), shown_args(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        other => other.clone(),
+    }
+}
+
+fn stored_call_id(approval_id: &str) -> String {
+    format!("approval-{approval_id}")
+}
+
+/// Runs `call` in the caller's session `session_id`, or parks it for approval.
+pub async fn call(
+    ctx: &AppContext,
+    p: &Principal,
+    session_id: &str,
+    call: ToolCall,
+) -> Result<CallOutcome, Error> {
+    let started = Instant::now();
+    let opened = session::open(ctx, p, session_id).await?;
+    let target = call.target().to_owned();
+    let mut record = Audit {
+        session_id,
+        action: call.name(),
+        target: &target,
+        approved: Some(true),
+        outcome: String::new(),
+        started,
+        approval_id: None,
+    };
+    if let Err(e) = call.validate(ctx.config.tools.max_file_bytes) {
+        record.approved = None;
+        record.outcome = crate::http::error::classify(&e).1.to_owned();
+        audit(ctx, p, record).await?;
+        return Err(e);
+    }
+    if call.tier() == Tier::Auto {
+        let result = super::run::run(
+            opened.files.as_ref(),
+            &call,
+            ctx.config.tools.max_file_bytes,
+        )
+        .await;
+        record.outcome = outcome_of(&result);
+        audit(ctx, p, record).await?;
+        return result.map(CallOutcome::Done);
+    }
+    let now = ctx.clock.now();
+    let id = uuid::Uuid::new_v4().to_string();
+    let args = call.args();
+    let serialized = serde_json::to_vec(&call).map_err(Error::internal)?;
+    let args_stored = serialized.len() > INLINE_ARGS_BYTES;
+    if args_stored {
+        ctx.snapshots
+            .put_snapshot(&p.tenant_id, &stored_call_id(&id), 0, &serialized)
+            .await?;
+    }
+    let mut approval = Approval {
+        id: id.clone(),
+        tenant_id: p.tenant_id.clone(),
+        session_id: session_id.to_owned(),
+        user_id: p.user_id.clone(),
+        workspace_id: opened.workspace.id.clone(),
+        workspace_name: opened.workspace.name.clone(),
+        tool_name: call.name().to_owned(),
+        args: if args_stored {
+            shown_args(&args)
+        } else {
+            args.clone()
+        },
+        args_stored,
+        tier: call.tier(),
+        status: ApprovalStatus::Pending,
+        created_at: now,
+        decide_by: (now + Duration::seconds(ctx.config.tools.approval_ttl_seconds)).timestamp(),
+        decided_at: None,
+        decided_by: None,
+        outcome: None,
+    };
+    ctx.store
+        .create_approval(&approval, session::retention_end(ctx, now))
+        .await?;
+    record.approved = None;
+    record.outcome = "pending".into();
+    record.approval_id = Some(&id);
+    audit(ctx, p, record).await?;
+    // The 202 shows the whole call, whatever the item keeps.
+    approval.args = args;
+    Ok(CallOutcome::Pending(approval_view(&approval, now)))
+}
+
+/// Why an approval could not be taken: decided already, or expired.
+fn refusal(a: &Approval, now: DateTime<Utc>) -> Error {
+    match effective_status(a, now) {
+        ApprovalStatus::Expired => Error::Conflict {
+            code: "APPROVAL_EXPIRED",
+            message: "The approval expired before it was decided; the call did not run".into(),
+        },
+        s => Error::Conflict {
+            code: "APPROVAL_ALREADY_DECIDED",
+            message: format!("The approval was already decided ({})", s.as_str()),
+        },
+    }
+}
+
+/// Loads the approvals of one decision: each the caller's own; a group only of `batch` ones
+/// of one session.
+async fn load_group(
+    ctx: &AppContext,
+    p: &Principal,
+    ids: &[String],
+) -> Result<Vec<Approval>, Error> {
+    let loaded =
+        futures::future::join_all(ids.iter().map(|id| ctx.store.approval(&p.tenant_id, id))).await;
+    let mut out = Vec::with_capacity(ids.len());
+    for a in loaded {
+        match a? {
+            Some(a) if a.user_id == p.user_id => out.push(a),
+            _ => return Err(approval_missing()),
+        }
+    }
+    if out.len() > 1 {
+        let session = &out[0].session_id;
+        if out
+            .iter()
+            .any(|a| a.tier != Tier::Batch || &a.session_id != session)
+        {
+            return Err(Error::field(
+                "approvalIds",
+                "a group may hold only batch-tier approvals of one session; decide the others one at a time",
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Approves (running each call once) or rejects `ids`, in order. The first is the one the
+/// route names: if it cannot be decided the request fails; the others report their own state.
+pub async fn decide(
+    ctx: &AppContext,
+    p: &Principal,
+    ids: &[String],
+    approve: bool,
+) -> Result<Vec<Value>, Error> {
+    let group = load_group(ctx, p, ids).await?;
+    let mut results = Vec::with_capacity(group.len());
+    for (i, a) in group.iter().enumerate() {
+        match decide_one(ctx, p, a, approve).await {
+            Ok(v) => results.push(v),
+            Err(e) if i == 0 => return Err(e),
+            Err(e) => {
+                let (_, code, message) = crate::http::error::classify(&e);
+                results.push(json!({ "approvalId": a.id, "status": "refused",
+                    "error": { "code": code, "message": message } }));
+            }
+        }
+    }
+    Ok(results)
+}
+
+async fn decide_one(
+    ctx: &AppContext,
+    p: &Principal,
+    a: &Approval,
+    approve: bool,
+) -> Result<Value, Error> {
+    let started = Instant::now();
+    let now = ctx.clock.now();
+    let to = if approve {
+        ApprovalStatus::Running
+    } else {
+        ApprovalStatus::Rejected
+    };
+    let change = ApprovalChange {
+        from: ApprovalStatus::Pending,
+        to,
+        at: now,
+        decided_by: Some(&p.user_id),
+        outcome: None,
+    };
+    match ctx.store.change_approval(&p.tenant_id, &a.id, change).await {
+        Ok(_) => {}
+        Err(StoreError::Conflict(_)) => {
+            let current = ctx
+                .store
+                .approval(&p.tenant_id, &a.id)
+                .await?
+                .ok_or_else(approval_missing)?;
+            return Err(refusal(&current, now));
+        }
+        Err(e) => return Err(e.into()),
+    }
+    audit(
+        ctx,
+        p,
+        Audit {
+            session_id: &a.session_id,
+            action: if approve {
+                "approval.approve"
+            } else {
+                "approval.reject"
+            },
+            target: &a.id,
+            approved: Some(approve),
+            outcome: if approve { "ok" } else { "rejected" }.into(),
+            started,
+            approval_id: Some(&a.id),
+        },
+    )
+    .await?;
+    if !approve {
+        return Ok(json!({ "approvalId": a.id, "status": "rejected" }));
+    }
+    let result = run_approved(ctx, p, a).await;
+    let outcome = outcome_of(&result);
+    let status = if result.is_ok() {
+        ApprovalStatus::Done
+    } else {
+        ApprovalStatus::Failed
+    };
+    let (settled, recorded) = tokio::join!(
+        ctx.store.change_approval(
+            &p.tenant_id,
+            &a.id,
+            ApprovalChange {
+                from: ApprovalStatus::Running,
+                to: status,
+                at: ctx.clock.now(),
+                decided_by: None,
+                outcome: Some(&outcome),
+            },
+        ),
+        audit(
+            ctx,
+            p,
+            Audit {
+                session_id: &a.session_id,
+                action: &a.tool_name,
+                target: a.args["path"].as_str().unwrap_or_default(),
+                approved: Some(true),
+                outcome: outcome.clone(),
+                started,
+                approval_id: Some(&a.id),
+            },
+        )
+    );
+    settled?;
+    recorded?;
+    Ok(match result {
+        Ok(v) => json!({ "approvalId": a.id, "status": status, "result": v }),
+        Err(e) => {
+            let (_, code, message) = crate::http::error::classify(&e);
+            json!({ "approvalId": a.id, "status": status,
+                "error": { "code": code, "message": message } })
+        }
+    })
+}
+
+/// Runs an approved call in its session's workspace.
+async fn run_approved(ctx: &AppContext, p: &Principal, a: &Approval) -> Result<Value, Error> {
+    let call: ToolCall = if a.args_stored {
+        let bytes = ctx
+            .snapshots
+            .snapshot(&p.tenant_id, &stored_call_id(&a.id), 0)
+            .await?
+            .ok_or_else(|| Error::internal("the approved call's arguments are gone"))?;
+        serde_json::from_slice(&bytes).map_err(Error::internal)?
+    } else {
+        ToolCall::from_args(&a.tool_name, a.args.clone())?
+    };
+    let opened = session::open(ctx, p, &a.session_id).await?;
+    if opened.workspace.id != a.workspace_id {
+        return Err(Error::Conflict {
+            code: "WORKSPACE_CHANGED",
+            message: "The session moved to another workspace after this call was asked for".into(),
+        });
+    }
+    super::run::run(
+        opened.files.as_ref(),
+        &call,
+        ctx.config.tools.max_file_bytes,
+    )
+    .await
+}

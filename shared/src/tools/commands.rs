@@ -1,0 +1,85 @@
+//! Command allowlists: a workspace allows programs by bare name, each with the patterns its
+//! arguments must match (every argument matches at least one anchored pattern). Pure rules.
+
+use regex::Regex;
+
+use super::model::CommandRule;
+
+/// Most argument patterns per program.
+pub const MAX_PATTERNS: usize = 32;
+
+/// Parses `PROGRAM` or `PROGRAM=PATTERN PATTERN...` (patterns are regular expressions matched
+/// against a whole argument).
+pub fn parse_rule(raw: &str) -> Result<CommandRule, String> {
+    let (program, patterns) = raw.split_once('=').unwrap_or((raw, ""));
+    let program = program.trim();
+    let name_ok = !program.is_empty()
+        && program.len() <= 64
+        && program
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))
+        && !program.starts_with('.');
+    if !name_ok {
+        return Err(format!(
+            "`{program}` is not a bare program name (letters, digits, `._+-`; no paths)"
+        ));
+    }
+    if ["sh", "bash", "dash", "zsh", "env", "sudo", "su", "xargs"].contains(&program) {
+        return Err(format!(
+            "`{program}` runs other programs; allow those programs instead"
+        ));
+    }
+    let args: Vec<String> = patterns.split_whitespace().map(str::to_owned).collect();
+    if args.len() > MAX_PATTERNS {
+        return Err(format!("at most {MAX_PATTERNS} argument patterns"));
+    }
+    for a in &args {
+        anchored(a).map_err(|e| format!("argument pattern `{a}`: {e}"))?;
+    }
+    Ok(CommandRule {
+        program: program.to_owned(),
+        args,
+    })
+}
+
+fn anchored(pattern: &str) -> Result<Regex, regex::Error> {
+    regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
+        .size_limit(1 << 20)
+        .build()
+}
+
+/// Whether `rules` allow running `program` with `args`.
+pub fn allows(rules: &[CommandRule], program: &str, args: &[String]) -> bool {
+    rules.iter().filter(|r| r.program == program).any(|r| {
+        let compiled: Vec<Regex> = r.args.iter().filter_map(|p| anchored(p).ok()).collect();
+        args.iter()
+            .all(|a| compiled.iter().any(|re| re.is_match(a)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_parse_and_match_whole_arguments() {
+        let git = parse_rule("git=status|diff|log --oneline -n [0-9]+").unwrap();
+        assert_eq!(git.program, "git");
+        let rules = vec![git, parse_rule("ls").unwrap()];
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(allows(&rules, "git", &a(&["log", "--oneline", "-n", "5"])));
+        assert!(!allows(&rules, "git", &a(&["push"])));
+        assert!(!allows(&rules, "git", &a(&["status; rm -rf /"])));
+        assert!(!allows(&rules, "git", &a(&["statusx"])));
+        assert!(allows(&rules, "ls", &[]));
+        assert!(!allows(&rules, "ls", &a(&["-la"])));
+        assert!(!allows(&rules, "rm", &[]));
+    }
+
+    #[test]
+    fn shells_paths_and_bad_patterns_are_refused() {
+        for bad in ["sh", "bash=-c .*", "/bin/ls", "../x", "", "git=(", "a b"] {
+            assert!(parse_rule(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! Server-hosted agent tools (`/api/v1/agent/*`): workspaces defined by administrators, file
+//! operations, search and patching inside them, approval tiers and an audit trail. Pure rules
+//! (`path`, `calls`, `search`, `patch`) are apart from the use cases (`session`, `approvals`,
+//! `run`, `status`); file storage is the `Workspace` port (`ports::workspace`) with a
+//! local-directory and an S3 adapter.
+
+pub mod approvals;
+pub mod calls;
+pub mod commands;
+mod errors;
+pub mod model;
+pub mod patch;
+pub mod path;
+pub mod run;
+pub mod search;
+pub mod session;
+pub mod status;

@@ -1,0 +1,129 @@
+//! Records of the agent tools: workspaces (defined by administrators), agent sessions (a user's
+//! choice of workspace), pending approvals and audit items. Plain data; the rules over it live
+//! in `tiers` and `approvals`.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// An allowlisted program: every argument must match one of `args` (anchored regexes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandRule {
+    pub program: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+}
+
+/// A workspace: a root the tenant's users may work in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceRecord {
+    pub id: String,
+    pub tenant_id: String,
+    pub name: String,
+    /// `s3://bucket/prefix`, or a directory relative to `AGENT_WORKSPACES_DIR`.
+    pub root: String,
+    #[serde(default)]
+    pub allowed_commands: Vec<CommandRule>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A user's agent session: which workspace their tool calls work in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSession {
+    pub id: String,
+    pub tenant_id: String,
+    pub user_id: String,
+    pub workspace_id: String,
+    pub status: String,
+    pub created_at: DateTime<Utc>,
+    pub last_used_at: DateTime<Utc>,
+}
+
+/// Approval tiers, as in the extension: `auto` runs at once, `batch` may be approved as a
+/// listed group, `individual` one at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    Auto,
+    Batch,
+    Individual,
+}
+
+/// Where an approval stands. `Running` is taken by exactly one decision; the call then ends
+/// `Done` or `Failed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalStatus {
+    Pending,
+    Running,
+    Done,
+    Failed,
+    Rejected,
+    Expired,
+}
+
+impl ApprovalStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalStatus::Pending => "pending",
+            ApprovalStatus::Running => "running",
+            ApprovalStatus::Done => "done",
+            ApprovalStatus::Failed => "failed",
+            ApprovalStatus::Rejected => "rejected",
+            ApprovalStatus::Expired => "expired",
+        }
+    }
+}
+
+/// A tool call waiting for (or past) a decision. `args` is the call's arguments; large ones
+/// (a whole file to write) are kept in the snapshot store and `args` is then `null` in the
+/// stored item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Approval {
+    pub id: String,
+    pub tenant_id: String,
+    pub session_id: String,
+    pub user_id: String,
+    pub workspace_id: String,
+    pub workspace_name: String,
+    pub tool_name: String,
+    pub args: Value,
+    #[serde(default)]
+    pub args_stored: bool,
+    pub tier: Tier,
+    pub status: ApprovalStatus,
+    pub created_at: DateTime<Utc>,
+    /// Epoch seconds after which the approval can no longer be decided.
+    pub decide_by: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// `ok` or the error code the call ended with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+}
+
+/// One audited action: a tool call, an approval decision or its outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    pub id: String,
+    pub session_id: String,
+    pub user_id: String,
+    /// A tool name (`fs.write`, ...) or `approval.approve` / `approval.reject`.
+    pub action: String,
+    /// The path, approval id or command the action was about.
+    pub target: String,
+    /// `true` ran without or with an approval, `false` rejected, `null` awaiting a decision.
+    pub approved: Option<bool>,
+    pub timestamp: DateTime<Utc>,
+    /// `ok`, `pending`, `rejected`, `expired` or the error code it failed with.
+    pub outcome: String,
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_id: Option<String>,
+}

@@ -1,0 +1,193 @@
+//! Runs one (validated, approved) workspace tool call and shapes its result.
+
+use base64::Engine;
+use futures::{StreamExt, TryStreamExt};
+use serde_json::{json, Value};
+
+use super::calls::{path_arg, Encoding, PatchArgs, SearchArgs, ToolCall, WriteArgs};
+use super::patch;
+use super::search::{Match, Matcher, MAX_FILES, MAX_SCANNED_BYTES};
+use crate::error::Error;
+use crate::ports::workspace::{Precondition, Workspace, WsError};
+
+/// Most entries one listing returns.
+pub const MAX_LIST_ENTRIES: usize = 1_000;
+/// Files a search reads at a time (and then scans off the async workers).
+const SEARCH_CHUNK: usize = 64;
+/// Parallel reads of a search (S3 round trips overlap).
+const SEARCH_READS: usize = 32;
+
+/// Runs `call` in `ws`.
+pub async fn run(ws: &dyn Workspace, call: &ToolCall, max_file_bytes: u64) -> Result<Value, Error> {
+    call.validate(max_file_bytes)?;
+    match call {
+        ToolCall::List(a) => {
+            let dir = path_arg(&a.path, false)?;
+            let listing = ws.list(&dir, MAX_LIST_ENTRIES).await?;
+            Ok(
+                json!({ "path": dir.to_string(), "entries": listing.entries, "truncated": listing.truncated }),
+            )
+        }
+        ToolCall::Read(a) => {
+            let file = path_arg(&a.path, true)?;
+            let content = ws.read(&file, max_file_bytes).await?;
+            let size = content.bytes.len();
+            let (text, encoding) = match String::from_utf8(content.bytes) {
+                Ok(s) => (s, "utf-8"),
+                Err(e) => (
+                    base64::engine::general_purpose::STANDARD.encode(e.into_bytes()),
+                    "base64",
+                ),
+            };
+            Ok(
+                json!({ "path": file.to_string(), "content": text, "encoding": encoding,
+                "size": size, "version": content.version }),
+            )
+        }
+        ToolCall::Write(a) => write(ws, a).await,
+        ToolCall::Patch(a) => apply_patch(ws, a, max_file_bytes).await,
+        ToolCall::Grep(a) | ToolCall::Glob(a) => search(ws, a, max_file_bytes).await,
+        ToolCall::Mkdir(a) => {
+            let dir = path_arg(&a.path, true)?;
+            let created = ws.mkdir(&dir).await?;
+            Ok(json!({ "path": dir.to_string(), "created": created }))
+        }
+        ToolCall::Delete(a) => {
+            let path = path_arg(&a.path, true)?;
+            let deleted = ws.delete(&path, a.recursive).await?;
+            Ok(json!({ "path": path.to_string(), "deletedFiles": deleted }))
+        }
+    }
+}
+
+async fn write(ws: &dyn Workspace, a: &WriteArgs) -> Result<Value, Error> {
+    let file = path_arg(&a.path, true)?;
+    let bytes = match a.encoding {
+        Encoding::Utf8 => a.content.clone().into_bytes(),
+        Encoding::Base64 => base64::engine::general_purpose::STANDARD
+            .decode(&a.content)
+            .map_err(|_| Error::field("content", "is not valid base64"))?,
+    };
+    let pre = match (&a.expected_version, a.create_only) {
+        (Some(v), _) => Precondition::Version(v.clone()),
+        (None, true) => Precondition::Absent,
+        (None, false) => Precondition::Any,
+    };
+    let size = bytes.len();
+    let version = ws.write(&file, bytes, pre).await?;
+    Ok(json!({ "path": file.to_string(), "version": version, "size": size }))
+}
+
+async fn apply_patch(ws: &dyn Workspace, a: &PatchArgs, max: u64) -> Result<Value, Error> {
+    let file = path_arg(&a.path, true)?;
+    let (base, pre) = match ws.read(&file, max).await {
+        Ok(c) => {
+            if a.expected_version.as_ref().is_some_and(|v| *v != c.version) {
+                return Err(WsError::VersionMismatch(file.to_string()).into());
+            }
+            let text = String::from_utf8(c.bytes).map_err(|_| Error::Unprocessable {
+                code: "PATCH_FAILED",
+                message: "The file is not UTF-8 text; it cannot be patched".into(),
+            })?;
+            (text, Precondition::Version(c.version))
+        }
+        Err(WsError::NotFound(_)) if patch::creates_file(&a.patch) => {
+            (String::new(), Precondition::Absent)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let patched = patch::apply(&base, &a.patch)?;
+    if patched.text.len() as u64 > max {
+        return Err(WsError::TooLarge {
+            size: patched.text.len() as u64,
+            limit: max,
+        }
+        .into());
+    }
+    let size = patched.text.len();
+    let version = ws
+        .write(&file, patched.text.into_bytes(), pre)
+        .await
+        .map_err(|e| match e {
+            // Someone else created or changed it between our read and write.
+            WsError::AlreadyExists(p) => WsError::VersionMismatch(p),
+            other => other,
+        })?;
+    Ok(
+        json!({ "path": file.to_string(), "version": version, "size": size, "hunks": patched.hunks }),
+    )
+}
+
+async fn search(ws: &dyn Workspace, a: &SearchArgs, max_file: u64) -> Result<Value, Error> {
+    let dir = path_arg(&a.path, false)?;
+    let matcher = Matcher::compile(a)?;
+    let walk = ws.walk(&dir, MAX_FILES).await?;
+    let wanted: Vec<_> = walk
+        .files
+        .into_iter()
+        .filter(|(p, _)| matcher.wants(&p.to_string()))
+        .collect();
+    if !matcher.greps() {
+        let truncated = walk.truncated || wanted.len() > matcher.max_matches;
+        let files: Vec<String> = wanted
+            .iter()
+            .take(matcher.max_matches)
+            .map(|(p, _)| p.to_string())
+            .collect();
+        return Ok(json!({ "files": files, "filesScanned": wanted.len(), "truncated": truncated }));
+    }
+    let mut matches: Vec<Match> = Vec::new();
+    let mut budget = MAX_SCANNED_BYTES;
+    let mut scanned = 0usize;
+    let mut truncated = walk.truncated;
+    let mut readable = Vec::new();
+    for (p, size) in wanted {
+        if size > max_file {
+            continue;
+        }
+        if size > budget {
+            truncated = true;
+            break;
+        }
+        budget -= size;
+        readable.push(p);
+    }
+    for chunk in readable.chunks(SEARCH_CHUNK) {
+        let contents: Vec<_> = futures::stream::iter(chunk.iter().cloned())
+            .map(|p| async move {
+                match ws.read(&p, max_file).await {
+                    Ok(c) => Ok(Some((p.to_string(), c.bytes))),
+                    // Changed or removed since the walk: skip it.
+                    Err(WsError::NotFound(_) | WsError::TooLarge { .. } | WsError::NotAFile(_)) => {
+                        Ok(None)
+                    }
+                    Err(e) => Err(e),
+                }
+            })
+            .buffered(SEARCH_READS)
+            .try_collect()
+            .await?;
+        let m = matcher.clone();
+        let found = std::mem::take(&mut matches);
+        let (found, full, n) = tokio::task::spawn_blocking(move || {
+            let mut out = found;
+            let mut n = 0;
+            for (path, bytes) in contents.into_iter().flatten() {
+                n += 1;
+                if m.scan(&path, &bytes, &mut out) {
+                    return (out, true, n);
+                }
+            }
+            (out, false, n)
+        })
+        .await
+        .map_err(|e| Error::internal(format!("search task: {e}")))?;
+        matches = found;
+        scanned += n;
+        if full {
+            truncated = true;
+            break;
+        }
+    }
+    Ok(json!({ "matches": matches, "filesScanned": scanned, "truncated": truncated }))
+}

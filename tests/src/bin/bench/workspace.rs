@@ -1,0 +1,119 @@
+//! The agent tools' workspace adapters on a 2 000-file workspace (20 directories of 100 small
+//! source files): list a directory, read a file, grep every file, glob — through the same
+//! tool runner the routes use, on a local directory and on an S3 prefix of the compatible
+//! server (`MOTO_ENDPOINT`).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+use serde_json::json;
+use shared::adapters::workspace::{DirWorkspace, S3Workspace};
+use shared::ports::workspace::{Precondition, Workspace};
+use shared::tools::calls::ToolCall;
+use shared::tools::path::WsPath;
+use shared::tools::run::run;
+
+use super::{elapsed_ms, stats};
+
+const DIRS: usize = 20;
+const FILES_PER_DIR: usize = 100;
+
+fn source(d: usize, f: usize) -> String {
+    let mut s = format!("// module {d}/{f}\n");
+    for i in 0..40 {
+        s.push_str(&format!("fn item_{i}(x: u32) -> u32 {{ x * {i} + {f} }}\n"));
+    }
+    if f % 50 == 7 {
+        s.push_str("// TODO: needle in the haystack\n");
+    }
+    s
+}
+
+async fn fill(ws: &Arc<dyn Workspace>) {
+    let paths: Vec<(WsPath, String)> = (0..DIRS)
+        .flat_map(|d| (0..FILES_PER_DIR).map(move |f| (d, f)))
+        .map(|(d, f)| {
+            let p = WsPath::parse(&format!("src/m{d:02}/f{f:03}.rs")).expect("path");
+            (p, source(d, f))
+        })
+        .collect();
+    futures::stream::iter(paths)
+        .map(|(p, text)| {
+            let ws = ws.clone();
+            async move {
+                ws.write(&p, text.into_bytes(), Precondition::Any)
+                    .await
+                    .expect("seed")
+            }
+        })
+        .buffer_unordered(32)
+        .collect::<Vec<_>>()
+        .await;
+}
+
+async fn measure(label: &str, ws: Arc<dyn Workspace>, runs: usize) {
+    let started = Instant::now();
+    fill(&ws).await;
+    println!(
+        "{label}: seeded {} files in {:.0} ms",
+        DIRS * FILES_PER_DIR,
+        elapsed_ms(started)
+    );
+    let calls = [
+        (
+            "fs.list src/m07 (100 entries)",
+            "fs.list",
+            json!({ "path": "src/m07" }),
+        ),
+        (
+            "fs.read one 1.6 KB file",
+            "fs.read",
+            json!({ "path": "src/m07/f042.rs" }),
+        ),
+        (
+            "search.glob **/f00*.rs over 2000 files",
+            "search.glob",
+            json!({ "glob": "**/f00*.rs" }),
+        ),
+        (
+            "search.grep TODO over 2000 files (3.3 MB)",
+            "search.grep",
+            json!({ "pattern": "TODO: needle" }),
+        ),
+    ];
+    for (name, tool, args) in calls {
+        let call = ToolCall::from_args(tool, args).expect("call");
+        let n = if tool == "search.grep" {
+            runs.min(10)
+        } else {
+            runs
+        };
+        let mut ms = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            run(ws.as_ref(), &call, 1024 * 1024).await.expect("tool");
+            ms.push(elapsed_ms(t));
+        }
+        stats(&format!("{label} {name}"), ms);
+    }
+}
+
+pub async fn workspaces(runs: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let local: Arc<dyn Workspace> =
+        Arc::new(DirWorkspace::open(&dir.path().join("ws")).expect("open"));
+    measure("local dir", local, runs).await;
+    if std::env::var("MOTO_ENDPOINT").is_err() {
+        println!("s3 prefix: skipped (MOTO_ENDPOINT unset)");
+        return;
+    }
+    let cfg = api_tests::aws::fresh_resources().await;
+    let (_, client) = api_tests::aws::clients();
+    let s3: Arc<dyn Workspace> = Arc::new(S3Workspace::new(
+        client,
+        cfg.bucket,
+        "workspaces/bench".into(),
+    ));
+    measure("s3 prefix (moto)", s3, runs).await;
+}

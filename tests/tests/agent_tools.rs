@@ -1,0 +1,700 @@
+//! The server-hosted agent tools through local-api's router, on both stores: on the embedded
+//! store the workspace is a local directory, on DynamoDB it is an S3 prefix of the
+//! S3-compatible server. Files, search, patches, approvals (run once, never when rejected or
+//! expired), stale versions, traversal attempts, tenant isolation and the audit trail.
+
+use api_tests::{aws, expect_error, on_both_stores, AppOptions, TestApp};
+use chrono::Duration;
+use reqwest::Method;
+use serde_json::{json, Value};
+use shared::clock::Clock;
+use shared::domain::Role;
+use shared::provisioning::{create_workspace, NewWorkspace};
+
+const PW: &str = "s3cret-password";
+
+struct Agent {
+    app: TestApp,
+    token: String,
+    session: String,
+    /// The workspace directory (embedded store) — `None` for S3.
+    local_root: Option<std::path::PathBuf>,
+    dir: tempfile::TempDir,
+}
+
+async fn workspace_root(dynamodb: bool) -> String {
+    if dynamodb {
+        let cfg = aws::fresh_resources().await;
+        format!("s3://{}/workspaces/acme", cfg.bucket)
+    } else {
+        "acme-project".into()
+    }
+}
+
+async fn agent_with(dynamodb: bool, enabled: bool) -> Agent {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = AppOptions {
+        dynamodb,
+        ..AppOptions::default()
+    }
+    .set("AGENT_TOOLS_ENABLED", enabled.to_string())
+    .set(
+        "AGENT_WORKSPACES_DIR",
+        dir.path().join("workspaces").display().to_string(),
+    );
+    let app = TestApp::spawn_with(opts).await;
+    app.seed_user("acme", "ada@acme.com", PW).await;
+    let root = workspace_root(dynamodb).await;
+    create_workspace(
+        app.ctx.store.as_ref(),
+        NewWorkspace {
+            tenant_id: "acme",
+            id: Some("proj"),
+            name: "Project",
+            root: &root,
+            allow: &[],
+        },
+        app.clock.now(),
+    )
+    .await
+    .expect("workspace");
+    let token = app.login("ada@acme.com", PW).await;
+    let mut a = Agent {
+        app,
+        token,
+        session: String::new(),
+        local_root: (!dynamodb).then(|| dir.path().join("workspaces/acme-project")),
+        dir,
+    };
+    if enabled {
+        let v = a
+            .ok(
+                Method::POST,
+                "/api/v1/agent/workspace/select",
+                json!({ "workspaceId": "proj" }),
+            )
+            .await;
+        a.session = v["data"]["sessionId"]
+            .as_str()
+            .expect("session id")
+            .to_owned();
+    }
+    a
+}
+
+async fn agent(dynamodb: bool) -> Agent {
+    agent_with(dynamodb, true).await
+}
+
+impl Agent {
+    async fn send_as(
+        &self,
+        token: &str,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> reqwest::Response {
+        let mut req = self
+            .app
+            .client
+            .request(method, self.app.url(path))
+            .bearer_auth(token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        req.send().await.expect("request")
+    }
+
+    async fn send(&self, method: Method, path: &str, body: Option<Value>) -> reqwest::Response {
+        self.send_as(&self.token, method, path, body).await
+    }
+
+    async fn ok(&self, method: Method, path: &str, body: Value) -> Value {
+        let body = (method != Method::GET).then_some(body);
+        let r = self.send(method, path, body).await;
+        let status = r.status();
+        let v: Value = r.json().await.expect("json");
+        assert_eq!(status, 200, "{path}: {v}");
+        v
+    }
+
+    fn q(&self, route: &str, path: &str) -> String {
+        format!(
+            "/api/v1/agent/{route}?sessionId={}&path={}",
+            self.session,
+            urlencode(path)
+        )
+    }
+
+    /// A `POST` tool call; the answer's status and body.
+    async fn tool(&self, route: &str, mut args: Value) -> (u16, Value) {
+        args["sessionId"] = json!(self.session);
+        let r = self
+            .send(Method::POST, &format!("/api/v1/agent/{route}"), Some(args))
+            .await;
+        (r.status().as_u16(), r.json().await.expect("json"))
+    }
+
+    /// A call that must wait for approval; its approval id.
+    async fn pending(&self, route: &str, args: Value) -> String {
+        let (status, v) = self.tool(route, args).await;
+        assert_eq!(status, 202, "{route}: {v}");
+        assert_eq!(v["data"]["status"], "pending");
+        v["data"]["approvalId"].as_str().expect("id").to_owned()
+    }
+
+    async fn decide(&self, id: &str, body: Value) -> reqwest::Response {
+        self.send(
+            Method::POST,
+            &format!("/api/v1/agent/approvals/{id}"),
+            Some(body),
+        )
+        .await
+    }
+
+    /// Approves one call; its decision.
+    async fn approve(&self, id: &str) -> Value {
+        let r = self.decide(id, json!({ "decision": "approve" })).await;
+        assert_eq!(r.status(), 200);
+        let v: Value = r.json().await.expect("json");
+        v["data"]["decisions"][0].clone()
+    }
+
+    /// Writes through an approval; the new version.
+    async fn write(&self, path: &str, content: &str) -> String {
+        let id = self
+            .pending("fs/write", json!({ "path": path, "content": content }))
+            .await;
+        let d = self.approve(&id).await;
+        assert_eq!(d["status"], "done", "{d}");
+        d["result"]["version"].as_str().expect("version").to_owned()
+    }
+
+    async fn read(&self, path: &str) -> reqwest::Response {
+        self.send(Method::GET, &self.q("fs/read", path), None).await
+    }
+
+    async fn content(&self, path: &str) -> Value {
+        let r = self.read(path).await;
+        assert_eq!(r.status(), 200, "{path}");
+        let v: Value = r.json().await.expect("json");
+        v["data"].clone()
+    }
+
+    async fn view(&self) -> Value {
+        self.ok(
+            Method::GET,
+            &format!("/api/v1/agent/sessions/{}", self.session),
+            json!(null),
+        )
+        .await["data"]
+            .clone()
+    }
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+async fn files_search_and_patches(dynamodb: bool) {
+    let a = agent(dynamodb).await;
+    let listing = a.ok(Method::GET, &a.q("fs/list", ""), json!(null)).await;
+    assert_eq!(listing["data"]["entries"], json!([]));
+
+    // A write waits for approval and shows what it will do.
+    let (status, v) = a
+        .tool(
+            "fs/write",
+            json!({ "path": "src/app.py", "content": "def main():\n    return 1\n" }),
+        )
+        .await;
+    assert_eq!(status, 202, "{v}");
+    let p = &v["data"];
+    assert_eq!(p["toolName"], "fs.write");
+    assert_eq!(p["tier"], "batch");
+    assert_eq!(p["args"]["path"], "src/app.py");
+    assert_eq!(p["workspace"], json!({ "id": "proj", "name": "Project" }));
+    expect_error(a.read("src/app.py").await, 404, "FILE_NOT_FOUND").await;
+    let d = a.approve(p["approvalId"].as_str().unwrap()).await;
+    assert_eq!(d["status"], "done", "{d}");
+    let file = a.content("src/app.py").await;
+    assert_eq!(file["content"], "def main():\n    return 1\n");
+    assert_eq!(file["version"], d["result"]["version"]);
+
+    // A patch applies whole; one that does not apply changes nothing and names the hunk.
+    let patch = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n def main():\n-    return 1\n+    return 2\n";
+    let id = a
+        .pending("fs/patch", json!({ "path": "src/app.py", "patch": patch }))
+        .await;
+    let d = a.approve(&id).await;
+    assert_eq!(d["status"], "done", "{d}");
+    assert_eq!(d["result"]["hunks"], 1);
+    assert_eq!(
+        a.content("src/app.py").await["content"],
+        "def main():\n    return 2\n"
+    );
+    let id = a
+        .pending("fs/patch", json!({ "path": "src/app.py", "patch": patch }))
+        .await;
+    let d = a.approve(&id).await;
+    assert_eq!(d["status"], "failed", "{d}");
+    assert_eq!(d["error"]["code"], "PATCH_FAILED");
+    assert!(
+        d["error"]["message"].as_str().unwrap().contains("hunk"),
+        "{d}"
+    );
+    assert_eq!(
+        a.content("src/app.py").await["content"],
+        "def main():\n    return 2\n"
+    );
+
+    // Search: grep lines, glob files; both run at once (auto tier).
+    a.write("docs/notes.md", "return of the notes\n").await;
+    let (status, v) = a
+        .tool("fs/search", json!({ "pattern": "return \\d" }))
+        .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        v["data"]["matches"],
+        json!([{ "path": "src/app.py", "line": 2, "text": "    return 2" }])
+    );
+    let (_, v) = a.tool("fs/search", json!({ "glob": "**/*.md" })).await;
+    assert_eq!(v["data"]["files"], json!(["docs/notes.md"]));
+    let (status, v) = a.tool("fs/search", json!({ "pattern": "(" })).await;
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(v["details"][0]["field"], "pattern");
+
+    // mkdir (batch) and delete (individual).
+    let id = a.pending("fs/mkdir", json!({ "path": "build/out" })).await;
+    assert_eq!(a.approve(&id).await["result"]["created"], true);
+    let (status, v) = a.tool("fs/delete", json!({ "path": "docs" })).await;
+    assert_eq!(status, 202);
+    assert_eq!(v["data"]["tier"], "individual");
+    let d = a.approve(v["data"]["approvalId"].as_str().unwrap()).await;
+    assert_eq!(d["status"], "failed");
+    assert_eq!(d["error"]["code"], "DIRECTORY_NOT_EMPTY");
+    let id = a
+        .pending("fs/delete", json!({ "path": "docs", "recursive": true }))
+        .await;
+    assert_eq!(a.approve(&id).await["result"]["deletedFiles"], 1);
+    let root = a.ok(Method::GET, &a.q("fs/list", ""), json!(null)).await;
+    let names: Vec<&str> = root["data"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["build", "src"]);
+
+    // The session shows every call, approval and outcome.
+    let view = a.view().await;
+    assert_eq!(view["session"]["workspace"]["name"], "Project");
+    let audit = view["audit"].as_array().unwrap();
+    let ran = |action: &str, outcome: &str| {
+        audit
+            .iter()
+            .filter(|e| e["action"] == action && e["outcome"] == outcome && e["approved"] == true)
+            .count()
+    };
+    assert_eq!(ran("fs.write", "ok"), 2);
+    assert_eq!(ran("fs.apply_patch", "ok"), 1);
+    assert_eq!(ran("fs.apply_patch", "PATCH_FAILED"), 1);
+    assert_eq!(ran("search.grep", "ok"), 1);
+    assert_eq!(ran("approval.approve", "ok"), 7);
+    for e in audit {
+        for field in [
+            "userId",
+            "action",
+            "target",
+            "approved",
+            "timestamp",
+            "outcome",
+            "durationMs",
+        ] {
+            assert!(e.get(field).is_some(), "{field} missing in {e}");
+        }
+    }
+    assert_eq!(view["approvals"].as_array().unwrap().len(), 7);
+    assert!(view["toolCalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| !e["action"].as_str().unwrap().starts_with("approval.")));
+}
+
+async fn traversal_is_refused_and_touches_nothing(dynamodb: bool) {
+    let a = agent(dynamodb).await;
+    let outside = a.dir.path().join("secret.txt");
+    std::fs::write(&outside, "secret").unwrap();
+    if let Some(root) = &a.local_root {
+        std::fs::create_dir_all(root).unwrap();
+        std::os::unix::fs::symlink(a.dir.path(), root.join("escape")).unwrap();
+    }
+    let long = "a/".repeat(600);
+    let mut attempts = vec![
+        "../secret.txt".to_owned(),
+        "../../secret.txt".to_owned(),
+        "a/../../secret.txt".to_owned(),
+        "/etc/passwd".to_owned(),
+        outside.display().to_string(),
+        "%2e%2e/secret.txt".to_owned(),
+        "%252e%252e%252fsecret.txt".to_owned(),
+        "..%2fsecret.txt".to_owned(),
+        "a\\..\\..\\secret.txt".to_owned(),
+        "secret.txt\0.md".to_owned(),
+        "C:/windows".to_owned(),
+        long,
+    ];
+    if !dynamodb {
+        attempts.push("escape/secret.txt".into());
+    }
+    for raw in &attempts {
+        let r = a.read(raw).await;
+        let v = expect_error(r, 400, "VALIDATION_ERROR").await;
+        assert_eq!(v["details"][0]["field"], "path", "{raw:?}: {v}");
+        // Writes are refused at once: no approval is ever parked for a bad path.
+        let (status, v) = a
+            .tool("fs/write", json!({ "path": raw, "content": "pwned" }))
+            .await;
+        if dynamodb || raw != "escape/secret.txt" {
+            assert_eq!(status, 400, "{raw:?}: {v}");
+        } else {
+            // A symbolic link is found when the call runs: it fails and writes nothing.
+            assert_eq!(status, 202, "{raw:?}: {v}");
+            let d = a.approve(v["data"]["approvalId"].as_str().unwrap()).await;
+            assert_eq!(d["status"], "failed", "{d}");
+            assert_eq!(d["error"]["code"], "VALIDATION_ERROR");
+        }
+    }
+    // The query string itself carrying an encoded escape.
+    let r = a
+        .send(
+            Method::GET,
+            &format!(
+                "/api/v1/agent/fs/read?sessionId={}&path=..%2F..%2Fsecret.txt",
+                a.session
+            ),
+            None,
+        )
+        .await;
+    expect_error(r, 400, "VALIDATION_ERROR").await;
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "secret");
+    assert!(!a.dir.path().join("pwned").exists());
+    let view = a.view().await;
+    let parked = view["approvals"].as_array().unwrap().len();
+    assert_eq!(parked, usize::from(!dynamodb), "{view}");
+    assert!(view["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["outcome"] == "VALIDATION_ERROR"));
+}
+
+async fn approvals_run_once_and_never_when_rejected_or_expired(dynamodb: bool) {
+    let a = agent(dynamodb).await;
+    let id = a
+        .pending("fs/write", json!({ "path": "once.txt", "content": "ran" }))
+        .await;
+    let answers = futures::future::join_all((0..8).map(|_| async {
+        let r = a.decide(&id, json!({ "decision": "approve" })).await;
+        let status = r.status().as_u16();
+        (status, r.json::<Value>().await.expect("json"))
+    }))
+    .await;
+    let ran = answers.iter().filter(|(s, _)| *s == 200).count();
+    assert_eq!(ran, 1, "{answers:?}");
+    assert!(answers
+        .iter()
+        .filter(|(s, _)| *s != 200)
+        .all(|(s, v)| *s == 409 && v["code"] == "APPROVAL_ALREADY_DECIDED"));
+    let view = a.view().await;
+    let writes = view["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "fs.write" && e["outcome"] == "ok")
+        .count();
+    assert_eq!(writes, 1);
+
+    // Rejected: never runs, and cannot be approved afterwards.
+    let id = a
+        .pending(
+            "fs/write",
+            json!({ "path": "rejected.txt", "content": "no" }),
+        )
+        .await;
+    let r = a.decide(&id, json!({ "decision": "reject" })).await;
+    assert_eq!(r.status(), 200);
+    expect_error(
+        a.decide(&id, json!({ "decision": "approve" })).await,
+        409,
+        "APPROVAL_ALREADY_DECIDED",
+    )
+    .await;
+    expect_error(a.read("rejected.txt").await, 404, "FILE_NOT_FOUND").await;
+
+    // Expired: never runs.
+    let id = a
+        .pending("fs/write", json!({ "path": "late.txt", "content": "no" }))
+        .await;
+    a.app.clock.advance(Duration::seconds(901));
+    expect_error(
+        a.decide(&id, json!({ "decision": "approve" })).await,
+        409,
+        "APPROVAL_EXPIRED",
+    )
+    .await;
+    expect_error(a.read("late.txt").await, 404, "FILE_NOT_FOUND").await;
+    let view = a.view().await;
+    let late = view["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["approvalId"] == id.as_str())
+        .cloned()
+        .expect("listed");
+    assert_eq!(late["status"], "expired");
+
+    // Bad decisions name the field.
+    let v = expect_error(
+        a.decide(&id, json!({ "decision": "maybe" })).await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    assert_eq!(v["details"][0]["field"], "decision");
+}
+
+async fn stale_versions_are_refused_not_lost(dynamodb: bool) {
+    let a = agent(dynamodb).await;
+    let v1 = a.write("shared.txt", "base\n").await;
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        ids.push(
+            a.pending(
+                "fs/write",
+                json!({ "path": "shared.txt", "content": format!("edit {i}\n"), "expectedVersion": v1 }),
+            )
+            .await,
+        );
+    }
+    let decisions = futures::future::join_all(ids.iter().map(|id| a.approve(id))).await;
+    let done: Vec<&Value> = decisions.iter().filter(|d| d["status"] == "done").collect();
+    assert_eq!(done.len(), 1, "{decisions:?}");
+    assert!(decisions
+        .iter()
+        .filter(|d| d["status"] != "done")
+        .all(|d| d["status"] == "failed" && d["error"]["code"] == "VERSION_CONFLICT"));
+    let file = a.content("shared.txt").await;
+    assert_eq!(file["version"], done[0]["result"]["version"]);
+    // A patch against the old version is refused too.
+    let id = a
+        .pending(
+            "fs/patch",
+            json!({ "path": "shared.txt", "expectedVersion": v1,
+                "patch": "--- a/shared.txt\n+++ b/shared.txt\n@@ -1 +1 @@\n-base\n+x\n" }),
+        )
+        .await;
+    assert_eq!(a.approve(&id).await["error"]["code"], "VERSION_CONFLICT");
+}
+
+async fn batches_are_decided_together_individual_ones_alone(dynamodb: bool) {
+    let a = agent(dynamodb).await;
+    let one = a
+        .pending("fs/write", json!({ "path": "one.txt", "content": "1" }))
+        .await;
+    let two = a
+        .pending("fs/write", json!({ "path": "two.txt", "content": "2" }))
+        .await;
+    let del = a.pending("fs/delete", json!({ "path": "one.txt" })).await;
+    let v = expect_error(
+        a.decide(
+            &one,
+            json!({ "decision": "approve", "approvalIds": [two, del] }),
+        )
+        .await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    assert_eq!(v["details"][0]["field"], "approvalIds");
+    let r = a
+        .decide(&one, json!({ "decision": "approve", "approvalIds": [two] }))
+        .await;
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    let statuses: Vec<&Value> = v["data"]["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| &d["status"])
+        .collect();
+    assert_eq!(statuses, vec!["done", "done"]);
+    assert_eq!(a.content("two.txt").await["content"], "2");
+}
+
+async fn other_tenants_and_users_see_nothing(dynamodb: bool) {
+    let a = agent(dynamodb).await;
+    let id = a
+        .pending("fs/write", json!({ "path": "mine.txt", "content": "x" }))
+        .await;
+    a.app.seed_user("other", "bob@other.com", PW).await;
+    a.app.seed_user("acme", "carol@acme.com", PW).await;
+    a.app
+        .seed_user_as("acme", "root@acme.com", PW, Role::Admin)
+        .await;
+    for email in ["bob@other.com", "carol@acme.com"] {
+        let t = a.app.login(email, PW).await;
+        let session = format!("/api/v1/agent/sessions/{}", a.session);
+        expect_error(
+            a.send_as(&t, Method::GET, &session, None).await,
+            404,
+            "AGENT_SESSION_NOT_FOUND",
+        )
+        .await;
+        expect_error(
+            a.send_as(&t, Method::GET, &a.q("fs/list", ""), None).await,
+            404,
+            "AGENT_SESSION_NOT_FOUND",
+        )
+        .await;
+        let decide = format!("/api/v1/agent/approvals/{id}");
+        expect_error(
+            a.send_as(
+                &t,
+                Method::POST,
+                &decide,
+                Some(json!({ "decision": "approve" })),
+            )
+            .await,
+            404,
+            "APPROVAL_NOT_FOUND",
+        )
+        .await;
+        let move_in = json!({ "workspaceId": "proj", "sessionId": a.session });
+        let r = a
+            .send_as(
+                &t,
+                Method::POST,
+                "/api/v1/agent/workspace/select",
+                Some(move_in),
+            )
+            .await;
+        assert_eq!(r.status(), 404, "{email}");
+    }
+    let bob = a.app.login("bob@other.com", PW).await;
+    let r = a
+        .send_as(
+            &bob,
+            Method::POST,
+            "/api/v1/agent/workspace/select",
+            Some(json!({ "workspaceId": "proj" })),
+        )
+        .await;
+    expect_error(r, 404, "WORKSPACE_NOT_FOUND").await;
+    let r = a
+        .send_as(&bob, Method::GET, "/api/v1/agent/workspaces", None)
+        .await;
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["data"]["workspaces"], json!([]));
+    // A tenant admin may read the session (troubleshooting), not act in it.
+    let admin = a.app.login("root@acme.com", PW).await;
+    let r = a
+        .send_as(
+            &admin,
+            Method::GET,
+            &format!("/api/v1/agent/sessions/{}", a.session),
+            None,
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    expect_error(
+        a.send_as(&admin, Method::GET, &a.q("fs/list", ""), None)
+            .await,
+        404,
+        "AGENT_SESSION_NOT_FOUND",
+    )
+    .await;
+    expect_error(a.read("mine.txt").await, 404, "FILE_NOT_FOUND").await;
+}
+
+async fn status_and_the_switch(dynamodb: bool) {
+    let a = agent(dynamodb).await;
+    let v = a.ok(Method::GET, "/api/v1/agent/status", json!(null)).await;
+    assert_eq!(v["data"]["status"], "online", "{v}");
+    assert_eq!(v["data"]["runsOn"], "server");
+    let parts: Vec<&str> = v["data"]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(parts, vec!["store", "workspaceStorage"]);
+    let ws = a
+        .ok(Method::GET, "/api/v1/agent/workspaces", json!(null))
+        .await;
+    assert_eq!(ws["data"]["workspaces"][0]["id"], "proj");
+    assert!(
+        ws["data"]["workspaces"][0].get("root").is_none(),
+        "roots stay server-side"
+    );
+    // An organisation without a workspace is degraded, with the reason.
+    a.app.seed_user("bare", "eve@bare.com", PW).await;
+    let t = a.app.login("eve@bare.com", PW).await;
+    let r = a
+        .send_as(&t, Method::GET, "/api/v1/agent/status", None)
+        .await;
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["data"]["status"], "degraded", "{v}");
+    assert!(v["data"]["parts"][1]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("agent-admin workspace add"));
+    let r = a
+        .app
+        .client
+        .get(a.app.url("/api/v1/agent/status"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+
+    let off = agent_with(dynamodb, false).await;
+    let v = off
+        .ok(Method::GET, "/api/v1/agent/status", json!(null))
+        .await;
+    assert_eq!(v["data"]["status"], "offline");
+    assert_eq!(v["data"]["enabled"], false);
+    expect_error(
+        off.send(Method::GET, "/api/v1/agent/workspaces", None)
+            .await,
+        403,
+        "AGENT_TOOLS_DISABLED",
+    )
+    .await;
+    let r = off
+        .send(
+            Method::POST,
+            "/api/v1/agent/workspace/select",
+            Some(json!({ "workspaceId": "proj" })),
+        )
+        .await;
+    expect_error(r, 403, "AGENT_TOOLS_DISABLED").await;
+}
+
+on_both_stores!(
+    files_search_and_patches,
+    traversal_is_refused_and_touches_nothing,
+    approvals_run_once_and_never_when_rejected_or_expired,
+    stale_versions_are_refused_not_lost,
+    batches_are_decided_together_individual_ones_alone,
+    other_tenants_and_users_see_nothing,
+    status_and_the_switch,
+);

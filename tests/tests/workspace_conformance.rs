@@ -1,0 +1,105 @@
+//! The `Workspace` port's conformance suite on both adapters: a local directory and an S3
+//! prefix on the S3-compatible server (a fresh bucket per test). Plus what only the local
+//! adapter has to refuse: symbolic links.
+
+use std::sync::Arc;
+
+use api_tests::aws;
+use shared::adapters::workspace::{DirWorkspace, S3Workspace};
+use shared::ports::workspace::{Precondition, Workspace, WsError};
+use shared::tools::path::WsPath;
+
+fn local() -> (Arc<dyn Workspace>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = DirWorkspace::open(&dir.path().join("root")).expect("open");
+    (Arc::new(ws), dir)
+}
+
+async fn s3() -> Arc<dyn Workspace> {
+    let cfg = aws::fresh_resources().await;
+    let (_, client) = aws::clients();
+    Arc::new(S3Workspace::new(
+        client,
+        cfg.bucket,
+        "workspaces/acme/ws1".into(),
+    ))
+}
+
+macro_rules! suite {
+    ($($name:ident),* $(,)?) => {
+        mod local_directory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let (ws, _dir) = super::local();
+                    api_tests::workspace_suite::$name(ws).await
+                }
+            )*
+        }
+        mod s3_prefix {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    api_tests::workspace_suite::$name(super::s3().await).await
+                }
+            )*
+        }
+    };
+}
+
+suite!(
+    write_read_and_versions,
+    listing_mkdir_and_delete,
+    concurrent_conditional_writes
+);
+
+#[tokio::test]
+async fn local_workspaces_never_follow_symbolic_links() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("root");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "secret").unwrap();
+    let ws = DirWorkspace::open(&root).expect("open");
+    std::os::unix::fs::symlink(&outside, root.join("link-dir")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), root.join("link-file")).unwrap();
+    let p = |s: &str| WsPath::parse(s).unwrap();
+
+    for path in ["link-file", "link-dir/secret.txt"] {
+        assert!(
+            matches!(ws.read(&p(path), 100).await, Err(WsError::Symlink(_))),
+            "{path}"
+        );
+        assert!(matches!(
+            ws.write(&p(path), b"pwned".to_vec(), Precondition::Any)
+                .await,
+            Err(WsError::Symlink(_))
+        ));
+    }
+    assert!(matches!(
+        ws.list(&p("link-dir"), 10).await,
+        Err(WsError::Symlink(_))
+    ));
+    assert!(matches!(
+        ws.mkdir(&p("link-dir/x")).await,
+        Err(WsError::Symlink(_))
+    ));
+    assert!(matches!(
+        ws.walk(&p("link-dir"), 10).await,
+        Err(WsError::Symlink(_))
+    ));
+    // The walk of the root skips links; deleting one removes the link, never its target.
+    let walk = ws.walk(&WsPath::root(), 10).await.unwrap();
+    assert!(walk.files.is_empty(), "{:?}", walk.files);
+    let listing = ws.list(&WsPath::root(), 10).await.unwrap();
+    assert!(listing
+        .entries
+        .iter()
+        .all(|e| e.kind == shared::ports::workspace::EntryKind::Symlink));
+    assert_eq!(ws.delete(&p("link-dir"), true).await.unwrap(), 1);
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "secret"
+    );
+    assert!(outside.join("secret.txt").exists());
+}
