@@ -78,9 +78,20 @@ const DEMO_FILES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The demo tenant's workspace with a few files, when the agent tools are on.
+/// The demo tenant's workspace with a few files, when the agent tools are on and the demo
+/// tenant exists without one (also on a later start that switched the tools on).
 async fn demo_workspace(ctx: &AppContext) -> Result<(), ProvisionError> {
     if !ctx.config.tools.enabled {
+        return Ok(());
+    }
+    let store = ctx.store.as_ref();
+    let (tenant, existing) = tokio::join!(
+        store.tenant(DEMO_TENANT_ID),
+        store.workspace(DEMO_TENANT_ID, DEMO_WORKSPACE_ID)
+    );
+    if tenant.map_err(ProvisionError::Store)?.is_none()
+        || existing.map_err(ProvisionError::Store)?.is_some()
+    {
         return Ok(());
     }
     let ws = provisioning::create_workspace(
@@ -128,6 +139,16 @@ pub async fn demo_account(
     ctx: &AppContext,
     data_dir: Option<&Path>,
 ) -> Result<Option<DemoCredentials>, ProvisionError> {
+    let creds = demo_tenant(ctx, data_dir).await?;
+    demo_workspace(ctx).await?;
+    Ok(creds)
+}
+
+/// The demo tenant and user (see [`demo_account`]).
+async fn demo_tenant(
+    ctx: &AppContext,
+    data_dir: Option<&Path>,
+) -> Result<Option<DemoCredentials>, ProvisionError> {
     let store = ctx.store.as_ref();
     let file = data_dir.map(|d| d.join(DEMO_CREDENTIALS_FILE));
     let tenants = store.list_tenants().await.map_err(ProvisionError::Store)?;
@@ -157,7 +178,6 @@ pub async fn demo_account(
         now,
     )
     .await?;
-    demo_workspace(ctx).await?;
     let creds = DemoCredentials {
         email: DEMO_EMAIL.into(),
         password,

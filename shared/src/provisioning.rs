@@ -182,7 +182,16 @@ pub async fn create_workspace(
         }
         None => uuid::Uuid::new_v4().to_string(),
     };
-    crate::adapters::workspace::Root::parse(new.root).map_err(|p| invalid("root", p))?;
+    let root = crate::adapters::workspace::Root::parse(new.root).map_err(|p| invalid("root", p))?;
+    if !root.belongs_to(new.tenant_id) {
+        return Err(invalid(
+            "root",
+            format!(
+                "must lie inside the tenant's own area: `{t}/...` under AGENT_WORKSPACES_DIR, or `s3://<bucket>/workspaces/{t}/...`",
+                t = new.tenant_id
+            ),
+        ));
+    }
     let allowed_commands = new
         .allow
         .iter()

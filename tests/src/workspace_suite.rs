@@ -76,6 +76,22 @@ pub async fn write_read_and_versions(ws: Arc<dyn Workspace>) {
             .await,
         Err(WsError::NotADirectory(_))
     ));
+    assert!(
+        matches!(
+            ws.write(&p("new.txt/deeper/inner"), b"x".to_vec(), Precondition::Any)
+                .await,
+            Err(WsError::NotADirectory(_))
+        ),
+        "a file anywhere up the path is not a directory"
+    );
+    assert!(matches!(
+        ws.delete(&p("new.txt/inner"), false).await,
+        Err(WsError::NotFound(_))
+    ));
+    let long = "n".repeat(255);
+    ws.write(&p(&long), b"x".to_vec(), Precondition::Any)
+        .await
+        .expect("a 255-byte name");
 }
 
 pub async fn listing_mkdir_and_delete(ws: Arc<dyn Workspace>) {

@@ -27,7 +27,7 @@ async fn workspace_root(dynamodb: bool) -> String {
         let cfg = aws::fresh_resources().await;
         format!("s3://{}/workspaces/acme", cfg.bucket)
     } else {
-        "acme-project".into()
+        "acme/project".into()
     }
 }
 
@@ -63,7 +63,7 @@ async fn agent_with(dynamodb: bool, enabled: bool) -> Agent {
         app,
         token,
         session: String::new(),
-        local_root: (!dynamodb).then(|| dir.path().join("workspaces/acme-project")),
+        local_root: (!dynamodb).then(|| dir.path().join("workspaces/acme/project")),
         dir,
     };
     if enabled {
@@ -255,6 +255,42 @@ async fn files_search_and_patches(dynamodb: bool) {
         "def main():\n    return 2\n"
     );
 
+    // A large write is parked with its arguments kept aside; the 202 shows them whole, the
+    // stored approval a cut version; approving writes every byte.
+    let big = "0123456789abcdef\n".repeat(3_000);
+    let (status, v) = a
+        .tool(
+            "fs/write",
+            json!({ "path": "data/big.txt", "content": big }),
+        )
+        .await;
+    assert_eq!(status, 202);
+    assert_eq!(
+        v["data"]["args"]["content"].as_str().map(str::len),
+        Some(big.len())
+    );
+    let big_id = v["data"]["approvalId"].clone();
+    let d = a.approve(big_id.as_str().unwrap()).await;
+    assert_eq!(d["status"], "done", "{d}");
+    assert_eq!(a.content("data/big.txt").await["content"], big.as_str());
+    let a_view = a.view().await;
+    let stored = a_view["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["approvalId"] == big_id)
+        .cloned()
+        .expect("listed");
+    let shown = stored["args"]["content"].as_str().unwrap().to_owned();
+    assert!(
+        shown.len() < 2_000 && shown.ends_with("bytes in all)"),
+        "{shown}"
+    );
+    let id = a
+        .pending("fs/delete", json!({ "path": "data", "recursive": true }))
+        .await;
+    assert_eq!(a.approve(&id).await["status"], "done");
+
     // Search: grep lines, glob files; both run at once (auto tier).
     a.write("docs/notes.md", "return of the notes\n").await;
     let (status, v) = a
@@ -303,11 +339,11 @@ async fn files_search_and_patches(dynamodb: bool) {
             .filter(|e| e["action"] == action && e["outcome"] == outcome && e["approved"] == true)
             .count()
     };
-    assert_eq!(ran("fs.write", "ok"), 2);
+    assert_eq!(ran("fs.write", "ok"), 3);
     assert_eq!(ran("fs.apply_patch", "ok"), 1);
     assert_eq!(ran("fs.apply_patch", "PATCH_FAILED"), 1);
     assert_eq!(ran("search.grep", "ok"), 1);
-    assert_eq!(ran("approval.approve", "ok"), 7);
+    assert_eq!(ran("approval.approve", "ok"), 9);
     for e in audit {
         for field in [
             "userId",
@@ -321,7 +357,7 @@ async fn files_search_and_patches(dynamodb: bool) {
             assert!(e.get(field).is_some(), "{field} missing in {e}");
         }
     }
-    assert_eq!(view["approvals"].as_array().unwrap().len(), 7);
+    assert_eq!(view["approvals"].as_array().unwrap().len(), 9);
     assert!(view["toolCalls"]
         .as_array()
         .unwrap()
@@ -461,6 +497,14 @@ async fn approvals_run_once_and_never_when_rejected_or_expired(dynamodb: bool) {
         .cloned()
         .expect("listed");
     assert_eq!(late["status"], "expired");
+    assert!(
+        view["audit"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["action"] == "approval.approve" && e["outcome"] == "APPROVAL_EXPIRED"),
+        "refused decisions are audited too"
+    );
 
     // Bad decisions name the field.
     let v = expect_error(
@@ -546,6 +590,26 @@ async fn other_tenants_and_users_see_nothing(dynamodb: bool) {
         .pending("fs/write", json!({ "path": "mine.txt", "content": "x" }))
         .await;
     a.app.seed_user("other", "bob@other.com", PW).await;
+    // A tenant's workspace root cannot reach into another tenant's area.
+    for root in [
+        "acme/project",
+        "s3://bkt/workspaces/acme",
+        "s3://bkt/workspaces",
+    ] {
+        let taken = create_workspace(
+            a.app.ctx.store.as_ref(),
+            NewWorkspace {
+                tenant_id: "other",
+                id: None,
+                name: "Grab",
+                root,
+                allow: &[],
+            },
+            a.app.clock.now(),
+        )
+        .await;
+        assert!(taken.is_err(), "{root}");
+    }
     a.app.seed_user("acme", "carol@acme.com", PW).await;
     a.app
         .seed_user_as("acme", "root@acme.com", PW, Role::Admin)

@@ -11,7 +11,7 @@ use shared::tools::path::WsPath;
 
 fn local() -> (Arc<dyn Workspace>, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let ws = DirWorkspace::open(&dir.path().join("root")).expect("open");
+    let ws = DirWorkspace::open(&dir.path().join("root"));
     (Arc::new(ws), dir)
 }
 
@@ -60,7 +60,8 @@ async fn local_workspaces_never_follow_symbolic_links() {
     let outside = dir.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("secret.txt"), "secret").unwrap();
-    let ws = DirWorkspace::open(&root).expect("open");
+    std::fs::create_dir_all(&root).unwrap();
+    let ws = DirWorkspace::open(&root);
     std::os::unix::fs::symlink(&outside, root.join("link-dir")).unwrap();
     std::os::unix::fs::symlink(outside.join("secret.txt"), root.join("link-file")).unwrap();
     let p = |s: &str| WsPath::parse(s).unwrap();
@@ -102,4 +103,13 @@ async fn local_workspaces_never_follow_symbolic_links() {
         "secret"
     );
     assert!(outside.join("secret.txt").exists());
+
+    // A FIFO is neither read (which would block) nor written through.
+    let fifo = root.join("pipe");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let read = tokio::time::timeout(std::time::Duration::from_secs(5), ws.read(&p("pipe"), 100))
+        .await
+        .expect("a FIFO must not block");
+    assert!(matches!(read, Err(WsError::NotAFile(_))), "{read:?}");
 }

@@ -45,15 +45,18 @@ pub trait AgentToolStore: Send + Sync {
         session_id: &str,
         limit: usize,
     ) -> StoreResult<Vec<Approval>>;
-    /// Moves an approval from `change.from` to `change.to` in one conditional write (leaving
-    /// `pending` also requires its `decideBy` not to have passed); `Conflict` when it is no
-    /// longer in `from` (or has expired). Parallel decisions: exactly one wins.
+    /// Moves an approval from `change.from` to `change.to` and appends `audit` (kept until
+    /// `audit_expires_at`) in one transaction; leaving `pending` also requires its `decideBy`
+    /// not to have passed. `Conflict` (and nothing written) when it is no longer in `from` or
+    /// has expired: of parallel decisions exactly one wins, and none goes unaudited.
     async fn change_approval(
         &self,
         tenant_id: &str,
         id: &str,
         change: ApprovalChange<'_>,
-    ) -> StoreResult<Approval>;
+        audit: &AuditEntry,
+        audit_expires_at: DateTime<Utc>,
+    ) -> StoreResult<()>;
 
     /// Appends an audit item, kept until `expires_at`.
     async fn append_audit(

@@ -32,6 +32,9 @@ pub enum WsError {
     /// A symbolic link on the way (local workspaces never follow one).
     #[error("symbolic link: {0}")]
     Symlink(String),
+    /// The operation would go beyond a fixed limit (objects in one delete, ...).
+    #[error("limit: {0}")]
+    Limit(String),
     /// The storage is down or throttling; retryable.
     #[error("unavailable: {0}")]
     Unavailable(String),

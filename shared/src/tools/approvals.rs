@@ -40,12 +40,23 @@ fn approval_missing() -> Error {
     }
 }
 
-/// Where an approval stands at `now` (a pending one past its deadline has expired).
+/// A call `running` longer than this has lost its process (a Lambda runs 15 minutes at most).
+const RUN_LIMIT_SECONDS: i64 = 15 * 60;
+/// Attempts at recording a finished call's outcome.
+const SETTLE_ATTEMPTS: u32 = 3;
+
+/// Where an approval stands at `now`: a pending one past its deadline has expired, a running
+/// one past the run limit was interrupted.
 pub fn effective_status(a: &Approval, now: DateTime<Utc>) -> ApprovalStatus {
-    if a.status == ApprovalStatus::Pending && a.decide_by <= now.timestamp() {
-        ApprovalStatus::Expired
-    } else {
-        a.status
+    match a.status {
+        ApprovalStatus::Pending if a.decide_by <= now.timestamp() => ApprovalStatus::Expired,
+        ApprovalStatus::Running
+            if a.decided_at
+                .is_some_and(|t| (now - t).num_seconds() > RUN_LIMIT_SECONDS) =>
+        {
+            ApprovalStatus::Interrupted
+        }
+        s => s,
     }
 }
 
@@ -239,48 +250,52 @@ async fn decide_one(
 ) -> Result<Value, Error> {
     let started = Instant::now();
     let now = ctx.clock.now();
-    let to = if approve {
-        ApprovalStatus::Running
-    } else {
-        ApprovalStatus::Rejected
+    let decision = |approved: bool, outcome: String| Audit {
+        session_id: &a.session_id,
+        action: if approve {
+            "approval.approve"
+        } else {
+            "approval.reject"
+        },
+        target: &a.id,
+        approved: Some(approved),
+        outcome,
+        started,
+        approval_id: Some(&a.id),
     };
+    let outcome = if approve { "ok" } else { "rejected" };
+    let record = session::entry(ctx, p, decision(approve, outcome.into()));
     let change = ApprovalChange {
         from: ApprovalStatus::Pending,
-        to,
+        to: if approve {
+            ApprovalStatus::Running
+        } else {
+            ApprovalStatus::Rejected
+        },
         at: now,
         decided_by: Some(&p.user_id),
         outcome: None,
     };
-    match ctx.store.change_approval(&p.tenant_id, &a.id, change).await {
-        Ok(_) => {}
+    let retention = session::retention_end(ctx, now);
+    match ctx
+        .store
+        .change_approval(&p.tenant_id, &a.id, change, &record, retention)
+        .await
+    {
+        Ok(()) => {}
         Err(StoreError::Conflict(_)) => {
             let current = ctx
                 .store
                 .approval(&p.tenant_id, &a.id)
                 .await?
                 .ok_or_else(approval_missing)?;
-            return Err(refusal(&current, now));
+            let refused = refusal(&current, now);
+            let code = crate::http::error::classify(&refused).1.to_owned();
+            audit(ctx, p, decision(false, code)).await?;
+            return Err(refused);
         }
         Err(e) => return Err(e.into()),
     }
-    audit(
-        ctx,
-        p,
-        Audit {
-            session_id: &a.session_id,
-            action: if approve {
-                "approval.approve"
-            } else {
-                "approval.reject"
-            },
-            target: &a.id,
-            approved: Some(approve),
-            outcome: if approve { "ok" } else { "rejected" }.into(),
-            started,
-            approval_id: Some(&a.id),
-        },
-    )
-    .await?;
     if !approve {
         return Ok(json!({ "approvalId": a.id, "status": "rejected" }));
     }
@@ -291,34 +306,20 @@ async fn decide_one(
     } else {
         ApprovalStatus::Failed
     };
-    let (settled, recorded) = tokio::join!(
-        ctx.store.change_approval(
-            &p.tenant_id,
-            &a.id,
-            ApprovalChange {
-                from: ApprovalStatus::Running,
-                to: status,
-                at: ctx.clock.now(),
-                decided_by: None,
-                outcome: Some(&outcome),
-            },
-        ),
-        audit(
-            ctx,
-            p,
-            Audit {
-                session_id: &a.session_id,
-                action: &a.tool_name,
-                target: a.args["path"].as_str().unwrap_or_default(),
-                approved: Some(true),
-                outcome: outcome.clone(),
-                started,
-                approval_id: Some(&a.id),
-            },
-        )
+    let ran = session::entry(
+        ctx,
+        p,
+        Audit {
+            session_id: &a.session_id,
+            action: &a.tool_name,
+            target: a.args["path"].as_str().unwrap_or_default(),
+            approved: Some(true),
+            outcome: outcome.clone(),
+            started,
+            approval_id: Some(&a.id),
+        },
     );
-    settled?;
-    recorded?;
+    settle(ctx, p, a, status, &outcome, &ran).await;
     Ok(match result {
         Ok(v) => json!({ "approvalId": a.id, "status": status, "result": v }),
         Err(e) => {
@@ -327,6 +328,43 @@ async fn decide_one(
                 "error": { "code": code, "message": message } })
         }
     })
+}
+
+/// Records a finished call's outcome with its audit item, retrying a busy store. The call has
+/// run (and its decision is audited) whatever happens here, so its result is answered even
+/// when this fails; the approval then shows `interrupted` once the run limit has passed.
+async fn settle(
+    ctx: &AppContext,
+    p: &Principal,
+    a: &Approval,
+    status: ApprovalStatus,
+    outcome: &str,
+    ran: &crate::tools::model::AuditEntry,
+) {
+    for attempt in 1..=SETTLE_ATTEMPTS {
+        let change = ApprovalChange {
+            from: ApprovalStatus::Running,
+            to: status,
+            at: ctx.clock.now(),
+            decided_by: None,
+            outcome: Some(outcome),
+        };
+        let retention = session::retention_end(ctx, ran.timestamp);
+        match ctx
+            .store
+            .change_approval(&p.tenant_id, &a.id, change, ran, retention)
+            .await
+        {
+            Ok(()) => return,
+            Err(StoreError::Unavailable(_)) if attempt < SETTLE_ATTEMPTS => {
+                tokio::time::sleep(std::time::Duration::from_millis(50 << attempt)).await;
+            }
+            Err(e) => {
+                tracing::error!(approval = %a.id, error = %e, "the outcome of an approved call was not recorded");
+                return;
+            }
+        }
+    }
 }
 
 /// Runs an approved call in its session's workspace.
@@ -354,4 +392,61 @@ async fn run_approved(ctx: &AppContext, p: &Principal, a: &Approval) -> Result<V
         ctx.config.tools.max_file_bytes,
     )
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn approval(status: ApprovalStatus, decided: Option<i64>) -> Approval {
+        let t0 = Utc.timestamp_opt(1_000_000, 0).single().expect("t0");
+        Approval {
+            id: "a".into(),
+            tenant_id: "t".into(),
+            session_id: "s".into(),
+            user_id: "u".into(),
+            workspace_id: "w".into(),
+            workspace_name: "W".into(),
+            tool_name: "fs.write".into(),
+            args: Value::Null,
+            args_stored: false,
+            tier: Tier::Batch,
+            status,
+            created_at: t0,
+            decide_by: t0.timestamp() + 900,
+            decided_at: decided.map(|s| t0 + Duration::seconds(s)),
+            decided_by: None,
+            outcome: None,
+        }
+    }
+
+    #[test]
+    fn pending_expires_and_a_lost_run_reads_as_interrupted() {
+        let t0 = Utc.timestamp_opt(1_000_000, 0).single().expect("t0");
+        let at = |s: i64| t0 + Duration::seconds(s);
+        let pending = approval(ApprovalStatus::Pending, None);
+        assert_eq!(effective_status(&pending, at(899)), ApprovalStatus::Pending);
+        assert_eq!(effective_status(&pending, at(900)), ApprovalStatus::Expired);
+        let running = approval(ApprovalStatus::Running, Some(10));
+        assert_eq!(
+            effective_status(&running, at(10 + 900)),
+            ApprovalStatus::Running
+        );
+        assert_eq!(
+            effective_status(&running, at(10 + 901)),
+            ApprovalStatus::Interrupted
+        );
+        let done = approval(ApprovalStatus::Done, Some(10));
+        assert_eq!(effective_status(&done, at(100_000)), ApprovalStatus::Done);
+    }
+
+    #[test]
+    fn large_arguments_are_shown_cut() {
+        let args = serde_json::json!({ "path": "a", "content": "x".repeat(5000) });
+        let shown = shown_args(&args);
+        assert_eq!(shown["path"], "a");
+        let c = shown["content"].as_str().expect("string");
+        assert!(c.len() < 1200 && c.ends_with("(5000 bytes in all)"), "{c}");
+    }
 }

@@ -206,6 +206,7 @@ impl ToolCall {
                         format!("is larger than the limit of {max_file_bytes} bytes"),
                     ));
                 }
+                check_version(a.expected_version.as_deref())?;
                 if a.expected_version.is_some() && a.create_only {
                     return Err(Error::field(
                         "createOnly",
@@ -213,8 +214,11 @@ impl ToolCall {
                     ));
                 }
             }
-            ToolCall::Patch(a) if a.patch.len() > MAX_PATCH_BYTES => {
-                return Err(Error::field("patch", "is larger than 1 MiB"));
+            ToolCall::Patch(a) => {
+                if a.patch.len() > MAX_PATCH_BYTES {
+                    return Err(Error::field("patch", "is larger than 1 MiB"));
+                }
+                check_version(a.expected_version.as_deref())?;
             }
             ToolCall::Grep(a) | ToolCall::Glob(a) => {
                 super::search::Matcher::compile(a)?;
@@ -222,6 +226,26 @@ impl ToolCall {
             _ => {}
         }
         Ok(())
+    }
+}
+
+/// A version as reads return it: 32 hex digits (an MD5), or an S3 multipart ETag
+/// (`<hex>-<parts>`). Anything else could not have come from a read.
+fn check_version(v: Option<&str>) -> Result<(), Error> {
+    let Some(v) = v else { return Ok(()) };
+    let (hash, parts) = v.split_once('-').unwrap_or((v, "1"));
+    let ok = hash.len() == 32
+        && hash.bytes().all(|b| b.is_ascii_hexdigit())
+        && !parts.is_empty()
+        && parts.len() <= 5
+        && parts.bytes().all(|b| b.is_ascii_digit());
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::field(
+            "expectedVersion",
+            "must be a version as fs/read returns it",
+        ))
     }
 }
 
@@ -282,6 +306,20 @@ mod tests {
         assert!(matches!(&e, Error::Validation(_)), "{e:?}");
         let bad = ToolCall::from_args("fs.read", json!({ "path": "../etc/passwd" })).unwrap();
         assert!(matches!(bad.validate(1024), Err(Error::Validation(p)) if p[0].field == "path"));
+        let v = ToolCall::from_args(
+            "fs.write",
+            json!({ "path": "a", "content": "", "expectedVersion": "x\r\ny" }),
+        )
+        .unwrap();
+        assert!(
+            matches!(v.validate(1024), Err(Error::Validation(p)) if p[0].field == "expectedVersion")
+        );
+        let ok = ToolCall::from_args(
+            "fs.write",
+            json!({ "path": "a", "content": "", "expectedVersion": "c4ca4238a0b923820dcc509a6f75849b" }),
+        )
+        .unwrap();
+        assert!(ok.validate(1024).is_ok());
         let root = ToolCall::from_args("fs.delete", json!({ "path": "." })).unwrap();
         assert!(root.validate(1024).is_err());
         let big = ToolCall::from_args(

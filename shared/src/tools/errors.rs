@@ -32,6 +32,10 @@ impl From<WsError> for Error {
                 code: "FILE_TOO_LARGE",
                 message: format!("The file has {size} bytes; the limit is {limit}"),
             },
+            WsError::Limit(what) => Error::Unprocessable {
+                code: "LIMIT_EXCEEDED",
+                message: format!("The operation goes beyond a limit: {what}"),
+            },
             WsError::Symlink(_) => Error::field("path", "passes through a symbolic link"),
             WsError::Unavailable(d) => Error::Store(StoreError::Unavailable(d)),
             WsError::Internal(d) => Error::Internal(d),

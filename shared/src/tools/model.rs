@@ -62,6 +62,9 @@ pub enum ApprovalStatus {
     Failed,
     Rejected,
     Expired,
+    /// Shown for a call still `running` long after it started: its process ended without
+    /// recording an outcome. It is never run again.
+    Interrupted,
 }
 
 impl ApprovalStatus {
@@ -73,6 +76,7 @@ impl ApprovalStatus {
             ApprovalStatus::Failed => "failed",
             ApprovalStatus::Rejected => "rejected",
             ApprovalStatus::Expired => "expired",
+            ApprovalStatus::Interrupted => "interrupted",
         }
     }
 }

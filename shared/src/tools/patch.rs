@@ -18,13 +18,33 @@ pub fn creates_file(patch: &str) -> bool {
         .is_some_and(|l| l[4..].trim_start().starts_with("/dev/null"))
 }
 
-/// Applies `patch` to `base`.
+/// Most hunks in one patch.
+pub const MAX_HUNKS: usize = 1_000;
+/// Bound on matching work: file lines times the patch's lines. Matching a hunk may try every
+/// position of the file, so this keeps a hostile patch from burning the CPU (a 50 000-line
+/// file with a 2 000-line patch is well inside).
+pub const MAX_MATCH_WORK: u64 = 200_000_000;
+
+/// Applies `patch` to `base` (CPU-bound: call it off the async workers).
 pub fn apply(base: &str, patch: &str) -> Result<Patched, Error> {
+    let work = (base.lines().count() as u64 + 1) * (patch.lines().count() as u64 + 1);
+    if work > MAX_MATCH_WORK {
+        return Err(Error::Unprocessable {
+            code: "PATCH_TOO_LARGE",
+            message: "The patch is too large for this file; split it into smaller patches".into(),
+        });
+    }
     let parsed = diffy::Patch::from_str(patch).map_err(|e| Error::Unprocessable {
         code: "PATCH_INVALID",
         message: format!("The patch is not a unified diff: {e}"),
     })?;
     let hunks = parsed.hunks().len();
+    if hunks > MAX_HUNKS {
+        return Err(Error::Unprocessable {
+            code: "PATCH_TOO_LARGE",
+            message: format!("The patch has more than {MAX_HUNKS} hunks"),
+        });
+    }
     if hunks == 0 {
         return Err(Error::Unprocessable {
             code: "PATCH_INVALID",
@@ -66,6 +86,18 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        let huge = "a\n".repeat(500_000);
+        let hostile = format!(
+            "--- a/f\n+++ b/f\n@@ -1,400000 +1,400000 @@\n{}",
+            " b\n".repeat(400_000)
+        );
+        assert!(matches!(
+            apply(&huge, &hostile),
+            Err(Error::Unprocessable {
+                code: "PATCH_TOO_LARGE",
+                ..
+            })
+        ));
         assert!(matches!(
             apply(BASE, "not a diff"),
             Err(Error::Unprocessable {

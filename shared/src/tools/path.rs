@@ -39,6 +39,11 @@ impl WsPath {
         if raw.chars().any(char::is_control) {
             return Err(PathError("contains a control character"));
         }
+        if raw.chars().any(is_invisible) {
+            return Err(PathError(
+                "contains an invisible or text-direction character (it would hide the real name from whoever approves)",
+            ));
+        }
         if raw.contains('\\') {
             return Err(PathError("contains a backslash; use `/`"));
         }
@@ -125,6 +130,14 @@ impl fmt::Display for WsPath {
     }
 }
 
+/// Unicode format characters that change how a name reads without being seen: bidi
+/// overrides and isolates, zero-width characters, the BOM, the soft hyphen.
+fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
+}
+
 /// `%` followed by two hex digits anywhere: the HTTP layer has decoded the request once, so a
 /// remaining escape is an attempt to smuggle `..`, `/` or NUL past a later decoder.
 fn has_percent_escape(raw: &str) -> bool {
@@ -166,6 +179,9 @@ mod tests {
             "x%00",
             "a\0b",
             "a\nb",
+            "src/\u{202E}gnp.sh",
+            "a\u{200B}b",
+            "\u{FEFF}x",
         ] {
             assert!(WsPath::parse(bad).is_err(), "{bad:?} accepted");
         }

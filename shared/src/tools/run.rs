@@ -96,7 +96,10 @@ async fn apply_patch(ws: &dyn Workspace, a: &PatchArgs, max: u64) -> Result<Valu
         }
         Err(e) => return Err(e.into()),
     };
-    let patched = patch::apply(&base, &a.patch)?;
+    let text = a.patch.clone();
+    let patched = tokio::task::spawn_blocking(move || patch::apply(&base, &text))
+        .await
+        .map_err(|e| Error::internal(format!("patch task: {e}")))??;
     if patched.text.len() as u64 > max {
         return Err(WsError::TooLarge {
             size: patched.text.len() as u64,

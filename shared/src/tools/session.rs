@@ -153,24 +153,28 @@ pub fn outcome_of(result: &Result<Value, Error>) -> String {
     }
 }
 
-/// Appends an audit item. A failure to audit is a failure of the request (nothing may run
-/// unrecorded), reported after the fact.
-pub async fn audit(ctx: &AppContext, p: &Principal, a: Audit<'_>) -> Result<(), Error> {
-    let now = ctx.clock.now();
-    let entry = AuditEntry {
+/// The audit item for `a`, stamped now.
+pub fn entry(ctx: &AppContext, p: &Principal, a: Audit<'_>) -> AuditEntry {
+    AuditEntry {
         id: uuid::Uuid::new_v4().to_string(),
         session_id: a.session_id.to_owned(),
         user_id: p.user_id.clone(),
         action: a.action.to_owned(),
         target: a.target.chars().take(1024).collect(),
         approved: a.approved,
-        timestamp: now,
+        timestamp: ctx.clock.now(),
         outcome: a.outcome,
         duration_ms: a.started.elapsed().as_millis() as u64,
         approval_id: a.approval_id.map(str::to_owned),
-    };
+    }
+}
+
+/// Appends an audit item. A failure to audit is a failure of the request (nothing may run
+/// unrecorded), reported after the fact.
+pub async fn audit(ctx: &AppContext, p: &Principal, a: Audit<'_>) -> Result<(), Error> {
+    let entry = entry(ctx, p, a);
     ctx.store
-        .append_audit(&p.tenant_id, &entry, retention_end(ctx, now))
+        .append_audit(&p.tenant_id, &entry, retention_end(ctx, entry.timestamp))
         .await?;
     Ok(())
 }

@@ -9,6 +9,18 @@ fn with_ttl(mut item: Item, expires_at: DateTime<Utc>) -> Item {
     item
 }
 
+fn audit_key(tenant_id: &str, entry: &AuditEntry) -> (String, String) {
+    (
+        keys::agent_session_children_pk(tenant_id, &entry.session_id),
+        format!(
+            "{}{}#{}",
+            keys::AUDIT_PREFIX,
+            crate::time::iso(entry.timestamp),
+            entry.id
+        ),
+    )
+}
+
 #[async_trait]
 impl AgentToolStore for TableStore {
     async fn create_workspace(&self, ws: &WorkspaceRecord) -> StoreResult<()> {
@@ -113,7 +125,9 @@ impl AgentToolStore for TableStore {
         tenant_id: &str,
         id: &str,
         change: ApprovalChange<'_>,
-    ) -> StoreResult<Approval> {
+        audit: &AuditEntry,
+        audit_expires_at: DateTime<Utc>,
+    ) -> StoreResult<()> {
         let mut conds = vec![Cond::Eq("status".into(), to_json(&change.from)?)];
         if change.from == ApprovalStatus::Pending {
             // Still decidable: `decideBy` strictly after now.
@@ -132,16 +146,22 @@ impl AgentToolStore for TableStore {
         if let Some(outcome) = change.outcome {
             update.set.insert("outcome".into(), Value::from(outcome));
         }
-        let item = self
-            .table
-            .update(
-                &keys::tenant_pk(tenant_id),
-                &keys::approval_sk(id),
-                update,
-                Cond::All(conds),
-            )
-            .await?;
-        body_of(item)
+        let (pk, sk) = audit_key(tenant_id, audit);
+        let audit_item = with_ttl(item_of(&pk, &sk, audit)?, audit_expires_at);
+        self.table
+            .transact(vec![
+                Write::Update {
+                    pk: keys::tenant_pk(tenant_id),
+                    sk: keys::approval_sk(id),
+                    update,
+                    cond: Cond::All(conds),
+                },
+                Write::Put {
+                    item: audit_item,
+                    cond: Cond::Always,
+                },
+            ])
+            .await
     }
 
     async fn append_audit(
@@ -150,17 +170,8 @@ impl AgentToolStore for TableStore {
         entry: &AuditEntry,
         expires_at: DateTime<Utc>,
     ) -> StoreResult<()> {
-        let sk = format!(
-            "{}{}#{}",
-            keys::AUDIT_PREFIX,
-            crate::time::iso(entry.timestamp),
-            entry.id
-        );
-        let item = item_of(
-            &keys::agent_session_children_pk(tenant_id, &entry.session_id),
-            &sk,
-            entry,
-        )?;
+        let (pk, sk) = audit_key(tenant_id, entry);
+        let item = item_of(&pk, &sk, entry)?;
         self.table
             .put(with_ttl(item, expires_at), Cond::Always)
             .await

@@ -18,6 +18,9 @@ use crate::ports::workspace::{
 };
 use crate::tools::path::{WsPath, MAX_DEPTH};
 
+/// Largest file whose version a conditional write computes (the largest file a read returns).
+const MAX_VERSIONED_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Serialises check-then-write sections of conditional writes in this process.
 static WRITE_LOCK: Mutex<()> = Mutex::new(());
 
@@ -28,18 +31,12 @@ pub struct DirWorkspace {
 }
 
 impl DirWorkspace {
-    /// Opens (creating when missing) the directory `root`; it must not be a symbolic link.
-    pub fn open(root: &Path) -> WsResult<Self> {
-        fs::create_dir_all(root).map_err(|e| io_err("create root", &e))?;
-        let meta = fs::symlink_metadata(root).map_err(|e| io_err("root", &e))?;
-        if !meta.is_dir() {
-            return Err(WsError::Internal(
-                "workspace root is not a directory".into(),
-            ));
-        }
-        Ok(Self {
+    /// A workspace at `root`. No I/O: the root is made when the workspace is provisioned
+    /// (and by the first write), and `check` reports it missing.
+    pub fn open(root: &Path) -> Self {
+        Self {
             root: root.to_path_buf(),
-        })
+        }
     }
 
     async fn blocking<T: Send + 'static>(
@@ -106,9 +103,11 @@ fn entry_of(dir: &WsPath, name: String, meta: &fs::Metadata) -> Option<Entry> {
 
 fn open_nofollow(path: &Path, p: &WsPath) -> WsResult<fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
+    // Non-blocking so a FIFO cannot hang the open; the caller then refuses anything but a
+    // regular file.
     fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| match e.kind() {
             ErrorKind::NotFound => WsError::NotFound(p.to_string()),
@@ -153,7 +152,16 @@ fn write_file(root: &Path, p: &WsPath, bytes: &[u8], pre: &Precondition) -> WsRe
     let current = match fs::symlink_metadata(&path) {
         Ok(m) if m.file_type().is_symlink() => return Err(WsError::Symlink(p.to_string())),
         Ok(m) if m.is_dir() => return Err(WsError::NotAFile(p.to_string())),
-        Ok(_) => Some(read_file(root, p, u64::MAX)?.version),
+        // The version is only needed to check one; a file larger than any read allows cannot
+        // have the version a caller read.
+        Ok(_) if matches!(pre, Precondition::Version(_)) => {
+            match read_file(root, p, MAX_VERSIONED_BYTES) {
+                Ok(c) => Some(c.version),
+                Err(WsError::TooLarge { .. }) => Some(String::new()),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(_) => Some(String::new()),
         Err(e) if e.kind() == ErrorKind::NotFound => None,
         Err(e) if e.kind() == ErrorKind::NotADirectory => {
             return Err(WsError::NotADirectory(p.parent().to_string()))
@@ -172,11 +180,8 @@ fn write_file(root: &Path, p: &WsPath, bytes: &[u8], pre: &Precondition) -> WsRe
         }
         _ => io_err("create parent", &e),
     })?;
-    let tmp = parent.join(format!(
-        ".{}.tmp-{}",
-        p.name(),
-        uuid::Uuid::new_v4().simple()
-    ));
+    // A short name of its own: the target's name may already use all 255 bytes.
+    let tmp = parent.join(format!(".tmp-{}", uuid::Uuid::new_v4().simple()));
     let written = fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -195,6 +200,10 @@ fn list_dir(root: &Path, dir: &WsPath, limit: usize) -> WsResult<Listing> {
     match fs::symlink_metadata(&path) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(WsError::NotADirectory(dir.to_string())),
+        // A workspace nothing was written to yet.
+        Err(e) if e.kind() == ErrorKind::NotFound && dir.is_root() => {
+            return Ok(sorted_listing(Vec::new(), limit))
+        }
         Err(e) if e.kind() == ErrorKind::NotFound => {
             return Err(WsError::NotFound(dir.to_string()))
         }
@@ -228,6 +237,12 @@ fn walk_dir(root: &Path, dir: &WsPath, max_files: usize) -> WsResult<Walk> {
     match fs::symlink_metadata(&start) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(WsError::NotADirectory(dir.to_string())),
+        Err(e) if e.kind() == ErrorKind::NotFound && dir.is_root() => {
+            return Ok(Walk {
+                files: Vec::new(),
+                truncated: false,
+            })
+        }
         Err(e) if e.kind() == ErrorKind::NotFound => {
             return Err(WsError::NotFound(dir.to_string()))
         }
@@ -291,7 +306,9 @@ fn delete_path(root: &Path, p: &WsPath, recursive: bool) -> WsResult<u64> {
     let path = resolve(root, &p.parent())?.join(p.name());
     let meta = match fs::symlink_metadata(&path) {
         Ok(m) => m,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Err(WsError::NotFound(p.to_string())),
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return Err(WsError::NotFound(p.to_string()))
+        }
         Err(e) => return Err(io_err("stat", &e)),
     };
     if !meta.is_dir() {
@@ -352,13 +369,28 @@ impl Workspace for DirWorkspace {
 
     async fn check(&self) -> Result<(), String> {
         let root = self.root.clone();
-        tokio::task::spawn_blocking(move || match fs::metadata(&root) {
-            Ok(m) if m.is_dir() && !m.permissions().readonly() => Ok(()),
-            Ok(_) => Err("the workspace directory is not a writable directory".to_owned()),
-            Err(e) => Err(format!(
-                "the workspace directory is unavailable ({})",
-                e.kind()
-            )),
+        tokio::task::spawn_blocking(move || {
+            // A root nothing was written to yet is fine if it can be made: look at the
+            // nearest directory that exists.
+            let mut at = root.as_path();
+            loop {
+                match fs::metadata(at) {
+                    Ok(m) if m.is_dir() && !m.permissions().readonly() => return Ok(()),
+                    Ok(_) => {
+                        return Err("the workspace directory is not a writable directory".to_owned())
+                    }
+                    Err(e) if e.kind() == ErrorKind::NotFound => match at.parent() {
+                        Some(p) if !p.as_os_str().is_empty() => at = p,
+                        _ => return Err("the workspace directory cannot be created".to_owned()),
+                    },
+                    Err(e) => {
+                        return Err(format!(
+                            "the workspace directory is unavailable ({})",
+                            e.kind()
+                        ))
+                    }
+                }
+            }
         })
         .await
         .map_err(|e| e.to_string())?

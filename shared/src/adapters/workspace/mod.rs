@@ -70,6 +70,20 @@ impl Root {
     }
 }
 
+impl Root {
+    /// Whether the root lies in `tenant`'s own area — `<tenant>/...` locally,
+    /// `workspaces/<tenant>/...` on S3 — so no two tenants' roots can overlap.
+    pub fn belongs_to(&self, tenant: &str) -> bool {
+        match self {
+            Root::Dir(rel) => rel.segments().first().is_some_and(|s| s == tenant),
+            Root::S3 { prefix, .. } => {
+                let mut segs = prefix.split('/');
+                segs.next() == Some("workspaces") && segs.next() == Some(tenant)
+            }
+        }
+    }
+}
+
 /// Opens workspaces by root: local ones under `dir`, S3 ones with the shared client.
 #[derive(Clone)]
 pub struct WorkspaceOpener {
@@ -94,7 +108,7 @@ impl WorkspaceOpener {
                 for seg in rel.segments() {
                     path.push(seg);
                 }
-                Ok(Arc::new(DirWorkspace::open(&path)?))
+                Ok(Arc::new(DirWorkspace::open(&path)))
             }
             Root::S3 { bucket, prefix } => match &self.s3 {
                 Some(client) => Ok(Arc::new(S3Workspace::new(client.clone(), bucket, prefix))),
@@ -131,5 +145,14 @@ mod tests {
             assert!(Root::parse(bad).is_err(), "{bad:?}");
         }
         assert_eq!(md5_version(b"1"), "c4ca4238a0b923820dcc509a6f75849b");
+        let owned = |raw: &str, t: &str| Root::parse(raw).unwrap().belongs_to(t);
+        assert!(owned("acme/site", "acme"));
+        assert!(owned("acme", "acme"));
+        assert!(!owned("acme-site", "acme"));
+        assert!(!owned("other/acme", "acme"));
+        assert!(owned("s3://bkt/workspaces/acme/docs", "acme"));
+        assert!(!owned("s3://bkt/workspaces", "acme"));
+        assert!(!owned("s3://bkt/workspaces/acme2", "acme"));
+        assert!(!owned("s3://bkt/snapshots/acme", "acme"));
     }
 }

@@ -131,11 +131,20 @@ impl S3Workspace {
         Ok(out.key_count.unwrap_or(0) > 0)
     }
 
-    /// `NotADirectory` when a file sits where `p`'s parent directory should be.
+    /// `NotADirectory` when a file sits where any of `p`'s ancestor directories should be
+    /// (checked in parallel; at most 32 levels).
     async fn check_parent(&self, p: &WsPath) -> WsResult<()> {
-        let parent = p.parent();
-        if self.is_file(&parent).await? {
-            return Err(WsError::NotADirectory(parent.to_string()));
+        let mut ancestors = Vec::new();
+        let mut cur = p.parent();
+        while !cur.is_root() {
+            ancestors.push(cur.clone());
+            cur = cur.parent();
+        }
+        let found = futures::future::join_all(ancestors.iter().map(|a| self.is_file(a))).await;
+        for (a, file) in ancestors.iter().zip(found) {
+            if file? {
+                return Err(WsError::NotADirectory(a.to_string()));
+            }
         }
         Ok(())
     }
@@ -386,8 +395,8 @@ impl Workspace for S3Workspace {
             return Err(WsError::NotEmpty(path.to_string()));
         }
         if more {
-            return Err(WsError::Internal(format!(
-                "more than {MAX_DELETE_KEYS} objects to delete"
+            return Err(WsError::Limit(format!(
+                "more than {MAX_DELETE_KEYS} objects to delete at once"
             )));
         }
         for chunk in objects.chunks(1000) {
@@ -402,13 +411,23 @@ impl Workspace for S3Workspace {
                 .quiet(true)
                 .build()
                 .map_err(|e| WsError::Internal(format!("DeleteObjects: {e}")))?;
-            self.client
+            let out = self
+                .client
                 .delete_objects()
                 .bucket(&self.bucket)
                 .delete(delete)
                 .send()
                 .await
                 .map_err(|e| err("DeleteObjects", path, e))?;
+            // Per-key failures come back inside a successful answer.
+            let failed = out.errors.unwrap_or_default();
+            if let Some(first) = failed.first() {
+                return Err(WsError::Unavailable(format!(
+                    "DeleteObjects: {} keys not deleted ({})",
+                    failed.len(),
+                    first.code.as_deref().unwrap_or("error")
+                )));
+            }
         }
         Ok(files)
     }

@@ -101,8 +101,7 @@ async fn measure(label: &str, ws: Arc<dyn Workspace>, runs: usize) {
 
 pub async fn workspaces(runs: usize) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let local: Arc<dyn Workspace> =
-        Arc::new(DirWorkspace::open(&dir.path().join("ws")).expect("open"));
+    let local: Arc<dyn Workspace> = Arc::new(DirWorkspace::open(&dir.path().join("ws")));
     measure("local dir", local, runs).await;
     if std::env::var("MOTO_ENDPOINT").is_err() {
         println!("s3 prefix: skipped (MOTO_ENDPOINT unset)");
