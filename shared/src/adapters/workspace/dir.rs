@@ -1,15 +1,18 @@
-//! A workspace in a local directory (local-api). Every component of a path is checked with
-//! `symlink_metadata` and a symbolic link anywhere is refused; files are opened with
-//! `O_NOFOLLOW`, written to a temporary file and renamed into place, and conditional writes
-//! are serialised by one process-wide lock so a stale version can never overwrite. All file
-//! system work runs on the blocking pool, never on the async workers.
+//! A workspace in a local directory (local-api). Every operation runs inside a capability
+//! handle on the root (`cap-std`: `openat2`/`RESOLVE_BENEATH` on Linux), so no path — not
+//! even a symbolic link swapped in between a check and its use — can reach outside the root.
+//! On top, every component of a path is checked and a symbolic link anywhere is refused;
+//! files are opened `O_NOFOLLOW | O_NONBLOCK` (a FIFO cannot block) and must be regular,
+//! written to a temporary file and renamed into place, and conditional writes are serialised
+//! by one process-wide lock so a stale version can never overwrite. All file system work runs
+//! on the blocking pool, never on the async workers.
 
-use std::fs;
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+use cap_std::fs::{Dir, Metadata, OpenOptions, OpenOptionsExt};
 use chrono::{DateTime, Utc};
 
 use super::{md5_version, sorted_listing, MAX_SCANNED_ENTRIES};
@@ -50,20 +53,38 @@ impl DirWorkspace {
     }
 }
 
+/// The capability handle on the root; `None` when the root does not exist yet (unless
+/// `create`, which makes it).
+fn open_root(root: &Path, create: bool) -> WsResult<Option<Dir>> {
+    if create {
+        std::fs::create_dir_all(root).map_err(|e| io_err("create root", &e))?;
+    }
+    match Dir::open_ambient_dir(root, cap_std::ambient_authority()) {
+        Ok(d) => Ok(Some(d)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err("open root", &e)),
+    }
+}
+
+/// The root handle, or the error for `p` in a workspace nothing was written to yet.
+fn existing_root(root: &Path, p: &WsPath) -> WsResult<Dir> {
+    open_root(root, false)?.ok_or_else(|| WsError::NotFound(p.to_string()))
+}
+
 fn io_err(op: &str, e: &std::io::Error) -> WsError {
     WsError::Internal(format!("{op}: {}", e.kind()))
 }
 
-/// The on-disk path of `p`, refusing any symbolic link among its existing components.
-fn resolve(root: &Path, p: &WsPath) -> WsResult<PathBuf> {
-    let mut cur = root.to_path_buf();
+/// `p` relative to the root, refusing any symbolic link among its existing components.
+fn resolve(dir: &Dir, p: &WsPath) -> WsResult<PathBuf> {
+    let mut cur = PathBuf::new();
     let mut exists = true;
     for seg in p.segments() {
         cur.push(seg);
         if !exists {
             continue;
         }
-        match fs::symlink_metadata(&cur) {
+        match dir.symlink_metadata(&cur) {
             Ok(m) if m.file_type().is_symlink() => return Err(WsError::Symlink(p.to_string())),
             Ok(_) => {}
             Err(e) if e.kind() == ErrorKind::NotFound => exists = false,
@@ -76,11 +97,22 @@ fn resolve(root: &Path, p: &WsPath) -> WsResult<PathBuf> {
     Ok(cur)
 }
 
-fn modified(meta: &fs::Metadata) -> Option<DateTime<Utc>> {
-    meta.modified().ok().map(DateTime::<Utc>::from)
+/// The path of the root itself inside its handle.
+fn here(rel: &Path) -> &Path {
+    if rel.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        rel
+    }
 }
 
-fn entry_of(dir: &WsPath, name: String, meta: &fs::Metadata) -> Option<Entry> {
+fn modified(meta: &Metadata) -> Option<DateTime<Utc>> {
+    meta.modified()
+        .ok()
+        .map(|t| DateTime::<Utc>::from(t.into_std()))
+}
+
+fn entry_of(dir: &WsPath, name: String, meta: &Metadata) -> Option<Entry> {
     let path = dir.join(&name).ok()?;
     let ft = meta.file_type();
     let kind = if ft.is_symlink() {
@@ -101,25 +133,32 @@ fn entry_of(dir: &WsPath, name: String, meta: &fs::Metadata) -> Option<Entry> {
     })
 }
 
-fn open_nofollow(path: &Path, p: &WsPath) -> WsResult<fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
+fn open_nofollow(dir: &Dir, path: &Path, p: &WsPath) -> WsResult<std::fs::File> {
     // Non-blocking so a FIFO cannot hang the open; the caller then refuses anything but a
     // regular file.
-    fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| match e.kind() {
-            ErrorKind::NotFound => WsError::NotFound(p.to_string()),
-            // ELOOP: the last component is a symbolic link.
-            _ if e.raw_os_error() == Some(libc::ELOOP) => WsError::Symlink(p.to_string()),
-            _ => io_err("open", &e),
-        })
+    dir.open_with(
+        path,
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK),
+    )
+    .map(|f| f.into_std())
+    .map_err(|e| match e.kind() {
+        ErrorKind::NotFound => WsError::NotFound(p.to_string()),
+        // ELOOP: the last component is a symbolic link.
+        _ if e.raw_os_error() == Some(libc::ELOOP) => WsError::Symlink(p.to_string()),
+        _ => io_err("open", &e),
+    })
 }
 
 fn read_file(root: &Path, p: &WsPath, max: u64) -> WsResult<FileContent> {
-    let path = resolve(root, p)?;
-    let file = open_nofollow(&path, p)?;
+    let dir = existing_root(root, p)?;
+    read_in(&dir, p, max)
+}
+
+fn read_in(dir: &Dir, p: &WsPath, max: u64) -> WsResult<FileContent> {
+    let path = resolve(dir, p)?;
+    let file = open_nofollow(dir, &path, p)?;
     let meta = file.metadata().map_err(|e| io_err("stat", &e))?;
     if !meta.is_file() {
         return Err(WsError::NotAFile(p.to_string()));
@@ -145,17 +184,18 @@ fn read_file(root: &Path, p: &WsPath, max: u64) -> WsResult<FileContent> {
 }
 
 fn write_file(root: &Path, p: &WsPath, bytes: &[u8], pre: &Precondition) -> WsResult<String> {
-    let path = resolve(root, p)?;
-    let parent = resolve(root, &p.parent())?;
+    let dir = open_root(root, true)?.ok_or_else(|| WsError::Internal("no root".into()))?;
+    let path = resolve(&dir, p)?;
+    let parent = resolve(&dir, &p.parent())?;
     // The lock guards no data, so a panic elsewhere while holding it leaves nothing broken.
     let _guard = WRITE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let current = match fs::symlink_metadata(&path) {
+    let current = match dir.symlink_metadata(&path) {
         Ok(m) if m.file_type().is_symlink() => return Err(WsError::Symlink(p.to_string())),
         Ok(m) if m.is_dir() => return Err(WsError::NotAFile(p.to_string())),
         // The version is only needed to check one; a file larger than any read allows cannot
         // have the version a caller read.
         Ok(_) if matches!(pre, Precondition::Version(_)) => {
-            match read_file(root, p, MAX_VERSIONED_BYTES) {
+            match read_in(&dir, p, MAX_VERSIONED_BYTES) {
                 Ok(c) => Some(c.version),
                 Err(WsError::TooLarge { .. }) => Some(String::new()),
                 Err(e) => return Err(e),
@@ -174,30 +214,38 @@ fn write_file(root: &Path, p: &WsPath, bytes: &[u8], pre: &Precondition) -> WsRe
         (Precondition::Absent, Some(_)) => return Err(WsError::AlreadyExists(p.to_string())),
         _ => {}
     }
-    fs::create_dir_all(&parent).map_err(|e| match e.kind() {
-        ErrorKind::NotADirectory | ErrorKind::AlreadyExists => {
-            WsError::NotADirectory(p.parent().to_string())
-        }
-        _ => io_err("create parent", &e),
-    })?;
+    if !p.parent().is_root() {
+        dir.create_dir_all(&parent).map_err(|e| match e.kind() {
+            ErrorKind::NotADirectory | ErrorKind::AlreadyExists => {
+                WsError::NotADirectory(p.parent().to_string())
+            }
+            _ => io_err("create parent", &e),
+        })?;
+    }
     // A short name of its own: the target's name may already use all 255 bytes.
     let tmp = parent.join(format!(".tmp-{}", uuid::Uuid::new_v4().simple()));
-    let written = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
+    let written = dir
+        .open_with(&tmp, OpenOptions::new().write(true).create_new(true))
+        .map(|f| f.into_std())
         .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_data()))
-        .and_then(|_| fs::rename(&tmp, &path));
+        .and_then(|_| dir.rename(&tmp, &dir, &path));
     if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
+        let _ = dir.remove_file(&tmp);
         return Err(io_err("write", &e));
     }
     Ok(md5_version(bytes))
 }
 
 fn list_dir(root: &Path, dir: &WsPath, limit: usize) -> WsResult<Listing> {
-    let path = resolve(root, dir)?;
-    match fs::symlink_metadata(&path) {
+    let Some(handle) = open_root(root, false)? else {
+        return match dir.is_root() {
+            // A workspace nothing was written to yet.
+            true => Ok(sorted_listing(Vec::new(), limit)),
+            false => Err(WsError::NotFound(dir.to_string())),
+        };
+    };
+    let path = resolve(&handle, dir)?;
+    match handle.symlink_metadata(here(&path)) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(WsError::NotADirectory(dir.to_string())),
         // A workspace nothing was written to yet.
@@ -211,7 +259,8 @@ fn list_dir(root: &Path, dir: &WsPath, limit: usize) -> WsResult<Listing> {
     }
     let mut entries = Vec::new();
     let mut scanned_all = true;
-    for (n, item) in fs::read_dir(&path)
+    for (n, item) in handle
+        .read_dir(here(&path))
         .map_err(|e| io_err("list", &e))?
         .enumerate()
     {
@@ -233,8 +282,23 @@ fn list_dir(root: &Path, dir: &WsPath, limit: usize) -> WsResult<Listing> {
 }
 
 fn walk_dir(root: &Path, dir: &WsPath, max_files: usize) -> WsResult<Walk> {
-    let start = resolve(root, dir)?;
-    match fs::symlink_metadata(&start) {
+    let empty = Walk {
+        files: Vec::new(),
+        truncated: false,
+    };
+    let Some(handle) = open_root(root, false)? else {
+        return match dir.is_root() {
+            true => Ok(empty),
+            false => Err(WsError::NotFound(dir.to_string())),
+        };
+    };
+    walk_in(&handle, dir, max_files)
+}
+
+/// Files under `dir`, each directory opened relative to its parent's handle (never by path).
+fn walk_in(handle: &Dir, dir: &WsPath, max_files: usize) -> WsResult<Walk> {
+    let start = resolve(handle, dir)?;
+    match handle.symlink_metadata(here(&start)) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(WsError::NotADirectory(dir.to_string())),
         Err(e) if e.kind() == ErrorKind::NotFound && dir.is_root() => {
@@ -250,10 +314,13 @@ fn walk_dir(root: &Path, dir: &WsPath, max_files: usize) -> WsResult<Walk> {
     }
     let mut files = Vec::new();
     let mut truncated = false;
-    let mut stack = vec![(dir.clone(), start)];
+    let first = handle
+        .open_dir(here(&start))
+        .map_err(|e| io_err("open dir", &e))?;
+    let mut stack = vec![(dir.clone(), first)];
     let mut scanned = 0usize;
-    while let Some((ws, path)) = stack.pop() {
-        let Ok(read) = fs::read_dir(&path) else {
+    while let Some((ws, current)) = stack.pop() {
+        let Ok(read) = current.entries() else {
             continue;
         };
         for item in read.flatten() {
@@ -268,7 +335,9 @@ fn walk_dir(root: &Path, dir: &WsPath, max_files: usize) -> WsResult<Walk> {
             let Ok(child) = ws.join(&name) else { continue };
             if ft.is_dir() {
                 if child.depth() < MAX_DEPTH {
-                    stack.push((child, item.path()));
+                    if let Ok(sub) = item.open_dir() {
+                        stack.push((child, sub));
+                    }
                 } else {
                     truncated = true;
                 }
@@ -286,14 +355,15 @@ fn walk_dir(root: &Path, dir: &WsPath, max_files: usize) -> WsResult<Walk> {
 }
 
 fn make_dir(root: &Path, dir: &WsPath) -> WsResult<bool> {
-    let path = resolve(root, dir)?;
-    match fs::symlink_metadata(&path) {
+    let handle = open_root(root, true)?.ok_or_else(|| WsError::Internal("no root".into()))?;
+    let path = resolve(&handle, dir)?;
+    match handle.symlink_metadata(&path) {
         Ok(m) if m.is_dir() => return Ok(false),
         Ok(_) => return Err(WsError::AlreadyExists(dir.to_string())),
         Err(e) if e.kind() == ErrorKind::NotFound => {}
         Err(e) => return Err(io_err("stat", &e)),
     }
-    fs::create_dir_all(&path).map_err(|e| match e.kind() {
+    handle.create_dir_all(&path).map_err(|e| match e.kind() {
         ErrorKind::NotADirectory | ErrorKind::AlreadyExists => {
             WsError::NotADirectory(dir.parent().to_string())
         }
@@ -303,8 +373,9 @@ fn make_dir(root: &Path, dir: &WsPath) -> WsResult<bool> {
 }
 
 fn delete_path(root: &Path, p: &WsPath, recursive: bool) -> WsResult<u64> {
-    let path = resolve(root, &p.parent())?.join(p.name());
-    let meta = match fs::symlink_metadata(&path) {
+    let handle = existing_root(root, p)?;
+    let path = resolve(&handle, &p.parent())?.join(p.name());
+    let meta = match handle.symlink_metadata(&path) {
         Ok(m) => m,
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
             return Err(WsError::NotFound(p.to_string()))
@@ -313,11 +384,13 @@ fn delete_path(root: &Path, p: &WsPath, recursive: bool) -> WsResult<u64> {
     };
     if !meta.is_dir() {
         // A file, or a symbolic link itself (never its target).
-        fs::remove_file(&path).map_err(|e| io_err("delete", &e))?;
+        handle
+            .remove_file(&path)
+            .map_err(|e| io_err("delete", &e))?;
         return Ok(1);
     }
     if !recursive {
-        return match fs::remove_dir(&path) {
+        return match handle.remove_dir(&path) {
             Ok(()) => Ok(0),
             Err(e) if e.kind() == ErrorKind::DirectoryNotEmpty => {
                 Err(WsError::NotEmpty(p.to_string()))
@@ -325,9 +398,11 @@ fn delete_path(root: &Path, p: &WsPath, recursive: bool) -> WsResult<u64> {
             Err(e) => Err(io_err("delete", &e)),
         };
     }
-    let count = walk_dir(root, p, usize::MAX)?.files.len() as u64;
-    // `remove_dir_all` does not follow symbolic links inside the tree.
-    fs::remove_dir_all(&path).map_err(|e| io_err("delete", &e))?;
+    let count = walk_in(&handle, p, usize::MAX)?.files.len() as u64;
+    // Inside the root's handle, and not following symbolic links inside the tree.
+    handle
+        .remove_dir_all(&path)
+        .map_err(|e| io_err("delete", &e))?;
     Ok(count)
 }
 
@@ -374,7 +449,7 @@ impl Workspace for DirWorkspace {
             // nearest directory that exists.
             let mut at = root.as_path();
             loop {
-                match fs::metadata(at) {
+                match std::fs::metadata(at) {
                     Ok(m) if m.is_dir() && !m.permissions().readonly() => return Ok(()),
                     Ok(_) => {
                         return Err("the workspace directory is not a writable directory".to_owned())
