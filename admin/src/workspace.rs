@@ -29,6 +29,10 @@ pub enum WorkspaceCmd {
         /// `PROGRAM=PATTERN PATTERN...` (each argument must match one pattern, whole).
         #[arg(long = "allow")]
         allow: Vec<String>,
+        /// Like `--allow`, for a program whose file changes are kept (written back to the
+        /// workspace after it exits); other programs' changes are discarded.
+        #[arg(long = "allow-writer")]
+        writers: Vec<String>,
     },
     /// List a tenant's workspaces.
     List {
@@ -66,6 +70,7 @@ pub async fn run(
             root,
             id,
             allow,
+            writers,
         } => {
             let ws = provisioning::create_workspace(
                 store,
@@ -75,6 +80,7 @@ pub async fn run(
                     name: &name,
                     root: &root,
                     allow: &allow,
+                    writers: &writers,
                 },
                 now,
             )

@@ -102,6 +102,7 @@ async fn demo_workspace(ctx: &AppContext) -> Result<(), ProvisionError> {
             name: "Demo project",
             root: "demo",
             allow: &[],
+            writers: &[],
         },
         ctx.clock.now(),
     )

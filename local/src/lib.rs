@@ -92,6 +92,9 @@ pub fn routes() -> Vec<Route> {
         agent_fs_delete,
         agent_approval,
         agent_session,
+        agent_exec_start,
+        agent_exec_get,
+        agent_exec_cancel,
     ]
 }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::adapters::dynamo::DynamoTable;
 use crate::adapters::http_knowledge::HttpKnowledge;
 use crate::adapters::openai::OpenAiLlm;
+use crate::adapters::runner::runner_for;
 use crate::adapters::snapshots::{DirSnapshotStore, MemorySnapshotStore, S3SnapshotStore};
 use crate::adapters::tavily::TavilySearch;
 use crate::adapters::workspace::WorkspaceOpener;
@@ -16,6 +17,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::{AwsStoreConfig, Config, ConfigError, StoreConfig};
 use crate::ports::knowledge::Knowledge;
 use crate::ports::llm::Llm;
+use crate::ports::runner::CommandRunner;
 use crate::ports::web_search::WebSearch;
 use crate::ports::{SnapshotStore, Store, StoreError};
 use crate::realtime::{PusherRealtime, Realtime};
@@ -52,6 +54,8 @@ pub struct AppContext {
     pub workspaces: WorkspaceOpener,
     /// Recent workspace-storage checks of the agent tools' status route.
     pub tools_status: StatusCache,
+    /// Where approved commands run.
+    pub runner: Arc<dyn CommandRunner>,
 }
 
 impl std::fmt::Debug for AppContext {
@@ -111,6 +115,17 @@ impl AppContext {
             dir: config.tools.workspaces_dir.clone(),
             s3: stores.s3.clone(),
         };
+        let runner = runner_for(
+            &config.tools.exec_runner,
+            crate::tools::runner::RunEnv {
+                store: stores.store.clone(),
+                realtime: realtime.clone(),
+                clock: clock.clone(),
+                retention_days: config.tools.audit_retention_days,
+                output_cap: config.tools.exec_output_bytes,
+            },
+            workspaces.clone(),
+        );
         Self {
             config,
             store: stores.store,
@@ -125,6 +140,7 @@ impl AppContext {
             realtime,
             workspaces,
             tools_status: StatusCache::default(),
+            runner,
         }
     }
 }

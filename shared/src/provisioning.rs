@@ -164,8 +164,11 @@ pub struct NewWorkspace<'a> {
     pub name: &'a str,
     /// `s3://bucket/prefix` or a directory relative to `AGENT_WORKSPACES_DIR`.
     pub root: &'a str,
-    /// `PROGRAM` or `PROGRAM=PATTERN...` entries (see `tools::commands`).
+    /// `PROGRAM` or `PROGRAM=PATTERN...` entries (see `tools::commands`); with no entries
+    /// here nor in `writers`, the default allowlist (`tools::commands::default_rules`).
     pub allow: &'a [String],
+    /// Entries like `allow` whose programs may change files (written back after a run).
+    pub writers: &'a [String],
 }
 
 /// Defines a workspace of a tenant; the id defaults to a fresh UUID.
@@ -192,12 +195,20 @@ pub async fn create_workspace(
             ),
         ));
     }
-    let allowed_commands = new
+    let mut allowed_commands = new
         .allow
         .iter()
         .map(|r| crate::tools::commands::parse_rule(r))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|p| invalid("allow", p))?;
+    if new.allow.is_empty() && new.writers.is_empty() {
+        allowed_commands = crate::tools::commands::default_rules();
+    }
+    for raw in new.writers {
+        let mut rule = crate::tools::commands::parse_rule(raw).map_err(|p| invalid("writer", p))?;
+        rule.writes = true;
+        allowed_commands.push(rule);
+    }
     if store
         .tenant(new.tenant_id)
         .await

@@ -25,6 +25,7 @@ macro_rules! on_both_stores {
     };
 }
 
+pub mod agent;
 pub mod aws;
 pub mod conformance;
 pub mod delayed;

@@ -3,205 +3,14 @@
 //! S3-compatible server. Files, search, patches, approvals (run once, never when rejected or
 //! expired), stale versions, traversal attempts, tenant isolation and the audit trail.
 
-use api_tests::{aws, expect_error, on_both_stores, AppOptions, TestApp};
+use api_tests::agent::{agent, agent_with, PW};
+use api_tests::{expect_error, on_both_stores};
 use chrono::Duration;
 use reqwest::Method;
 use serde_json::{json, Value};
 use shared::clock::Clock;
 use shared::domain::Role;
 use shared::provisioning::{create_workspace, NewWorkspace};
-
-const PW: &str = "s3cret-password";
-
-struct Agent {
-    app: TestApp,
-    token: String,
-    session: String,
-    /// The workspace directory (embedded store) — `None` for S3.
-    local_root: Option<std::path::PathBuf>,
-    dir: tempfile::TempDir,
-}
-
-async fn workspace_root(dynamodb: bool) -> String {
-    if dynamodb {
-        let cfg = aws::fresh_resources().await;
-        format!("s3://{}/workspaces/acme", cfg.bucket)
-    } else {
-        "acme/project".into()
-    }
-}
-
-async fn agent_with(dynamodb: bool, enabled: bool) -> Agent {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let opts = AppOptions {
-        dynamodb,
-        ..AppOptions::default()
-    }
-    .set("AGENT_TOOLS_ENABLED", enabled.to_string())
-    .set(
-        "AGENT_WORKSPACES_DIR",
-        dir.path().join("workspaces").display().to_string(),
-    );
-    let app = TestApp::spawn_with(opts).await;
-    app.seed_user("acme", "ada@acme.com", PW).await;
-    let root = workspace_root(dynamodb).await;
-    create_workspace(
-        app.ctx.store.as_ref(),
-        NewWorkspace {
-            tenant_id: "acme",
-            id: Some("proj"),
-            name: "Project",
-            root: &root,
-            allow: &[],
-        },
-        app.clock.now(),
-    )
-    .await
-    .expect("workspace");
-    let token = app.login("ada@acme.com", PW).await;
-    let mut a = Agent {
-        app,
-        token,
-        session: String::new(),
-        local_root: (!dynamodb).then(|| dir.path().join("workspaces/acme/project")),
-        dir,
-    };
-    if enabled {
-        let v = a
-            .ok(
-                Method::POST,
-                "/api/v1/agent/workspace/select",
-                json!({ "workspaceId": "proj" }),
-            )
-            .await;
-        a.session = v["data"]["sessionId"]
-            .as_str()
-            .expect("session id")
-            .to_owned();
-    }
-    a
-}
-
-async fn agent(dynamodb: bool) -> Agent {
-    agent_with(dynamodb, true).await
-}
-
-impl Agent {
-    async fn send_as(
-        &self,
-        token: &str,
-        method: Method,
-        path: &str,
-        body: Option<Value>,
-    ) -> reqwest::Response {
-        let mut req = self
-            .app
-            .client
-            .request(method, self.app.url(path))
-            .bearer_auth(token);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        req.send().await.expect("request")
-    }
-
-    async fn send(&self, method: Method, path: &str, body: Option<Value>) -> reqwest::Response {
-        self.send_as(&self.token, method, path, body).await
-    }
-
-    async fn ok(&self, method: Method, path: &str, body: Value) -> Value {
-        let body = (method != Method::GET).then_some(body);
-        let r = self.send(method, path, body).await;
-        let status = r.status();
-        let v: Value = r.json().await.expect("json");
-        assert_eq!(status, 200, "{path}: {v}");
-        v
-    }
-
-    fn q(&self, route: &str, path: &str) -> String {
-        format!(
-            "/api/v1/agent/{route}?sessionId={}&path={}",
-            self.session,
-            urlencode(path)
-        )
-    }
-
-    /// A `POST` tool call; the answer's status and body.
-    async fn tool(&self, route: &str, mut args: Value) -> (u16, Value) {
-        args["sessionId"] = json!(self.session);
-        let r = self
-            .send(Method::POST, &format!("/api/v1/agent/{route}"), Some(args))
-            .await;
-        (r.status().as_u16(), r.json().await.expect("json"))
-    }
-
-    /// A call that must wait for approval; its approval id.
-    async fn pending(&self, route: &str, args: Value) -> String {
-        let (status, v) = self.tool(route, args).await;
-        assert_eq!(status, 202, "{route}: {v}");
-        assert_eq!(v["data"]["status"], "pending");
-        v["data"]["approvalId"].as_str().expect("id").to_owned()
-    }
-
-    async fn decide(&self, id: &str, body: Value) -> reqwest::Response {
-        self.send(
-            Method::POST,
-            &format!("/api/v1/agent/approvals/{id}"),
-            Some(body),
-        )
-        .await
-    }
-
-    /// Approves one call; its decision.
-    async fn approve(&self, id: &str) -> Value {
-        let r = self.decide(id, json!({ "decision": "approve" })).await;
-        assert_eq!(r.status(), 200);
-        let v: Value = r.json().await.expect("json");
-        v["data"]["decisions"][0].clone()
-    }
-
-    /// Writes through an approval; the new version.
-    async fn write(&self, path: &str, content: &str) -> String {
-        let id = self
-            .pending("fs/write", json!({ "path": path, "content": content }))
-            .await;
-        let d = self.approve(&id).await;
-        assert_eq!(d["status"], "done", "{d}");
-        d["result"]["version"].as_str().expect("version").to_owned()
-    }
-
-    async fn read(&self, path: &str) -> reqwest::Response {
-        self.send(Method::GET, &self.q("fs/read", path), None).await
-    }
-
-    async fn content(&self, path: &str) -> Value {
-        let r = self.read(path).await;
-        assert_eq!(r.status(), 200, "{path}");
-        let v: Value = r.json().await.expect("json");
-        v["data"].clone()
-    }
-
-    async fn view(&self) -> Value {
-        self.ok(
-            Method::GET,
-            &format!("/api/v1/agent/sessions/{}", self.session),
-            json!(null),
-        )
-        .await["data"]
-            .clone()
-    }
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
 
 async fn files_search_and_patches(dynamodb: bool) {
     let a = agent(dynamodb).await;
@@ -604,6 +413,7 @@ async fn other_tenants_and_users_see_nothing(dynamodb: bool) {
                 name: "Grab",
                 root,
                 allow: &[],
+                writers: &[],
             },
             a.app.clock.now(),
         )
@@ -700,7 +510,7 @@ async fn status_and_the_switch(dynamodb: bool) {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(parts, vec!["store", "workspaceStorage"]);
+    assert_eq!(parts, vec!["store", "workspaceStorage", "commandRunner"]);
     let ws = a
         .ok(Method::GET, "/api/v1/agent/workspaces", json!(null))
         .await;

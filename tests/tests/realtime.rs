@@ -72,19 +72,23 @@ async fn subscribe(ws: &mut Socket, channel: &str, auth: &str) -> (String, Value
         .expect("subscription answer")
 }
 
+/// Options that publish to the test Sockudo.
+fn with_sockudo(opts: AppOptions) -> AppOptions {
+    opts.set("PUSHER_APP_ID", env("SOCKUDO_APP_ID"))
+        .set("PUSHER_KEY", env("SOCKUDO_KEY"))
+        .set("PUSHER_SECRET", env("SOCKUDO_SECRET"))
+        .set("PUSHER_HOST", "127.0.0.1")
+        .set("PUSHER_PORT", env("SOCKUDO_PORT"))
+        .set("PUSHER_SCHEME", "http")
+}
+
 /// An app that publishes to the test Sockudo, with a scripted model.
 async fn sockudo_app(dynamodb: bool) -> (TestApp, ScriptedLlm) {
     let llm = ScriptedLlm::start().await;
-    let opts = AppOptions {
+    let opts = with_sockudo(AppOptions {
         dynamodb,
         ..AppOptions::with_llm(&llm.base_url)
-    }
-    .set("PUSHER_APP_ID", env("SOCKUDO_APP_ID"))
-    .set("PUSHER_KEY", env("SOCKUDO_KEY"))
-    .set("PUSHER_SECRET", env("SOCKUDO_SECRET"))
-    .set("PUSHER_HOST", "127.0.0.1")
-    .set("PUSHER_PORT", env("SOCKUDO_PORT"))
-    .set("PUSHER_SCHEME", "http");
+    });
     (TestApp::spawn_with(opts).await, llm)
 }
 
@@ -262,4 +266,68 @@ async fn a_session_id_belongs_to_one_tenant_so_its_channel_never_crosses_tenants
 #[tokio::test]
 async fn on_dynamodb_a_session_id_belongs_to_one_tenant_so_its_channel_never_crosses_tenants() {
     session_ids_are_global(true).await;
+}
+
+/// An approved command's output reaches the agent session's channel as `exec_output` events,
+/// then `exec_exit`; the channel is signed only for the session's owner.
+#[tokio::test]
+async fn command_output_reaches_the_agent_session_channel() {
+    use api_tests::agent::{agent_setup, AgentSetup};
+    let a = agent_setup(
+        false,
+        AgentSetup {
+            allow: vec!["echo=.*".into()],
+            opts: with_sockudo(AppOptions::default()),
+            ..AgentSetup::default()
+        },
+    )
+    .await;
+    let channel = format!("private-agent-{}", a.session);
+    let (mut ws, socket_id) = connect().await;
+    // Someone else may not listen in.
+    a.app
+        .seed_user("other", "bob@other.com", api_tests::agent::PW)
+        .await;
+    let bob = a.app.login("bob@other.com", api_tests::agent::PW).await;
+    assert_eq!(
+        channel_auth(&a.app, &bob, &socket_id, &channel)
+            .await
+            .status(),
+        403
+    );
+    let auth: Value = channel_auth(&a.app, &a.token, &socket_id, &channel)
+        .await
+        .json()
+        .await
+        .expect("json");
+    let (event, data) = subscribe(&mut ws, &channel, auth["auth"].as_str().expect("auth")).await;
+    assert_eq!(event, "pusher_internal:subscription_succeeded", "{data}");
+
+    let id = a
+        .pending(
+            "exec",
+            json!({ "program": "echo", "args": ["hello", "sockudo"] }),
+        )
+        .await;
+    let d = a.approve(&id).await;
+    let exec_id = d["result"]["execId"].as_str().expect("exec id").to_owned();
+    let mut output = String::new();
+    loop {
+        let (event, data) = next_event(&mut ws, Duration::from_secs(10))
+            .await
+            .expect("an event");
+        match event.as_str() {
+            "exec_output" => {
+                assert_eq!(data["execId"], exec_id.as_str());
+                output.push_str(data["data"].as_str().unwrap_or_default());
+            }
+            "exec_exit" => {
+                assert_eq!(data["status"], "exited", "{data}");
+                assert_eq!(data["exitCode"], 0);
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(output, "hello sockudo\n");
 }

@@ -1,5 +1,6 @@
 //! `GET /api/v1/agent/status`: whether the server-hosted agent tools are `online`, `degraded`
-//! or `offline`, with the reason per part (the store, the organisation's workspace storage).
+//! or `offline`, with the reason per part (the store, the organisation's workspace storage,
+//! the command runner).
 //! Answers `200` whenever the caller is known — a store outage is reported, not thrown.
 
 use ::http::Method;
@@ -25,10 +26,15 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let enabled = ctx.config.tools.enabled;
     let parts = match check_account(ctx, &mut p).await {
         Ok(_) if !enabled => Vec::new(),
-        Ok(_) => vec![
-            Part::online("store"),
-            status::storage_part(ctx, &p.tenant_id).await,
-        ],
+        Ok(_) => {
+            let (storage, runner) =
+                tokio::join!(status::storage_part(ctx, &p.tenant_id), ctx.runner.check());
+            let runner = match runner {
+                Ok(()) => Part::online("commandRunner"),
+                Err(why) => Part::down("commandRunner", Health::Offline, why),
+            };
+            vec![Part::online("store"), storage, runner]
+        }
         Err(Error::Store(_)) => vec![Part::down(
             "store",
             Health::Offline,

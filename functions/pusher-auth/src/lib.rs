@@ -1,6 +1,7 @@
 //! `POST /api/pusher/auth` (form-encoded `socket_id`/`channel_name`, or JSON): signs a
-//! subscription to `private-session-<sessionId>` for the caller's own sessions only (403
-//! otherwise, and when realtime is not configured).
+//! subscription to `private-session-<sessionId>` (a side-panel session's messages) or
+//! `private-agent-<agentSessionId>` (an agent session's command output) for the caller's own
+//! sessions only (403 otherwise, and when realtime is not configured).
 
 use ::http::{Method, StatusCode};
 use serde_json::json;
@@ -15,6 +16,15 @@ pub const ROUTE: RouteSpec = RouteSpec {
     path: "/api/pusher/auth",
 };
 
+/// Which kind of private channel is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Channel {
+    /// `private-session-<id>`: a side-panel session's messages.
+    Session,
+    /// `private-agent-<id>`: an agent session's command output (`exec_output`, `exec_exit`).
+    Agent,
+}
+
 /// Lambda and local-api entry point.
 pub async fn handle(ctx: &AppContext, req: Request) -> Response {
     http::serve(ctx, req, &ROUTE, run).await
@@ -26,15 +36,27 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         .realtime
         .as_ref()
         .ok_or_else(|| Error::Forbidden("Realtime is not configured".into()))?;
-    let session_id = channel
-        .strip_prefix("private-session-")
-        .and_then(|id| uuid::Uuid::parse_str(id).ok())
+    let (kind, id) = if let Some(id) = channel.strip_prefix("private-session-") {
+        (Channel::Session, id)
+    } else if let Some(id) = channel.strip_prefix("private-agent-") {
+        (Channel::Agent, id)
+    } else {
+        return Err(Error::Forbidden(
+            "Only private-session-<sessionId> and private-agent-<agentSessionId> channels can be joined"
+                .into(),
+        ));
+    };
+    let session_id = uuid::Uuid::parse_str(id)
         .map(|u| u.hyphenated().to_string())
-        .ok_or_else(|| {
-            Error::Forbidden("Only private-session-<sessionId> channels can be joined".into())
-        })?;
+        .map_err(|_| Error::Forbidden("The channel does not name a session id".into()))?;
     // The channel name is global: sign it only for the one account that owns the session id.
     let (_, owned) = authenticate_with(ctx, req.headers(), |p| async move {
+        if kind == Channel::Agent {
+            // Agent sessions (the agent tools' command output) are made by the server with
+            // fresh ids, under the caller's tenant.
+            let s = ctx.store.agent_session(&p.tenant_id, &session_id).await?;
+            return Ok(s.is_some_and(|s| s.user_id == p.user_id));
+        }
         let (owner, session) = tokio::join!(
             ctx.store.session_owner(&session_id),
             ctx.store.session(&p.tenant_id, &session_id)

@@ -20,6 +20,8 @@
 //! | agent workspace | `TENANT#<t>` | `WORKSPACE#<id>` | | | workspaces of a tenant (SK prefix) |
 //! | agent session | `TENANT#<t>` | `AGENTSESSION#<id>` | | | the workspace a user's tool calls work in (TTL) |
 //! | approval | `TENANT#<t>` | `APPROVAL#<id>` | `TENANT#<t>#AGENTSESSION#<s>#APPROVALS` / `<createdAt>` | | a decision by id; a session's approvals (TTL) |
+//! | command run | `TENANT#<t>` | `EXEC#<id>` | | | a run's state, cancellation flag and end (TTL) |
+//! | output chunk | `TENANT#<t>#EXEC#<id>` | `CHUNK#<seq>` | | | a run's output in order, read after a sequence number (TTL) |
 //! | audit item | `TENANT#<t>#AGENTSESSION#<s>` | `AUDIT#<timestamp>#<id>` | | | a session's audit trail, newest first (TTL) |
 //! | debug log | `TENANT#<t>#USER#<u>#LOGS` | `<timestamp>#<id>` | | | a user's debug logs, newest first (TTL) |
 //!
@@ -139,4 +141,18 @@ pub fn agent_session_children_pk(tenant_id: &str, session_id: &str) -> String {
 
 pub fn session_approvals_pk(tenant_id: &str, session_id: &str) -> String {
     format!("TENANT#{tenant_id}#AGENTSESSION#{session_id}#APPROVALS")
+}
+
+pub const CHUNK_PREFIX: &str = "CHUNK#";
+
+pub fn exec_sk(id: &str) -> String {
+    format!("EXEC#{id}")
+}
+
+pub fn exec_chunks_pk(tenant_id: &str, exec_id: &str) -> String {
+    format!("TENANT#{tenant_id}#EXEC#{exec_id}")
+}
+
+pub fn chunk_sk(seq: u64) -> String {
+    format!("{CHUNK_PREFIX}{seq:010}")
 }

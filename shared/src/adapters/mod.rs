@@ -8,6 +8,7 @@ pub mod dynamo;
 pub mod http_knowledge;
 pub mod keys;
 pub mod openai;
+pub mod runner;
 pub mod snapshots;
 pub mod sqlite;
 pub mod table;

@@ -15,7 +15,7 @@ pub use origins::{parse_origins, OriginRule};
 pub use realtime::RealtimeConfig;
 pub use search::{SearchConfig, SearchDepth};
 pub use store::{AwsStoreConfig, Retention, StoreConfig};
-pub use tools::ToolsConfig;
+pub use tools::{ExecRunner, ToolsConfig};
 pub use variables::VARIABLES;
 
 use secrecy::{ExposeSecret, SecretString};

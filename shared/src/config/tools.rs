@@ -18,6 +18,21 @@ pub struct ToolsConfig {
     pub approval_ttl_seconds: i64,
     /// Largest file read, written, patched or searched.
     pub max_file_bytes: u64,
+    /// Where approved commands run.
+    pub exec_runner: ExecRunner,
+    /// Longest a command may run (and the default when a call does not say).
+    pub exec_max_seconds: u64,
+    /// Output (stdout and stderr together) kept per command; beyond it the command is stopped.
+    pub exec_output_bytes: u64,
+}
+
+/// Where approved commands run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExecRunner {
+    /// A child process of this process (local-api), in the workspace directory.
+    Local,
+    /// The `agent-exec` function, invoked asynchronously by name or ARN.
+    Lambda { function: String },
 }
 
 impl ToolsConfig {
@@ -47,6 +62,33 @@ impl ToolsConfig {
             workspaces_dir,
             audit_retention_days: parse_num(&get, "AGENT_AUDIT_RETENTION_DAYS", 90, 1, 3_650)?,
             approval_ttl_seconds: parse_num(&get, "AGENT_APPROVAL_TTL_SECONDS", 900, 30, 86_400)?,
+            exec_runner: match (
+                get("AGENT_EXEC_RUNNER").as_deref(),
+                get("AGENT_EXEC_FUNCTION"),
+            ) {
+                (None | Some("local"), _) => ExecRunner::Local,
+                (Some("lambda"), Some(function)) => ExecRunner::Lambda { function },
+                (Some("lambda"), None) => {
+                    return Err(ConfigError::Missing(
+                        "AGENT_EXEC_FUNCTION",
+                        "AGENT_EXEC_RUNNER=lambda needs the agent-exec function's name or ARN",
+                    ))
+                }
+                (Some(other), _) => {
+                    return Err(ConfigError::Invalid(
+                        "AGENT_EXEC_RUNNER",
+                        format!("`{other}` is not local or lambda"),
+                    ))
+                }
+            },
+            exec_max_seconds: parse_num(&get, "AGENT_EXEC_MAX_SECONDS", 120, 1, 840)?,
+            exec_output_bytes: parse_num(
+                &get,
+                "AGENT_EXEC_OUTPUT_BYTES",
+                1024 * 1024,
+                1024,
+                16 * 1024 * 1024,
+            )?,
             max_file_bytes: parse_num(
                 &get,
                 "AGENT_MAX_FILE_BYTES",

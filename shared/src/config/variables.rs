@@ -264,6 +264,26 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "seconds a pending approval can be decided in; after that it has expired and never runs",
     ),
     (
+        "AGENT_EXEC_RUNNER",
+        "local",
+        "where approved commands run: `local` (a child process, in the workspace directory) or `lambda` (the agent-exec function)",
+    ),
+    (
+        "AGENT_EXEC_FUNCTION",
+        "(required with AGENT_EXEC_RUNNER=lambda)",
+        "name or ARN of the agent-exec function",
+    ),
+    (
+        "AGENT_EXEC_MAX_SECONDS",
+        "120",
+        "longest a command may run (1..=840); a call may ask for less",
+    ),
+    (
+        "AGENT_EXEC_OUTPUT_BYTES",
+        "1048576",
+        "stdout and stderr kept per command; beyond it the command is stopped",
+    ),
+    (
         "AGENT_MAX_FILE_BYTES",
         "1048576",
         "largest file the agent tools read, write, patch or search",

@@ -5,7 +5,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::StoreResult;
-use crate::tools::model::{AgentSession, Approval, ApprovalStatus, AuditEntry, WorkspaceRecord};
+use crate::tools::model::{
+    AgentSession, Approval, ApprovalStatus, AuditEntry, Chunk, ExecRecord, ExecStatus,
+    WorkspaceRecord,
+};
 
 /// A decision's change to an approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,4 +75,39 @@ pub trait AgentToolStore: Send + Sync {
         session_id: &str,
         limit: usize,
     ) -> StoreResult<Vec<AuditEntry>>;
+
+    /// Records a command run that has started, kept until `expires_at`.
+    async fn create_exec(&self, exec: &ExecRecord, expires_at: DateTime<Utc>) -> StoreResult<()>;
+    async fn exec(&self, tenant_id: &str, id: &str) -> StoreResult<Option<ExecRecord>>;
+    /// Flags a running command for cancellation; `false` when it is no longer running.
+    async fn request_cancel(&self, tenant_id: &str, id: &str) -> StoreResult<bool>;
+    /// Records how a running command ended (only once: `Conflict` if it already has).
+    async fn finish_exec(&self, tenant_id: &str, id: &str, end: &ExecEnd) -> StoreResult<()>;
+    /// Appends output chunks of a command (sequence numbers chosen by its one runner).
+    async fn append_chunks(
+        &self,
+        tenant_id: &str,
+        exec_id: &str,
+        chunks: &[Chunk],
+        expires_at: DateTime<Utc>,
+    ) -> StoreResult<()>;
+    /// Chunks after sequence number `after` (all when `None`), in order, at most `limit`.
+    async fn chunks(
+        &self,
+        tenant_id: &str,
+        exec_id: &str,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreResult<Vec<Chunk>>;
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecEnd {
+    pub status: ExecStatus,
+    pub exit_code: Option<i32>,
+    pub ended_at: DateTime<Utc>,
+    pub duration_ms: u64,
+    pub output_bytes: u64,
+    pub error: Option<String>,
 }

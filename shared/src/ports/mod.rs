@@ -10,13 +10,14 @@ mod identity;
 pub mod knowledge;
 pub mod llm;
 mod records;
+pub mod runner;
 mod sessions;
 mod snapshots;
 mod tasks;
 pub mod web_search;
 pub mod workspace;
 
-pub use agent_tools::{AgentToolStore, ApprovalChange};
+pub use agent_tools::{AgentToolStore, ApprovalChange, ExecEnd};
 pub use identity::*;
 pub use records::*;
 pub use sessions::*;

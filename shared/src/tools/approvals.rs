@@ -89,6 +89,13 @@ fn shown_args(args: &Value) -> Value {
     }
 }
 
+/// What an approved call acted on, for its audit item.
+fn audit_target(a: &Approval) -> String {
+    ToolCall::from_args(&a.tool_name, a.args.clone())
+        .map(|c| c.target())
+        .unwrap_or_else(|_| a.args["path"].as_str().unwrap_or_default().to_owned())
+}
+
 fn stored_call_id(approval_id: &str) -> String {
     format!("approval-{approval_id}")
 }
@@ -102,7 +109,7 @@ pub async fn call(
 ) -> Result<CallOutcome, Error> {
     let started = Instant::now();
     let opened = session::open(ctx, p, session_id).await?;
-    let target = call.target().to_owned();
+    let target = call.target();
     let mut record = Audit {
         session_id,
         action: call.name(),
@@ -112,7 +119,18 @@ pub async fn call(
         started,
         approval_id: None,
     };
-    if let Err(e) = call.validate(ctx.config.tools.max_file_bytes) {
+    let checked = call
+        .validate(
+            ctx.config.tools.max_file_bytes,
+            ctx.config.tools.exec_max_seconds,
+        )
+        .and_then(|()| match &call {
+            ToolCall::Exec(a) => a
+                .require_allowed(&opened.workspace.allowed_commands)
+                .map(|_| ()),
+            _ => Ok(()),
+        });
+    if let Err(e) = checked {
         record.approved = None;
         record.outcome = crate::http::error::classify(&e).1.to_owned();
         audit(ctx, p, record).await?;
@@ -312,7 +330,7 @@ async fn decide_one(
         Audit {
             session_id: &a.session_id,
             action: &a.tool_name,
-            target: a.args["path"].as_str().unwrap_or_default(),
+            target: &audit_target(a),
             approved: Some(true),
             outcome: outcome.clone(),
             started,
@@ -386,12 +404,17 @@ async fn run_approved(ctx: &AppContext, p: &Principal, a: &Approval) -> Result<V
             message: "The session moved to another workspace after this call was asked for".into(),
         });
     }
-    super::run::run(
-        opened.files.as_ref(),
-        &call,
-        ctx.config.tools.max_file_bytes,
-    )
-    .await
+    match &call {
+        ToolCall::Exec(args) => super::execs::start(ctx, p, &opened, args).await,
+        _ => {
+            super::run::run(
+                opened.files.as_ref(),
+                &call,
+                ctx.config.tools.max_file_bytes,
+            )
+            .await
+        }
+    }
 }
 
 #[cfg(test)]

@@ -104,6 +104,8 @@ pub enum ToolCall {
     Mkdir(PathArgs),
     #[serde(rename = "fs.delete")]
     Delete(DeleteArgs),
+    #[serde(rename = "exec.run")]
+    Exec(super::exec::ExecArgs),
 }
 
 /// One tool's arguments, with the failing field named (`body` when the arguments are not an
@@ -145,6 +147,7 @@ impl ToolCall {
             "search.glob" => ToolCall::Glob(parse_args(args)?),
             "fs.mkdir" => ToolCall::Mkdir(parse_args(args)?),
             "fs.delete" => ToolCall::Delete(parse_args(args)?),
+            "exec.run" => ToolCall::Exec(parse_args(args)?),
             other => return Err(Error::field("toolName", format!("`{other}` is not a tool"))),
         })
     }
@@ -159,6 +162,7 @@ impl ToolCall {
             ToolCall::Glob(_) => "search.glob",
             ToolCall::Mkdir(_) => "fs.mkdir",
             ToolCall::Delete(_) => "fs.delete",
+            ToolCall::Exec(_) => "exec.run",
         }
     }
 
@@ -167,14 +171,15 @@ impl ToolCall {
         tier_of(self.name())
     }
 
-    /// The path the call acts on.
-    pub fn target(&self) -> &str {
+    /// The path the call acts on, or the command line it runs.
+    pub fn target(&self) -> String {
         match self {
-            ToolCall::List(a) | ToolCall::Read(a) | ToolCall::Mkdir(a) => &a.path,
-            ToolCall::Write(a) => &a.path,
-            ToolCall::Patch(a) => &a.path,
-            ToolCall::Grep(a) | ToolCall::Glob(a) => &a.path,
-            ToolCall::Delete(a) => &a.path,
+            ToolCall::List(a) | ToolCall::Read(a) | ToolCall::Mkdir(a) => a.path.clone(),
+            ToolCall::Write(a) => a.path.clone(),
+            ToolCall::Patch(a) => a.path.clone(),
+            ToolCall::Grep(a) | ToolCall::Glob(a) => a.path.clone(),
+            ToolCall::Delete(a) => a.path.clone(),
+            ToolCall::Exec(a) => a.display(),
         }
     }
 
@@ -186,13 +191,17 @@ impl ToolCall {
             .unwrap_or(Value::Null)
     }
 
-    /// Checks every argument without touching the workspace.
-    pub fn validate(&self, max_file_bytes: u64) -> Result<(), Error> {
+    /// Checks every argument without touching the workspace (`max_seconds`: the longest a
+    /// command may run).
+    pub fn validate(&self, max_file_bytes: u64, max_seconds: u64) -> Result<(), Error> {
+        if let ToolCall::Exec(a) = self {
+            return a.validate(max_seconds);
+        }
         let entry = !matches!(
             self,
             ToolCall::List(_) | ToolCall::Grep(_) | ToolCall::Glob(_)
         );
-        path_arg(self.target(), entry)?;
+        path_arg(&self.target(), entry)?;
         match self {
             ToolCall::Write(a) => {
                 // Base64 is 4/3 of the bytes it carries.
@@ -305,28 +314,32 @@ mod tests {
         let e = ToolCall::from_args("fs.read", json!({ "path": "a", "x": 1 })).unwrap_err();
         assert!(matches!(&e, Error::Validation(_)), "{e:?}");
         let bad = ToolCall::from_args("fs.read", json!({ "path": "../etc/passwd" })).unwrap();
-        assert!(matches!(bad.validate(1024), Err(Error::Validation(p)) if p[0].field == "path"));
+        assert!(
+            matches!(bad.validate(1024, 60), Err(Error::Validation(p)) if p[0].field == "path")
+        );
         let v = ToolCall::from_args(
             "fs.write",
             json!({ "path": "a", "content": "", "expectedVersion": "x\r\ny" }),
         )
         .unwrap();
         assert!(
-            matches!(v.validate(1024), Err(Error::Validation(p)) if p[0].field == "expectedVersion")
+            matches!(v.validate(1024, 60), Err(Error::Validation(p)) if p[0].field == "expectedVersion")
         );
         let ok = ToolCall::from_args(
             "fs.write",
             json!({ "path": "a", "content": "", "expectedVersion": "c4ca4238a0b923820dcc509a6f75849b" }),
         )
         .unwrap();
-        assert!(ok.validate(1024).is_ok());
+        assert!(ok.validate(1024, 60).is_ok());
         let root = ToolCall::from_args("fs.delete", json!({ "path": "." })).unwrap();
-        assert!(root.validate(1024).is_err());
+        assert!(root.validate(1024, 60).is_err());
         let big = ToolCall::from_args(
             "fs.write",
             json!({ "path": "a", "content": "x".repeat(2000) }),
         )
         .unwrap();
-        assert!(matches!(big.validate(1024), Err(Error::Validation(p)) if p[0].field == "content"));
+        assert!(
+            matches!(big.validate(1024, 60), Err(Error::Validation(p)) if p[0].field == "content")
+        );
     }
 }

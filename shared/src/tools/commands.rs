@@ -5,6 +5,32 @@ use regex::Regex;
 
 use super::model::CommandRule;
 
+/// A relative path that cannot leave the directory it is used in: segments start with a
+/// letter, digit or `_` (so no `..`, no hidden files), no leading `/`.
+pub const SAFE_PATH: &str = "[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*";
+
+/// The allowlist a workspace gets when its administrator names none: read-only inspection
+/// programs present on any Linux (and in Lambda's runtime image), with flags that only shape
+/// their output and paths that stay inside the workspace copy. Nothing here writes, reaches
+/// the network, runs other programs or reads configuration from the workspace.
+pub fn default_rules() -> Vec<CommandRule> {
+    let rule = |program: &str, patterns: &[&str]| CommandRule {
+        program: program.into(),
+        args: patterns
+            .iter()
+            .map(|p| p.replace("PATH", SAFE_PATH))
+            .collect(),
+        writes: false,
+    };
+    vec![
+        rule("ls", &["-[alhR1]+", "PATH"]),
+        rule("wc", &["-[lwcm]+", "PATH"]),
+        rule("head", &["-n", "[0-9]{1,6}", "PATH"]),
+        rule("tail", &["-n", "[0-9]{1,6}", "PATH"]),
+        rule("diff", &["-u", "PATH"]),
+    ]
+}
+
 /// Most argument patterns per program.
 pub const MAX_PATTERNS: usize = 32;
 
@@ -39,6 +65,7 @@ pub fn parse_rule(raw: &str) -> Result<CommandRule, String> {
     Ok(CommandRule {
         program: program.to_owned(),
         args,
+        writes: false,
     })
 }
 
@@ -74,6 +101,30 @@ mod tests {
         assert!(allows(&rules, "ls", &[]));
         assert!(!allows(&rules, "ls", &a(&["-la"])));
         assert!(!allows(&rules, "rm", &[]));
+    }
+
+    #[test]
+    fn the_default_allowlist_stays_inside_the_workspace() {
+        let rules = default_rules();
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(allows(&rules, "ls", &a(&["-la", "src/lib"])));
+        assert!(allows(&rules, "head", &a(&["-n", "20", "README.md"])));
+        assert!(allows(&rules, "diff", &a(&["-u", "a.txt", "b.txt"])));
+        for bad in [
+            &["../../etc/passwd"][..],
+            &["/etc/passwd"],
+            &["src/../../x"],
+            &[".env"],
+            &["--files0-from=/etc/passwd"],
+        ] {
+            assert!(!allows(&rules, "wc", &a(bad)), "{bad:?}");
+        }
+        assert!(!allows(&rules, "cat", &a(&["README.md"])));
+        for r in &rules {
+            for p in &r.args {
+                assert!(anchored(p).is_ok(), "{p}");
+            }
+        }
     }
 
     #[test]

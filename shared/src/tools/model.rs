@@ -7,11 +7,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// An allowlisted program: every argument must match one of `args` (anchored regexes).
+/// `writes`: the program may change files (in the cloud its changes are written back to the
+/// workspace; other programs' changes are discarded).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandRule {
     pub program: String,
     #[serde(default)]
     pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub writes: bool,
 }
 
 /// A workspace: a root the tenant's users may work in.
@@ -130,4 +134,81 @@ pub struct AuditEntry {
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<String>,
+}
+
+/// How a command run ended (or that it has not yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecStatus {
+    Running,
+    /// It exited by itself (`exitCode` says how).
+    Exited,
+    /// Stopped at its time limit.
+    TimedOut,
+    /// Stopped on the user's request.
+    Cancelled,
+    /// Stopped when its output reached the limit.
+    OutputLimit,
+    /// It could not be started (or its runner failed).
+    Failed,
+}
+
+impl ExecStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecStatus::Running => "running",
+            ExecStatus::Exited => "exited",
+            ExecStatus::TimedOut => "timed_out",
+            ExecStatus::Cancelled => "cancelled",
+            ExecStatus::OutputLimit => "output_limit",
+            ExecStatus::Failed => "failed",
+        }
+    }
+}
+
+/// One command run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecRecord {
+    pub id: String,
+    pub tenant_id: String,
+    pub session_id: String,
+    pub user_id: String,
+    pub workspace_id: String,
+    pub program: String,
+    pub args: Vec<String>,
+    pub timeout_seconds: u64,
+    pub status: ExecStatus,
+    #[serde(default)]
+    pub cancel_requested: bool,
+    pub started_at: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default)]
+    pub output_bytes: u64,
+    /// Why it failed, when it did (never internal detail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Which output stream a chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// A piece of a command's output, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Chunk {
+    pub seq: u64,
+    pub stream: Stream,
+    pub data: String,
+    pub at: DateTime<Utc>,
 }

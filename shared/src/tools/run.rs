@@ -19,7 +19,7 @@ const SEARCH_READS: usize = 32;
 
 /// Runs `call` in `ws`.
 pub async fn run(ws: &dyn Workspace, call: &ToolCall, max_file_bytes: u64) -> Result<Value, Error> {
-    call.validate(max_file_bytes)?;
+    call.validate(max_file_bytes, u64::MAX)?;
     match call {
         ToolCall::List(a) => {
             let dir = path_arg(&a.path, false)?;
@@ -44,6 +44,7 @@ pub async fn run(ws: &dyn Workspace, call: &ToolCall, max_file_bytes: u64) -> Re
                 "size": size, "version": content.version }),
             )
         }
+        ToolCall::Exec(_) => Err(Error::internal("commands are started by the runner")),
         ToolCall::Write(a) => write(ws, a).await,
         ToolCall::Patch(a) => apply_patch(ws, a, max_file_bytes).await,
         ToolCall::Grep(a) | ToolCall::Glob(a) => search(ws, a, max_file_bytes).await,

@@ -1,10 +1,12 @@
 //! Workspaces, agent sessions, approvals and audit items.
 
 use super::*;
-use crate::ports::{AgentToolStore, ApprovalChange};
-use crate::tools::model::{AgentSession, Approval, ApprovalStatus, AuditEntry, WorkspaceRecord};
+use crate::ports::{AgentToolStore, ApprovalChange, ExecEnd};
+use crate::tools::model::{
+    AgentSession, Approval, ApprovalStatus, AuditEntry, Chunk, ExecRecord, WorkspaceRecord,
+};
 
-fn with_ttl(mut item: Item, expires_at: DateTime<Utc>) -> Item {
+pub(super) fn with_ttl(mut item: Item, expires_at: DateTime<Utc>) -> Item {
     item.insert(EXPIRES_AT.into(), Value::from(expires_at.timestamp()));
     item
 }
@@ -198,5 +200,42 @@ impl AgentToolStore for TableStore {
             .filter(|i| !is_expired(i, now))
             .map(body_of)
             .collect()
+    }
+
+    async fn create_exec(&self, exec: &ExecRecord, expires_at: DateTime<Utc>) -> StoreResult<()> {
+        self.put_exec(exec, expires_at).await
+    }
+
+    async fn exec(&self, tenant_id: &str, id: &str) -> StoreResult<Option<ExecRecord>> {
+        self.get_exec(tenant_id, id).await
+    }
+
+    async fn request_cancel(&self, tenant_id: &str, id: &str) -> StoreResult<bool> {
+        self.flag_cancel(tenant_id, id).await
+    }
+
+    async fn finish_exec(&self, tenant_id: &str, id: &str, end: &ExecEnd) -> StoreResult<()> {
+        self.end_exec(tenant_id, id, end).await
+    }
+
+    async fn append_chunks(
+        &self,
+        tenant_id: &str,
+        exec_id: &str,
+        chunks: &[Chunk],
+        expires_at: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        self.put_chunks(tenant_id, exec_id, chunks, expires_at)
+            .await
+    }
+
+    async fn chunks(
+        &self,
+        tenant_id: &str,
+        exec_id: &str,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreResult<Vec<Chunk>> {
+        self.read_chunks(tenant_id, exec_id, after, limit).await
     }
 }

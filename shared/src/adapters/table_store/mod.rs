@@ -111,6 +111,7 @@ fn to_json<T: Serialize>(value: &T) -> StoreResult<Value> {
 }
 
 mod agent_tools;
+mod exec;
 mod identity;
 mod queries;
 mod rates;

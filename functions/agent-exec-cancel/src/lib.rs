@@ -1,0 +1,25 @@
+//! `DELETE /api/v1/agent/exec/{execId}`: stops a running command (its whole process group is
+//! killed within a fraction of a second); `409 EXEC_FINISHED` when it has already ended.
+
+use ::http::Method;
+use shared::http::{self, Request, Response, RouteSpec};
+use shared::{AppContext, Error};
+
+/// The route this function serves.
+pub const ROUTE: RouteSpec = RouteSpec {
+    name: "agent-exec-cancel",
+    methods: &[Method::DELETE],
+    path: "/api/v1/agent/exec/{execId}",
+};
+
+/// Lambda and local-api entry point.
+pub async fn handle(ctx: &AppContext, req: Request) -> Response {
+    http::serve(ctx, req, &ROUTE, run).await
+}
+
+async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
+    let id = http::uuid_param(&req, "execId")?;
+    let p = http::agent::caller(ctx, &req).await?;
+    let answer = shared::tools::execs::cancel(ctx, &p, &id).await?;
+    Ok(http::agent::ok(answer))
+}

@@ -1,0 +1,23 @@
+//! Lambda entry point of `agent-exec`; the handler lives in the library.
+
+use lambda_runtime::{service_fn, LambdaEvent};
+use serde_json::Value;
+use shared::AppContext;
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_runtime::Error> {
+    lambda_runtime::tracing::init_default_subscriber();
+    let ctx = match AppContext::from_env().await {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            tracing::error!(error = %e, "refusing to start");
+            eprintln!("agent-exec: refusing to start: {e}");
+            return Err(e.to_string().into());
+        }
+    };
+    let ctx: &'static AppContext = Box::leak(Box::new(ctx));
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
+        agent_exec::handle(ctx, event)
+    }))
+    .await
+}

@@ -1,0 +1,116 @@
+//! Command runners: in this process (a spawned task driving a child process; local-api), or
+//! the `agent-exec` function invoked asynchronously (the cloud: a request's Lambda must not
+//! wait for a command).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::workspace::WorkspaceOpener;
+use crate::ports::runner::CommandRunner;
+use crate::tools::model::ExecRecord;
+use crate::tools::runner::{run_job, RunEnv};
+
+/// Runs commands as child processes of this process.
+pub struct LocalRunner {
+    pub env: RunEnv,
+    pub opener: WorkspaceOpener,
+}
+
+#[async_trait]
+impl CommandRunner for LocalRunner {
+    async fn start(&self, exec: &ExecRecord, root: &str, writes: bool) -> Result<(), String> {
+        let ws = self.opener.open(root).map_err(|e| e.to_string())?;
+        let env = self.env.clone();
+        let exec = exec.clone();
+        tokio::spawn(async move { run_job(&env, ws, exec, writes).await });
+        Ok(())
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        let dir = std::env::temp_dir();
+        match tokio::fs::metadata(&dir).await {
+            Ok(m) if m.is_dir() => Ok(()),
+            _ => Err("the scratch directory is unavailable".into()),
+        }
+    }
+}
+
+/// The event `agent-exec` is invoked with: which run (everything else is read from the store,
+/// never taken from the event).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExecEvent {
+    pub tenant_id: String,
+    pub exec_id: String,
+}
+
+/// Starts commands in the `agent-exec` function (asynchronous invocation).
+pub struct LambdaRunner {
+    function: String,
+    client: tokio::sync::OnceCell<aws_sdk_lambda::Client>,
+}
+
+impl LambdaRunner {
+    pub fn new(function: String) -> Self {
+        Self {
+            function,
+            client: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    async fn client(&self) -> &aws_sdk_lambda::Client {
+        self.client
+            .get_or_init(|| async {
+                let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+                    .load()
+                    .await;
+                aws_sdk_lambda::Client::new(&sdk)
+            })
+            .await
+    }
+}
+
+#[async_trait]
+impl CommandRunner for LambdaRunner {
+    async fn start(&self, exec: &ExecRecord, _root: &str, _writes: bool) -> Result<(), String> {
+        let event = ExecEvent {
+            tenant_id: exec.tenant_id.clone(),
+            exec_id: exec.id.clone(),
+        };
+        let payload = serde_json::to_vec(&event).map_err(|e| e.to_string())?;
+        self.client()
+            .await
+            .invoke()
+            .function_name(&self.function)
+            .invocation_type(aws_sdk_lambda::types::InvocationType::Event)
+            .payload(aws_sdk_lambda::primitives::Blob::new(payload))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| {
+                format!(
+                    "agent-exec could not be invoked: {}",
+                    aws_sdk_lambda::error::DisplayErrorContext(e)
+                )
+            })
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// The runner a configuration names.
+pub fn runner_for(
+    cfg: &crate::config::ExecRunner,
+    env: RunEnv,
+    opener: WorkspaceOpener,
+) -> Arc<dyn CommandRunner> {
+    match cfg {
+        crate::config::ExecRunner::Local => Arc::new(LocalRunner { env, opener }),
+        crate::config::ExecRunner::Lambda { function } => {
+            Arc::new(LambdaRunner::new(function.clone()))
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Commands as calls: arguments, the checks made before one is parked or run, the program's
+//! resolution on a fixed search path, and the environment it gets (nothing of the server's).
+//! Pure rules; `runner` runs them.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::commands;
+use super::model::CommandRule;
+use crate::error::Error;
+
+/// Most arguments per command.
+pub const MAX_ARGS: usize = 64;
+/// Longest single argument, in bytes.
+pub const MAX_ARG_BYTES: usize = 4_096;
+/// Where programs are looked up (the server's own `PATH` is never used); `/opt/bin` is where
+/// Lambda layers put programs.
+pub const SEARCH_PATH: &str = "/opt/bin:/usr/local/bin:/usr/bin:/bin";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExecArgs {
+    /// A bare program name from the workspace's allowlist.
+    pub program: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// At most `AGENT_EXEC_MAX_SECONDS` (the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u64>,
+}
+
+impl ExecArgs {
+    /// Checks the arguments' shape (no I/O, no allowlist yet).
+    pub fn validate(&self, max_seconds: u64) -> Result<(), Error> {
+        if self.program.is_empty()
+            || self.program.len() > 64
+            || !self
+                .program
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))
+            || self.program.starts_with('.')
+        {
+            return Err(Error::field(
+                "program",
+                "must be a bare program name (no path, no shell syntax)",
+            ));
+        }
+        if self.args.len() > MAX_ARGS {
+            return Err(Error::field(
+                "args",
+                format!("holds at most {MAX_ARGS} arguments"),
+            ));
+        }
+        if self
+            .args
+            .iter()
+            .any(|a| a.len() > MAX_ARG_BYTES || a.contains('\0'))
+        {
+            return Err(Error::field(
+                "args",
+                format!("each argument is at most {MAX_ARG_BYTES} bytes, without NUL"),
+            ));
+        }
+        if let Some(t) = self.timeout_seconds {
+            if t == 0 || t > max_seconds {
+                return Err(Error::field(
+                    "timeoutSeconds",
+                    format!("must be from 1 to {max_seconds}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The allowlist entry that permits this command, if any.
+    pub fn allowed<'a>(&self, rules: &'a [CommandRule]) -> Option<&'a CommandRule> {
+        rules.iter().find(|r| {
+            r.program == self.program
+                && commands::allows(std::slice::from_ref(r), &self.program, &self.args)
+        })
+    }
+
+    /// `403 COMMAND_NOT_ALLOWED` unless the allowlist permits the command.
+    pub fn require_allowed<'a>(&self, rules: &'a [CommandRule]) -> Result<&'a CommandRule, Error> {
+        self.allowed(rules).ok_or_else(|| Error::Denied {
+            code: "COMMAND_NOT_ALLOWED",
+            message: if rules.iter().any(|r| r.program == self.program) {
+                format!(
+                    "An argument of `{}` is not allowed in this workspace",
+                    self.program
+                )
+            } else {
+                format!(
+                    "`{}` is not an allowed command of this workspace",
+                    self.program
+                )
+            },
+        })
+    }
+
+    /// How the command reads in an audit trail or an approval.
+    pub fn display(&self) -> String {
+        let mut s = self.program.clone();
+        for a in &self.args {
+            s.push(' ');
+            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'') {
+                s.push_str(&format!("'{}'", a.replace('\'', "'\\''")));
+            } else {
+                s.push_str(a);
+            }
+        }
+        s
+    }
+}
+
+/// The executable `program` names on the search path.
+pub fn resolve_program(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    SEARCH_PATH.split(':').find_map(|dir| {
+        let p = PathBuf::from(dir).join(program);
+        let meta = std::fs::metadata(&p).ok()?;
+        (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then_some(p)
+    })
+}
+
+/// The whole environment a command gets (the server's is cleared first).
+pub fn environment(home: &std::path::Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("PATH", SEARCH_PATH.to_owned()),
+        ("HOME", home.display().to_string()),
+        ("LANG", "C.UTF-8".to_owned()),
+        ("TERM", "dumb".to_owned()),
+        ("NO_COLOR", "1".to_owned()),
+    ]
+}
+
+/// How much of `buf` is whole UTF-8 (a character cut at the end waits for the next read).
+pub fn utf8_prefix(buf: &[u8]) -> usize {
+    match std::str::from_utf8(buf) {
+        Ok(_) => buf.len(),
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        Err(_) => buf.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(program: &str, a: &[&str]) -> ExecArgs {
+        ExecArgs {
+            program: program.into(),
+            args: a.iter().map(|s| s.to_string()).collect(),
+            timeout_seconds: None,
+        }
+    }
+
+    #[test]
+    fn shape_and_allowlist() {
+        for bad in ["/bin/sh", "../x", "", "a b", "ls;rm", ".hidden"] {
+            assert!(args(bad, &[]).validate(60).is_err(), "{bad:?}");
+        }
+        assert!(args("ls", &["a\0b"]).validate(60).is_err());
+        let mut t = args("ls", &[]);
+        t.timeout_seconds = Some(61);
+        assert!(t.validate(60).is_err());
+        let rules = vec![
+            commands::parse_rule("git=status|log --oneline").unwrap(),
+            commands::parse_rule("echo=.*").unwrap(),
+        ];
+        assert!(args("git", &["status"]).require_allowed(&rules).is_ok());
+        let e = args("git", &["push"]).require_allowed(&rules).unwrap_err();
+        assert!(matches!(
+            e,
+            Error::Denied {
+                code: "COMMAND_NOT_ALLOWED",
+                ..
+            }
+        ));
+        assert!(args("rm", &["-rf", "/"]).require_allowed(&rules).is_err());
+        assert_eq!(
+            args("echo", &["a b", "it's"]).display(),
+            "echo 'a b' 'it'\\''s'"
+        );
+    }
+
+    #[test]
+    fn programs_resolve_on_the_fixed_path_and_utf8_is_cut_whole() {
+        assert!(resolve_program("sh").is_some());
+        assert!(resolve_program("no-such-program-xyz").is_none());
+        let s = "héllo".as_bytes();
+        assert_eq!(utf8_prefix(&s[..2]), 1, "the é is not complete yet");
+        assert_eq!(utf8_prefix(s), s.len());
+        assert_eq!(utf8_prefix(b"\xff\xfe"), 2, "invalid bytes are passed on");
+    }
+}

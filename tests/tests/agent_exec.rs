@@ -1,0 +1,256 @@
+//! Allowlisted commands through local-api's router, on both stores (the workspace a local
+//! directory or an S3 prefix; the command runs in a scratch copy either way): the allowlist,
+//! output in ordered chunks read after a sequence number, the time limit, the output limit,
+//! cancellation, a writer's changes written back (and nobody else's), tenant isolation.
+
+use std::time::Duration;
+
+use api_tests::agent::{agent_setup, Agent, AgentSetup, PW};
+use api_tests::{expect_error, on_both_stores, AppOptions};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+async fn commands(dynamodb: bool, output_bytes: Option<&str>) -> Agent {
+    let mut opts = AppOptions::default().set("AGENT_EXEC_MAX_SECONDS", "30");
+    if let Some(cap) = output_bytes {
+        opts = opts.set("AGENT_EXEC_OUTPUT_BYTES", cap);
+    }
+    agent_setup(
+        dynamodb,
+        AgentSetup {
+            allow: vec![
+                "echo=.*".into(),
+                "seq=[0-9]+".into(),
+                "sleep=[0-9]+".into(),
+                "yes".into(),
+                "cp=[A-Za-z0-9_./-]+".into(),
+                "cat=[A-Za-z0-9_./-]+".into(),
+            ],
+            writers: vec!["touch=[a-z0-9.]+".into()],
+            opts,
+            ..AgentSetup::default()
+        },
+    )
+    .await
+}
+
+/// Approves a command; its run id.
+async fn started(a: &Agent, program: &str, args: &[&str], timeout: Option<u64>) -> String {
+    let mut body = json!({ "program": program, "args": args });
+    if let Some(t) = timeout {
+        body["timeoutSeconds"] = json!(t);
+    }
+    let (status, v) = a.tool("exec", body).await;
+    assert_eq!(status, 202, "{v}");
+    assert_eq!(v["data"]["tier"], "individual");
+    assert_eq!(v["data"]["toolName"], "exec.run");
+    let d = a.approve(v["data"]["approvalId"].as_str().unwrap()).await;
+    assert_eq!(d["status"], "done", "{d}");
+    assert_eq!(d["result"]["status"], "running");
+    d["result"]["execId"].as_str().expect("exec id").to_owned()
+}
+
+async fn read_run(a: &Agent, id: &str, after: Option<u64>) -> Value {
+    let q = after.map(|n| format!("?after={n}")).unwrap_or_default();
+    a.ok(
+        Method::GET,
+        &format!("/api/v1/agent/exec/{id}{q}"),
+        json!(null),
+    )
+    .await["data"]
+        .clone()
+}
+
+/// Waits for the run to end; its state and all its output (read page by page).
+async fn ended(a: &Agent, id: &str) -> (Value, String) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let v = read_run(a, id, None).await;
+        if v["status"] != "running" {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "still running: {v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut out = String::new();
+    let mut after = None;
+    let mut last_seq = 0;
+    loop {
+        let v = read_run(a, id, after).await;
+        for c in v["chunks"].as_array().unwrap() {
+            let seq = c["seq"].as_u64().unwrap();
+            assert_eq!(seq, last_seq + 1, "chunks come in order, none missing");
+            last_seq = seq;
+            out.push_str(c["data"].as_str().unwrap());
+        }
+        if v["more"] != true {
+            return (v, out);
+        }
+        after = v["nextAfter"].as_u64();
+    }
+}
+
+async fn allowlist_and_output(dynamodb: bool) {
+    let a = commands(dynamodb, None).await;
+    let (status, v) = a
+        .tool("exec", json!({ "program": "rm", "args": ["-rf", "/"] }))
+        .await;
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (403, Some("COMMAND_NOT_ALLOWED")),
+        "{v}"
+    );
+    assert!(v["message"].as_str().unwrap().contains("rm"));
+    let (status, v) = a
+        .tool(
+            "exec",
+            json!({ "program": "seq", "args": ["1", ";", "id"] }),
+        )
+        .await;
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (403, Some("COMMAND_NOT_ALLOWED")),
+        "{v}"
+    );
+    let (status, v) = a
+        .tool(
+            "exec",
+            json!({ "program": "/bin/sh", "args": ["-c", "id"] }),
+        )
+        .await;
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(v["details"][0]["field"], "program");
+    let (status, v) = a
+        .tool("exec", json!({ "program": "echo", "timeoutSeconds": 31 }))
+        .await;
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(v["details"][0]["field"], "timeoutSeconds");
+
+    // Output arrives in order, in chunks; the exit code and duration at the end.
+    let id = started(&a, "seq", &["1", "30000"], None).await;
+    let (v, out) = ended(&a, &id).await;
+    assert_eq!(v["status"], "exited", "{v}");
+    assert_eq!(v["exitCode"], 0);
+    assert!(v["durationMs"].as_u64().is_some());
+    let want: String = (1..=30000).map(|n| format!("{n}\n")).collect();
+    assert_eq!(out.len(), want.len());
+    assert!(out == want, "the output is whole and in order");
+    // A failing command's exit code and stderr.
+    let id = started(&a, "cat", &["no-such-file"], None).await;
+    let (v, _) = ended(&a, &id).await;
+    assert_eq!(v["status"], "exited");
+    assert_eq!(v["exitCode"], 1);
+    let chunks = read_run(&a, &id, None).await["chunks"].clone();
+    assert!(
+        chunks
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["stream"] == "stderr"),
+        "{chunks}"
+    );
+    // The environment is the fixed one, not the server's.
+    std::env::set_var("AGENT_SECRET_IN_SERVER_ENV", "leak");
+    let id = started(
+        &a,
+        "echo",
+        &["$HOME", "${AGENT_SECRET_IN_SERVER_ENV}"],
+        None,
+    )
+    .await;
+    let (_, out) = ended(&a, &id).await;
+    assert_eq!(
+        out, "$HOME ${AGENT_SECRET_IN_SERVER_ENV}\n",
+        "no shell expands anything"
+    );
+    let view = a.view().await;
+    let audit = view["audit"].as_array().unwrap();
+    assert!(audit
+        .iter()
+        .any(|e| e["action"] == "exec.run" && e["outcome"] == "COMMAND_NOT_ALLOWED"));
+    assert!(audit
+        .iter()
+        .any(|e| e["action"] == "exec.end" && e["outcome"] == "exited:0"));
+    assert!(audit
+        .iter()
+        .any(|e| e["action"] == "exec.end" && e["outcome"] == "exited:1"));
+}
+
+async fn limits_and_cancellation(dynamodb: bool) {
+    let a = commands(dynamodb, Some("4096")).await;
+    let id = started(&a, "sleep", &["20"], Some(1)).await;
+    let (v, _) = ended(&a, &id).await;
+    assert_eq!(v["status"], "timed_out", "{v}");
+    assert!(v["durationMs"].as_u64().unwrap() < 10_000);
+
+    let id = started(&a, "yes", &[], None).await;
+    let (v, out) = ended(&a, &id).await;
+    assert_eq!(v["status"], "output_limit", "{v}");
+    assert_eq!(v["outputBytes"], 4096);
+    assert_eq!(out.len(), 4096);
+
+    let id = started(&a, "sleep", &["20"], None).await;
+    let r = a
+        .send(Method::DELETE, &format!("/api/v1/agent/exec/{id}"), None)
+        .await;
+    assert_eq!(r.status(), 200);
+    let (v, _) = ended(&a, &id).await;
+    assert_eq!(v["status"], "cancelled", "{v}");
+    assert!(v["durationMs"].as_u64().unwrap() < 10_000);
+    let r = a
+        .send(Method::DELETE, &format!("/api/v1/agent/exec/{id}"), None)
+        .await;
+    expect_error(r, 409, "EXEC_FINISHED").await;
+}
+
+async fn only_writers_change_the_workspace(dynamodb: bool) {
+    let a = commands(dynamodb, None).await;
+    a.write("README.md", "hello\n").await;
+    let id = started(&a, "cp", &["README.md", "copy.md"], None).await;
+    assert_eq!(ended(&a, &id).await.0["exitCode"], 0);
+    expect_error(a.read("copy.md").await, 404, "FILE_NOT_FOUND").await;
+    let id = started(&a, "touch", &["made.txt"], None).await;
+    let (v, _) = ended(&a, &id).await;
+    assert_eq!(v["exitCode"], 0, "{v}");
+    assert_eq!(a.content("made.txt").await["content"], "");
+    assert_eq!(a.content("README.md").await["content"], "hello\n");
+    assert!(
+        !api_tests::agent::scratch_left(&id),
+        "the scratch copy is removed"
+    );
+}
+
+async fn other_users_see_no_runs(dynamodb: bool) {
+    let a = commands(dynamodb, None).await;
+    let id = started(&a, "sleep", &["5"], None).await;
+    a.app.seed_user("other", "bob@other.com", PW).await;
+    a.app.seed_user("acme", "carol@acme.com", PW).await;
+    for email in ["bob@other.com", "carol@acme.com"] {
+        let t = a.app.login(email, PW).await;
+        let path = format!("/api/v1/agent/exec/{id}");
+        expect_error(
+            a.send_as(&t, Method::GET, &path, None).await,
+            404,
+            "EXEC_NOT_FOUND",
+        )
+        .await;
+        expect_error(
+            a.send_as(&t, Method::DELETE, &path, None).await,
+            404,
+            "EXEC_NOT_FOUND",
+        )
+        .await;
+    }
+    let r = a
+        .send(Method::DELETE, &format!("/api/v1/agent/exec/{id}"), None)
+        .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(ended(&a, &id).await.0["status"], "cancelled");
+}
+
+on_both_stores!(
+    allowlist_and_output,
+    limits_and_cancellation,
+    only_writers_change_the_workspace,
+    other_users_see_no_runs,
+);
