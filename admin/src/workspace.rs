@@ -86,6 +86,17 @@ pub async fn run(
             )
             .await
             .map_err(|e| e.to_string())?;
+            for rule in ws
+                .allowed_commands
+                .iter()
+                .filter(|r| shared::tools::commands::reaches_outside(r))
+            {
+                eprintln!(
+                    "agent-admin: warning: `{}` accepts paths outside the workspace (absolute, `..`); \
+                     match path arguments with tools::commands::SAFE_PATH unless it never opens them",
+                    rule.program
+                );
+            }
             if let Ok(Root::Dir(rel)) = Root::parse(&ws.root) {
                 let mut dir = workspaces_dir(data_dir)?;
                 dir.extend(rel.segments());

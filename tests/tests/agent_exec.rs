@@ -9,6 +9,7 @@ use api_tests::agent::{agent_setup, Agent, AgentSetup, PW};
 use api_tests::{expect_error, on_both_stores, AppOptions};
 use reqwest::Method;
 use serde_json::{json, Value};
+use shared::tools::commands::SAFE_PATH;
 
 async fn commands(dynamodb: bool, output_bytes: Option<&str>) -> Agent {
     let mut opts = AppOptions::default().set("AGENT_EXEC_MAX_SECONDS", "30");
@@ -23,8 +24,9 @@ async fn commands(dynamodb: bool, output_bytes: Option<&str>) -> Agent {
                 "seq=[0-9]+".into(),
                 "sleep=[0-9]+".into(),
                 "yes".into(),
-                "cp=[A-Za-z0-9_./-]+".into(),
-                "cat=[A-Za-z0-9_./-]+".into(),
+                format!("cp={SAFE_PATH}"),
+                format!("cat={SAFE_PATH}"),
+                "printenv".into(),
             ],
             writers: vec!["touch=[a-z0-9.]+".into()],
             opts,
@@ -81,7 +83,9 @@ async fn ended(a: &Agent, id: &str) -> (Value, String) {
             let seq = c["seq"].as_u64().unwrap();
             assert_eq!(seq, last_seq + 1, "chunks come in order, none missing");
             last_seq = seq;
-            out.push_str(c["data"].as_str().unwrap());
+            let data = c["data"].as_str().unwrap();
+            assert!(data.len() <= 8 * 1024, "a chunk fits a Pusher message");
+            out.push_str(data);
         }
         if v["more"] != true {
             return (v, out);
@@ -149,19 +153,34 @@ async fn allowlist_and_output(dynamodb: bool) {
             .any(|c| c["stream"] == "stderr"),
         "{chunks}"
     );
-    // The environment is the fixed one, not the server's.
-    std::env::set_var("AGENT_SECRET_IN_SERVER_ENV", "leak");
-    let id = started(
-        &a,
-        "echo",
-        &["$HOME", "${AGENT_SECRET_IN_SERVER_ENV}"],
-        None,
-    )
-    .await;
+    // No shell expands anything, and the environment is the fixed one, not the server's.
+    let id = started(&a, "echo", &["$HOME", "${JWT_SECRET}"], None).await;
     let (_, out) = ended(&a, &id).await;
+    assert_eq!(out, "$HOME ${JWT_SECRET}\n");
+    let id = started(&a, "printenv", &[], None).await;
+    let (_, out) = ended(&a, &id).await;
+    let mut names: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, _)| k)
+        .collect();
+    names.sort_unstable();
     assert_eq!(
-        out, "$HOME ${AGENT_SECRET_IN_SERVER_ENV}\n",
-        "no shell expands anything"
+        names,
+        vec!["HOME", "LANG", "NO_COLOR", "PATH", "TERM"],
+        "{out}"
+    );
+    // Paths leaving the workspace copy are not allowed arguments.
+    let (status, v) = a
+        .tool(
+            "exec",
+            json!({ "program": "cat", "args": ["../../etc/passwd"] }),
+        )
+        .await;
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (403, Some("COMMAND_NOT_ALLOWED")),
+        "{v}"
     );
     let view = a.view().await;
     let audit = view["audit"].as_array().unwrap();
@@ -248,7 +267,29 @@ async fn other_users_see_no_runs(dynamodb: bool) {
     assert_eq!(ended(&a, &id).await.0["status"], "cancelled");
 }
 
+async fn a_run_is_taken_by_one_runner(dynamodb: bool) {
+    let a = commands(dynamodb, None).await;
+    let id = started(&a, "sleep", &["1"], None).await;
+    // A second delivery of the same run (asynchronous invocations are at-least-once).
+    shared::tools::runner::run_recorded(&a.app.ctx, "acme", &id)
+        .await
+        .expect("a claimed run is skipped");
+    let (v, _) = ended(&a, &id).await;
+    assert_eq!(v["status"], "exited");
+    let again = shared::tools::runner::run_recorded(&a.app.ctx, "acme", &id).await;
+    assert!(again.is_err(), "an ended run is not run again");
+    let view = a.view().await;
+    let ends = view["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "exec.end" && e["target"] == id.as_str())
+        .count();
+    assert_eq!(ends, 1, "it ran once");
+}
+
 on_both_stores!(
+    a_run_is_taken_by_one_runner,
     allowlist_and_output,
     limits_and_cancellation,
     only_writers_change_the_workspace,

@@ -22,6 +22,43 @@ impl From<ExecError> for Diagnostic {
     }
 }
 
+/// Process settings of the runner: not dumpable (commands cannot read its environment through
+/// `/proc`), and a subreaper (what a command leaves running, even after `setsid`, becomes
+/// this process's child).
+pub fn harden() {
+    shared::adapters::runner::shield_process();
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Kills and reaps every child of this process: a run is over, so anything still running
+/// was left behind by its command (this function runs one command at a time).
+pub fn reap_strays() {
+    let me = std::process::id().to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // The parent pid is the second field after the `)` closing the command name.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1));
+        if ppid == Some(me.as_str()) {
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
+        }
+    }
+}
+
 /// Runs the command the event names (to its end).
 pub async fn handle(ctx: &AppContext, event: LambdaEvent<Value>) -> Result<Value, ExecError> {
     let e: ExecEvent = serde_json::from_value(event.payload)
@@ -31,8 +68,8 @@ pub async fn handle(ctx: &AppContext, event: LambdaEvent<Value>) -> Result<Value
     {
         return Err(ExecError("malformed ids".into()));
     }
-    shared::tools::runner::run_recorded(ctx, &e.tenant_id, &e.exec_id)
-        .await
-        .map_err(ExecError)?;
+    let ran = shared::tools::runner::run_recorded(ctx, &e.tenant_id, &e.exec_id).await;
+    reap_strays();
+    ran.map_err(ExecError)?;
     Ok(json!({ "execId": e.exec_id, "done": true }))
 }

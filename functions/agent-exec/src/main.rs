@@ -7,6 +7,9 @@ use shared::AppContext;
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     lambda_runtime::tracing::init_default_subscriber();
+    // Commands run as this process's user: keep its memory and environment from them, and
+    // adopt whatever they leave behind so it can be killed after each run.
+    agent_exec::harden();
     let ctx = match AppContext::from_env().await {
         Ok(ctx) => ctx,
         Err(e) => {

@@ -11,19 +11,42 @@ use crate::ports::runner::CommandRunner;
 use crate::tools::model::ExecRecord;
 use crate::tools::runner::{run_job, RunEnv};
 
+/// Most commands running at once in one process (more wait for a slot).
+pub const LOCAL_SLOTS: usize = 4;
+
 /// Runs commands as child processes of this process.
 pub struct LocalRunner {
     pub env: RunEnv,
     pub opener: WorkspaceOpener,
+    pub slots: Arc<tokio::sync::Semaphore>,
+}
+
+/// Makes this process's memory and `/proc/<pid>/environ` unreadable to the commands it
+/// starts (they run as the same user; the environment holds the server's secrets).
+pub fn shield_process() {
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
 }
 
 #[async_trait]
 impl CommandRunner for LocalRunner {
     async fn start(&self, exec: &ExecRecord, root: &str, writes: bool) -> Result<(), String> {
+        if std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some() {
+            // A Lambda is frozen once it answers: a command must run in agent-exec there.
+            return Err("AGENT_EXEC_RUNNER=local does not work inside Lambda; use lambda".into());
+        }
         let ws = self.opener.open(root).map_err(|e| e.to_string())?;
+        shield_process();
         let env = self.env.clone();
         let exec = exec.clone();
-        tokio::spawn(async move { run_job(&env, ws, exec, writes).await });
+        let slots = self.slots.clone();
+        tokio::spawn(async move {
+            let Ok(_slot) = slots.acquire_owned().await else {
+                return;
+            };
+            run_job(&env, ws, exec, writes).await
+        });
         Ok(())
     }
 
@@ -108,7 +131,11 @@ pub fn runner_for(
     opener: WorkspaceOpener,
 ) -> Arc<dyn CommandRunner> {
     match cfg {
-        crate::config::ExecRunner::Local => Arc::new(LocalRunner { env, opener }),
+        crate::config::ExecRunner::Local => Arc::new(LocalRunner {
+            env,
+            opener,
+            slots: Arc::new(tokio::sync::Semaphore::new(LOCAL_SLOTS)),
+        }),
         crate::config::ExecRunner::Lambda { function } => {
             Arc::new(LambdaRunner::new(function.clone()))
         }

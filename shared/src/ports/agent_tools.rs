@@ -79,6 +79,9 @@ pub trait AgentToolStore: Send + Sync {
     /// Records a command run that has started, kept until `expires_at`.
     async fn create_exec(&self, exec: &ExecRecord, expires_at: DateTime<Utc>) -> StoreResult<()>;
     async fn exec(&self, tenant_id: &str, id: &str) -> StoreResult<Option<ExecRecord>>;
+    /// Takes a recorded run for its runner (one conditional write): `false` when it was taken
+    /// already or is no longer running — a second delivery of the same run does nothing.
+    async fn claim_exec(&self, tenant_id: &str, id: &str, now: DateTime<Utc>) -> StoreResult<bool>;
     /// Flags a running command for cancellation; `false` when it is no longer running.
     async fn request_cancel(&self, tenant_id: &str, id: &str) -> StoreResult<bool>;
     /// Records how a running command ended (only once: `Conflict` if it already has).
@@ -91,14 +94,15 @@ pub trait AgentToolStore: Send + Sync {
         chunks: &[Chunk],
         expires_at: DateTime<Utc>,
     ) -> StoreResult<()>;
-    /// Chunks after sequence number `after` (all when `None`), in order, at most `limit`.
+    /// Chunks after sequence number `after` (all when `None`), in order, at most `limit`, and
+    /// whether more follow (the store may return fewer than `limit` for size).
     async fn chunks(
         &self,
         tenant_id: &str,
         exec_id: &str,
         after: Option<u64>,
         limit: usize,
-    ) -> StoreResult<Vec<Chunk>>;
+    ) -> StoreResult<(Vec<Chunk>, bool)>;
 }
 
 /// How a command ended.

@@ -31,6 +31,34 @@ pub fn default_rules() -> Vec<CommandRule> {
     ]
 }
 
+/// Programs whose job is to run other programs (or a shell): allowing one would allow
+/// everything, so they are refused outright.
+const LAUNCHERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "ash", "csh", "tcsh", "fish", "busybox", "env", "sudo",
+    "su", "doas", "runuser", "sg", "xargs", "nohup", "setsid", "timeout", "nice", "ionice",
+    "stdbuf", "taskset", "chroot", "unshare", "nsenter", "strace", "ltrace", "gdb", "flock",
+    "watch", "script", "expect",
+];
+
+/// Whether a rule lets a path argument reach outside the workspace copy (an absolute path,
+/// `..`, `/proc`): fine only for programs that never open their arguments.
+pub fn reaches_outside(rule: &CommandRule) -> bool {
+    [
+        "/etc/passwd",
+        "../secret",
+        "a/../../secret",
+        "/proc/self/environ",
+    ]
+    .iter()
+    .any(|probe| {
+        allows(
+            std::slice::from_ref(rule),
+            &rule.program,
+            &[probe.to_string()],
+        )
+    })
+}
+
 /// Most argument patterns per program.
 pub const MAX_PATTERNS: usize = 32;
 
@@ -50,7 +78,7 @@ pub fn parse_rule(raw: &str) -> Result<CommandRule, String> {
             "`{program}` is not a bare program name (letters, digits, `._+-`; no paths)"
         ));
     }
-    if ["sh", "bash", "dash", "zsh", "env", "sudo", "su", "xargs"].contains(&program) {
+    if LAUNCHERS.contains(&program) {
         return Err(format!(
             "`{program}` runs other programs; allow those programs instead"
         ));
@@ -120,6 +148,10 @@ mod tests {
             assert!(!allows(&rules, "wc", &a(bad)), "{bad:?}");
         }
         assert!(!allows(&rules, "cat", &a(&["README.md"])));
+        assert!(rules.iter().all(|r| !reaches_outside(r)));
+        assert!(reaches_outside(
+            &parse_rule("cat=[A-Za-z0-9_./-]+").unwrap()
+        ));
         for r in &rules {
             for p in &r.args {
                 assert!(anchored(p).is_ok(), "{p}");
@@ -129,7 +161,17 @@ mod tests {
 
     #[test]
     fn shells_paths_and_bad_patterns_are_refused() {
-        for bad in ["sh", "bash=-c .*", "/bin/ls", "../x", "", "git=(", "a b"] {
+        for bad in [
+            "sh",
+            "bash=-c .*",
+            "/bin/ls",
+            "../x",
+            "",
+            "git=(",
+            "a b",
+            "busybox",
+            "setsid",
+        ] {
             assert!(parse_rule(bad).is_err(), "{bad:?}");
         }
     }

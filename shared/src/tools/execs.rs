@@ -97,27 +97,36 @@ async fn owned(
     }
 }
 
-/// The run's state and its output chunks after `after`.
+/// A run still `running` this long after its time limit has lost its runner.
+const LOST_AFTER_SECONDS: i64 = 15 * 60;
+
+/// The run's state and its output chunks after `after`. The state is read first: once it
+/// says the run ended, every chunk is already stored.
 pub async fn view(
     ctx: &AppContext,
     p: &Principal,
     id: &str,
     after: Option<u64>,
 ) -> Result<Value, Error> {
-    let (exec, chunks) = tokio::join!(
-        owned(ctx, p, id, true),
-        ctx.store.chunks(&p.tenant_id, id, after, MAX_CHUNKS)
-    );
-    let exec = exec?;
-    let chunks = chunks?;
+    let exec = owned(ctx, p, id, true).await?;
+    let (chunks, more) = ctx
+        .store
+        .chunks(&p.tenant_id, id, after, MAX_CHUNKS)
+        .await?;
     let next = chunks.last().map(|c| c.seq).or(after).unwrap_or(0);
+    let overdue = (ctx.clock.now() - exec.started_at).num_seconds()
+        > exec.timeout_seconds as i64 + LOST_AFTER_SECONDS;
+    let status = match exec.status {
+        ExecStatus::Running if overdue => "interrupted",
+        s => s.as_str(),
+    };
     Ok(json!({
         "execId": exec.id, "sessionId": exec.session_id, "program": exec.program, "args": exec.args,
-        "status": exec.status, "exitCode": exec.exit_code, "durationMs": exec.duration_ms,
+        "status": status, "exitCode": exec.exit_code, "durationMs": exec.duration_ms,
         "outputBytes": exec.output_bytes, "error": exec.error,
         "startedAt": crate::time::iso(exec.started_at), "endedAt": exec.ended_at.map(crate::time::iso),
         "cancelRequested": exec.cancel_requested,
-        "chunks": chunks, "nextAfter": next, "more": chunks.len() == MAX_CHUNKS,
+        "chunks": chunks, "nextAfter": next, "more": more,
     }))
 }
 

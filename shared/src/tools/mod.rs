@@ -13,6 +13,7 @@ pub mod execs;
 pub mod model;
 pub mod patch;
 pub mod path;
+pub mod process;
 pub mod run;
 pub mod runner;
 pub mod search;

@@ -272,6 +272,8 @@ impl TableBackend for DynamoTable {
             .set_expression_attribute_names(x.names())
             .set_expression_attribute_values(x.values())
             .scan_index_forward(q.forward)
+            // Reads of the table see every write before them (indexes cannot).
+            .consistent_read(q.index.is_none())
             .set_limit(q.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX)))
             .set_exclusive_start_key(start)
             .send()

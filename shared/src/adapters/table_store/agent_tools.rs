@@ -210,6 +210,10 @@ impl AgentToolStore for TableStore {
         self.get_exec(tenant_id, id).await
     }
 
+    async fn claim_exec(&self, tenant_id: &str, id: &str, now: DateTime<Utc>) -> StoreResult<bool> {
+        self.take_exec(tenant_id, id, now).await
+    }
+
     async fn request_cancel(&self, tenant_id: &str, id: &str) -> StoreResult<bool> {
         self.flag_cancel(tenant_id, id).await
     }
@@ -235,7 +239,7 @@ impl AgentToolStore for TableStore {
         exec_id: &str,
         after: Option<u64>,
         limit: usize,
-    ) -> StoreResult<Vec<Chunk>> {
+    ) -> StoreResult<(Vec<Chunk>, bool)> {
         self.read_chunks(tenant_id, exec_id, after, limit).await
     }
 }

@@ -30,6 +30,36 @@ impl TableStore {
             .await
     }
 
+    pub(super) async fn take_exec(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let update = Update {
+            set: set(vec![("claimedAt", Value::from(now.timestamp().max(1)))]),
+            ..Update::default()
+        };
+        let unclaimed = Cond::All(vec![
+            Cond::Eq("status".into(), to_json(&ExecStatus::Running)?),
+            Cond::MissingOrAtMost("claimedAt".into(), 0),
+        ]);
+        match self
+            .table
+            .update(
+                &keys::tenant_pk(tenant_id),
+                &keys::exec_sk(id),
+                update,
+                unclaimed,
+            )
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(StoreError::Conflict(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     pub(super) async fn flag_cancel(&self, tenant_id: &str, id: &str) -> StoreResult<bool> {
         let update = Update {
             set: set(vec![("cancelRequested", Value::from(true))]),
@@ -106,7 +136,7 @@ impl TableStore {
         exec_id: &str,
         after: Option<u64>,
         limit: usize,
-    ) -> StoreResult<Vec<Chunk>> {
+    ) -> StoreResult<(Vec<Chunk>, bool)> {
         let from = after.map_or(0, |a| a.saturating_add(1));
         let now = self.now();
         let page = self
@@ -120,10 +150,13 @@ impl TableStore {
                     .limit(limit),
             )
             .await?;
-        page.items
+        let more = page.last.is_some();
+        let chunks = page
+            .items
             .into_iter()
             .filter(|i| !is_expired(i, now))
             .map(body_of)
-            .collect()
+            .collect::<StoreResult<Vec<Chunk>>>()?;
+        Ok((chunks, more))
     }
 }

@@ -67,7 +67,7 @@ async fn main() {
     };
     println!("bench ({profile} build, {runs} runs per start measurement)");
     // BENCH_ONLY=<section,...> runs some sections: startup, cleanup, round-trips, interact,
-    // reasoning, search, prompt, login, machine, workspace.
+    // reasoning, search, prompt, login, machine, workspace, exec.
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
     if run("startup") {
@@ -96,6 +96,9 @@ async fn main() {
     }
     if run("workspace") {
         workspace::workspaces(runs).await;
+    }
+    if run("exec") {
+        workspace::exec_first_output(runs).await;
     }
     if run("login") {
         starts::login_latency(runs).await;

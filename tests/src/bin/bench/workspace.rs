@@ -116,3 +116,64 @@ pub async fn workspaces(runs: usize) {
     ));
     measure("s3 prefix (moto)", s3, runs).await;
 }
+
+/// Start of an approved command to its first output chunk being readable, locally: the
+/// approval (run recorded, runner started) → the workspace copied → `echo` spawned → first
+/// chunk stored, measured by polling the run's output like a client.
+pub async fn exec_first_output(runs: usize) {
+    use api_tests::agent::{agent_setup, AgentSetup};
+    let a = agent_setup(
+        false,
+        AgentSetup {
+            allow: vec!["echo=.*".into()],
+            ..AgentSetup::default()
+        },
+    )
+    .await;
+    for files in [0usize, 200] {
+        for i in 0..files {
+            let path = WsPath::parse(&format!("src/f{i:04}.txt")).expect("path");
+            a.app
+                .ctx
+                .workspaces
+                .open("acme/project")
+                .expect("open")
+                .write(&path, source(0, i).into_bytes(), Precondition::Any)
+                .await
+                .expect("seed");
+        }
+        let mut to_first = Vec::new();
+        let mut approve_ms = Vec::new();
+        for _ in 0..runs.min(20) {
+            let id = a
+                .pending("exec", json!({ "program": "echo", "args": ["ready"] }))
+                .await;
+            let t = Instant::now();
+            let d = a.approve(&id).await;
+            approve_ms.push(elapsed_ms(t));
+            let exec = d["result"]["execId"].as_str().expect("exec id").to_owned();
+            loop {
+                let v = a
+                    .ok(
+                        reqwest::Method::GET,
+                        &format!("/api/v1/agent/exec/{exec}"),
+                        json!(null),
+                    )
+                    .await;
+                if !v["data"]["chunks"].as_array().is_none_or(Vec::is_empty) {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+            to_first.push(elapsed_ms(t));
+        }
+        stats(
+            &format!("exec approve (record + start), {files} files"),
+            approve_ms,
+        );
+        stats(
+            &format!("exec approve -> first output readable, {files} files"),
+            to_first,
+        );
+    }
+}
