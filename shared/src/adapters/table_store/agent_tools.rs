@@ -6,6 +6,51 @@ use crate::tools::model::{
     AgentSession, Approval, ApprovalStatus, AuditEntry, Chunk, ExecRecord, WorkspaceRecord,
 };
 
+impl TableStore {
+    /// One page of a query, live items only, as `T`.
+    pub(super) async fn live_page<T: DeserializeOwned>(
+        &self,
+        q: Query,
+    ) -> StoreResult<(Vec<T>, bool)> {
+        let now = self.now();
+        let page = self.table.query(q).await?;
+        let more = page.last.is_some();
+        let items = page
+            .items
+            .into_iter()
+            .filter(|i| !is_expired(i, now))
+            .map(body_of)
+            .collect::<StoreResult<Vec<T>>>()?;
+        Ok((items, more))
+    }
+
+    /// Puts `body` under its keys with a TTL, when `cond` holds.
+    pub(super) async fn put_kept<T: Serialize>(
+        &self,
+        (pk, sk): (&str, &str),
+        body: &T,
+        expires_at: DateTime<Utc>,
+        cond: Cond,
+    ) -> StoreResult<()> {
+        let item = with_ttl(item_of(pk, sk, body)?, expires_at);
+        self.table.put(item, cond).await
+    }
+
+    /// An update under `cond`: `false` (nothing changed) when the condition failed.
+    pub(super) async fn update_if(
+        &self,
+        (pk, sk): (&str, &str),
+        update: Update,
+        cond: Cond,
+    ) -> StoreResult<bool> {
+        match self.table.update(pk, sk, update, cond).await {
+            Ok(_) => Ok(true),
+            Err(StoreError::Conflict(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 pub(super) fn with_ttl(mut item: Item, expires_at: DateTime<Utc>) -> Item {
     item.insert(EXPIRES_AT.into(), Value::from(expires_at.timestamp()));
     item
@@ -64,13 +109,9 @@ impl AgentToolStore for TableStore {
         session: &AgentSession,
         expires_at: DateTime<Utc>,
     ) -> StoreResult<()> {
-        let item = item_of(
-            &keys::tenant_pk(&session.tenant_id),
-            &keys::agent_session_sk(&session.id),
-            session,
-        )?;
-        self.table
-            .put(with_ttl(item, expires_at), Cond::Always)
+        let pk = keys::tenant_pk(&session.tenant_id);
+        let sk = keys::agent_session_sk(&session.id);
+        self.put_kept((&pk, &sk), session, expires_at, Cond::Always)
             .await
     }
 
@@ -105,21 +146,15 @@ impl AgentToolStore for TableStore {
         session_id: &str,
         limit: usize,
     ) -> StoreResult<Vec<Approval>> {
-        let now = self.now();
-        let page = self
-            .table
-            .query(
+        Ok(self
+            .live_page(
                 Query::partition(keys::session_approvals_pk(tenant_id, session_id))
                     .on(Index::Gsi1)
                     .backward()
                     .limit(limit),
             )
-            .await?;
-        page.items
-            .into_iter()
-            .filter(|i| !is_expired(i, now))
-            .map(body_of)
-            .collect()
+            .await?
+            .0)
     }
 
     async fn change_approval(
@@ -185,21 +220,15 @@ impl AgentToolStore for TableStore {
         session_id: &str,
         limit: usize,
     ) -> StoreResult<Vec<AuditEntry>> {
-        let now = self.now();
-        let page = self
-            .table
-            .query(
+        Ok(self
+            .live_page(
                 Query::partition(keys::agent_session_children_pk(tenant_id, session_id))
                     .sk(SkCond::Prefix(keys::AUDIT_PREFIX.into()))
                     .backward()
                     .limit(limit),
             )
-            .await?;
-        page.items
-            .into_iter()
-            .filter(|i| !is_expired(i, now))
-            .map(body_of)
-            .collect()
+            .await?
+            .0)
     }
 
     async fn create_exec(&self, exec: &ExecRecord, expires_at: DateTime<Utc>) -> StoreResult<()> {

@@ -1,6 +1,5 @@
 //! Command runs and their output chunks.
 
-use super::agent_tools::with_ttl;
 use super::*;
 use crate::ports::ExecEnd;
 use crate::tools::model::{Chunk, ExecRecord, ExecStatus};
@@ -11,13 +10,9 @@ impl TableStore {
         exec: &ExecRecord,
         expires_at: DateTime<Utc>,
     ) -> StoreResult<()> {
-        let item = item_of(
-            &keys::tenant_pk(&exec.tenant_id),
-            &keys::exec_sk(&exec.id),
-            exec,
-        )?;
-        self.table
-            .put(with_ttl(item, expires_at), Cond::Missing)
+        let pk = keys::tenant_pk(&exec.tenant_id);
+        let sk = keys::exec_sk(&exec.id);
+        self.put_kept((&pk, &sk), exec, expires_at, Cond::Missing)
             .await
     }
 
@@ -44,20 +39,8 @@ impl TableStore {
             Cond::Eq("status".into(), to_json(&ExecStatus::Running)?),
             Cond::MissingOrAtMost("claimedAt".into(), 0),
         ]);
-        match self
-            .table
-            .update(
-                &keys::tenant_pk(tenant_id),
-                &keys::exec_sk(id),
-                update,
-                unclaimed,
-            )
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(StoreError::Conflict(_)) => Ok(false),
-            Err(e) => Err(e),
-        }
+        let (pk, sk) = (keys::tenant_pk(tenant_id), keys::exec_sk(id));
+        self.update_if((&pk, &sk), update, unclaimed).await
     }
 
     pub(super) async fn flag_cancel(&self, tenant_id: &str, id: &str) -> StoreResult<bool> {
@@ -66,20 +49,8 @@ impl TableStore {
             ..Update::default()
         };
         let running = Cond::Eq("status".into(), to_json(&ExecStatus::Running)?);
-        match self
-            .table
-            .update(
-                &keys::tenant_pk(tenant_id),
-                &keys::exec_sk(id),
-                update,
-                running,
-            )
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(StoreError::Conflict(_)) => Ok(false),
-            Err(e) => Err(e),
-        }
+        let (pk, sk) = (keys::tenant_pk(tenant_id), keys::exec_sk(id));
+        self.update_if((&pk, &sk), update, running).await
     }
 
     pub(super) async fn end_exec(
@@ -124,8 +95,9 @@ impl TableStore {
     ) -> StoreResult<()> {
         let pk = keys::exec_chunks_pk(tenant_id, exec_id);
         for c in chunks {
-            let item = with_ttl(item_of(&pk, &keys::chunk_sk(c.seq), c)?, expires_at);
-            self.table.put(item, Cond::Missing).await?;
+            let sk = keys::chunk_sk(c.seq);
+            self.put_kept((&pk, &sk), c, expires_at, Cond::Missing)
+                .await?;
         }
         Ok(())
     }
@@ -138,25 +110,14 @@ impl TableStore {
         limit: usize,
     ) -> StoreResult<(Vec<Chunk>, bool)> {
         let from = after.map_or(0, |a| a.saturating_add(1));
-        let now = self.now();
-        let page = self
-            .table
-            .query(
-                Query::partition(keys::exec_chunks_pk(tenant_id, exec_id))
-                    .sk(SkCond::Between(
-                        keys::chunk_sk(from),
-                        format!("{}~", keys::CHUNK_PREFIX),
-                    ))
-                    .limit(limit),
-            )
-            .await?;
-        let more = page.last.is_some();
-        let chunks = page
-            .items
-            .into_iter()
-            .filter(|i| !is_expired(i, now))
-            .map(body_of)
-            .collect::<StoreResult<Vec<Chunk>>>()?;
-        Ok((chunks, more))
+        self.live_page(
+            Query::partition(keys::exec_chunks_pk(tenant_id, exec_id))
+                .sk(SkCond::Between(
+                    keys::chunk_sk(from),
+                    format!("{}~", keys::CHUNK_PREFIX),
+                ))
+                .limit(limit),
+        )
+        .await
     }
 }
