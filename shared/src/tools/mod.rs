@@ -7,6 +7,7 @@
 pub mod approvals;
 pub mod calls;
 pub mod commands;
+mod decide;
 mod errors;
 pub mod exec;
 pub mod execs;

@@ -12,14 +12,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use cap_std::fs::{Dir, Metadata, OpenOptions, OpenOptionsExt};
-use chrono::{DateTime, Utc};
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 
-use super::{md5_version, sorted_listing, MAX_SCANNED_ENTRIES};
+use super::dir_tree::{delete_path, list_dir, make_dir, walk_dir};
+use super::md5_version;
 use crate::ports::workspace::{
-    Entry, EntryKind, FileContent, Listing, Precondition, Walk, Workspace, WsError, WsResult,
+    FileContent, Listing, Precondition, Walk, Workspace, WsError, WsResult,
 };
-use crate::tools::path::{WsPath, MAX_DEPTH};
+use crate::tools::path::WsPath;
 
 /// Largest file whose version a conditional write computes (the largest file a read returns).
 const MAX_VERSIONED_BYTES: u64 = 16 * 1024 * 1024;
@@ -55,7 +55,7 @@ impl DirWorkspace {
 
 /// The capability handle on the root; `None` when the root does not exist yet (unless
 /// `create`, which makes it).
-fn open_root(root: &Path, create: bool) -> WsResult<Option<Dir>> {
+pub(super) fn open_root(root: &Path, create: bool) -> WsResult<Option<Dir>> {
     if create {
         std::fs::create_dir_all(root).map_err(|e| io_err("create root", &e))?;
     }
@@ -67,16 +67,16 @@ fn open_root(root: &Path, create: bool) -> WsResult<Option<Dir>> {
 }
 
 /// The root handle, or the error for `p` in a workspace nothing was written to yet.
-fn existing_root(root: &Path, p: &WsPath) -> WsResult<Dir> {
+pub(super) fn existing_root(root: &Path, p: &WsPath) -> WsResult<Dir> {
     open_root(root, false)?.ok_or_else(|| WsError::NotFound(p.to_string()))
 }
 
-fn io_err(op: &str, e: &std::io::Error) -> WsError {
+pub(super) fn io_err(op: &str, e: &std::io::Error) -> WsError {
     WsError::Internal(format!("{op}: {}", e.kind()))
 }
 
 /// `p` relative to the root, refusing any symbolic link among its existing components.
-fn resolve(dir: &Dir, p: &WsPath) -> WsResult<PathBuf> {
+pub(super) fn resolve(dir: &Dir, p: &WsPath) -> WsResult<PathBuf> {
     let mut cur = PathBuf::new();
     let mut exists = true;
     for seg in p.segments() {
@@ -98,39 +98,12 @@ fn resolve(dir: &Dir, p: &WsPath) -> WsResult<PathBuf> {
 }
 
 /// The path of the root itself inside its handle.
-fn here(rel: &Path) -> &Path {
+pub(super) fn here(rel: &Path) -> &Path {
     if rel.as_os_str().is_empty() {
         Path::new(".")
     } else {
         rel
     }
-}
-
-fn modified(meta: &Metadata) -> Option<DateTime<Utc>> {
-    meta.modified()
-        .ok()
-        .map(|t| DateTime::<Utc>::from(t.into_std()))
-}
-
-fn entry_of(dir: &WsPath, name: String, meta: &Metadata) -> Option<Entry> {
-    let path = dir.join(&name).ok()?;
-    let ft = meta.file_type();
-    let kind = if ft.is_symlink() {
-        EntryKind::Symlink
-    } else if ft.is_dir() {
-        EntryKind::Dir
-    } else if ft.is_file() {
-        EntryKind::File
-    } else {
-        return None;
-    };
-    Some(Entry {
-        name,
-        path: path.to_string(),
-        kind,
-        size: (kind == EntryKind::File).then_some(meta.len()),
-        modified: modified(meta),
-    })
 }
 
 fn open_nofollow(dir: &Dir, path: &Path, p: &WsPath) -> WsResult<std::fs::File> {
@@ -234,176 +207,6 @@ fn write_file(root: &Path, p: &WsPath, bytes: &[u8], pre: &Precondition) -> WsRe
         return Err(io_err("write", &e));
     }
     Ok(md5_version(bytes))
-}
-
-fn list_dir(root: &Path, dir: &WsPath, limit: usize) -> WsResult<Listing> {
-    let Some(handle) = open_root(root, false)? else {
-        return match dir.is_root() {
-            // A workspace nothing was written to yet.
-            true => Ok(sorted_listing(Vec::new(), limit)),
-            false => Err(WsError::NotFound(dir.to_string())),
-        };
-    };
-    let path = resolve(&handle, dir)?;
-    match handle.symlink_metadata(here(&path)) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => return Err(WsError::NotADirectory(dir.to_string())),
-        // A workspace nothing was written to yet.
-        Err(e) if e.kind() == ErrorKind::NotFound && dir.is_root() => {
-            return Ok(sorted_listing(Vec::new(), limit))
-        }
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            return Err(WsError::NotFound(dir.to_string()))
-        }
-        Err(e) => return Err(io_err("stat", &e)),
-    }
-    let mut entries = Vec::new();
-    let mut scanned_all = true;
-    for (n, item) in handle
-        .read_dir(here(&path))
-        .map_err(|e| io_err("list", &e))?
-        .enumerate()
-    {
-        if n >= MAX_SCANNED_ENTRIES {
-            scanned_all = false;
-            break;
-        }
-        let item = item.map_err(|e| io_err("list", &e))?;
-        let Ok(name) = item.file_name().into_string() else {
-            continue;
-        };
-        if let Some(e) = item.metadata().ok().and_then(|m| entry_of(dir, name, &m)) {
-            entries.push(e);
-        }
-    }
-    let mut listing = sorted_listing(entries, limit);
-    listing.truncated |= !scanned_all;
-    Ok(listing)
-}
-
-fn walk_dir(root: &Path, dir: &WsPath, max_files: usize) -> WsResult<Walk> {
-    let empty = Walk {
-        files: Vec::new(),
-        truncated: false,
-    };
-    let Some(handle) = open_root(root, false)? else {
-        return match dir.is_root() {
-            true => Ok(empty),
-            false => Err(WsError::NotFound(dir.to_string())),
-        };
-    };
-    walk_in(&handle, dir, max_files)
-}
-
-/// Files under `dir`, each directory opened relative to its parent's handle (never by path).
-fn walk_in(handle: &Dir, dir: &WsPath, max_files: usize) -> WsResult<Walk> {
-    let start = resolve(handle, dir)?;
-    match handle.symlink_metadata(here(&start)) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => return Err(WsError::NotADirectory(dir.to_string())),
-        Err(e) if e.kind() == ErrorKind::NotFound && dir.is_root() => {
-            return Ok(Walk {
-                files: Vec::new(),
-                truncated: false,
-            })
-        }
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            return Err(WsError::NotFound(dir.to_string()))
-        }
-        Err(e) => return Err(io_err("stat", &e)),
-    }
-    let mut files = Vec::new();
-    let mut truncated = false;
-    let first = handle
-        .open_dir(here(&start))
-        .map_err(|e| io_err("open dir", &e))?;
-    let mut stack = vec![(dir.clone(), first)];
-    let mut scanned = 0usize;
-    while let Some((ws, current)) = stack.pop() {
-        let Ok(read) = current.entries() else {
-            continue;
-        };
-        for item in read.flatten() {
-            scanned += 1;
-            if scanned > MAX_SCANNED_ENTRIES * 10 || files.len() >= max_files {
-                truncated = true;
-                break;
-            }
-            let (Ok(name), Ok(ft)) = (item.file_name().into_string(), item.file_type()) else {
-                continue;
-            };
-            let Ok(child) = ws.join(&name) else { continue };
-            if ft.is_dir() {
-                if child.depth() < MAX_DEPTH {
-                    if let Ok(sub) = item.open_dir() {
-                        stack.push((child, sub));
-                    }
-                } else {
-                    truncated = true;
-                }
-            } else if ft.is_file() {
-                let size = item.metadata().map(|m| m.len()).unwrap_or(0);
-                files.push((child, size));
-            }
-        }
-        if truncated {
-            break;
-        }
-    }
-    files.sort();
-    Ok(Walk { files, truncated })
-}
-
-fn make_dir(root: &Path, dir: &WsPath) -> WsResult<bool> {
-    let handle = open_root(root, true)?.ok_or_else(|| WsError::Internal("no root".into()))?;
-    let path = resolve(&handle, dir)?;
-    match handle.symlink_metadata(&path) {
-        Ok(m) if m.is_dir() => return Ok(false),
-        Ok(_) => return Err(WsError::AlreadyExists(dir.to_string())),
-        Err(e) if e.kind() == ErrorKind::NotFound => {}
-        Err(e) => return Err(io_err("stat", &e)),
-    }
-    handle.create_dir_all(&path).map_err(|e| match e.kind() {
-        ErrorKind::NotADirectory | ErrorKind::AlreadyExists => {
-            WsError::NotADirectory(dir.parent().to_string())
-        }
-        _ => io_err("mkdir", &e),
-    })?;
-    Ok(true)
-}
-
-fn delete_path(root: &Path, p: &WsPath, recursive: bool) -> WsResult<u64> {
-    let handle = existing_root(root, p)?;
-    let path = resolve(&handle, &p.parent())?.join(p.name());
-    let meta = match handle.symlink_metadata(&path) {
-        Ok(m) => m,
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-            return Err(WsError::NotFound(p.to_string()))
-        }
-        Err(e) => return Err(io_err("stat", &e)),
-    };
-    if !meta.is_dir() {
-        // A file, or a symbolic link itself (never its target).
-        handle
-            .remove_file(&path)
-            .map_err(|e| io_err("delete", &e))?;
-        return Ok(1);
-    }
-    if !recursive {
-        return match handle.remove_dir(&path) {
-            Ok(()) => Ok(0),
-            Err(e) if e.kind() == ErrorKind::DirectoryNotEmpty => {
-                Err(WsError::NotEmpty(p.to_string()))
-            }
-            Err(e) => Err(io_err("delete", &e)),
-        };
-    }
-    let count = walk_in(&handle, p, usize::MAX)?.files.len() as u64;
-    // Inside the root's handle, and not following symbolic links inside the tree.
-    handle
-        .remove_dir_all(&path)
-        .map_err(|e| io_err("delete", &e))?;
-    Ok(count)
 }
 
 #[async_trait]

@@ -1,0 +1,252 @@
+//! Deciding approvals: approve (the call runs exactly once: `pending → running` in one
+//! conditional write with its audit item) or reject, one at a time or as a batch group.
+
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+
+use super::approvals::{approval_missing, effective_status, stored_call_id};
+use super::calls::ToolCall;
+use super::model::{Approval, ApprovalStatus, Tier};
+use super::session::{self, audit, outcome_of, Audit};
+use crate::auth::Principal;
+use crate::context::AppContext;
+use crate::error::Error;
+use crate::ports::{ApprovalChange, StoreError};
+
+/// Attempts at recording a finished call's outcome.
+const SETTLE_ATTEMPTS: u32 = 3;
+
+/// What an approved call acted on, for its audit item.
+fn audit_target(a: &Approval) -> String {
+    ToolCall::from_args(&a.tool_name, a.args.clone())
+        .map(|c| c.target())
+        .unwrap_or_else(|_| a.args["path"].as_str().unwrap_or_default().to_owned())
+}
+
+/// Why an approval could not be taken: decided already, or expired.
+fn refusal(a: &Approval, now: DateTime<Utc>) -> Error {
+    match effective_status(a, now) {
+        ApprovalStatus::Expired => Error::Conflict {
+            code: "APPROVAL_EXPIRED",
+            message: "The approval expired before it was decided; the call did not run".into(),
+        },
+        s => Error::Conflict {
+            code: "APPROVAL_ALREADY_DECIDED",
+            message: format!("The approval was already decided ({})", s.as_str()),
+        },
+    }
+}
+
+/// Loads the approvals of one decision: each the caller's own; a group only of `batch` ones
+/// of one session.
+async fn load_group(
+    ctx: &AppContext,
+    p: &Principal,
+    ids: &[String],
+) -> Result<Vec<Approval>, Error> {
+    let loaded =
+        futures::future::join_all(ids.iter().map(|id| ctx.store.approval(&p.tenant_id, id))).await;
+    let mut out = Vec::with_capacity(ids.len());
+    for a in loaded {
+        match a? {
+            Some(a) if a.user_id == p.user_id => out.push(a),
+            _ => return Err(approval_missing()),
+        }
+    }
+    if out.len() > 1 {
+        let session = &out[0].session_id;
+        if out
+            .iter()
+            .any(|a| a.tier != Tier::Batch || &a.session_id != session)
+        {
+            return Err(Error::field(
+                "approvalIds",
+                "a group may hold only batch-tier approvals of one session; decide the others one at a time",
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Approves (running each call once) or rejects `ids`, in order. The first is the one the
+/// route names: if it cannot be decided the request fails; the others report their own state.
+pub async fn decide(
+    ctx: &AppContext,
+    p: &Principal,
+    ids: &[String],
+    approve: bool,
+) -> Result<Vec<Value>, Error> {
+    let group = load_group(ctx, p, ids).await?;
+    let mut results = Vec::with_capacity(group.len());
+    for (i, a) in group.iter().enumerate() {
+        match decide_one(ctx, p, a, approve).await {
+            Ok(v) => results.push(v),
+            Err(e) if i == 0 => return Err(e),
+            Err(e) => {
+                let (_, code, message) = crate::http::error::classify(&e);
+                results.push(json!({ "approvalId": a.id, "status": "refused",
+                    "error": { "code": code, "message": message } }));
+            }
+        }
+    }
+    Ok(results)
+}
+
+async fn decide_one(
+    ctx: &AppContext,
+    p: &Principal,
+    a: &Approval,
+    approve: bool,
+) -> Result<Value, Error> {
+    let started = Instant::now();
+    let now = ctx.clock.now();
+    let decision = |approved: bool, outcome: String| Audit {
+        session_id: &a.session_id,
+        action: if approve {
+            "approval.approve"
+        } else {
+            "approval.reject"
+        },
+        target: &a.id,
+        approved: Some(approved),
+        outcome,
+        started,
+        approval_id: Some(&a.id),
+    };
+    let outcome = if approve { "ok" } else { "rejected" };
+    let record = session::entry(ctx, p, decision(approve, outcome.into()));
+    let change = ApprovalChange {
+        from: ApprovalStatus::Pending,
+        to: if approve {
+            ApprovalStatus::Running
+        } else {
+            ApprovalStatus::Rejected
+        },
+        at: now,
+        decided_by: Some(&p.user_id),
+        outcome: None,
+    };
+    let retention = session::retention_end(ctx, now);
+    match ctx
+        .store
+        .change_approval(&p.tenant_id, &a.id, change, &record, retention)
+        .await
+    {
+        Ok(()) => {}
+        Err(StoreError::Conflict(_)) => {
+            let current = ctx
+                .store
+                .approval(&p.tenant_id, &a.id)
+                .await?
+                .ok_or_else(approval_missing)?;
+            let refused = refusal(&current, now);
+            let code = crate::http::error::classify(&refused).1.to_owned();
+            audit(ctx, p, decision(false, code)).await?;
+            return Err(refused);
+        }
+        Err(e) => return Err(e.into()),
+    }
+    if !approve {
+        return Ok(json!({ "approvalId": a.id, "status": "rejected" }));
+    }
+    let result = run_approved(ctx, p, a).await;
+    let outcome = outcome_of(&result);
+    let status = if result.is_ok() {
+        ApprovalStatus::Done
+    } else {
+        ApprovalStatus::Failed
+    };
+    let ran = session::entry(
+        ctx,
+        p,
+        Audit {
+            session_id: &a.session_id,
+            action: &a.tool_name,
+            target: &audit_target(a),
+            approved: Some(true),
+            outcome: outcome.clone(),
+            started,
+            approval_id: Some(&a.id),
+        },
+    );
+    settle(ctx, p, a, status, &outcome, &ran).await;
+    Ok(match result {
+        Ok(v) => json!({ "approvalId": a.id, "status": status, "result": v }),
+        Err(e) => {
+            let (_, code, message) = crate::http::error::classify(&e);
+            json!({ "approvalId": a.id, "status": status,
+                "error": { "code": code, "message": message } })
+        }
+    })
+}
+
+/// Records a finished call's outcome with its audit item, retrying a busy store. The call has
+/// run (and its decision is audited) whatever happens here, so its result is answered even
+/// when this fails; the approval then shows `interrupted` once the run limit has passed.
+async fn settle(
+    ctx: &AppContext,
+    p: &Principal,
+    a: &Approval,
+    status: ApprovalStatus,
+    outcome: &str,
+    ran: &crate::tools::model::AuditEntry,
+) {
+    for attempt in 1..=SETTLE_ATTEMPTS {
+        let change = ApprovalChange {
+            from: ApprovalStatus::Running,
+            to: status,
+            at: ctx.clock.now(),
+            decided_by: None,
+            outcome: Some(outcome),
+        };
+        let retention = session::retention_end(ctx, ran.timestamp);
+        match ctx
+            .store
+            .change_approval(&p.tenant_id, &a.id, change, ran, retention)
+            .await
+        {
+            Ok(()) => return,
+            Err(StoreError::Unavailable(_)) if attempt < SETTLE_ATTEMPTS => {
+                tokio::time::sleep(std::time::Duration::from_millis(50 << attempt)).await;
+            }
+            Err(e) => {
+                tracing::error!(approval = %a.id, error = %e, "the outcome of an approved call was not recorded");
+                return;
+            }
+        }
+    }
+}
+
+/// Runs an approved call in its session's workspace.
+async fn run_approved(ctx: &AppContext, p: &Principal, a: &Approval) -> Result<Value, Error> {
+    let call: ToolCall = if a.args_stored {
+        let bytes = ctx
+            .snapshots
+            .snapshot(&p.tenant_id, &stored_call_id(&a.id), 0)
+            .await?
+            .ok_or_else(|| Error::internal("the approved call's arguments are gone"))?;
+        serde_json::from_slice(&bytes).map_err(Error::internal)?
+    } else {
+        ToolCall::from_args(&a.tool_name, a.args.clone())?
+    };
+    let opened = session::open(ctx, p, &a.session_id).await?;
+    if opened.workspace.id != a.workspace_id {
+        return Err(Error::Conflict {
+            code: "WORKSPACE_CHANGED",
+            message: "The session moved to another workspace after this call was asked for".into(),
+        });
+    }
+    match &call {
+        ToolCall::Exec(args) => super::execs::start(ctx, p, &opened, args).await,
+        _ => {
+            super::run::run(
+                opened.files.as_ref(),
+                &call,
+                ctx.config.tools.max_file_bytes,
+            )
+            .await
+        }
+    }
+}
