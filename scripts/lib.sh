@@ -113,3 +113,29 @@ stop_sockudo() {
     wait "$SOCKUDO_PID" 2>/dev/null || true
   fi
 }
+
+# start_mcp DIR: the MCP server the agent-tool tests call (scripts/mcp_test_server.py, the
+# Python SDK's FastMCP over Streamable HTTP) on a free 127.0.0.1 port, behind a random bearer
+# token; exports MCP_TEST_URL and the token as AGENT_MCP_SECRET_TEST.
+start_mcp() {
+  local dir="$1/mcp"
+  mkdir -p "$dir"
+  MCP_PORT="$(free_port)"
+  export AGENT_MCP_SECRET_TEST="mcp-test-$RANDOM$RANDOM$RANDOM"
+  export MCP_TEST_URL="http://127.0.0.1:$MCP_PORT/mcp"
+  "$TOOLS_DIR/venv/bin/python" scripts/mcp_test_server.py "$MCP_PORT" "$AGENT_MCP_SECRET_TEST" \
+    >"$dir/mcp.log" 2>&1 &
+  MCP_PID=$!
+  # Unauthenticated requests answer 401 once it is up.
+  if ! wait_http "http://127.0.0.1:$MCP_PORT/mcp" 60 "$MCP_PID"; then
+    tail -n 20 "$dir/mcp.log"
+    return 1
+  fi
+}
+
+stop_mcp() {
+  if [ -n "${MCP_PID:-}" ]; then
+    kill "$MCP_PID" 2>/dev/null || true
+    wait "$MCP_PID" 2>/dev/null || true
+  fi
+}

@@ -3,6 +3,7 @@
 //! standard input or a prompt, never from the command line (where `ps` and shell history
 //! would show them).
 
+mod mcp;
 mod workspace;
 
 use std::io::{BufRead, IsTerminal};
@@ -50,6 +51,9 @@ enum Command {
     /// Define, list and remove the agent tools' workspaces of a tenant.
     #[command(subcommand)]
     Workspace(workspace::WorkspaceCmd),
+    /// Add, list and remove a tenant's MCP servers.
+    #[command(subcommand)]
+    Mcp(mcp::McpCmd),
 }
 
 #[derive(Debug, Subcommand)]
@@ -380,6 +384,10 @@ async fn run(cli: Cli) -> Result<(), String> {
             );
         }
         Command::Store(StoreCmd::Init) => init_store(&store_cfg, json).await?,
+        Command::Mcp(cmd) => {
+            let (value, lines) = mcp::run(store, cmd, now).await?;
+            print_rows(json, value, lines);
+        }
         Command::Workspace(cmd) => {
             let (value, lines) = workspace::run(store, cmd, cli.data_dir.clone(), now).await?;
             print_rows(json, value, lines);

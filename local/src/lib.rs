@@ -95,6 +95,8 @@ pub fn routes() -> Vec<Route> {
         agent_exec_start,
         agent_exec_get,
         agent_exec_cancel,
+        agent_mcp_tools,
+        agent_mcp_call,
     ]
 }
 

@@ -17,6 +17,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::{AwsStoreConfig, Config, ConfigError, StoreConfig};
 use crate::ports::knowledge::Knowledge;
 use crate::ports::llm::Llm;
+use crate::ports::mcp::McpClient;
 use crate::ports::runner::CommandRunner;
 use crate::ports::web_search::WebSearch;
 use crate::ports::{SnapshotStore, Store, StoreError};
@@ -56,6 +57,8 @@ pub struct AppContext {
     pub tools_status: StatusCache,
     /// Where approved commands run.
     pub runner: Arc<dyn CommandRunner>,
+    /// The tenants' MCP servers, reached over Streamable HTTP.
+    pub mcp: Arc<dyn McpClient>,
 }
 
 impl std::fmt::Debug for AppContext {
@@ -141,6 +144,7 @@ impl AppContext {
             workspaces,
             tools_status: StatusCache::default(),
             runner,
+            mcp: Arc::new(crate::adapters::mcp::RmcpClient),
         }
     }
 }

@@ -237,3 +237,80 @@ pub async fn create_workspace(
         Err(e) => Err(ProvisionError::Store(e)),
     }
 }
+
+/// What an administrator gives for a tenant's MCP server.
+#[derive(Debug, Clone)]
+pub struct NewMcpServer<'a> {
+    pub tenant_id: &'a str,
+    pub name: &'a str,
+    pub url: &'a str,
+    /// `env:AGENT_MCP_SECRET_<NAME>` or `secretsmanager:<id>`.
+    pub auth_secret: Option<&'a str>,
+    /// The header the credential goes in (default `Authorization`, as a bearer token).
+    pub auth_header: Option<&'a str>,
+    /// `TOOL=auto|batch|individual` entries.
+    pub tiers: &'a [String],
+}
+
+/// Adds an MCP server to a tenant.
+pub async fn create_mcp_server(
+    store: &dyn Store,
+    new: NewMcpServer<'_>,
+    now: DateTime<Utc>,
+) -> Result<crate::tools::model::McpServerRecord, ProvisionError> {
+    use crate::tools::model::Tier;
+    validate_id(new.name).map_err(|p| invalid("name", p))?;
+    let url = new.url.trim();
+    let parsed = reqwest::Url::parse(url).map_err(|_| invalid("url", "is not a URL"))?;
+    if !matches!(parsed.scheme(), "https" | "http") || parsed.host_str().is_none() {
+        return Err(invalid("url", "must be an http(s) URL"));
+    }
+    if let Some(r) = new.auth_secret {
+        crate::tools::mcp::check_secret_ref(r).map_err(|p| invalid("auth-secret", p))?;
+    }
+    if let Some(h) = new.auth_header {
+        http::HeaderName::try_from(h)
+            .map_err(|_| invalid("auth-header", "is not a header name"))?;
+    }
+    let mut tiers = std::collections::BTreeMap::new();
+    for raw in new.tiers {
+        let (tool, tier) = raw
+            .split_once('=')
+            .ok_or_else(|| invalid("tier", "use TOOL=auto|batch|individual"))?;
+        let tier = match tier {
+            "auto" => Tier::Auto,
+            "batch" => Tier::Batch,
+            "individual" => Tier::Individual,
+            _ => return Err(invalid("tier", "use TOOL=auto|batch|individual")),
+        };
+        tiers.insert(tool.to_owned(), tier);
+    }
+    if store
+        .tenant(new.tenant_id)
+        .await
+        .map_err(ProvisionError::Store)?
+        .is_none()
+    {
+        return Err(ProvisionError::Missing(format!(
+            "tenant {} does not exist",
+            new.tenant_id
+        )));
+    }
+    let server = crate::tools::model::McpServerRecord {
+        tenant_id: new.tenant_id.to_owned(),
+        name: new.name.to_owned(),
+        url: url.to_owned(),
+        auth_secret: new.auth_secret.map(str::to_owned),
+        auth_header: new.auth_header.map(str::to_owned),
+        tiers,
+        created_at: now,
+    };
+    match store.create_mcp_server(&server).await {
+        Ok(()) => Ok(server),
+        Err(StoreError::Conflict(_)) => Err(ProvisionError::Exists(format!(
+            "MCP server {} already exists in tenant {}",
+            server.name, server.tenant_id
+        ))),
+        Err(e) => Err(ProvisionError::Store(e)),
+    }
+}

@@ -1,6 +1,6 @@
 //! `GET /api/v1/agent/status`: whether the server-hosted agent tools are `online`, `degraded`
 //! or `offline`, with the reason per part (the store, the organisation's workspace storage,
-//! the command runner).
+//! the command runner, each MCP server).
 //! Answers `200` whenever the caller is known — a store outage is reported, not thrown.
 
 use ::http::Method;
@@ -27,13 +27,19 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let parts = match check_account(ctx, &mut p).await {
         Ok(_) if !enabled => Vec::new(),
         Ok(_) => {
-            let (storage, runner) =
-                tokio::join!(status::storage_part(ctx, &p.tenant_id), ctx.runner.check());
+            // The tenant's parts: its workspace storage first, then each MCP server.
+            let (tenant, runner) =
+                tokio::join!(status::tenant_parts(ctx, &p.tenant_id), ctx.runner.check());
             let runner = match runner {
                 Ok(()) => Part::online("commandRunner"),
                 Err(why) => Part::down("commandRunner", Health::Offline, why),
             };
-            vec![Part::online("store"), storage, runner]
+            let mut tenant = tenant.into_iter();
+            let mut parts = vec![Part::online("store")];
+            parts.extend(tenant.next());
+            parts.push(runner);
+            parts.extend(tenant);
+            parts
         }
         Err(Error::Store(_)) => vec![Part::down(
             "store",

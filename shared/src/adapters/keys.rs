@@ -18,6 +18,7 @@
 //! | rate-limit window | `RATE#<scope>#<id>` | `W#<window start>` | | | login throttling, interact limits per user and tenant (TTL) |
 //! | idempotency key | `TENANT#<t>` | `IDEM#<u>#<key>` | | | replay of a retried interact (TTL: a step deadline while pending, a day when done) |
 //! | agent workspace | `TENANT#<t>` | `WORKSPACE#<id>` | | | workspaces of a tenant (SK prefix) |
+//! | MCP server | `TENANT#<t>` | `MCP#<name>` | | | the tenant's MCP servers (SK prefix) |
 //! | agent session | `TENANT#<t>` | `AGENTSESSION#<id>` | | | the workspace a user's tool calls work in (TTL) |
 //! | approval | `TENANT#<t>` | `APPROVAL#<id>` | `TENANT#<t>#AGENTSESSION#<s>#APPROVALS` / `<createdAt>` | | a decision by id; a session's approvals (TTL) |
 //! | command run | `TENANT#<t>` | `EXEC#<id>` | | | a run's state, cancellation flag and end (TTL) |
@@ -155,4 +156,10 @@ pub fn exec_chunks_pk(tenant_id: &str, exec_id: &str) -> String {
 
 pub fn chunk_sk(seq: u64) -> String {
     format!("{CHUNK_PREFIX}{seq:010}")
+}
+
+pub const MCP_PREFIX: &str = "MCP#";
+
+pub fn mcp_sk(name: &str) -> String {
+    format!("{MCP_PREFIX}{name}")
 }

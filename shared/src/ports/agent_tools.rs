@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use super::StoreResult;
 use crate::tools::model::{
     AgentSession, Approval, ApprovalStatus, AuditEntry, Chunk, ExecRecord, ExecStatus,
-    WorkspaceRecord,
+    McpServerRecord, WorkspaceRecord,
 };
 
 /// A decision's change to an approval.
@@ -29,6 +29,13 @@ pub trait AgentToolStore: Send + Sync {
     async fn workspaces(&self, tenant_id: &str) -> StoreResult<Vec<WorkspaceRecord>>;
     /// `false` when there was none.
     async fn delete_workspace(&self, tenant_id: &str, id: &str) -> StoreResult<bool>;
+
+    /// Adds an MCP server; `Conflict` when the name is taken in the tenant.
+    async fn create_mcp_server(&self, server: &McpServerRecord) -> StoreResult<()>;
+    /// The tenant's MCP servers, by name.
+    async fn mcp_servers(&self, tenant_id: &str) -> StoreResult<Vec<McpServerRecord>>;
+    /// `false` when there was none.
+    async fn delete_mcp_server(&self, tenant_id: &str, name: &str) -> StoreResult<bool>;
 
     /// Creates or replaces an agent session, kept until `expires_at`.
     async fn put_agent_session(

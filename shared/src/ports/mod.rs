@@ -9,6 +9,7 @@ pub mod agent_tools;
 mod identity;
 pub mod knowledge;
 pub mod llm;
+pub mod mcp;
 mod records;
 pub mod runner;
 mod sessions;

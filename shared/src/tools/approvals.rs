@@ -111,30 +111,33 @@ pub async fn call(
         started,
         approval_id: None,
     };
-    let checked = call
-        .validate(
-            ctx.config.tools.max_file_bytes,
-            ctx.config.tools.exec_max_seconds,
-        )
-        .and_then(|()| match &call {
+    let checked = match call.validate(
+        ctx.config.tools.max_file_bytes,
+        ctx.config.tools.exec_max_seconds,
+    ) {
+        Err(e) => Err(e),
+        Ok(()) => match &call {
             ToolCall::Exec(a) => a
                 .require_allowed(&opened.workspace.allowed_commands)
-                .map(|_| ()),
-            _ => Ok(()),
-        });
-    if let Err(e) = checked {
-        record.approved = None;
-        record.outcome = crate::http::error::classify(&e).1.to_owned();
-        audit(ctx, p, record).await?;
-        return Err(e);
-    }
-    if call.tier() == Tier::Auto {
-        let result = super::run::run(
-            opened.files.as_ref(),
-            &call,
-            ctx.config.tools.max_file_bytes,
-        )
-        .await;
+                .map(|_| call.tier()),
+            // An MCP tool's tier is the administrator's per tool (individual by default).
+            ToolCall::Mcp(a) => super::mcp::server(ctx, &p.tenant_id, &a.server)
+                .await
+                .map(|s| super::mcp::tier_of(&s, &a.tool)),
+            _ => Ok(call.tier()),
+        },
+    };
+    let tier = match checked {
+        Ok(t) => t,
+        Err(e) => {
+            record.approved = None;
+            record.outcome = crate::http::error::classify(&e).1.to_owned();
+            audit(ctx, p, record).await?;
+            return Err(e);
+        }
+    };
+    if tier == Tier::Auto {
+        let result = super::decide::run_now(ctx, p, &opened, &call).await;
         record.outcome = outcome_of(&result);
         audit(ctx, p, record).await?;
         return result.map(CallOutcome::Done);
@@ -163,7 +166,7 @@ pub async fn call(
             args.clone()
         },
         args_stored,
-        tier: call.tier(),
+        tier,
         status: ApprovalStatus::Pending,
         created_at: now,
         decide_by: (now + Duration::seconds(ctx.config.tools.approval_ttl_seconds)).timestamp(),

@@ -106,6 +106,8 @@ pub enum ToolCall {
     Delete(DeleteArgs),
     #[serde(rename = "exec.run")]
     Exec(super::exec::ExecArgs),
+    #[serde(rename = "mcp.call")]
+    Mcp(super::mcp::McpArgs),
 }
 
 /// One tool's arguments, with the failing field named (`body` when the arguments are not an
@@ -148,6 +150,7 @@ impl ToolCall {
             "fs.mkdir" => ToolCall::Mkdir(parse_args(args)?),
             "fs.delete" => ToolCall::Delete(parse_args(args)?),
             "exec.run" => ToolCall::Exec(parse_args(args)?),
+            "mcp.call" => ToolCall::Mcp(parse_args(args)?),
             other => return Err(Error::field("toolName", format!("`{other}` is not a tool"))),
         })
     }
@@ -163,6 +166,7 @@ impl ToolCall {
             ToolCall::Mkdir(_) => "fs.mkdir",
             ToolCall::Delete(_) => "fs.delete",
             ToolCall::Exec(_) => "exec.run",
+            ToolCall::Mcp(_) => "mcp.call",
         }
     }
 
@@ -180,6 +184,7 @@ impl ToolCall {
             ToolCall::Grep(a) | ToolCall::Glob(a) => a.path.clone(),
             ToolCall::Delete(a) => a.path.clone(),
             ToolCall::Exec(a) => a.display(),
+            ToolCall::Mcp(a) => format!("{}/{}", a.server, a.tool),
         }
     }
 
@@ -194,8 +199,10 @@ impl ToolCall {
     /// Checks every argument without touching the workspace (`max_seconds`: the longest a
     /// command may run).
     pub fn validate(&self, max_file_bytes: u64, max_seconds: u64) -> Result<(), Error> {
-        if let ToolCall::Exec(a) = self {
-            return a.validate(max_seconds);
+        match self {
+            ToolCall::Exec(a) => return a.validate(max_seconds),
+            ToolCall::Mcp(a) => return a.validate(),
+            _ => {}
         }
         let entry = !matches!(
             self,

@@ -238,15 +238,19 @@ async fn run_approved(ctx: &AppContext, p: &Principal, a: &Approval) -> Result<V
             message: "The session moved to another workspace after this call was asked for".into(),
         });
     }
-    match &call {
-        ToolCall::Exec(args) => super::execs::start(ctx, p, &opened, args).await,
-        _ => {
-            super::run::run(
-                opened.files.as_ref(),
-                &call,
-                ctx.config.tools.max_file_bytes,
-            )
-            .await
-        }
+    run_now(ctx, p, &opened, &call).await
+}
+
+/// Runs a call that may run now (auto tier, or approved).
+pub(super) async fn run_now(
+    ctx: &AppContext,
+    p: &Principal,
+    opened: &session::Opened,
+    call: &ToolCall,
+) -> Result<Value, Error> {
+    match call {
+        ToolCall::Exec(args) => super::execs::start(ctx, p, opened, args).await,
+        ToolCall::Mcp(args) => super::mcp::call(ctx, &p.tenant_id, args).await,
+        _ => super::run::run(opened.files.as_ref(), call, ctx.config.tools.max_file_bytes).await,
     }
 }

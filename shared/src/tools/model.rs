@@ -212,3 +212,25 @@ pub struct Chunk {
     pub data: String,
     pub at: DateTime<Utc>,
 }
+
+/// An MCP server a tenant's agent tools may call (Streamable HTTP).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerRecord {
+    pub tenant_id: String,
+    /// Short name, unique in the tenant (`[A-Za-z0-9_-]`).
+    pub name: String,
+    /// `https://…/mcp` (or `http://` for a server on this host).
+    pub url: String,
+    /// Where its credential comes from: `env:AGENT_MCP_SECRET_<NAME>` or
+    /// `secretsmanager:<secret id>`; sent as `Authorization: Bearer <value>` unless
+    /// `auth_header` names another header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_secret: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_header: Option<String>,
+    /// Tiers the administrator lowered (or raised) per tool; others are `individual`.
+    #[serde(default)]
+    pub tiers: std::collections::BTreeMap<String, Tier>,
+    pub created_at: DateTime<Utc>,
+}

@@ -44,7 +44,9 @@ pub async fn run(ws: &dyn Workspace, call: &ToolCall, max_file_bytes: u64) -> Re
                 "size": size, "version": content.version }),
             )
         }
-        ToolCall::Exec(_) => Err(Error::internal("commands are started by the runner")),
+        ToolCall::Exec(_) | ToolCall::Mcp(_) => Err(Error::internal(
+            "commands and MCP calls do not run in a workspace",
+        )),
         ToolCall::Write(a) => write(ws, a).await,
         ToolCall::Patch(a) => apply_patch(ws, a, max_file_bytes).await,
         ToolCall::Grep(a) | ToolCall::Glob(a) => search(ws, a, max_file_bytes).await,

@@ -1,6 +1,7 @@
 //! `GET /api/v1/agent/status`: online, degraded or offline, with the reason per part. Cheap to
-//! poll: the store is the authentication's own read, and a tenant's workspace storage checks
-//! (a directory's metadata, S3 `HeadBucket`) are remembered for a few seconds.
+//! poll: the store is the authentication's own read, and a tenant's checks (a directory's
+//! metadata, S3 `HeadBucket`, each MCP server listing its tools) are remembered for a few
+//! seconds.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -72,18 +73,18 @@ pub fn overall(parts: &[Part]) -> Health {
 /// Remembered storage checks per tenant.
 #[derive(Debug, Default)]
 pub struct StatusCache {
-    entries: Mutex<HashMap<String, (Instant, Part)>>,
+    entries: Mutex<HashMap<String, (Instant, Vec<Part>)>>,
 }
 
 impl StatusCache {
-    fn get(&self, tenant: &str) -> Option<Part> {
+    fn get(&self, tenant: &str) -> Option<Vec<Part>> {
         let map = self.entries.lock().ok()?;
         map.get(tenant)
             .filter(|(at, _)| at.elapsed() < CHECK_TTL)
             .map(|(_, p)| p.clone())
     }
 
-    fn put(&self, tenant: &str, part: Part) {
+    fn put(&self, tenant: &str, part: Vec<Part>) {
         if let Ok(mut map) = self.entries.lock() {
             if map.len() >= MAX_CACHED {
                 map.clear();
@@ -93,13 +94,46 @@ impl StatusCache {
     }
 }
 
-/// The workspace storage of a tenant: each distinct root checked (at most ten).
-pub async fn storage_part(ctx: &AppContext, tenant_id: &str) -> Part {
-    const NAME: &str = "workspaceStorage";
-    if let Some(p) = ctx.tools_status.get(tenant_id) {
-        return p;
+/// A tenant's parts, remembered for a few seconds: its workspace storage and each of its MCP
+/// servers (`mcp:<name>`).
+pub async fn tenant_parts(ctx: &AppContext, tenant_id: &str) -> Vec<Part> {
+    if let Some(parts) = ctx.tools_status.get(tenant_id) {
+        return parts;
     }
-    let part = match ctx.store.workspaces(tenant_id).await {
+    let (storage, mut mcp) = tokio::join!(storage_part(ctx, tenant_id), mcp_parts(ctx, tenant_id));
+    mcp.insert(0, storage);
+    ctx.tools_status.put(tenant_id, mcp.clone());
+    mcp
+}
+
+/// Each MCP server: `online` when it lists its tools.
+async fn mcp_parts(ctx: &AppContext, tenant_id: &str) -> Vec<Part> {
+    let Ok(servers) = ctx.store.mcp_servers(tenant_id).await else {
+        return Vec::new();
+    };
+    futures::future::join_all(
+        servers
+            .iter()
+            .take(super::mcp::MAX_SERVERS)
+            .map(|s| async move {
+                let name = format!("mcp:{}", s.name);
+                let listed = match super::mcp::endpoint(s).await {
+                    Ok(e) => ctx.mcp.list_tools(&e).await.map(|_| ()),
+                    Err(e) => Err(e),
+                };
+                match listed {
+                    Ok(()) => Part::online(&name),
+                    Err(e) => Part::down(&name, Health::Offline, e.to_string()),
+                }
+            }),
+    )
+    .await
+}
+
+/// The workspace storage of a tenant: each distinct root checked (at most ten).
+async fn storage_part(ctx: &AppContext, tenant_id: &str) -> Part {
+    const NAME: &str = "workspaceStorage";
+    match ctx.store.workspaces(tenant_id).await {
         Err(_) => Part::down(
             NAME,
             Health::Offline,
@@ -137,9 +171,7 @@ pub async fn storage_part(ctx: &AppContext, tenant_id: &str) -> Part {
                 ),
             }
         }
-    };
-    ctx.tools_status.put(tenant_id, part.clone());
-    part
+    }
 }
 
 /// The status body.

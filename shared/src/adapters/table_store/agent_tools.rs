@@ -3,7 +3,8 @@
 use super::*;
 use crate::ports::{AgentToolStore, ApprovalChange, ExecEnd};
 use crate::tools::model::{
-    AgentSession, Approval, ApprovalStatus, AuditEntry, Chunk, ExecRecord, WorkspaceRecord,
+    AgentSession, Approval, ApprovalStatus, AuditEntry, Chunk, ExecRecord, McpServerRecord,
+    WorkspaceRecord,
 };
 
 impl TableStore {
@@ -99,6 +100,35 @@ impl AgentToolStore for TableStore {
             .delete(
                 &keys::tenant_pk(tenant_id),
                 &keys::workspace_sk(id),
+                Cond::Always,
+            )
+            .await
+    }
+
+    async fn create_mcp_server(&self, server: &McpServerRecord) -> StoreResult<()> {
+        let item = item_of(
+            &keys::tenant_pk(&server.tenant_id),
+            &keys::mcp_sk(&server.name),
+            server,
+        )?;
+        self.table.put(item, Cond::Missing).await
+    }
+
+    async fn mcp_servers(&self, tenant_id: &str) -> StoreResult<Vec<McpServerRecord>> {
+        let items = self
+            .query_all(
+                Query::partition(keys::tenant_pk(tenant_id))
+                    .sk(SkCond::Prefix(keys::MCP_PREFIX.into())),
+            )
+            .await?;
+        items.into_iter().map(body_of).collect()
+    }
+
+    async fn delete_mcp_server(&self, tenant_id: &str, name: &str) -> StoreResult<bool> {
+        self.table
+            .delete(
+                &keys::tenant_pk(tenant_id),
+                &keys::mcp_sk(name),
                 Cond::Always,
             )
             .await
