@@ -262,8 +262,17 @@ pub async fn create_mcp_server(
     validate_id(new.name).map_err(|p| invalid("name", p))?;
     let url = new.url.trim();
     let parsed = reqwest::Url::parse(url).map_err(|_| invalid("url", "is not a URL"))?;
-    if !matches!(parsed.scheme(), "https" | "http") || parsed.host_str().is_none() {
-        return Err(invalid("url", "must be an http(s) URL"));
+    let loopback = matches!(parsed.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"));
+    match parsed.scheme() {
+        "https" if parsed.host_str().is_some() => {}
+        // Plain HTTP only to this host (a credential must not cross a network in the clear).
+        "http" if loopback => {}
+        _ => {
+            return Err(invalid(
+                "url",
+                "must be an https URL (http only on 127.0.0.1)",
+            ))
+        }
     }
     if let Some(r) = new.auth_secret {
         crate::tools::mcp::check_secret_ref(r).map_err(|p| invalid("auth-secret", p))?;

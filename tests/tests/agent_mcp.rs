@@ -172,6 +172,27 @@ async fn tools_calls_and_approvals(dynamodb: bool) {
 
 async fn servers_belong_to_their_tenant(dynamodb: bool) {
     let a = with_servers(dynamodb).await;
+    // A credential never crosses a network in the clear: plain http only to this host.
+    for (url, ok) in [
+        ("http://mcp.example.com/mcp", false),
+        ("ftp://127.0.0.1/mcp", false),
+        ("https://mcp.example.com/mcp", true),
+    ] {
+        let made = create_mcp_server(
+            a.app.ctx.store.as_ref(),
+            NewMcpServer {
+                tenant_id: "acme",
+                name: &format!("u{}", url.len()),
+                url,
+                auth_secret: None,
+                auth_header: None,
+                tiers: &[],
+            },
+            a.app.clock.now(),
+        )
+        .await;
+        assert_eq!(made.is_ok(), ok, "{url}");
+    }
     a.app.seed_user("other", "bob@other.com", PW).await;
     let bob = a.app.login("bob@other.com", PW).await;
     let r = a

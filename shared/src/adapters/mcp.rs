@@ -1,12 +1,13 @@
 //! MCP over Streamable HTTP with `rmcp` (the official Rust SDK), client side: a session per
-//! operation (initialize, then list or call, then close), every step under a time limit, and
-//! answers bounded in size.
+//! operation (initialize, then list or call, then close), under a time limit that fits an API
+//! request, answers bounded in size (each response, pages, tools, schemas), and failures
+//! reported by kind only.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
@@ -14,16 +15,21 @@ use serde_json::{Map, Value};
 
 use crate::ports::mcp::{McpAnswer, McpClient, McpEndpoint, McpError, McpTool};
 
-/// Longest a listing (connect, initialize, list) may take.
-const LIST_TIMEOUT: Duration = Duration::from_secs(10);
-/// Longest a call may take.
-const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest a listing (connect, initialize, every page) may take.
+pub const LIST_TIMEOUT: Duration = Duration::from_secs(8);
+/// Longest a call (connect, initialize, call) may take: inside the 29 s of an API request,
+/// with room to record the outcome.
+const CALL_TIMEOUT: Duration = Duration::from_secs(20);
 /// Most tools kept per server.
 pub const MAX_TOOLS: usize = 200;
+/// Most pages of a tool listing read.
+const MAX_PAGES: usize = 10;
 /// Longest description kept, in characters.
 const MAX_DESCRIPTION: usize = 2_000;
-/// Largest input schema or answer kept, serialised.
-const MAX_JSON_BYTES: usize = 1024 * 1024;
+/// Largest input schema kept, serialised.
+const MAX_SCHEMA_BYTES: usize = 64 * 1024;
+/// Largest answer (one JSON response or SSE event) accepted from a server.
+const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
 /// The `rmcp` client.
 #[derive(Debug, Default, Clone)]
@@ -31,38 +37,46 @@ pub struct RmcpClient;
 
 type Session = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
+/// A failure as clients may see it: never the server's URL (a key may sit in it), headers or
+/// body — just what kind of failure it was.
+fn classify(e: &impl std::fmt::Display) -> McpError {
+    let text = e.to_string();
+    let kind = if text.contains("401") || text.contains("403") || text.contains("AuthRequired") {
+        "the server refused the credential"
+    } else if text.contains("error sending request") || text.contains("connect") {
+        "the server could not be reached"
+    } else if text.contains("429") {
+        "the server is rate limiting"
+    } else if text.contains("50") {
+        "the server failed"
+    } else {
+        "the server answered outside the protocol"
+    };
+    McpError::Unavailable(kind.into())
+}
+
 async fn connect(server: &McpEndpoint) -> Result<Session, McpError> {
-    let mut config = StreamableHttpClientTransportConfig::with_uri(server.url.clone());
-    match &server.auth {
-        Some((name, value)) if name.eq_ignore_ascii_case("authorization") => {
-            let token = value.strip_prefix("Bearer ").unwrap_or(value);
-            config = config.auth_header(token.to_owned());
-        }
-        Some((name, value)) => {
-            let header = http::HeaderName::try_from(name.as_str()).map_err(|_| {
-                McpError::Unavailable("the configured header name is invalid".into())
-            })?;
-            let value = http::HeaderValue::try_from(value.as_str()).map_err(|_| {
-                McpError::Unavailable("the configured credential is not a header value".into())
-            })?;
-            config = config.custom_headers(HashMap::from([(header, value)]));
-        }
-        None => {}
+    let mut config = StreamableHttpClientTransportConfig::with_uri(server.url.clone())
+        .max_json_response_size(MAX_ANSWER_BYTES)
+        .max_sse_event_size(MAX_ANSWER_BYTES)
+        // A call is never re-sent on a new session: it may have run already.
+        .reinit_on_expired_session(false);
+    if let Some((name, value)) = &server.auth {
+        let header = http::HeaderName::try_from(name.as_str())
+            .map_err(|_| McpError::Unavailable("the configured header name is invalid".into()))?;
+        let value = http::HeaderValue::try_from(value.as_str()).map_err(|_| {
+            McpError::Unavailable("the configured credential is not a header value".into())
+        })?;
+        config = config.custom_headers(HashMap::from([(header, value)]));
     }
     let transport = StreamableHttpClientTransport::from_config(config);
-    ().serve(transport)
-        .await
-        .map_err(|e| McpError::Unavailable(short(&e.to_string())))
+    ().serve(transport).await.map_err(|e| classify(&e))
 }
 
-fn short(s: &str) -> String {
-    s.chars().take(300).collect()
-}
-
-fn bounded(v: Value) -> Result<Value, McpError> {
+fn schema(v: Value) -> Value {
     match serde_json::to_vec(&v) {
-        Ok(b) if b.len() <= MAX_JSON_BYTES => Ok(v),
-        _ => Err(McpError::TooLarge),
+        Ok(b) if b.len() <= MAX_SCHEMA_BYTES => v,
+        _ => Value::Object(Map::new()),
     }
 }
 
@@ -71,12 +85,23 @@ impl McpClient for RmcpClient {
     async fn list_tools(&self, server: &McpEndpoint) -> Result<Vec<McpTool>, McpError> {
         let work = async {
             let session = connect(server).await?;
-            let listed = session
-                .list_all_tools()
-                .await
-                .map_err(|e| McpError::Unavailable(short(&e.to_string())));
-            let _ = session.cancel().await;
-            listed
+            let mut tools = Vec::new();
+            let mut cursor: Option<String> = None;
+            for _ in 0..MAX_PAGES {
+                let params = PaginatedRequestParams::default().with_cursor(cursor.take());
+                let page = session
+                    .list_tools(Some(params))
+                    .await
+                    .map_err(|e| classify(&e))?;
+                tools.extend(page.tools);
+                match page.next_cursor {
+                    Some(next) if tools.len() < MAX_TOOLS => cursor = Some(next),
+                    _ => break,
+                }
+            }
+            // The session closes in the background when dropped.
+            drop(session);
+            Ok::<_, McpError>(tools)
         };
         let tools = tokio::time::timeout(LIST_TIMEOUT, work)
             .await
@@ -93,8 +118,7 @@ impl McpClient for RmcpClient {
                     .chars()
                     .take(MAX_DESCRIPTION)
                     .collect(),
-                input_schema: bounded(Value::Object((*t.input_schema).clone()))
-                    .unwrap_or_else(|_| Value::Object(Map::new())),
+                input_schema: schema(Value::Object((*t.input_schema).clone())),
             })
             .collect())
     }
@@ -106,23 +130,22 @@ impl McpClient for RmcpClient {
         arguments: Map<String, Value>,
     ) -> Result<McpAnswer, McpError> {
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        // Only connecting and the call itself are timed: once the answer is in, closing the
+        // session cannot turn it into a failure.
         let work = async {
             let session = connect(server).await?;
-            let called = session
-                .call_tool(params)
-                .await
-                .map_err(|e| McpError::Unavailable(short(&e.to_string())));
-            let _ = session.cancel().await;
-            called
+            let answer = session.call_tool(params).await.map_err(|e| classify(&e));
+            Ok::<_, McpError>((session, answer))
         };
-        let result = tokio::time::timeout(CALL_TIMEOUT, work)
+        let (session, answer) = tokio::time::timeout(CALL_TIMEOUT, work)
             .await
             .map_err(|_| McpError::Timeout)??;
-        let content = serde_json::to_value(&result.content)
-            .map_err(|e| McpError::Unavailable(short(&e.to_string())))?;
+        drop(session);
+        let result = answer?;
+        let content = serde_json::to_value(&result.content).map_err(|e| classify(&e))?;
         Ok(McpAnswer {
-            content: bounded(content)?,
-            structured_content: result.structured_content.map(bounded).transpose()?,
+            content,
+            structured_content: result.structured_content,
             is_error: result.is_error.unwrap_or(false),
         })
     }

@@ -47,10 +47,8 @@ pub struct McpAnswer {
 pub enum McpError {
     #[error("the MCP server is unreachable or refused: {0}")]
     Unavailable(String),
-    #[error("the MCP server did not answer in time")]
+    #[error("the MCP server did not answer in time (a call may still have run there)")]
     Timeout,
-    #[error("the MCP server's answer is over the limit")]
-    TooLarge,
 }
 
 #[async_trait]
