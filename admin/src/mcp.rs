@@ -91,17 +91,8 @@ pub async fn run(
             Ok((json!(list), lines))
         }
         McpCmd::Remove { tenant, name } => {
-            if !store
-                .delete_mcp_server(&tenant, &name)
-                .await
-                .map_err(|e| e.to_string())?
-            {
-                return Err(format!("tenant {tenant} has no MCP server {name}"));
-            }
-            Ok((
-                json!({ "name": name, "removed": true }),
-                vec![format!("removed {name}")],
-            ))
+            let gone = store.delete_mcp_server(&tenant, &name).await;
+            crate::workspace::removed(gone, &tenant, "MCP server", &name)
         }
     }
 }

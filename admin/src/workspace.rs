@@ -121,17 +121,24 @@ pub async fn run(
             Ok((json!(list), lines))
         }
         WorkspaceCmd::Remove { tenant, id } => {
-            if !store
-                .delete_workspace(&tenant, &id)
-                .await
-                .map_err(|e| e.to_string())?
-            {
-                return Err(format!("tenant {tenant} has no workspace {id}"));
-            }
-            Ok((
-                json!({ "id": id, "removed": true }),
-                vec![format!("removed {id}")],
-            ))
+            let gone = store.delete_workspace(&tenant, &id).await;
+            removed(gone, &tenant, "workspace", &id)
         }
     }
+}
+
+/// The answer to a `remove` command: what went, or why nothing did.
+pub fn removed(
+    gone: Result<bool, shared::ports::StoreError>,
+    tenant: &str,
+    kind: &str,
+    id: &str,
+) -> Result<(serde_json::Value, Vec<String>), String> {
+    if !gone.map_err(|e| e.to_string())? {
+        return Err(format!("tenant {tenant} has no {kind} {id}"));
+    }
+    Ok((
+        json!({ "id": id, "removed": true }),
+        vec![format!("removed {id}")],
+    ))
 }

@@ -156,6 +156,20 @@ pub async fn create_user(
     }
 }
 
+/// `Missing` unless the tenant exists.
+async fn require_tenant(store: &dyn Store, tenant_id: &str) -> Result<(), ProvisionError> {
+    match store
+        .tenant(tenant_id)
+        .await
+        .map_err(ProvisionError::Store)?
+    {
+        Some(_) => Ok(()),
+        None => Err(ProvisionError::Missing(format!(
+            "tenant {tenant_id} does not exist"
+        ))),
+    }
+}
+
 /// What an administrator gives for a new workspace.
 #[derive(Debug, Clone)]
 pub struct NewWorkspace<'a> {
@@ -209,17 +223,7 @@ pub async fn create_workspace(
         rule.writes = true;
         allowed_commands.push(rule);
     }
-    if store
-        .tenant(new.tenant_id)
-        .await
-        .map_err(ProvisionError::Store)?
-        .is_none()
-    {
-        return Err(ProvisionError::Missing(format!(
-            "tenant {} does not exist",
-            new.tenant_id
-        )));
-    }
+    require_tenant(store, new.tenant_id).await?;
     let ws = crate::tools::model::WorkspaceRecord {
         id,
         tenant_id: new.tenant_id.to_owned(),
@@ -294,17 +298,7 @@ pub async fn create_mcp_server(
         };
         tiers.insert(tool.to_owned(), tier);
     }
-    if store
-        .tenant(new.tenant_id)
-        .await
-        .map_err(ProvisionError::Store)?
-        .is_none()
-    {
-        return Err(ProvisionError::Missing(format!(
-            "tenant {} does not exist",
-            new.tenant_id
-        )));
-    }
+    require_tenant(store, new.tenant_id).await?;
     let server = crate::tools::model::McpServerRecord {
         tenant_id: new.tenant_id.to_owned(),
         name: new.name.to_owned(),
