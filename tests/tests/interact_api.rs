@@ -724,3 +724,66 @@ async fn resolve_proxies_allowed_domains_and_answers_others_without_a_call() {
         .expect("send");
     expect_error(r, 401, "UNAUTHORIZED").await;
 }
+
+/// Users start tasks on `about:blank` and `data:` pages: any absolute URL a browser can show is
+/// accepted, a long `data:` URL is kept as its media type, and no knowledge is looked up for a
+/// page that is not on the web.
+#[tokio::test]
+async fn tasks_start_on_blank_and_data_pages_without_knowledge() {
+    let (h, kn) = knowledge_harness().await;
+    let long_data = format!("data:text/html;charset=utf-8,{}", "<p>x</p>".repeat(2_000));
+    for url in [
+        "about:blank",
+        "data:text/html,<h1>Order</h1>",
+        long_data.as_str(),
+    ] {
+        h.llm.push([Reply::action(
+            "Type the address.",
+            "navigate(\"https://shop.example.com/\")",
+        )]);
+        let body = api_tests::flows::start(
+            "Open the shop",
+            url,
+            vec![api_tests::flows::node("10", "btn", "Go")],
+        );
+        let r = h.ok(&body).await;
+        assert_eq!(
+            r["action"], "navigate(\"https://shop.example.com/\")",
+            "{url}: {r}"
+        );
+        assert_eq!(r["hasOrgKnowledge"], false, "{url}");
+    }
+    assert!(
+        kn.queries().is_empty(),
+        "no knowledge lookup for pages off the web"
+    );
+    let task = h
+        .app
+        .ctx
+        .store
+        .list_sessions(
+            "acme",
+            &h.app
+                .ctx
+                .store
+                .user_by_email(&shared::domain::Email::parse("ada@acme.com").expect("e"))
+                .await
+                .expect("u")
+                .expect("u")
+                .id,
+            Default::default(),
+            10,
+            0,
+        )
+        .await
+        .expect("sessions")
+        .0;
+    assert!(
+        task.iter().all(|s| s.url.chars().count() <= 4096),
+        "stored URLs stay bounded"
+    );
+    // Still refused: what is not an absolute URL.
+    let bad = api_tests::flows::start("Open", "not a url", vec![]);
+    let v = expect_error(h.interact(&bad).await, 400, "VALIDATION_ERROR").await;
+    assert_eq!(v["details"][0]["field"], "url");
+}

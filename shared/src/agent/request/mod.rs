@@ -67,6 +67,30 @@ pub struct InteractRequest {
     pub viewport: Option<(f64, f64)>,
 }
 
+/// Longest page URL kept.
+pub const MAX_URL_CHARS: usize = 4096;
+
+/// The page's URL as kept: any absolute URL a browser can show — web pages, `file:`, and the
+/// pages users start tasks on, `about:blank` and `data:` (a long `data:` URL is kept as its
+/// media type only: its content is the page the request already carries).
+pub fn page_url(raw: &str) -> Option<String> {
+    let u = raw.trim();
+    let parsed = reqwest::Url::parse(u).ok()?;
+    if u.chars().count() <= MAX_URL_CHARS {
+        return Some(u.to_owned());
+    }
+    if parsed.scheme() == "data" {
+        let media = u.split_once(',').map_or(u, |(m, _)| m);
+        return Some(format!("{},…", media.chars().take(200).collect::<String>()));
+    }
+    None
+}
+
+/// Whether a page URL is on the web (organisation knowledge is looked up for those only).
+pub fn is_web_url(url: &str) -> bool {
+    reqwest::Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+}
+
 /// Validates a parsed JSON body.
 pub fn validate(body: &Value) -> Result<InteractRequest, Error> {
     let Some(obj) = body.as_object() else {
@@ -80,16 +104,13 @@ pub fn validate(body: &Value) -> Result<InteractRequest, Error> {
             None
         }
         None => None,
-        Some(u) => {
-            let u = u.trim().to_owned();
-            let ok = u.len() <= 4096
-                && reqwest::Url::parse(&u)
-                    .is_ok_and(|parsed| parsed.has_host() || parsed.scheme() == "file");
-            if !ok {
-                p.add("url", "must be an absolute URL");
+        Some(u) => match page_url(&u) {
+            Some(u) => Some(u),
+            None => {
+                p.add("url", "must be an absolute URL of at most 4096 characters");
+                None
             }
-            ok.then_some(u)
-        }
+        },
     };
     let query = match string_field(obj, "query", &mut p) {
         None if !obj.contains_key("query") || obj["query"].is_null() => {
@@ -273,6 +294,23 @@ mod tests {
         ] {
             assert!(f.contains(&want.to_string()), "{want} missing from {f:?}");
         }
+        for ok in [
+            "about:blank",
+            "data:text/html,<h1>hi</h1>",
+            "chrome://newtab/",
+            "file:///tmp/a.html",
+        ] {
+            assert_eq!(page_url(ok).as_deref(), Some(ok), "{ok}");
+        }
+        let long = format!("data:text/html;charset=utf-8,{}", "x".repeat(10_000));
+        assert_eq!(
+            page_url(&long).as_deref(),
+            Some("data:text/html;charset=utf-8,…")
+        );
+        assert!(page_url(&format!("https://a.com/{}", "x".repeat(5000))).is_none());
+        assert!(
+            is_web_url("https://a.com/") && !is_web_url("about:blank") && !is_web_url("data:,x")
+        );
         let f = fields(json!({ "url": "not a url", "query": "q", "interactiveTree": [] }));
         assert_eq!(f, vec!["url", "interactiveTree"]);
         let f = fields(

@@ -35,7 +35,10 @@ pub async fn enter(
     let now = claims.now;
     let (_, per_tenant) = windows(ctx);
     let host = host_of(&req.url).unwrap_or_default();
-    let has_org_knowledge = !host.is_empty() && reads.domains.iter().any(|d| d.matches(&host));
+    // Knowledge is for web pages only (not `about:`, `data:`, `file:` or browser pages).
+    let has_org_knowledge = !host.is_empty()
+        && crate::agent::request::is_web_url(&req.url)
+        && reads.domains.iter().any(|d| d.matches(&host));
     let counter = tenant_key(&p.tenant_id);
     let (tenant_counted, reserved, built) = tokio::join!(
         per_tenant.take(store, &counter, now),
