@@ -105,3 +105,17 @@ pub fn sections(parts: &[(&str, &str)]) -> Reply {
 pub async fn on_store(dynamodb: bool, opts: impl FnOnce(AppOptions) -> AppOptions) -> Harness {
     harness_with(|o| opts(AppOptions { dynamodb, ..o })).await
 }
+
+/// A round a server tool ended: the client waits a second and the task goes on.
+pub fn assert_server_wait(r: &Value) {
+    assert_eq!(
+        (r["action"].as_str(), r["status"].as_str()),
+        (Some("wait(1)"), Some("executing"))
+    );
+}
+
+/// A round a server tool ended, naming the tool as `tool_action`.
+pub fn assert_server_round(r: &Value, tool_action: &Value) {
+    assert_server_wait(r);
+    assert_eq!(&r["toolAction"], tool_action);
+}

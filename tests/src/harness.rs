@@ -86,3 +86,30 @@ impl Harness {
         v
     }
 }
+
+impl Harness {
+    /// Allows `*.example.com` for tenant `acme` (so its pages get organisation knowledge).
+    pub async fn allow_example_com(&self) {
+        self.app
+            .ctx
+            .store
+            .add_allowed_domain(
+                "acme",
+                &shared::domain::DomainPattern::parse("*.example.com").expect("pattern"),
+            )
+            .await
+            .expect("add");
+    }
+
+    /// `GET /api/knowledge/resolve?url=` as the harness user.
+    pub async fn resolve(&self, url: &str) -> reqwest::Response {
+        self.app
+            .client
+            .get(self.app.url("/api/knowledge/resolve"))
+            .query(&[("url", url)])
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .expect("send")
+    }
+}

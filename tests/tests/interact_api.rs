@@ -7,7 +7,7 @@ use api_tests::harness::{harness, harness_with, Harness, PW};
 use api_tests::scripted::{Reply, ScriptedKnowledge};
 use api_tests::{expect_error, TestApp};
 use serde_json::{json, Value};
-use shared::domain::{DomainPattern, MessageRole, TaskStatus};
+use shared::domain::{MessageRole, TaskStatus};
 
 /// The interact bodies the shipping extension sent (first and follow-up step).
 fn captured_steps() -> (Value, Value) {
@@ -597,12 +597,7 @@ async fn knowledge_harness() -> (Harness, ScriptedKnowledge) {
     let kn = ScriptedKnowledge::start().await;
     let base = kn.base_url.clone();
     let h = harness_with(|o| o.set("EXTRACTION_SERVICE_URL", base)).await;
-    h.app
-        .ctx
-        .store
-        .add_allowed_domain("acme", &DomainPattern::parse("*.example.com").expect("p"))
-        .await
-        .expect("add");
+    h.allow_example_com().await;
     kn.answer(200, json!({ "context": [{ "id": "c1", "content": "Refunds need an order number.", "documentTitle": "Refund policy" }],
         "citations": [{ "documentId": "d1", "documentTitle": "Refund policy", "section": "2" }] }));
     (h, kn)

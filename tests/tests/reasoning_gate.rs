@@ -318,13 +318,9 @@ async fn memory_notes_round_trip_and_outlive_the_task_in_its_session(dynamodb: b
     let b1 = start("Note the lamp's price", SHOP, page());
     let r1 = h.ok(&b1).await;
     // Three tools ran inside the request; the fourth did not fit and ends the round.
-    assert_eq!(
-        (r1["action"].as_str(), r1["status"].as_str()),
-        (Some("wait(1)"), Some("executing"))
-    );
-    assert_eq!(
-        r1["toolAction"],
-        json!({ "toolName": "remember", "toolType": "SERVER", "parameters": { "key": "colour", "value": "red" } })
+    api_tests::flows::assert_server_round(
+        &r1,
+        &json!({ "toolName": "remember", "toolType": "SERVER", "parameters": { "key": "colour", "value": "red" } }),
     );
     assert_eq!(r1["metrics"]["llmCalls"], 4);
     let p = h.llm.user_prompt(1);
@@ -377,10 +373,7 @@ async fn a_slow_model_near_the_deadline_ends_the_step_with_a_server_round() {
     ]);
     let b1 = start("Open the lamp", SHOP, vec![node("1", "link", "Lamp")]);
     let r1 = h.ok(&b1).await;
-    assert_eq!(
-        (r1["action"].as_str(), r1["status"].as_str()),
-        (Some("wait(1)"), Some("executing"))
-    );
+    api_tests::flows::assert_server_wait(&r1);
     assert_eq!(
         (&r1["toolAction"]["toolName"], &r1["toolAction"]["toolType"]),
         (&json!("continue"), &json!("SERVER"))

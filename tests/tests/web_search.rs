@@ -11,7 +11,6 @@ use api_tests::harness::{harness_with, Harness};
 use api_tests::scripted::{Reply, ScriptedKnowledge, ScriptedSearch};
 use serde_json::{json, Value};
 use shared::domain::web::SearchScope;
-use shared::domain::DomainPattern;
 
 const SHOP: &str = "https://shop.example.com/orders";
 const KEY: &str = "tvly-test-key";
@@ -265,12 +264,7 @@ async fn with_knowledge(search: &ScriptedSearch) -> (Harness, ScriptedKnowledge)
             .set("TAVILY_BASE_URL", s)
     })
     .await;
-    h.app
-        .ctx
-        .store
-        .add_allowed_domain("acme", &DomainPattern::parse("*.example.com").expect("p"))
-        .await
-        .expect("add");
+    h.allow_example_com().await;
     (h, kn)
 }
 
@@ -316,21 +310,8 @@ async fn knowledge_comes_first_and_counts_only_when_it_was_used() {
 #[tokio::test]
 async fn resolve_without_an_extraction_service_answers_no_knowledge() {
     let h = harness_with(|o| o).await;
-    h.app
-        .ctx
-        .store
-        .add_allowed_domain("acme", &DomainPattern::parse("*.example.com").expect("p"))
-        .await
-        .expect("add");
-    let r = h
-        .app
-        .client
-        .get(h.app.url("/api/knowledge/resolve"))
-        .query(&[("url", "app.example.com")])
-        .bearer_auth(&h.token)
-        .send()
-        .await
-        .expect("send");
+    h.allow_example_com().await;
+    let r = h.resolve("app.example.com").await;
     assert_eq!(r.status(), 200);
     let v: Value = r.json().await.expect("json");
     assert_eq!(
@@ -343,14 +324,8 @@ async fn resolve_without_an_extraction_service_answers_no_knowledge() {
     let (h, kn) = with_knowledge(&search).await;
     kn.answer(200, json!({ "context": [] }));
     let v: Value = h
-        .app
-        .client
-        .get(h.app.url("/api/knowledge/resolve"))
-        .query(&[("url", "https://app.example.com/x")])
-        .bearer_auth(&h.token)
-        .send()
+        .resolve("https://app.example.com/x")
         .await
-        .expect("send")
         .json()
         .await
         .expect("json");

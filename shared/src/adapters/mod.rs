@@ -10,6 +10,7 @@ pub mod keys;
 pub mod mcp;
 pub mod openai;
 pub mod runner;
+pub mod s3_list;
 pub mod snapshots;
 pub mod sqlite;
 pub mod table;

@@ -17,9 +17,9 @@ const SEARCH_CHUNK: usize = 64;
 /// Parallel reads of a search (S3 round trips overlap).
 const SEARCH_READS: usize = 32;
 
-/// Runs `call` in `ws`.
+/// Runs `call` in `ws` (its arguments were validated when it was asked for; what depends on
+/// the workspace — paths, sizes — is checked here as it runs).
 pub async fn run(ws: &dyn Workspace, call: &ToolCall, max_file_bytes: u64) -> Result<Value, Error> {
-    call.validate(max_file_bytes, u64::MAX)?;
     match call {
         ToolCall::List(a) => {
             let dir = path_arg(&a.path, false)?;

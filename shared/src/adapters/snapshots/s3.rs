@@ -61,31 +61,20 @@ pub async fn ensure_bucket(client: &aws_sdk_s3::Client, bucket: &str) -> StoreRe
     Ok(true)
 }
 
+/// Most objects one task can have in the store (a snapshot per step, and the run record).
+const MAX_TASK_OBJECTS: usize = 100_000;
+
 impl S3SnapshotStore {
     async fn keys(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        let mut keys = Vec::new();
-        let mut token = None;
-        loop {
-            let out = self
-                .client
-                .list_objects_v2()
-                .bucket(&self.bucket)
-                .prefix(prefix)
-                .set_continuation_token(token.take())
-                .send()
-                .await
-                .map_err(|e| s3_err("ListObjectsV2", e))?;
-            keys.extend(
-                out.contents
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter_map(|o| o.key),
-            );
-            match out.next_continuation_token {
-                Some(t) if out.is_truncated == Some(true) => token = Some(t),
-                _ => return Ok(keys),
-            }
-        }
+        let (objects, _) = crate::adapters::s3_list::objects_under(
+            &self.client,
+            &self.bucket,
+            prefix,
+            MAX_TASK_OBJECTS,
+        )
+        .await
+        .map_err(|e| s3_err("ListObjectsV2", e))?;
+        Ok(objects.into_iter().filter_map(|o| o.key).collect())
     }
 }
 

@@ -12,35 +12,20 @@ use crate::tools::path::{WsPath, MAX_DEPTH};
 const MAX_DELETE_KEYS: usize = 10_000;
 
 impl S3Workspace {
-    /// Keys under a prefix, following pages, at most `max`; `true` when more were left.
+    /// Objects under directory `dir`, at most `max`; `true` when more were left.
     async fn keys_under(
         &self,
         dir: &WsPath,
         max: usize,
     ) -> WsResult<(Vec<aws_sdk_s3::types::Object>, bool)> {
-        let mut out = Vec::new();
-        let mut token = None;
-        loop {
-            let page = self
-                .client
-                .list_objects_v2()
-                .bucket(&self.bucket)
-                .prefix(self.dir_prefix(dir))
-                .set_continuation_token(token.take())
-                .send()
-                .await
-                .map_err(|e| err("ListObjectsV2", dir, e))?;
-            for o in page.contents.unwrap_or_default() {
-                if out.len() >= max {
-                    return Ok((out, true));
-                }
-                out.push(o);
-            }
-            match page.next_continuation_token {
-                Some(t) if page.is_truncated == Some(true) => token = Some(t),
-                _ => return Ok((out, false)),
-            }
-        }
+        crate::adapters::s3_list::objects_under(
+            &self.client,
+            &self.bucket,
+            &self.dir_prefix(dir),
+            max,
+        )
+        .await
+        .map_err(|e| err("ListObjectsV2", dir, e))
     }
 
     pub(super) async fn list_entries(&self, dir: &WsPath, limit: usize) -> WsResult<Listing> {

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::pages::{big_dom, big_tree};
 use super::starts::function_start;
-use super::{elapsed_ms, stats};
+use super::{elapsed_ms, interact, stats};
 
 /// Interact with a zero-latency scripted model on the embedded store: request time and server
 /// overhead (request time minus model time) for a new task and a next step; the interact
@@ -65,17 +65,7 @@ pub async fn interact_overhead(runs: usize) {
                 b["lastActionStatus"] = json!("success");
             }
             let t = Instant::now();
-            let r: serde_json::Value = app
-                .client
-                .post(app.url("/api/agent/interact"))
-                .bearer_auth(&token)
-                .json(&b)
-                .send()
-                .await
-                .expect("send")
-                .json()
-                .await
-                .expect("json");
+            let r = interact(&app, &token, &b).await;
             let total = elapsed_ms(t);
             let llm_ms = r["metrics"]["llmMs"].as_f64().unwrap_or(0.0);
             assert_eq!(r["action"], action.as_str(), "{r}");
