@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::auth::Principal;
 use crate::context::AppContext;
 use crate::error::Error;
-use crate::ports::DebugLog;
+use crate::ports::{DebugLog, MessagesFrom};
 use crate::views::MessageView;
 
 /// How long presigned snapshot URLs of an export stay valid.
@@ -73,7 +73,11 @@ pub async fn export(ctx: &AppContext, p: &Principal, task_id: &str) -> Result<Va
             .logs(&p.tenant_id, &p.user_id, Some(task_id), None, None, 500),
         async {
             match &task.session_id {
-                Some(s) => ctx.store.messages(&p.tenant_id, s, None, 10_000).await,
+                Some(s) => ctx
+                    .store
+                    .messages(&p.tenant_id, s, MessagesFrom::After(0), 10_000)
+                    .await
+                    .map(|page| page.messages),
                 None => Ok(Vec::new()),
             }
         }

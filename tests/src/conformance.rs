@@ -14,7 +14,7 @@ use shared::domain::{
     DomainPattern, Email, Message, MessageRole, Session, SessionStatus, Step, Task, TaskRef,
     TaskStatus, Tenant, User,
 };
-use shared::ports::{SessionCreated, StoreError};
+use shared::ports::{MessagePage, MessagesFrom, SessionCreated, StoreError};
 
 fn tenant(id: &str, clock: &ManualClock) -> Tenant {
     Tenant {
@@ -731,27 +731,31 @@ pub async fn sessions_and_messages(stores: Stores, clock: &ManualClock) {
         .expect("append");
     assert_eq!((first.sequence_number, second.sequence_number), (1, 2));
     let all = store
-        .messages("t1", &s.session_id, None, 50)
+        .messages("t1", &s.session_id, MessagesFrom::Newest, 50)
         .await
-        .expect("list");
+        .expect("list")
+        .messages;
     assert_eq!(all, vec![first.clone(), second.clone()]);
     let since = store
-        .messages("t1", &s.session_id, Some(t0), 50)
+        .messages("t1", &s.session_id, MessagesFrom::Since(t0), 50)
         .await
-        .expect("since");
-    assert_eq!(since, vec![second]);
+        .expect("since")
+        .messages;
+    assert_eq!(since, vec![first.clone(), second], "since is inclusive");
     assert_eq!(
         store
-            .messages("t1", &s.session_id, None, 1)
+            .messages("t1", &s.session_id, MessagesFrom::Newest, 1)
             .await
             .expect("limit")
+            .messages
             .len(),
         1
     );
     assert!(store
-        .messages("t2", &s.session_id, None, 50)
+        .messages("t2", &s.session_id, MessagesFrom::Newest, 50)
         .await
         .expect("other tenant")
+        .messages
         .is_empty());
     let stored = store
         .session("t1", &s.session_id)
@@ -956,9 +960,10 @@ pub async fn task_deletion(stores: Stores, clock: &ManualClock) {
         .expect("steps")
         .is_empty());
     let left = store
-        .messages("t1", &s.session_id, None, 50)
+        .messages("t1", &s.session_id, MessagesFrom::Newest, 50)
         .await
-        .expect("messages");
+        .expect("messages")
+        .messages;
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].task_id.as_deref(), Some(kept.id.as_str()));
     assert_eq!(store.steps("t1", &kept.id).await.expect("steps").len(), 1);
@@ -1052,9 +1057,10 @@ pub async fn cleanup(stores: Stores, clock: &ManualClock) {
         vec![0]
     );
     assert!(store
-        .messages("t1", &s.session_id, None, 100)
+        .messages("t1", &s.session_id, MessagesFrom::Newest, 100)
         .await
         .expect("messages")
+        .messages
         .is_empty());
     let again = shared::cleanup::run(store.as_ref(), snaps.as_ref(), c, retention, budget)
         .await
@@ -1195,9 +1201,10 @@ pub async fn message_batches(stores: Stores, clock: &ManualClock) {
     assert_eq!(more[0].sequence_number, 3);
     assert_eq!(
         store
-            .messages("t1", &s.session_id, None, 10)
+            .messages("t1", &s.session_id, MessagesFrom::Newest, 10)
             .await
             .expect("list")
+            .messages
             .len(),
         3
     );
@@ -1543,4 +1550,81 @@ pub async fn preferences_and_logs(stores: Stores, clock: &ManualClock) {
             .is_empty(),
         "expired logs are gone"
     );
+}
+
+/// Message pages: the newest page without a cursor, lossless paging after a sequence number,
+/// older history before one, an inclusive time, and timestamps that never go backwards.
+pub async fn message_pages(stores: Stores, clock: &ManualClock) {
+    let store = stores.store;
+    let s = session("t1", clock);
+    store.create_session(&s).await.expect("create");
+    let t0 = clock.now();
+    let (t1, t2) = (t0 + Duration::seconds(1), t0 + Duration::seconds(2));
+    // One step's messages share a timestamp; the last comes from a clock that lags behind.
+    let stamps = [t0, t0, t0, t1, t1, t2, t2, t0 - Duration::seconds(10)];
+    let batch: Vec<Message> = stamps
+        .iter()
+        .enumerate()
+        .map(|(k, at)| message(&s, None, &format!("m{}", k + 1), *at))
+        .collect();
+    let stored = store
+        .append_messages("t1", &s.session_id, &batch, None)
+        .await
+        .expect("append");
+    assert_eq!(
+        stored[7].timestamp, t2,
+        "a lagging clock never stamps earlier"
+    );
+    let page = |from: MessagesFrom, limit: usize| {
+        let store = store.clone();
+        let id = s.session_id.clone();
+        async move {
+            let MessagePage { messages, has_more } =
+                store.messages("t1", &id, from, limit).await.expect("page");
+            let seqs: Vec<u64> = messages.iter().map(|m| m.sequence_number).collect();
+            (seqs, has_more)
+        }
+    };
+    assert_eq!(page(MessagesFrom::Newest, 3).await, (vec![6, 7, 8], true));
+    assert_eq!(
+        page(MessagesFrom::Newest, 8).await,
+        ((1..=8).collect(), false)
+    );
+    assert_eq!(page(MessagesFrom::After(0), 3).await, (vec![1, 2, 3], true));
+    assert_eq!(page(MessagesFrom::After(3), 3).await, (vec![4, 5, 6], true));
+    assert_eq!(page(MessagesFrom::After(6), 3).await, (vec![7, 8], false));
+    assert_eq!(page(MessagesFrom::After(8), 3).await, (vec![], false));
+    assert_eq!(page(MessagesFrom::Before(4), 2).await, (vec![2, 3], true));
+    assert_eq!(page(MessagesFrom::Before(3), 5).await, (vec![1, 2], false));
+    assert_eq!(page(MessagesFrom::Before(1), 5).await, (vec![], false));
+    assert_eq!(
+        page(MessagesFrom::Since(t1), 50).await,
+        ((4..=8).collect(), false)
+    );
+    assert_eq!(page(MessagesFrom::Since(t1), 2).await, (vec![7, 8], true));
+    assert_eq!(
+        page(MessagesFrom::Since(t2 + Duration::milliseconds(1)), 5).await,
+        (vec![], false)
+    );
+    assert_eq!(
+        store
+            .messages("t2", &s.session_id, MessagesFrom::After(0), 50)
+            .await
+            .expect("other tenant"),
+        MessagePage::default()
+    );
+
+    // The messages of an expired task are skipped, however many there are.
+    let mut gone = task("t1", Some(&s.session_id), clock);
+    gone.expires_at = (clock.now() + Duration::minutes(1)).timestamp();
+    let expiring: Vec<Message> = (0..5)
+        .map(|k| message(&s, Some(&gone), &format!("x{k}"), t2))
+        .collect();
+    store
+        .append_messages("t1", &s.session_id, &expiring, None)
+        .await
+        .expect("append");
+    clock.advance(Duration::minutes(2));
+    assert_eq!(page(MessagesFrom::Newest, 2).await, (vec![7, 8], true));
+    assert_eq!(page(MessagesFrom::After(7), 5).await, (vec![8], false));
 }

@@ -161,9 +161,10 @@ async fn a_three_step_tree_task_runs_to_finish() {
     let session_id = first["sessionId"].as_str().expect("sid");
     let messages = ctx
         .store
-        .messages("acme", session_id, None, 50)
+        .messages("acme", session_id, shared::ports::MessagesFrom::Newest, 50)
         .await
-        .expect("messages");
+        .expect("messages")
+        .messages;
     assert_eq!(
         messages
             .iter()
@@ -563,9 +564,15 @@ async fn ask_user_waits_for_the_answer_in_the_next_query() {
         .app
         .ctx
         .store
-        .messages("acme", r1["sessionId"].as_str().expect("s"), None, 10)
+        .messages(
+            "acme",
+            r1["sessionId"].as_str().expect("s"),
+            shared::ports::MessagesFrom::Newest,
+            10,
+        )
         .await
-        .expect("m");
+        .expect("m")
+        .messages;
     let contents: Vec<(MessageRole, &str)> =
         msgs.iter().map(|m| (m.role, m.content.as_str())).collect();
     assert_eq!(contents[2], (MessageRole::User, "M please"));

@@ -218,9 +218,15 @@ async fn a_reply_without_task_id_continues_the_waiting_task(dynamodb: bool) {
         .app
         .ctx
         .store
-        .messages("acme", r1["sessionId"].as_str().expect("s"), None, 50)
+        .messages(
+            "acme",
+            r1["sessionId"].as_str().expect("s"),
+            shared::ports::MessagesFrom::Newest,
+            50,
+        )
         .await
-        .expect("messages");
+        .expect("messages")
+        .messages;
     let contents: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
     assert_eq!(
         &contents[..4],

@@ -484,29 +484,82 @@ async fn messages_come_in_sequence_with_roles_and_no_dom() {
     assert_eq!(s["session"]["title"], "example.com: Buy the shirt");
     let _ = first;
 
-    let since = msgs[1]["timestamp"].as_str().expect("ts").to_owned();
+    let seqs_of = |v: &Value| -> (Vec<u64>, bool) {
+        let seqs = v["messages"]
+            .as_array()
+            .expect("m")
+            .iter()
+            .filter_map(|m| m["sequenceNumber"].as_u64())
+            .collect();
+        (seqs, v["hasMore"].as_bool().expect("hasMore"))
+    };
+    let page = |query: &'static str| {
+        let p = &p;
+        let id = id.clone();
+        async move {
+            p.ok(
+                Method::GET,
+                &format!("/api/session/{id}/messages?{query}"),
+                None,
+            )
+            .await
+        }
+    };
+    assert_eq!(seqs_of(&v), (vec![1, 2, 3], false));
+    // One step's messages share a timestamp: `since` is inclusive, so none is skipped.
+    let shared_stamp = msgs[0]["timestamp"].as_str().expect("ts").to_owned();
+    assert_eq!(msgs[1]["timestamp"], shared_stamp);
+    let at = p
+        .ok(
+            Method::GET,
+            &format!(
+                "/api/session/{id}/messages?since={}",
+                urlencode(&shared_stamp)
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(seqs_of(&at), (vec![1, 2, 3], false));
+    let newest = msgs[2]["timestamp"].as_str().expect("ts").to_owned();
     let later = p
         .ok(
             Method::GET,
-            &format!("/api/session/{id}/messages?since={}", urlencode(&since)),
+            &format!("/api/session/{id}/messages?since={}", urlencode(&newest)),
             None,
         )
         .await;
-    let later: Vec<u64> = later["messages"]
-        .as_array()
-        .expect("m")
-        .iter()
-        .filter_map(|m| m["sequenceNumber"].as_u64())
-        .collect();
-    assert_eq!(later, vec![3], "only messages after `since`");
-    let one = p
-        .ok(
-            Method::GET,
-            &format!("/api/session/{id}/messages?limit=1"),
-            None,
-        )
-        .await;
-    assert_eq!(one["messages"].as_array().expect("m").len(), 1);
+    assert_eq!(
+        seqs_of(&later),
+        (vec![3], false),
+        "only messages from `since` on"
+    );
+    // Without a cursor the newest page; `after` pages forward, `before` back.
+    assert_eq!(seqs_of(&page("limit=1").await), (vec![3], true));
+    assert_eq!(seqs_of(&page("limit=2").await), (vec![2, 3], true));
+    assert_eq!(seqs_of(&page("after=1&limit=1").await), (vec![2], true));
+    assert_eq!(seqs_of(&page("after=2").await), (vec![3], false));
+    assert_eq!(seqs_of(&page("after=3").await), (vec![], false));
+    assert_eq!(seqs_of(&page("before=3").await), (vec![1, 2], false));
+    for (query, field) in [
+        ("after=1&before=3", "before"),
+        ("since=2026-01-01T00:00:00Z&after=1", "after"),
+        ("after=-1", "after"),
+        ("after=x", "after"),
+        ("before=0", "before"),
+    ] {
+        let r = p
+            .call(
+                Method::GET,
+                &format!("/api/session/{id}/messages?{query}"),
+                None,
+            )
+            .await;
+        let body = expect_error(r, 400, "VALIDATION_ERROR").await;
+        assert!(
+            body.to_string().contains(field),
+            "{query} names {field}: {body}"
+        );
+    }
     expect_error(
         p.call(
             Method::GET,
@@ -837,16 +890,36 @@ async fn pusher_auth_signs_only_the_callers_own_session_channels() {
         .await
         .expect("send");
     expect_error(r, 403, "FORBIDDEN").await;
+}
 
-    let unconfigured = panel().await;
-    let r = unconfigured
-        .call(
-            Method::POST,
-            "/api/pusher/auth",
-            Some(json!({ "socket_id": "1.2", "channel_name": channel })),
-        )
+#[tokio::test]
+async fn pusher_auth_without_pusher_settings_tells_the_client_to_poll() {
+    // Not a 401/403 (the client would take it for a sign-in or access problem): a 404 naming
+    // the reason, for the caller's own session and any other alike, and polling works.
+    let p = panel().await;
+    let id = p.init("https://www.example.com/", "", None).await;
+    for channel in [
+        format!("private-session-{id}"),
+        format!("private-session-{}", uuid::Uuid::new_v4()),
+    ] {
+        let form = format!("socket_id=123.456&channel_name={channel}");
+        let r = p
+            .app
+            .client
+            .post(p.app.url("/api/pusher/auth"))
+            .bearer_auth(&p.token)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form)
+            .send()
+            .await
+            .expect("send");
+        let body = expect_error(r, 404, "REALTIME_NOT_CONFIGURED").await;
+        assert!(body["message"].as_str().is_some_and(|m| m.contains("poll")));
+    }
+    let polled = p
+        .ok(Method::GET, &format!("/api/session/{id}/messages"), None)
         .await;
-    expect_error(r, 403, "FORBIDDEN").await;
+    assert_eq!(polled["sessionExists"], true);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -90,6 +90,7 @@ suite!(
     concurrent_step_append,
     sweeps,
     sessions_and_messages,
+    message_pages,
     session_ownership,
     concurrent_message_append,
     snapshots,

@@ -1,7 +1,10 @@
 //! `POST /api/pusher/auth` (form-encoded `socket_id`/`channel_name`, or JSON): signs a
 //! subscription to `private-session-<sessionId>` (a side-panel session's messages) or
 //! `private-agent-<agentSessionId>` (an agent session's command output) for the caller's own
-//! sessions only (403 otherwise, and when realtime is not configured).
+//! sessions only (403 otherwise). A server without Pusher settings answers 404
+//! `REALTIME_NOT_CONFIGURED`: not 401/403, which a client takes for a problem with the user's
+//! sign-in or access, and not 5xx, which it retries and operators count as faults. The client's
+//! Pusher library reports the failed subscription and the side panel keeps polling messages.
 
 use ::http::{Method, StatusCode};
 use serde_json::json;
@@ -35,7 +38,10 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let realtime = ctx
         .realtime
         .as_ref()
-        .ok_or_else(|| Error::Forbidden("Realtime is not configured".into()))?;
+        .ok_or_else(|| Error::NotFound {
+            code: "REALTIME_NOT_CONFIGURED",
+            message: "Realtime is not configured on this server; poll GET /api/session/{sessionId}/messages instead".into(),
+        })?;
     let (kind, id) = if let Some(id) = channel.strip_prefix("private-session-") {
         (Channel::Session, id)
     } else if let Some(id) = channel.strip_prefix("private-agent-") {

@@ -107,6 +107,9 @@ pub fn user_domain_sessions_pk(tenant_id: &str, user_id: &str, domain: &str) -> 
     format!("TENANT#{tenant_id}#USER#{user_id}#DOMAIN#{domain}")
 }
 
+/// The highest sequence number a message key can hold (ten digits keep keys in order).
+pub const MAX_MESSAGE_SEQUENCE: u64 = 9_999_999_999;
+
 pub fn message_sk(sequence: u64) -> String {
     format!("{MESSAGE_PREFIX}{sequence:010}")
 }

@@ -159,16 +159,25 @@ pub fn number_param(
     min: usize,
     max: usize,
 ) -> Result<usize, Error> {
-    match query_param(req, name) {
-        None => Ok(default),
-        Some(raw) => match raw.parse::<usize>() {
+    Ok(optional_number_param(req, name, min, max)?.unwrap_or(default))
+}
+
+/// An optional whole-number query parameter within `min..=max`.
+pub fn optional_number_param(
+    req: &Request,
+    name: &str,
+    min: usize,
+    max: usize,
+) -> Result<Option<usize>, Error> {
+    query_param(req, name)
+        .map(|raw| match raw.parse::<usize>() {
             Ok(n) if (min..=max).contains(&n) => Ok(n),
             _ => Err(Error::field(
                 name,
                 format!("must be a whole number from {min} to {max}"),
             )),
-        },
-    }
+        })
+        .transpose()
 }
 
 /// An optional ISO-8601 timestamp query parameter.

@@ -80,14 +80,39 @@ pub trait SessionStore: Send + Sync {
         create_if_missing: Option<&Session>,
         known: KnownSession<'_>,
     ) -> StoreResult<Vec<Message>>;
-    /// Messages in ascending sequence, optionally only those after `since`.
+    /// At most `limit` messages from where `from` says, in ascending sequence; every mode
+    /// reads at most `limit + 1` live items.
     async fn messages(
         &self,
         tenant_id: &str,
         session_id: &str,
-        since: Option<DateTime<Utc>>,
+        from: MessagesFrom,
         limit: usize,
-    ) -> StoreResult<Vec<Message>>;
+    ) -> StoreResult<MessagePage>;
+}
+
+/// Which page of a session's messages to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessagesFrom {
+    /// The newest messages.
+    Newest,
+    /// The oldest messages with a higher sequence number: the lossless polling cursor.
+    After(u64),
+    /// The newest messages with a lower sequence number: older history.
+    Before(u64),
+    /// The newest messages stamped at or after this time. Inclusive, because one step's
+    /// messages share a timestamp; stored timestamps never decrease along the sequence.
+    Since(DateTime<Utc>),
+}
+
+/// One page of messages.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MessagePage {
+    /// Ascending sequence.
+    pub messages: Vec<Message>,
+    /// More messages match beyond this page (older ones for `Newest`/`Before`/`Since`, newer
+    /// ones for `After`).
+    pub has_more: bool,
 }
 
 /// What a caller already knows about a session.

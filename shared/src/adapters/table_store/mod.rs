@@ -23,10 +23,10 @@ use crate::domain::{
     User,
 };
 use crate::ports::{
-    DebugLog, DebugLogStore, IdempotencyStore, KeyClaim, KnownSession, PreferencesStore,
-    RateLimitStore, Reservation, RevokedTokenStore, SessionChanges, SessionCreated, SessionFilter,
-    SessionOwner, SessionQueries, SessionStore, StoreError, StoreResult, StoredPreferences,
-    TaskStore, TenantStore, UserStore, MAX_STEPS_PER_WRITE,
+    DebugLog, DebugLogStore, IdempotencyStore, KeyClaim, KnownSession, MessagePage, MessagesFrom,
+    PreferencesStore, RateLimitStore, Reservation, RevokedTokenStore, SessionChanges,
+    SessionCreated, SessionFilter, SessionOwner, SessionQueries, SessionStore, StoreError,
+    StoreResult, StoredPreferences, TaskStore, TenantStore, UserStore, MAX_STEPS_PER_WRITE,
 };
 
 /// How often a conditional write that lost a race is retried before giving up.
@@ -98,6 +98,38 @@ impl TableStore {
                 None => return Ok(out),
             }
         }
+    }
+}
+
+impl TableStore {
+    /// Up to `want` live bodies of a query, in its order, following pages; the first body
+    /// `keep` refuses ends the read.
+    async fn query_bodies<T, F>(&self, mut q: Query, want: usize, keep: F) -> StoreResult<Vec<T>>
+    where
+        T: DeserializeOwned + Send,
+        F: Fn(&T) -> bool + Send,
+    {
+        let now = self.now();
+        let mut out = Vec::new();
+        q.limit = Some(want);
+        while out.len() < want {
+            let page = self.table.query(q.clone()).await?;
+            for item in page.items.into_iter().filter(|i| !is_expired(i, now)) {
+                let body: T = body_of(item)?;
+                if !keep(&body) {
+                    return Ok(out);
+                }
+                out.push(body);
+                if out.len() == want {
+                    return Ok(out);
+                }
+            }
+            match page.last {
+                Some(last) => q.start_after = Some(last),
+                None => break,
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -158,6 +158,9 @@ impl SessionStore for TableStore {
                 m.tenant_id = tenant_id.to_owned();
                 m.session_id = session_id.to_owned();
                 m.sequence_number = base.last_sequence + 1 + k as u64;
+                // Never earlier than what the session already holds, so timestamps follow the
+                // sequence (polling by time relies on it) even across skewed clocks.
+                m.timestamp = m.timestamp.max(latest);
                 let mut item = item_of(
                     &keys::session_children_pk(tenant_id, session_id),
                     &keys::message_sk(m.sequence_number),
@@ -243,21 +246,42 @@ impl SessionStore for TableStore {
         &self,
         tenant_id: &str,
         session_id: &str,
-        since: Option<DateTime<Utc>>,
+        from: MessagesFrom,
         limit: usize,
-    ) -> StoreResult<Vec<Message>> {
-        let q = Query::partition(keys::session_children_pk(tenant_id, session_id))
+    ) -> StoreResult<MessagePage> {
+        let all = Query::partition(keys::session_children_pk(tenant_id, session_id))
             .sk(SkCond::Prefix(keys::MESSAGE_PREFIX.into()));
-        let mut out = Vec::new();
-        for item in self.query_all(q).await? {
-            let m: Message = body_of(item)?;
-            if since.is_none_or(|s| m.timestamp > s) {
-                out.push(m);
-                if out.len() >= limit {
-                    break;
-                }
-            }
+        let (q, since) = match from {
+            MessagesFrom::Newest => (all.backward(), None),
+            MessagesFrom::Since(t) => (all.backward(), Some(t)),
+            MessagesFrom::After(seq) => (
+                all.sk(SkCond::Between(
+                    keys::message_sk(seq.saturating_add(1)),
+                    keys::message_sk(keys::MAX_MESSAGE_SEQUENCE),
+                )),
+                None,
+            ),
+            MessagesFrom::Before(0) => return Ok(MessagePage::default()),
+            MessagesFrom::Before(seq) => (
+                all.sk(SkCond::Between(
+                    keys::message_sk(0),
+                    keys::message_sk(seq - 1),
+                ))
+                .backward(),
+                None,
+            ),
+        };
+        let forward = q.forward;
+        let mut messages: Vec<Message> = self
+            .query_bodies(q, limit.saturating_add(1), |m: &Message| {
+                since.is_none_or(|t| m.timestamp >= t)
+            })
+            .await?;
+        let has_more = messages.len() > limit;
+        messages.truncate(limit);
+        if !forward {
+            messages.reverse();
         }
-        Ok(out)
+        Ok(MessagePage { messages, has_more })
     }
 }
