@@ -1628,3 +1628,151 @@ pub async fn message_pages(stores: Stores, clock: &ManualClock) {
     assert_eq!(page(MessagesFrom::Newest, 2).await, (vec![7, 8], true));
     assert_eq!(page(MessagesFrom::After(7), 5).await, (vec![8], false));
 }
+
+/// Session counts stay exact under parallel writers: sessions created at once (by `create` and
+/// by a first message), parallel archives of one session (counted once), and listings that
+/// merge statuses newest first across pages.
+pub async fn session_counts(stores: Stores, clock: &ManualClock) {
+    use shared::domain::SessionStatus;
+    use shared::ports::{SessionChanges, SessionFilter};
+    let store = stores.store;
+    let mut made: Vec<Session> = Vec::new();
+    for k in 0..12 {
+        let mut s = session("t1", clock);
+        if k % 3 == 2 {
+            s.status = SessionStatus::Completed;
+        }
+        s.updated_at = clock.now() + Duration::seconds(k);
+        s.created_at = s.updated_at;
+        made.push(s);
+    }
+    // Half are created, half come with their first message; all at once.
+    let writes = made.iter().enumerate().map(|(k, s)| {
+        let store = store.clone();
+        let s = s.clone();
+        async move {
+            if k % 2 == 0 {
+                store.create_session(&s).await.map(|_| ())
+            } else {
+                let m = message(&s, None, "hi", s.updated_at);
+                store
+                    .append_messages("t1", &s.session_id, &[m], Some(&s))
+                    .await
+                    .map(|_| ())
+            }
+        }
+    });
+    for r in futures::future::join_all(writes).await {
+        r.expect("write");
+    }
+    let all = SessionFilter {
+        status: None,
+        include_archived: true,
+    };
+    let (page, total) = store
+        .list_sessions("t1", "u1", all, 5, 0)
+        .await
+        .expect("list");
+    assert_eq!(total, 12);
+    let newest: Vec<&str> = made
+        .iter()
+        .rev()
+        .take(5)
+        .map(|s| s.session_id.as_str())
+        .collect();
+    assert_eq!(
+        page.iter()
+            .map(|s| s.session_id.as_str())
+            .collect::<Vec<_>>(),
+        newest,
+        "statuses merged newest first"
+    );
+    let (rest, _) = store
+        .list_sessions("t1", "u1", all, 5, 10)
+        .await
+        .expect("list");
+    assert_eq!(
+        rest.iter()
+            .map(|s| s.session_id.as_str())
+            .collect::<Vec<_>>(),
+        vec![made[1].session_id.as_str(), made[0].session_id.as_str()]
+    );
+    let completed = SessionFilter {
+        status: Some(SessionStatus::Completed),
+        include_archived: false,
+    };
+    assert_eq!(
+        store
+            .list_sessions("t1", "u1", completed, 2, 0)
+            .await
+            .expect("list")
+            .1,
+        4
+    );
+
+    // Eight archive the same session at once: it is counted once.
+    let target = made[11].session_id.clone();
+    let archives = (0..8).map(|_| {
+        let store = store.clone();
+        let target = target.clone();
+        let at = clock.now();
+        async move {
+            let changes = SessionChanges {
+                status: Some(SessionStatus::Archived),
+                ..SessionChanges::default()
+            };
+            store.update_session("t1", &target, &changes, at).await
+        }
+    });
+    for r in futures::future::join_all(archives).await {
+        assert_eq!(r.expect("archive").status, SessionStatus::Archived);
+    }
+    let (_, visible) = store
+        .list_sessions("t1", "u1", SessionFilter::default(), 50, 0)
+        .await
+        .expect("list");
+    assert_eq!(visible, 11);
+    assert_eq!(
+        store
+            .list_sessions("t1", "u1", completed, 50, 0)
+            .await
+            .expect("list")
+            .1,
+        3
+    );
+    let archived = SessionFilter {
+        status: Some(SessionStatus::Archived),
+        include_archived: true,
+    };
+    let (only, n) = store
+        .list_sessions("t1", "u1", archived, 50, 0)
+        .await
+        .expect("list");
+    assert_eq!((only.len(), n), (1, 1));
+    assert_eq!(only[0].session_id, target);
+    assert_eq!(
+        store
+            .list_sessions("t1", "u1", all, 50, 0)
+            .await
+            .expect("list")
+            .1,
+        12
+    );
+    // Another user and another tenant count nothing of these.
+    assert_eq!(
+        store
+            .list_sessions("t1", "u2", all, 50, 0)
+            .await
+            .expect("list")
+            .1,
+        0
+    );
+    assert_eq!(
+        store
+            .list_sessions("t2", "u1", all, 50, 0)
+            .await
+            .expect("list")
+            .1,
+        0
+    );
+}

@@ -15,6 +15,7 @@ pub struct DelayedTable {
     inner: Arc<dyn TableBackend>,
     delay: Duration,
     calls: AtomicUsize,
+    items: AtomicUsize,
 }
 
 impl DelayedTable {
@@ -23,12 +24,18 @@ impl DelayedTable {
             inner,
             delay,
             calls: AtomicUsize::new(0),
+            items: AtomicUsize::new(0),
         }
     }
 
     /// Calls so far.
     pub fn calls(&self) -> usize {
         self.calls.load(Ordering::SeqCst)
+    }
+
+    /// Items queries and scans have returned so far.
+    pub fn items(&self) -> usize {
+        self.items.load(Ordering::SeqCst)
     }
 
     async fn hop(&self) {
@@ -59,11 +66,15 @@ impl TableBackend for DelayedTable {
     }
     async fn query(&self, query: Query) -> StoreResult<Page> {
         self.hop().await;
-        self.inner.query(query).await
+        let page = self.inner.query(query).await?;
+        self.items.fetch_add(page.items.len(), Ordering::SeqCst);
+        Ok(page)
     }
     async fn scan(&self, pk_prefix: &str, sk: &str) -> StoreResult<Vec<Item>> {
         self.hop().await;
-        self.inner.scan(pk_prefix, sk).await
+        let items = self.inner.scan(pk_prefix, sk).await?;
+        self.items.fetch_add(items.len(), Ordering::SeqCst);
+        Ok(items)
     }
     async fn transact(&self, writes: Vec<Write>) -> StoreResult<()> {
         self.hop().await;

@@ -100,6 +100,7 @@ suite!(
     message_batches,
     idempotency_keys,
     session_queries,
+    session_counts,
     preferences_and_logs,
 );
 

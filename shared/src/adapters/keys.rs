@@ -99,8 +99,14 @@ pub fn session_children_pk(tenant_id: &str, session_id: &str) -> String {
     format!("TENANT#{tenant_id}#SESSION#{session_id}")
 }
 
-pub fn user_sessions_pk(tenant_id: &str, user_id: &str) -> String {
-    format!("TENANT#{tenant_id}#USER#{user_id}#SESSIONS")
+/// Index partition of a user's sessions in one status, newest first by `updatedAt`.
+pub fn user_sessions_pk(tenant_id: &str, user_id: &str, status: &str) -> String {
+    format!("TENANT#{tenant_id}#USER#{user_id}#SESSIONS#{status}")
+}
+
+/// Sort key (in the tenant's partition) of a user's session counts by status.
+pub fn session_counts_sk(user_id: &str) -> String {
+    format!("SESSIONCOUNTS#{user_id}")
 }
 
 pub fn user_domain_sessions_pk(tenant_id: &str, user_id: &str, domain: &str) -> String {

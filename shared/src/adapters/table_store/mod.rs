@@ -15,7 +15,7 @@ use super::keys;
 use super::sqlite::SqliteTable;
 use super::table::{
     body_of, is_expired, item_of, key_of, Cond, Index, Item, Query, SkCond, TableBackend, Update,
-    Write, EXPIRES_AT,
+    Write, EXPIRES_AT, PK, SK,
 };
 use crate::clock::Clock;
 use crate::domain::{
@@ -148,5 +148,6 @@ mod identity;
 mod queries;
 mod rates;
 mod records;
+mod session_counts;
 mod sessions;
 mod tasks;

@@ -4,6 +4,8 @@ use super::*;
 
 // ---------------------------------------------------------------- session queries
 
+use super::session_counts::{self, STATUSES};
+
 impl TableStore {
     /// Every live session of one index partition, newest first.
     async fn sessions_on(&self, index: Index, pk: String) -> StoreResult<Vec<Session>> {
@@ -11,6 +13,43 @@ impl TableStore {
             .query_all(Query::partition(pk).on(index).backward())
             .await?;
         items.into_iter().map(body_of).collect()
+    }
+
+    /// The newest `want` sessions across the given statuses: one bounded query per status, in
+    /// parallel, merged newest first.
+    async fn newest_sessions(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+        statuses: &[SessionStatus],
+        want: usize,
+    ) -> StoreResult<Vec<Session>> {
+        let pages = futures::future::try_join_all(statuses.iter().map(|status| {
+            let q = Query::partition(session_counts::status_pk(tenant_id, user_id, *status))
+                .on(Index::Gsi1)
+                .backward();
+            self.query_bodies(q, want, |_: &Session| true)
+        }))
+        .await?;
+        let mut all: Vec<Session> = pages.into_iter().flatten().collect();
+        all.sort_by(|a, b| {
+            b.updated_at
+                .cmp(&a.updated_at)
+                .then_with(|| b.session_id.cmp(&a.session_id))
+        });
+        all.truncate(want);
+        Ok(all)
+    }
+}
+
+/// The statuses a listing covers.
+fn listed_statuses(filter: SessionFilter) -> Vec<SessionStatus> {
+    match filter.status {
+        Some(status) => vec![status],
+        None => STATUSES
+            .into_iter()
+            .filter(|s| filter.include_archived || *s != SessionStatus::Archived)
+            .collect(),
     }
 }
 
@@ -24,30 +63,23 @@ impl SessionQueries for TableStore {
         limit: usize,
         offset: usize,
     ) -> StoreResult<(Vec<Session>, usize)> {
-        let all = self
-            .sessions_on(Index::Gsi1, keys::user_sessions_pk(tenant_id, user_id))
-            .await?;
-        let matching: Vec<Session> = all
-            .into_iter()
-            .filter(|s| match filter.status {
-                Some(status) => s.status == status,
-                None => filter.include_archived || s.status != SessionStatus::Archived,
-            })
-            .collect();
-        let total = matching.len();
-        Ok((
-            matching.into_iter().skip(offset).take(limit).collect(),
-            total,
-        ))
+        let statuses = listed_statuses(filter);
+        let want = offset.saturating_add(limit);
+        let (counts, newest) = tokio::join!(
+            self.session_counts(tenant_id, user_id),
+            self.newest_sessions(tenant_id, user_id, &statuses, want)
+        );
+        let counts = counts?;
+        let total = statuses.iter().map(|s| counts.of(*s)).sum::<u64>() as usize;
+        Ok((newest?.into_iter().skip(offset).collect(), total))
     }
 
     async fn latest_session(&self, tenant_id: &str, user_id: &str) -> StoreResult<Option<Session>> {
-        let all = self
-            .sessions_on(Index::Gsi1, keys::user_sessions_pk(tenant_id, user_id))
-            .await?;
-        Ok(all
-            .into_iter()
-            .find(|s| s.status != SessionStatus::Archived))
+        let statuses = listed_statuses(SessionFilter::default());
+        Ok(self
+            .newest_sessions(tenant_id, user_id, &statuses, 1)
+            .await?
+            .pop())
     }
 
     async fn session_by_domain(
@@ -90,9 +122,6 @@ impl SessionQueries for TableStore {
         if let Some(r) = changes.is_renamed {
             update.set.insert("isRenamed".into(), Value::from(r));
         }
-        if let Some(st) = changes.status {
-            update.set.insert("status".into(), to_json(&st)?);
-        }
         match &changes.waiting_task_id {
             Some(Some(t)) => {
                 update
@@ -105,21 +134,88 @@ impl SessionQueries for TableStore {
         if let Some(m) = &changes.memory {
             update.set.insert("memory".into(), to_json(m)?);
         }
-        match self
-            .table
-            .update(
-                &keys::tenant_pk(tenant_id),
-                &keys::session_sk(session_id),
-                update,
-                Cond::Live { now: self.now() },
-            )
+        let Some(status) = changes.status else {
+            return match self
+                .table
+                .update(
+                    &keys::tenant_pk(tenant_id),
+                    &keys::session_sk(session_id),
+                    update,
+                    Cond::Live { now: self.now() },
+                )
+                .await
+            {
+                Ok(item) => body_of(item),
+                Err(StoreError::Conflict(_)) => {
+                    Err(StoreError::NotFound(format!("session {session_id}")))
+                }
+                Err(e) => Err(e),
+            };
+        };
+        update.set.insert("status".into(), to_json(&status)?);
+        self.move_session(tenant_id, session_id, update, status)
             .await
-        {
-            Ok(item) => body_of(item),
-            Err(StoreError::Conflict(_)) => {
-                Err(StoreError::NotFound(format!("session {session_id}")))
+    }
+}
+
+impl TableStore {
+    /// Applies `update`, which moves the session to `status`, together with the user's
+    /// counts and the session's index partition, on the condition that its status is still
+    /// the one just read.
+    async fn move_session(
+        &self,
+        tenant_id: &str,
+        session_id: &str,
+        update: Update,
+        status: SessionStatus,
+    ) -> StoreResult<Session> {
+        let (pk, sk) = (keys::tenant_pk(tenant_id), keys::session_sk(session_id));
+        for attempt in 0..RACE_RETRIES {
+            let now = self.now();
+            let Some(current) = self.get_live::<Session>(&pk, &sk).await? else {
+                return Err(StoreError::NotFound(format!("session {session_id}")));
+            };
+            let user = current.user_id.as_str();
+            let mut update = update.clone();
+            update.set.insert(
+                Index::Gsi1.pk().into(),
+                Value::from(session_counts::status_pk(tenant_id, user, status)),
+            );
+            let mut writes = vec![Write::Update {
+                pk: pk.clone(),
+                sk: sk.clone(),
+                update,
+                cond: Cond::All(vec![
+                    Cond::Live { now },
+                    Cond::Eq("status".into(), to_json(&current.status)?),
+                ]),
+            }];
+            if current.status != status {
+                writes.push(session_counts::count_write(
+                    tenant_id,
+                    user,
+                    Some(current.status),
+                    status,
+                    now,
+                ));
             }
-            Err(e) => Err(e),
+            match self.table.transact(writes).await {
+                Ok(()) => {
+                    return self
+                        .get_live(&pk, &sk)
+                        .await?
+                        .ok_or_else(|| StoreError::NotFound(format!("session {session_id}")));
+                }
+                Err(StoreError::Conflict(_)) => {
+                    if !self.built_missing_counts(tenant_id, user).await? {
+                        race_pause(attempt).await;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
         }
+        Err(StoreError::Unavailable(format!(
+            "session {session_id} kept changing while its status changed"
+        )))
     }
 }

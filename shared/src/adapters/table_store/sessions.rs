@@ -14,7 +14,11 @@ fn session_item(s: &Session) -> StoreResult<Item> {
     let updated = crate::time::iso(s.updated_at);
     item.insert(
         Index::Gsi1.pk().into(),
-        Value::from(keys::user_sessions_pk(&s.tenant_id, &s.user_id)),
+        Value::from(session_counts::status_pk(
+            &s.tenant_id,
+            &s.user_id,
+            s.status,
+        )),
     );
     item.insert(Index::Gsi1.sk().into(), Value::from(updated.clone()));
     item.insert(
@@ -73,27 +77,39 @@ impl SessionStore for TableStore {
         let mut session = session.clone();
         session.id_claimed = true;
         let session = &session;
-        let writes = vec![
-            Write::Put {
-                item: session_item(session)?,
-                cond: Cond::Absent { now: self.now() },
-            },
-            claim_session_id(session)?,
-        ];
-        match self.table.transact(writes).await {
-            Ok(()) => Ok(SessionCreated::Created),
-            Err(StoreError::Conflict(_)) => {
-                if self
-                    .claimed_elsewhere(&session.session_id, &session.tenant_id, &session.user_id)
-                    .await?
-                {
-                    Ok(SessionCreated::Taken)
-                } else {
-                    Ok(SessionCreated::Exists)
+        let (tenant, user) = (&session.tenant_id, &session.user_id);
+        for _ in 0..2 {
+            let now = self.now();
+            let writes = vec![
+                Write::Put {
+                    item: session_item(session)?,
+                    cond: Cond::Absent { now },
+                },
+                claim_session_id(session)?,
+                session_counts::count_write(tenant, user, None, session.status, now),
+            ];
+            match self.table.transact(writes).await {
+                Ok(()) => return Ok(SessionCreated::Created),
+                Err(StoreError::Conflict(_)) => {
+                    if self.built_missing_counts(tenant, user).await? {
+                        continue;
+                    }
+                    return if self
+                        .claimed_elsewhere(&session.session_id, tenant, user)
+                        .await?
+                    {
+                        Ok(SessionCreated::Taken)
+                    } else {
+                        Ok(SessionCreated::Exists)
+                    };
                 }
+                Err(e) => return Err(e),
             }
-            Err(e) => Err(e),
         }
+        Err(StoreError::Unavailable(format!(
+            "session {} could not be counted",
+            session.session_id
+        )))
     }
 
     async fn session(&self, tenant_id: &str, session_id: &str) -> StoreResult<Option<Session>> {
@@ -126,8 +142,8 @@ impl SessionStore for TableStore {
         known: KnownSession<'_>,
     ) -> StoreResult<Vec<Message>> {
         let mut known = known;
-        if messages.len() + 2 > super::super::table::MAX_TRANSACTION_WRITES {
-            // The messages, the session and the id's claim.
+        if messages.len() + 3 > super::super::table::MAX_TRANSACTION_WRITES {
+            // The messages, the session, the id's claim and the user's session counts.
             return Err(StoreError::Internal(
                 "too many messages for one append".into(),
             ));
@@ -189,6 +205,9 @@ impl SessionStore for TableStore {
                         cond: Cond::Absent { now },
                     });
                     writes.push(claim_session_id(&s)?);
+                    writes.push(session_counts::count_write(
+                        tenant_id, &s.user_id, None, s.status, now,
+                    ));
                 }
                 None => {
                     // A session stored before ids were claimed claims its id with its next
@@ -223,6 +242,11 @@ impl SessionStore for TableStore {
             match self.table.transact(writes).await {
                 Ok(()) => return Ok(stored),
                 Err(StoreError::Conflict(_)) => {
+                    if session_write.is_some()
+                        && self.built_missing_counts(tenant_id, &base.user_id).await?
+                    {
+                        continue;
+                    }
                     if claimed_here
                         && self
                             .claimed_elsewhere(session_id, tenant_id, &base.user_id)

@@ -10,6 +10,7 @@
 
 mod machine;
 mod pages;
+mod reads;
 mod reasoning;
 mod search;
 mod starts;
@@ -67,7 +68,7 @@ async fn main() {
     };
     println!("bench ({profile} build, {runs} runs per start measurement)");
     // BENCH_ONLY=<section,...> runs some sections: startup, cleanup, round-trips, interact,
-    // reasoning, search, prompt, login, machine, workspace, exec.
+    // reads, reasoning, search, prompt, login, machine, workspace, exec.
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
     if run("startup") {
@@ -78,6 +79,9 @@ async fn main() {
     }
     if run("round-trips") {
         store::round_trips().await;
+    }
+    if run("reads") {
+        reads::read_path().await;
     }
     if run("interact") {
         work::interact_overhead(runs).await;
