@@ -1,0 +1,275 @@
+//! Every function is wired everywhere it must be: a `functions/*` crate with an HTTP route is
+//! in local-api's table, `template.yaml` declares it with the same method and path (and its
+//! CORS preflight), and `events/expected.tsv` invokes it at least once with event files that
+//! exist. A forgotten entry anywhere fails here, naming the function.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Functions without an HTTP route, and the event source the template must give each.
+const NOT_HTTP: [(&str, &str); 3] = [
+    ("cleanup-expired", "ScheduleV2"),
+    ("agent-phase", "(Step Functions)"),
+    ("agent-exec", "(invoked by agent-exec-start)"),
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+fn function_dirs() -> BTreeSet<String> {
+    std::fs::read_dir(root().join("functions"))
+        .expect("functions/")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("Cargo.toml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// One function resource of the template: its code directory and its HTTP API events.
+#[derive(Debug, Default)]
+struct TemplateFunction {
+    resource: String,
+    binary: Option<String>,
+    events: BTreeSet<(String, String)>,
+    event_types: BTreeSet<String>,
+}
+
+/// The template's function resources by code directory, read line by line (the template
+/// keeps each HttpApi event's properties on one line, which this relies on and checks).
+fn template_functions() -> BTreeMap<String, TemplateFunction> {
+    let text = std::fs::read_to_string(root().join("template.yaml")).expect("template.yaml");
+    let mut out = BTreeMap::new();
+    let mut current: Option<(String, TemplateFunction)> = None;
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let resource_start = line.starts_with("  ")
+            && !line.starts_with("   ")
+            && line.trim_end().ends_with(':')
+            && !line.trim().starts_with('#');
+        if resource_start {
+            if let Some((dir, f)) = current.take() {
+                out.insert(dir, f);
+            }
+            let name = line.trim().trim_end_matches(':').to_owned();
+            if lines
+                .peek()
+                .is_some_and(|l| l.trim() == "Type: AWS::Serverless::Function")
+            {
+                current = Some((
+                    String::new(),
+                    TemplateFunction {
+                        resource: name,
+                        ..TemplateFunction::default()
+                    },
+                ));
+            }
+            continue;
+        }
+        let Some((dir, f)) = current.as_mut() else {
+            continue;
+        };
+        let t = line.trim();
+        if let Some(uri) = t.strip_prefix("CodeUri: functions/") {
+            *dir = uri.trim_end_matches('/').to_owned();
+        } else if let Some(b) = t.strip_prefix("Binary: ") {
+            f.binary = Some(b.to_owned());
+        } else if let Some(ty) = t.strip_prefix("Type: ") {
+            f.event_types.insert(ty.to_owned());
+            if ty == "HttpApi" {
+                let props = lines.next().unwrap_or_default().trim();
+                let method = between(props, "Method: ", ",");
+                let path = between(props, "Path: ", " }").map(|p| p.trim_matches('"'));
+                match (method, path) {
+                    (Some(m), Some(p)) => {
+                        f.events.insert((m.to_owned(), p.to_owned()));
+                    }
+                    _ => panic!(
+                        "{}: an HttpApi event's properties must be one line \
+                         `Properties: {{ ApiId: !Ref Api, Method: M, Path: P }}`, got `{props}`",
+                        f.resource
+                    ),
+                }
+            }
+        }
+    }
+    if let Some((dir, f)) = current.take() {
+        out.insert(dir, f);
+    }
+    out
+}
+
+fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let rest = &s[s.find(start)? + start.len()..];
+    Some(rest[..rest.find(end)?].trim())
+}
+
+#[test]
+fn every_function_is_routed_declared_and_invoked() {
+    let dirs = function_dirs();
+    let template = template_functions();
+    let routes = local_api::routes();
+    let not_http: BTreeMap<&str, &str> = NOT_HTTP.into_iter().collect();
+    let mut problems = Vec::new();
+
+    for dir in &dirs {
+        let Some(f) = template.get(dir) else {
+            problems.push(format!(
+                "{dir}: no function in template.yaml with CodeUri functions/{dir}"
+            ));
+            continue;
+        };
+        if f.binary.as_deref() != Some(dir.as_str()) {
+            problems.push(format!(
+                "{dir}: template resource {} builds binary {:?}",
+                f.resource, f.binary
+            ));
+        }
+        if let Some(source) = not_http.get(dir.as_str()) {
+            if routes.iter().any(|r| r.spec.name == dir) {
+                problems.push(format!(
+                    "{dir}: not an HTTP function, yet routed in local-api"
+                ));
+            }
+            if !f.events.is_empty() {
+                problems.push(format!(
+                    "{dir}: not an HTTP function, yet has HttpApi events"
+                ));
+            }
+            if source.starts_with(|c: char| c.is_ascii_alphabetic())
+                && !f.event_types.contains(*source)
+            {
+                problems.push(format!("{dir}: the template gives it no {source} event"));
+            }
+            continue;
+        }
+        let Some(route) = routes.iter().find(|r| r.spec.name == dir) else {
+            problems.push(format!(
+                "{dir}: not in local-api's route table (local/src/lib.rs)"
+            ));
+            continue;
+        };
+        let want: BTreeSet<(String, String)> = route
+            .spec
+            .methods
+            .iter()
+            .map(|m| (m.to_string(), route.spec.path.to_owned()))
+            .collect();
+        let mut got = f.events.clone();
+        got.remove(&("OPTIONS".to_owned(), route.spec.path.to_owned()));
+        if got != want {
+            problems.push(format!(
+                "{dir}: template.yaml ({}) declares {:?}, local-api routes {:?}",
+                f.resource, f.events, want
+            ));
+        }
+    }
+    // Each path answers its CORS preflight through exactly one function (API Gateway refuses
+    // two routes for one method and path).
+    let paths: BTreeSet<&str> = routes.iter().map(|r| r.spec.path).collect();
+    for path in paths {
+        let preflights: Vec<&str> = template
+            .values()
+            .filter(|f| f.events.contains(&("OPTIONS".to_owned(), path.to_owned())))
+            .map(|f| f.resource.as_str())
+            .collect();
+        if preflights.len() != 1 {
+            problems.push(format!(
+                "{path}: the preflight (OPTIONS) is declared by {preflights:?}, want exactly one"
+            ));
+        }
+    }
+    for (dir, f) in &template {
+        if !dirs.contains(dir) {
+            problems.push(format!(
+                "template.yaml {}: no crate functions/{dir}",
+                f.resource
+            ));
+        }
+    }
+    for r in &routes {
+        if !dirs.contains(r.spec.name) {
+            problems.push(format!(
+                "local-api routes {}: no crate functions/{}",
+                r.spec.name, r.spec.name
+            ));
+        }
+    }
+
+    // Every function is invoked by scripts/lambda-events, with event files that exist, and
+    // every event file is used.
+    let events = root().join("events");
+    let tsv = std::fs::read_to_string(events.join("expected.tsv")).expect("events/expected.tsv");
+    let mut invoked = BTreeSet::new();
+    let mut used = BTreeSet::new();
+    for (n, line) in tsv.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let cols: Vec<&str> = line.split('\t').collect();
+        let [function, file, expected] = cols[..] else {
+            problems.push(format!(
+                "events/expected.tsv line {}: want 3 tab-separated columns",
+                n + 1
+            ));
+            continue;
+        };
+        if !dirs.contains(function) {
+            problems.push(format!(
+                "events/expected.tsv line {}: no function {function}",
+                n + 1
+            ));
+        }
+        if !events.join(file).is_file() {
+            problems.push(format!(
+                "events/expected.tsv line {}: no file events/{file}",
+                n + 1
+            ));
+        }
+        let status = expected
+            .parse::<u16>()
+            .is_ok_and(|s| (100..600).contains(&s));
+        let error = expected
+            .strip_prefix("error:")
+            .is_some_and(|e| !e.is_empty());
+        if expected != "report" && !status && !error {
+            problems.push(format!(
+                "events/expected.tsv line {}: bad expectation {expected}",
+                n + 1
+            ));
+        }
+        invoked.insert(function.to_owned());
+        used.insert(file.to_owned());
+    }
+    for dir in dirs.difference(&invoked) {
+        problems.push(format!("{dir}: no row in events/expected.tsv"));
+    }
+    for e in std::fs::read_dir(&events)
+        .expect("events/")
+        .filter_map(|e| e.ok())
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".json") && !used.contains(&name) {
+            problems.push(format!("events/{name}: not used in events/expected.tsv"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "inconsistencies:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn the_workspace_lists_every_function() {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    for dir in function_dirs() {
+        assert!(
+            manifest.contains(&format!("\"functions/{dir}\"")),
+            "functions/{dir} is not a workspace member"
+        );
+    }
+}
