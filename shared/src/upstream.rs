@@ -139,6 +139,30 @@ where
 /// 5xx, transport failures and timeouts; `Fatal` with the reason for any other status or an
 /// answer over `max`.
 pub async fn exchange(req: reqwest::RequestBuilder, max: usize) -> Attempt<Vec<u8>, String> {
+    match exchange_or_refusal(req, max).await {
+        Attempt::Done(b) => Attempt::Done(b),
+        Attempt::Retry(why, after) => Attempt::Retry(why, after),
+        Attempt::Fatal(r) => Attempt::Fatal(r.reason),
+    }
+}
+
+/// A final (not retried) failure, with the start of the refusing answer's body, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub reason: String,
+    pub status: Option<u16>,
+    /// At most [`REFUSAL_BODY_BYTES`]; empty when not read.
+    pub body: Vec<u8>,
+}
+
+/// How much of a refusing answer is read (an error message, not a page).
+pub const REFUSAL_BODY_BYTES: usize = 16 * 1024;
+
+/// Like [`exchange`], keeping a 4xx answer's body for callers that adapt to it.
+pub async fn exchange_or_refusal(
+    req: reqwest::RequestBuilder,
+    max: usize,
+) -> Attempt<Vec<u8>, Refusal> {
     let resp = match req.send().await {
         Ok(r) => r,
         Err(e) => return Attempt::Retry(transport_reason(&e), None),
@@ -148,13 +172,27 @@ pub async fn exchange(req: reqwest::RequestBuilder, max: usize) -> Attempt<Vec<u
         return Attempt::Retry(format!("status {status}"), retry_after(&resp));
     }
     if !status.is_success() {
-        return Attempt::Fatal(format!("status {status}"));
+        let body = read_limited(resp, REFUSAL_BODY_BYTES)
+            .await
+            .unwrap_or_default();
+        return Attempt::Fatal(Refusal {
+            reason: format!("status {status}"),
+            status: Some(status.as_u16()),
+            body,
+        });
     }
+    let fatal = |reason: &str| {
+        Attempt::Fatal(Refusal {
+            reason: reason.into(),
+            status: None,
+            body: Vec::new(),
+        })
+    };
     match read_limited(resp, max).await {
         Ok(b) => Attempt::Done(b),
         Err(ReadError::Timeout) => Attempt::Retry(TIMED_OUT.into(), None),
         Err(ReadError::Transport) => Attempt::Retry("connection failed: body".into(), None),
-        Err(ReadError::TooLarge) => Attempt::Fatal("oversized answer".into()),
+        Err(ReadError::TooLarge) => fatal("oversized answer"),
     }
 }
 

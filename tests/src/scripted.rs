@@ -36,9 +36,10 @@ impl Reply {
     }
 }
 
-type Handler = Arc<dyn Fn(hyper::Request<()>, Value, &str) -> (u16, Value, Duration) + Send + Sync>;
+pub type Handler =
+    Arc<dyn Fn(hyper::Request<()>, Value, &str) -> (u16, Value, Duration) + Send + Sync>;
 
-async fn serve(handler: Handler) -> SocketAddr {
+pub async fn serve(handler: Handler) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

@@ -7,6 +7,7 @@
 pub mod dynamo;
 pub mod http_knowledge;
 pub mod keys;
+pub mod llm_params;
 pub mod mcp;
 pub mod openai;
 pub mod runner;

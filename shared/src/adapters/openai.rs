@@ -1,22 +1,28 @@
 //! The `Llm` adapter for any OpenAI-compatible chat-completions endpoint: retries
 //! 429/5xx/connection failures with backoff, never past the caller's deadline; collects token
-//! usage and never logs the key or the prompt.
+//! usage and never logs the key or the prompt. It sends the parameters the endpoint takes
+//! (`llm_params`), and when a 400 names one it refused, resends at once without it and keeps
+//! the adapted set for the model's later calls.
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
 
+use super::llm_params::{self, ModelParams, TokenParam};
 use crate::config::LlmConfig;
 use crate::ports::llm::{ChatMessage, Completion, Llm, LlmError};
-use crate::upstream::{exchange, with_retries, Attempt, GaveUp, LazyClient};
+use crate::upstream::{exchange_or_refusal, with_retries, Attempt, GaveUp, LazyClient};
 
 /// Any OpenAI-compatible `/chat/completions` endpoint.
 pub struct OpenAiLlm {
     cfg: LlmConfig,
     // Built on first use: functions that never call the model pay nothing at cold start.
     client: LazyClient,
+    /// What this model takes, adapted from refusals for the life of the process.
+    params: Mutex<ModelParams>,
 }
 
 impl std::fmt::Debug for OpenAiLlm {
@@ -32,9 +38,18 @@ impl std::fmt::Debug for OpenAiLlm {
 struct ChatRequest<'a> {
     model: &'a str,
     messages: &'a [ChatMessage],
-    temperature: f32,
-    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'a str>,
 }
+
+/// Most parameter adaptations in one call (each removes or swaps one parameter).
+const MAX_ADAPTATIONS: usize = 3;
 
 #[derive(Deserialize)]
 struct ChatResponse {
@@ -65,9 +80,25 @@ struct Usage {
 
 impl OpenAiLlm {
     pub fn new(cfg: LlmConfig) -> Self {
+        let params = llm_params::initial(&cfg.params, &cfg.base_url, &cfg.model);
         Self {
             cfg,
             client: LazyClient::new(Duration::from_secs(5)),
+            params: Mutex::new(params),
+        }
+    }
+
+    fn current_params(&self) -> ModelParams {
+        match self.params.lock() {
+            Ok(p) => p.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn remember(&self, params: ModelParams) {
+        match self.params.lock() {
+            Ok(mut p) => *p = params,
+            Err(poisoned) => *poisoned.into_inner() = params,
         }
     }
 
@@ -82,27 +113,72 @@ impl OpenAiLlm {
         )
     }
 
+    /// One request with `params`.
+    fn request(
+        &self,
+        messages: &[ChatMessage],
+        params: &ModelParams,
+        timeout: Duration,
+    ) -> reqwest::RequestBuilder {
+        let limit = Some(self.cfg.max_tokens);
+        let body = ChatRequest {
+            model: &self.cfg.model,
+            messages,
+            temperature: params.temperature,
+            max_tokens: limit.filter(|_| params.token_param == TokenParam::MaxTokens),
+            max_completion_tokens: limit
+                .filter(|_| params.token_param == TokenParam::MaxCompletionTokens),
+            reasoning_effort: params.reasoning_effort.as_deref(),
+        };
+        let mut req = self.client().post(self.url()).timeout(timeout).json(&body);
+        if let Some(v) = &self.cfg.api_version {
+            req = req.query(&[("api-version", v)]);
+        }
+        let key = self.cfg.api_key.expose_secret();
+        if self.cfg.api_key_header {
+            req.header("api-key", key)
+        } else {
+            req.bearer_auth(key)
+        }
+    }
+
     async fn attempt(
         &self,
         messages: &[ChatMessage],
         timeout: Duration,
     ) -> Attempt<Completion, LlmError> {
-        let body = ChatRequest {
-            model: &self.cfg.model,
-            messages,
-            temperature: 0.0,
-            max_tokens: self.cfg.max_tokens,
-        };
-        let req = self
-            .client()
-            .post(self.url())
-            .bearer_auth(self.cfg.api_key.expose_secret())
-            .timeout(timeout)
-            .json(&body);
-        let body = match exchange(req, MAX_RESPONSE_BYTES).await {
-            Attempt::Done(b) => b,
-            Attempt::Retry(why, after) => return Attempt::Retry(why, after),
-            Attempt::Fatal(why) => return Attempt::Fatal(LlmError::Upstream(why)),
+        let started = Instant::now();
+        let mut params = self.current_params();
+        let mut adapted = 0;
+        let body = loop {
+            let left = timeout.saturating_sub(started.elapsed());
+            if left.is_zero() {
+                return Attempt::Retry(crate::upstream::TIMED_OUT.into(), None);
+            }
+            let refusal = match exchange_or_refusal(
+                self.request(messages, &params, left),
+                MAX_RESPONSE_BYTES,
+            )
+            .await
+            {
+                Attempt::Done(b) => break b,
+                Attempt::Retry(why, after) => return Attempt::Retry(why, after),
+                Attempt::Fatal(r) => r,
+            };
+            let next = match refusal.status {
+                Some(400 | 422) if adapted < MAX_ADAPTATIONS => {
+                    llm_params::refused_param(&params, &refusal.body)
+                        .and_then(|name| Some((name, llm_params::adapt(&params, name)?)))
+                }
+                _ => None,
+            };
+            let Some((name, next)) = next else {
+                return Attempt::Fatal(LlmError::Upstream(refusal.reason));
+            };
+            tracing::info!(model = %self.cfg.model, parameter = name, "the model refused a parameter; adapted");
+            params = next;
+            self.remember(params.clone());
+            adapted += 1;
         };
         match serde_json::from_slice::<ChatResponse>(&body) {
             Ok(r) => {

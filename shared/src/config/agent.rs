@@ -6,6 +6,7 @@ use std::time::Duration;
 use secrecy::SecretString;
 
 use super::{parse_num, ConfigError, SearchConfig};
+use crate::adapters::llm_params::{is_azure, Choice, ParamSettings, TokenParam};
 use crate::domain::risk::RiskPatterns;
 
 /// Settings of the OpenAI-compatible adapter.
@@ -19,6 +20,12 @@ pub struct LlmConfig {
     pub attempt_timeout: Duration,
     /// Retries after the first attempt.
     pub max_retries: u32,
+    /// Which parameters to send (completion limit, temperature, reasoning effort).
+    pub params: ParamSettings,
+    /// The key goes in `api-key` (Azure OpenAI) instead of `Authorization: Bearer`.
+    pub api_key_header: bool,
+    /// `api-version` query parameter (Azure OpenAI).
+    pub api_version: Option<String>,
 }
 
 /// The agent step: model, knowledge service, limits and prompt budget.
@@ -96,6 +103,56 @@ pub struct KnowledgeConfig {
 /// Variables naming the model key, in the order they are read.
 pub const LLM_KEY_VARIABLES: &str = "LLM_API_KEY or OPENAI_API_KEY";
 
+/// The model used when `LLM_MODEL` is not set.
+pub const DEFAULT_MODEL: &str = "gpt-5-mini";
+
+/// `LLM_TOKEN_PARAM`, `LLM_TEMPERATURE` and `LLM_REASONING_EFFORT` (each `auto` by default).
+fn param_settings(get: &impl Fn(&str) -> Option<String>) -> Result<ParamSettings, ConfigError> {
+    let token_param = match get("LLM_TOKEN_PARAM").as_deref() {
+        None | Some("auto") => None,
+        Some("max_tokens") => Some(TokenParam::MaxTokens),
+        Some("max_completion_tokens") => Some(TokenParam::MaxCompletionTokens),
+        Some("omit") => Some(TokenParam::Omit),
+        Some(_) => {
+            return Err(ConfigError::Invalid(
+                "LLM_TOKEN_PARAM",
+                "must be auto, max_tokens, max_completion_tokens or omit".into(),
+            ))
+        }
+    };
+    let temperature = match get("LLM_TEMPERATURE").as_deref() {
+        None | Some("auto") => Choice::Auto,
+        Some("omit") => Choice::Omit,
+        Some(t) => match t.parse::<f32>() {
+            Ok(v) if (0.0..=2.0).contains(&v) => Choice::Value(v),
+            _ => {
+                return Err(ConfigError::Invalid(
+                    "LLM_TEMPERATURE",
+                    "must be auto, omit or a number from 0 to 2".into(),
+                ))
+            }
+        },
+    };
+    let reasoning_effort = match get("LLM_REASONING_EFFORT").as_deref() {
+        None | Some("auto") => Choice::Auto,
+        Some("omit") => Choice::Omit,
+        Some(e) if e.len() <= 16 && e.bytes().all(|b| b.is_ascii_lowercase()) => {
+            Choice::Value(e.to_owned())
+        }
+        Some(_) => {
+            return Err(ConfigError::Invalid(
+                "LLM_REASONING_EFFORT",
+                "must be auto, omit or an effort such as none, minimal, low, medium, high".into(),
+            ))
+        }
+    };
+    Ok(ParamSettings {
+        token_param,
+        temperature,
+        reasoning_effort,
+    })
+}
+
 impl AgentConfig {
     /// Reads the agent's variables.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
@@ -115,10 +172,24 @@ impl AgentConfig {
                         format!("`{base_url}` is not an http(s) URL"),
                     ));
                 }
+                let api_key_header = match get("LLM_API_KEY_HEADER").as_deref() {
+                    None | Some("auto") => is_azure(&base_url),
+                    Some("authorization") => false,
+                    Some("api-key") => true,
+                    Some(_) => {
+                        return Err(ConfigError::Invalid(
+                            "LLM_API_KEY_HEADER",
+                            "must be auto, authorization or api-key".into(),
+                        ))
+                    }
+                };
                 Some(LlmConfig {
+                    params: param_settings(&get)?,
+                    api_key_header,
+                    api_version: get("LLM_API_VERSION"),
                     base_url,
                     api_key: SecretString::from(key),
-                    model: get("LLM_MODEL").unwrap_or_else(|| "gpt-4o-mini".into()),
+                    model: get("LLM_MODEL").unwrap_or_else(|| DEFAULT_MODEL.into()),
                     max_tokens: parse_num(&get, "LLM_MAX_TOKENS", 800, 16, 16_384)?,
                     attempt_timeout: std::time::Duration::from_millis(parse_num(
                         &get,

@@ -100,7 +100,7 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
     ),
     (
         "LLM_MODEL",
-        "gpt-4o-mini",
+        "gpt-5-mini",
         "model name sent with every request",
     ),
     ("LLM_TIMEOUT_MS", "20000", "longest single model call"),
@@ -109,7 +109,32 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "2",
         "retries on 429, 5xx and connection errors (within the step deadline)",
     ),
-    ("LLM_MAX_TOKENS", "800", "completion token limit"),
+    ("LLM_MAX_TOKENS", "800", "completion token limit (a reasoning model's thinking counts against it)"),
+    (
+        "LLM_TOKEN_PARAM",
+        "auto",
+        "how the limit is sent: `max_completion_tokens` to OpenAI/Azure and their reasoning models, else `max_tokens`; or `max_tokens`, `max_completion_tokens`, `omit`",
+    ),
+    (
+        "LLM_TEMPERATURE",
+        "auto",
+        "`0`, left out for reasoning models (o-series, GPT-5); or a number, or `omit`",
+    ),
+    (
+        "LLM_REASONING_EFFORT",
+        "auto",
+        "`minimal` for GPT-5 models, `low` for o-series ones, not sent to other models; or a value, or `omit`",
+    ),
+    (
+        "LLM_API_KEY_HEADER",
+        "auto",
+        "`api-key` for Azure OpenAI hosts, else `Authorization: Bearer`; or `authorization`, `api-key`",
+    ),
+    (
+        "LLM_API_VERSION",
+        "(none)",
+        "`api-version` query parameter (Azure OpenAI's dated API)",
+    ),
     (
         "EXTRACTION_SERVICE_URL",
         "(none: no organisation knowledge)",

@@ -1,0 +1,286 @@
+//! Which request parameters a chat-completions endpoint takes, as pure rules: what to send
+//! first (from the settings, the endpoint's host and the model's name) and how to adapt when
+//! the endpoint refuses a parameter with a 400 that names it. OpenAI's current models refuse
+//! `max_tokens` (they take `max_completion_tokens`) and any `temperature` but the default;
+//! self-hosted servers (vLLM, Ollama, llama.cpp) and most other providers take `max_tokens`.
+
+use serde_json::Value;
+
+/// How the completion limit is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenParam {
+    MaxTokens,
+    MaxCompletionTokens,
+    Omit,
+}
+
+/// A setting that is either chosen by the rules below, left out, or given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Choice<T> {
+    Auto,
+    Omit,
+    Value(T),
+}
+
+/// The operator's settings (`LLM_TOKEN_PARAM`, `LLM_TEMPERATURE`, `LLM_REASONING_EFFORT`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamSettings {
+    pub token_param: Option<TokenParam>,
+    pub temperature: Choice<f32>,
+    pub reasoning_effort: Choice<String>,
+}
+
+impl Default for ParamSettings {
+    fn default() -> Self {
+        Self {
+            token_param: None,
+            temperature: Choice::Auto,
+            reasoning_effort: Choice::Auto,
+        }
+    }
+}
+
+/// The parameters sent to one model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelParams {
+    pub token_param: TokenParam,
+    pub temperature: Option<f32>,
+    pub reasoning_effort: Option<String>,
+}
+
+/// The host of a base URL, lowercased.
+fn host(base_url: &str) -> String {
+    let rest = base_url.split_once("://").map_or(base_url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit('@').next().unwrap_or("");
+    host.split(':').next().unwrap_or("").to_ascii_lowercase()
+}
+
+/// Azure OpenAI (the `api-key` header, deployments in the path, `api-version`).
+pub fn is_azure(base_url: &str) -> bool {
+    let h = host(base_url);
+    h.ends_with(".openai.azure.com") || h.ends_with(".cognitiveservices.azure.com")
+}
+
+/// OpenAI's own API or Azure OpenAI: the endpoints that take `max_completion_tokens`.
+pub fn is_openai(base_url: &str) -> bool {
+    host(base_url) == "api.openai.com" || is_azure(base_url)
+}
+
+/// OpenAI's reasoning models (o-series, GPT-5 family except the chat variants): they refuse
+/// sampling parameters and take a reasoning effort.
+pub fn is_reasoning_model(model: &str) -> bool {
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let family = ["o1", "o3", "o4", "gpt-5"].iter().any(|p| {
+        name.strip_prefix(p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.']))
+    });
+    family && !name.contains("-chat")
+}
+
+/// What to send first.
+pub fn initial(settings: &ParamSettings, base_url: &str, model: &str) -> ModelParams {
+    let openai = is_openai(base_url);
+    let reasoning = is_reasoning_model(model);
+    let token_param = settings.token_param.unwrap_or(if openai || reasoning {
+        TokenParam::MaxCompletionTokens
+    } else {
+        TokenParam::MaxTokens
+    });
+    let temperature = match &settings.temperature {
+        Choice::Value(t) => Some(*t),
+        Choice::Omit => None,
+        Choice::Auto => (!reasoning).then_some(0.0),
+    };
+    let reasoning_effort = match &settings.reasoning_effort {
+        Choice::Value(e) => Some(e.clone()),
+        Choice::Omit => None,
+        // The least thinking that answers: steps need a quick, short decision.
+        // (A gateway that refuses it gets it adapted away.)
+        Choice::Auto if reasoning => {
+            let name = model
+                .rsplit('/')
+                .next()
+                .unwrap_or(model)
+                .to_ascii_lowercase();
+            Some(
+                if name.starts_with("gpt-5") {
+                    "minimal"
+                } else {
+                    "low"
+                }
+                .to_owned(),
+            )
+        }
+        Choice::Auto => None,
+    };
+    ModelParams {
+        token_param,
+        temperature,
+        reasoning_effort,
+    }
+}
+
+/// The parameters this request sends, by wire name.
+fn sent(params: &ModelParams) -> Vec<&'static str> {
+    let mut names = Vec::new();
+    match params.token_param {
+        TokenParam::MaxTokens => names.push("max_tokens"),
+        TokenParam::MaxCompletionTokens => names.push("max_completion_tokens"),
+        TokenParam::Omit => {}
+    }
+    if params.temperature.is_some() {
+        names.push("temperature");
+    }
+    if params.reasoning_effort.is_some() {
+        names.push("reasoning_effort");
+    }
+    names
+}
+
+/// The sent parameter a refusal (a 400/422 body) names: the error's `param` field, else the
+/// parameter the message mentions first (OpenAI: "Unsupported parameter: 'max_tokens' … Use
+/// 'max_completion_tokens' instead"; vLLM: "extra_forbidden … 'max_completion_tokens'").
+pub fn refused_param(params: &ModelParams, body: &[u8]) -> Option<&'static str> {
+    let names = sent(params);
+    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let error = if v["error"].is_object() {
+        &v["error"]
+    } else {
+        &v
+    };
+    if let Some(p) = error["param"].as_str() {
+        if let Some(n) = names.iter().find(|n| **n == p) {
+            return Some(n);
+        }
+    }
+    let message = match error["message"].as_str() {
+        Some(m) => m.to_owned(),
+        None => String::from_utf8_lossy(body).into_owned(),
+    };
+    names
+        .iter()
+        .filter_map(|n| {
+            let at = [format!("'{n}'"), format!("\"{n}\""), format!("`{n}`")]
+                .iter()
+                .filter_map(|q| message.find(q.as_str()))
+                .min()?;
+            Some((at, *n))
+        })
+        .min()
+        .map(|(_, n)| n)
+}
+
+/// The parameters to retry with after `name` was refused, or `None` when there is nothing
+/// left to change.
+pub fn adapt(params: &ModelParams, name: &str) -> Option<ModelParams> {
+    let mut next = params.clone();
+    match name {
+        "max_tokens" => next.token_param = TokenParam::MaxCompletionTokens,
+        "max_completion_tokens" => next.token_param = TokenParam::MaxTokens,
+        "temperature" => next.temperature = None,
+        "reasoning_effort" => next.reasoning_effort = None,
+        _ => return None,
+    }
+    (next != *params).then_some(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OPENAI: &str = "https://api.openai.com/v1";
+    const AZURE: &str = "https://acme.openai.azure.com/openai/deployments/gpt5";
+    const VLLM: &str = "http://127.0.0.1:8000/v1";
+
+    #[test]
+    fn openai_reasoning_models_get_max_completion_tokens_and_no_temperature() {
+        let p = initial(&ParamSettings::default(), OPENAI, "gpt-5-mini");
+        assert_eq!(p.token_param, TokenParam::MaxCompletionTokens);
+        assert_eq!(p.temperature, None);
+        assert_eq!(p.reasoning_effort.as_deref(), Some("minimal"));
+        let o = initial(&ParamSettings::default(), AZURE, "o4-mini");
+        assert_eq!(o.reasoning_effort.as_deref(), Some("low"));
+        let chat = initial(&ParamSettings::default(), OPENAI, "gpt-5-chat-latest");
+        assert_eq!(chat.temperature, Some(0.0));
+        assert_eq!(chat.reasoning_effort, None);
+        let classic = initial(&ParamSettings::default(), OPENAI, "gpt-4.1-mini");
+        assert_eq!(classic.token_param, TokenParam::MaxCompletionTokens);
+        assert_eq!(classic.temperature, Some(0.0));
+    }
+
+    #[test]
+    fn self_hosted_servers_get_max_tokens_and_temperature_zero() {
+        for model in ["Qwen/Qwen2.5-7B-Instruct", "llama3.1:8b", "gpt-oss-20b"] {
+            let p = initial(&ParamSettings::default(), VLLM, model);
+            assert_eq!(p.token_param, TokenParam::MaxTokens, "{model}");
+            assert_eq!(p.temperature, Some(0.0), "{model}");
+            assert_eq!(p.reasoning_effort, None, "{model}");
+        }
+        assert!(!is_reasoning_model("o10"));
+        assert!(is_reasoning_model("openai/gpt-5.1"));
+        assert!(is_reasoning_model("o3"));
+    }
+
+    #[test]
+    fn settings_win_over_the_rules() {
+        let s = ParamSettings {
+            token_param: Some(TokenParam::Omit),
+            temperature: Choice::Value(0.2),
+            reasoning_effort: Choice::Omit,
+        };
+        let p = initial(&s, OPENAI, "gpt-5");
+        assert_eq!(
+            p,
+            ModelParams {
+                token_param: TokenParam::Omit,
+                temperature: Some(0.2),
+                reasoning_effort: None
+            }
+        );
+    }
+
+    #[test]
+    fn refusals_name_the_parameter_and_adapt_once() {
+        let p = initial(&ParamSettings::default(), VLLM, "gpt-5");
+        let p = ModelParams {
+            token_param: TokenParam::MaxTokens,
+            temperature: Some(0.0),
+            ..p
+        };
+        let openai = br#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}"#;
+        assert_eq!(refused_param(&p, openai), Some("max_tokens"));
+        let no_param = br#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."}}"#;
+        assert_eq!(refused_param(&p, no_param), Some("max_tokens"));
+        let next = adapt(&p, "max_tokens").expect("adapted");
+        assert_eq!(next.token_param, TokenParam::MaxCompletionTokens);
+        let temp = br#"{"error":{"message":"Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.","type":"invalid_request_error","param":"temperature","code":"unsupported_value"}}"#;
+        assert_eq!(refused_param(&next, temp), Some("temperature"));
+        let last = adapt(&next, "temperature").expect("adapted");
+        assert_eq!(last.temperature, None);
+        assert_eq!(adapt(&last, "temperature"), None, "nothing left to change");
+        let vllm = br#"{"object":"error","message":"[{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted'}]","type":"BadRequestError","param":null,"code":400}"#;
+        assert_eq!(refused_param(&last, vllm), Some("max_completion_tokens"));
+        assert_eq!(
+            refused_param(&last, b"{\"error\":\"context too long\"}"),
+            None
+        );
+        assert_eq!(
+            refused_param(&last, b"not json 'temperature'"),
+            None,
+            "not sent"
+        );
+    }
+
+    #[test]
+    fn hosts_are_read_from_the_url() {
+        assert!(is_azure("https://x.cognitiveservices.azure.com/openai/v1/"));
+        assert!(!is_openai("https://api.openai.com.evil.example/v1"));
+        assert!(!is_openai("https://evil.example/?u=api.openai.com"));
+        assert!(is_openai("https://user@API.OpenAI.com:443/v1"));
+    }
+}

@@ -1,0 +1,357 @@
+//! The model adapter against scripted servers that behave like the providers users bring:
+//! OpenAI's current models (refusing `max_tokens` and a non-default `temperature`), vLLM
+//! (refusing unknown fields, answering with its extra fields), Ollama/llama.cpp (no usage,
+//! extra timing fields) and Azure OpenAI (`api-key` header, `api-version`, deployment path).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use api_tests::scripted::serve;
+use api_tests::{AppOptions, TestApp};
+use reqwest::Method;
+use serde_json::{json, Value};
+use shared::adapters::openai::OpenAiLlm;
+use shared::config::AgentConfig;
+use shared::ports::llm::{ChatMessage, Llm};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Dialect {
+    OpenAi,
+    Vllm,
+    Ollama,
+    Azure,
+}
+
+/// One request as the server saw it: path and query, the key headers, the body.
+#[derive(Debug, Clone)]
+struct Seen {
+    target: String,
+    authorization: Option<String>,
+    api_key: Option<String>,
+    body: Value,
+}
+
+#[derive(Clone)]
+struct Provider {
+    base_url: String,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+const ACTION: &str = "<Thought>Click it.</Thought>\n<Action>click(10)</Action>";
+
+fn openai_error(param: &str, code: &str, message: &str) -> Value {
+    json!({ "error": { "message": message, "type": "invalid_request_error", "param": param, "code": code } })
+}
+
+/// How each provider answers one request.
+fn answer(dialect: Dialect, seen: &Seen) -> (u16, Value) {
+    let b = &seen.body;
+    match dialect {
+        Dialect::OpenAi => {
+            if seen.authorization.as_deref() != Some("Bearer provider-key") {
+                return (
+                    401,
+                    json!({ "error": { "message": "Incorrect API key provided" } }),
+                );
+            }
+            if b.get("max_tokens").is_some() {
+                return (400, openai_error("max_tokens", "unsupported_parameter",
+                    "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."));
+            }
+            if b.get("temperature")
+                .is_some_and(|t| t.as_f64() != Some(1.0))
+            {
+                return (400, openai_error("temperature", "unsupported_value",
+                    "Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported."));
+            }
+            (
+                200,
+                json!({
+                    "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": b["model"],
+                    "choices": [{ "index": 0, "message": { "role": "assistant", "content": ACTION, "refusal": null, "annotations": [] }, "finish_reason": "stop" }],
+                    "usage": { "prompt_tokens": 120, "completion_tokens": 70,
+                        "completion_tokens_details": { "reasoning_tokens": 64 } }
+                }),
+            )
+        }
+        Dialect::Vllm => {
+            let allowed = ["model", "messages", "max_tokens", "temperature"];
+            if let Some(extra) = b
+                .as_object()
+                .and_then(|o| o.keys().find(|k| !allowed.contains(&k.as_str())))
+            {
+                return (
+                    400,
+                    json!({ "object": "error",
+                    "message": format!("[{{'type': 'extra_forbidden', 'loc': ('body', '{extra}'), 'msg': 'Extra inputs are not permitted'}}]"),
+                    "type": "BadRequestError", "param": null, "code": 400 }),
+                );
+            }
+            (
+                200,
+                json!({
+                    "id": "chatcmpl-v", "object": "chat.completion", "created": 1, "model": b["model"],
+                    "choices": [{ "index": 0, "message": { "role": "assistant", "reasoning_content": null, "content": ACTION, "tool_calls": [] },
+                        "logprobs": null, "finish_reason": "stop", "stop_reason": null }],
+                    "usage": { "prompt_tokens": 90, "total_tokens": 110, "completion_tokens": 20, "prompt_tokens_details": null },
+                    "prompt_logprobs": null, "kv_transfer_params": null
+                }),
+            )
+        }
+        Dialect::Ollama => (
+            200,
+            json!({
+                "id": "chatcmpl-o", "object": "chat.completion", "model": b["model"],
+                "choices": [{ "index": 0, "message": { "role": "assistant", "content": ACTION }, "finish_reason": "stop" }],
+                "timings": { "prompt_n": 90, "predicted_n": 20 }
+            }),
+        ),
+        Dialect::Azure => {
+            if seen.api_key.as_deref() != Some("provider-key") || seen.authorization.is_some() {
+                return (
+                    401,
+                    json!({ "error": { "code": "401", "message": "Access denied due to invalid subscription key" } }),
+                );
+            }
+            if seen.target != "/openai/deployments/agent/chat/completions?api-version=2024-10-21" {
+                return (
+                    404,
+                    json!({ "error": { "code": "404", "message": "Resource not found" } }),
+                );
+            }
+            (
+                200,
+                json!({
+                    "choices": [{ "index": 0, "message": { "role": "assistant", "content": ACTION }, "finish_reason": "stop",
+                        "content_filter_results": {} }],
+                    "usage": { "prompt_tokens": 100, "completion_tokens": 20 }
+                }),
+            )
+        }
+    }
+}
+
+async fn provider(dialect: Dialect) -> Provider {
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let log = seen.clone();
+    let addr = serve(Arc::new(move |req, body, query| {
+        let header = |n: &str| {
+            req.headers()
+                .get(n)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let target = match query {
+            "" => req.uri().path().to_owned(),
+            q => format!("{}?{q}", req.uri().path()),
+        };
+        let s = Seen {
+            target,
+            authorization: header("authorization"),
+            api_key: header("api-key"),
+            body,
+        };
+        let (status, answer) = answer(dialect, &s);
+        log.lock().expect("lock").push(s);
+        (status, answer, Duration::ZERO)
+    }))
+    .await;
+    let base_url = match dialect {
+        Dialect::Azure => format!("http://{addr}/openai/deployments/agent"),
+        _ => format!("http://{addr}/v1"),
+    };
+    Provider { base_url, seen }
+}
+
+impl Provider {
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().expect("lock").clone()
+    }
+}
+
+fn llm(p: &Provider, model: &str, extra: &[(&str, &str)]) -> OpenAiLlm {
+    let mut env = vec![
+        ("LLM_API_KEY", "provider-key".to_owned()),
+        ("LLM_BASE_URL", p.base_url.clone()),
+        ("LLM_MODEL", model.to_owned()),
+        ("LLM_MAX_RETRIES", "0".to_owned()),
+    ];
+    env.extend(extra.iter().map(|(k, v)| (*k, (*v).to_owned())));
+    let cfg =
+        AgentConfig::from_lookup(|k| env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone()))
+            .expect("config")
+            .llm
+            .expect("llm");
+    OpenAiLlm::new(cfg)
+}
+
+fn prompt() -> Vec<ChatMessage> {
+    vec![
+        ChatMessage::system("You pick actions."),
+        ChatMessage::user("Click the button."),
+    ]
+}
+
+async fn complete(
+    llm: &OpenAiLlm,
+) -> Result<shared::ports::llm::Completion, shared::ports::llm::LlmError> {
+    llm.complete(&prompt(), Instant::now() + Duration::from_secs(5))
+        .await
+}
+
+fn keys(body: &Value) -> Vec<&str> {
+    let mut k: Vec<&str> = body
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    k.retain(|k| !["model", "messages"].contains(k));
+    k.sort_unstable();
+    k
+}
+
+#[tokio::test]
+async fn a_current_openai_model_is_sent_what_it_takes_from_the_first_call() {
+    let p = provider(Dialect::OpenAi).await;
+    let llm = llm(&p, "gpt-5-mini", &[]);
+    let c = complete(&llm).await.expect("completion");
+    assert_eq!(c.content, ACTION);
+    assert_eq!((c.prompt_tokens, c.completion_tokens), (120, 70));
+    let seen = p.seen();
+    assert_eq!(seen.len(), 1, "no refused call");
+    assert_eq!(
+        keys(&seen[0].body),
+        vec!["max_completion_tokens", "reasoning_effort"]
+    );
+    assert_eq!(seen[0].body["max_completion_tokens"], 800);
+    assert_eq!(seen[0].body["reasoning_effort"], "minimal");
+}
+
+#[tokio::test]
+async fn an_unknown_model_behind_openai_rules_adapts_once_and_remembers() {
+    // A model whose name says nothing (a fine-tune, a gateway alias): the first call sends the
+    // classic parameters, each refusal names one, and the adapted set is kept.
+    let p = provider(Dialect::OpenAi).await;
+    let llm = llm(&p, "acme-agent-v2", &[]);
+    let c = complete(&llm).await.expect("completion after adapting");
+    assert_eq!(c.content, ACTION);
+    let seen = p.seen();
+    let sent: Vec<Vec<&str>> = seen.iter().map(|s| keys(&s.body)).collect();
+    assert_eq!(
+        sent,
+        vec![
+            vec!["max_tokens", "temperature"],
+            vec!["max_completion_tokens", "temperature"],
+            vec!["max_completion_tokens"],
+        ]
+    );
+    complete(&llm).await.expect("second completion");
+    let seen = p.seen();
+    assert_eq!(seen.len(), 4, "the second call goes straight through");
+    assert_eq!(keys(&seen[3].body), vec!["max_completion_tokens"]);
+}
+
+#[tokio::test]
+async fn vllm_gets_max_tokens_and_a_forced_parameter_it_refuses_is_swapped() {
+    let p = provider(Dialect::Vllm).await;
+    let c = complete(&llm(&p, "Qwen/Qwen2.5-7B-Instruct", &[]))
+        .await
+        .expect("completion");
+    assert_eq!(
+        (c.content.as_str(), c.prompt_tokens, c.completion_tokens),
+        (ACTION, 90, 20)
+    );
+    assert_eq!(keys(&p.seen()[0].body), vec!["max_tokens", "temperature"]);
+    assert_eq!(p.seen()[0].body["temperature"], 0.0);
+
+    let forced = llm(
+        &p,
+        "Qwen/Qwen2.5-7B-Instruct",
+        &[("LLM_TOKEN_PARAM", "max_completion_tokens")],
+    );
+    complete(&forced).await.expect("completion after swapping");
+    let seen = p.seen();
+    assert_eq!(
+        keys(&seen[1].body),
+        vec!["max_completion_tokens", "temperature"]
+    );
+    assert_eq!(keys(&seen[2].body), vec!["max_tokens", "temperature"]);
+}
+
+#[tokio::test]
+async fn ollama_and_llama_cpp_answers_without_usage_are_read() {
+    let p = provider(Dialect::Ollama).await;
+    let c = complete(&llm(&p, "llama3.1:8b", &[("LLM_TEMPERATURE", "0.3")]))
+        .await
+        .expect("completion");
+    assert_eq!(
+        (c.content.as_str(), c.prompt_tokens, c.completion_tokens),
+        (ACTION, 0, 0)
+    );
+    assert_eq!(
+        p.seen()[0].body["temperature"]
+            .as_f64()
+            .map(|t| (t * 10.0).round()),
+        Some(3.0)
+    );
+}
+
+#[tokio::test]
+async fn azure_openai_takes_the_key_in_api_key_and_an_api_version() {
+    let p = provider(Dialect::Azure).await;
+    let settings = [
+        ("LLM_API_KEY_HEADER", "api-key"),
+        ("LLM_API_VERSION", "2024-10-21"),
+    ];
+    let c = complete(&llm(&p, "gpt-4.1-mini", &settings))
+        .await
+        .expect("completion");
+    assert_eq!(c.content, ACTION);
+    let seen = &p.seen()[0];
+    assert_eq!(
+        seen.target,
+        "/openai/deployments/agent/chat/completions?api-version=2024-10-21"
+    );
+    assert_eq!(
+        seen.authorization, None,
+        "the key is not also sent as a bearer token"
+    );
+    // Without the settings the same server refuses: the test server checks what it says.
+    let plain = complete(&llm(&p, "gpt-4.1-mini", &[])).await;
+    assert!(plain.is_err());
+}
+
+#[tokio::test]
+async fn a_refusal_that_names_nothing_sent_fails_without_a_loop() {
+    let p = provider(Dialect::OpenAi).await;
+    let wrong_key = llm(&p, "gpt-5-mini", &[("LLM_API_KEY_HEADER", "api-key")]);
+    assert!(complete(&wrong_key).await.is_err());
+    assert_eq!(p.seen().len(), 1, "a 401 is not adapted to");
+}
+
+#[tokio::test]
+async fn interact_works_with_a_current_openai_model() {
+    let p = provider(Dialect::OpenAi).await;
+    let opts = AppOptions::with_llm(&p.base_url)
+        .set("LLM_API_KEY", "provider-key")
+        .set("LLM_MODEL", "o4-mini")
+        .set("LLM_VERIFY_MODEL", "o4-mini");
+    let app = TestApp::spawn_with(opts).await;
+    app.seed_user("acme", "ada@acme.com", "s3cret-password")
+        .await;
+    let token = app.login("ada@acme.com", "s3cret-password").await;
+    let body = json!({ "url": "https://www.example.com/", "query": "Click the button",
+        "interactiveTree": [{ "i": "10", "r": "btn", "n": "Press me" }] });
+    let r = app
+        .client
+        .request(Method::POST, app.url("/api/agent/interact"))
+        .bearer_auth(&token)
+        .json(&body)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200, "{:?}", r.text().await);
+    for s in p.seen() {
+        assert!(s.body.get("max_tokens").is_none() && s.body.get("temperature").is_none());
+        assert_eq!(s.body["reasoning_effort"], "low");
+    }
+}
