@@ -1636,6 +1636,16 @@ pub async fn session_counts(stores: Stores, clock: &ManualClock) {
     use shared::domain::SessionStatus;
     use shared::ports::{SessionChanges, SessionFilter};
     let store = stores.store;
+    let count = |tenant: &'static str, user: &'static str, filter: SessionFilter| {
+        let store = store.clone();
+        async move {
+            store
+                .list_sessions(tenant, user, filter, 50, 0)
+                .await
+                .expect("list")
+                .1
+        }
+    };
     let mut made: Vec<Session> = Vec::new();
     for k in 0..12 {
         let mut s = session("t1", clock);
@@ -1701,14 +1711,7 @@ pub async fn session_counts(stores: Stores, clock: &ManualClock) {
         status: Some(SessionStatus::Completed),
         include_archived: false,
     };
-    assert_eq!(
-        store
-            .list_sessions("t1", "u1", completed, 2, 0)
-            .await
-            .expect("list")
-            .1,
-        4
-    );
+    assert_eq!(count("t1", "u1", completed).await, 4);
 
     // Eight archive the same session at once: it is counted once.
     let target = made[11].session_id.clone();
@@ -1732,14 +1735,7 @@ pub async fn session_counts(stores: Stores, clock: &ManualClock) {
         .await
         .expect("list");
     assert_eq!(visible, 11);
-    assert_eq!(
-        store
-            .list_sessions("t1", "u1", completed, 50, 0)
-            .await
-            .expect("list")
-            .1,
-        3
-    );
+    assert_eq!(count("t1", "u1", completed).await, 3);
     let archived = SessionFilter {
         status: Some(SessionStatus::Archived),
         include_archived: true,
@@ -1750,29 +1746,8 @@ pub async fn session_counts(stores: Stores, clock: &ManualClock) {
         .expect("list");
     assert_eq!((only.len(), n), (1, 1));
     assert_eq!(only[0].session_id, target);
-    assert_eq!(
-        store
-            .list_sessions("t1", "u1", all, 50, 0)
-            .await
-            .expect("list")
-            .1,
-        12
-    );
+    assert_eq!(count("t1", "u1", all).await, 12);
     // Another user and another tenant count nothing of these.
-    assert_eq!(
-        store
-            .list_sessions("t1", "u2", all, 50, 0)
-            .await
-            .expect("list")
-            .1,
-        0
-    );
-    assert_eq!(
-        store
-            .list_sessions("t2", "u1", all, 50, 0)
-            .await
-            .expect("list")
-            .1,
-        0
-    );
+    assert_eq!(count("t1", "u2", all).await, 0);
+    assert_eq!(count("t2", "u1", all).await, 0);
 }

@@ -805,6 +805,19 @@ async fn debug_routes_answer_403_when_off_and_export_a_task_when_on() {
     .await;
 }
 
+/// The client's form-encoded Pusher auth request for `channel`.
+async fn pusher_form(p: &Panel, channel: &str) -> reqwest::Response {
+    p.app
+        .client
+        .post(p.app.url("/api/pusher/auth"))
+        .bearer_auth(&p.token)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("socket_id=123.456&channel_name={channel}"))
+        .send()
+        .await
+        .expect("send")
+}
+
 #[tokio::test]
 async fn pusher_auth_signs_only_the_callers_own_session_channels() {
     use hmac::{Hmac, Mac};
@@ -818,17 +831,7 @@ async fn pusher_auth_signs_only_the_callers_own_session_channels() {
     let p = panel_with(opts).await;
     let id = p.init("https://www.example.com/", "", None).await;
     let channel = format!("private-session-{id}");
-    let form = format!("socket_id=123.456&channel_name={channel}");
-    let r = p
-        .app
-        .client
-        .post(p.app.url("/api/pusher/auth"))
-        .bearer_auth(&p.token)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(form)
-        .send()
-        .await
-        .expect("send");
+    let r = pusher_form(&p, &channel).await;
     assert_eq!(r.status(), 200);
     let auth = r.json::<Value>().await.expect("json")["auth"]
         .as_str()
@@ -902,17 +905,7 @@ async fn pusher_auth_without_pusher_settings_tells_the_client_to_poll() {
         format!("private-session-{id}"),
         format!("private-session-{}", uuid::Uuid::new_v4()),
     ] {
-        let form = format!("socket_id=123.456&channel_name={channel}");
-        let r = p
-            .app
-            .client
-            .post(p.app.url("/api/pusher/auth"))
-            .bearer_auth(&p.token)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(form)
-            .send()
-            .await
-            .expect("send");
+        let r = pusher_form(&p, &channel).await;
         let body = expect_error(r, 404, "REALTIME_NOT_CONFIGURED").await;
         assert!(body["message"].as_str().is_some_and(|m| m.contains("poll")));
     }
