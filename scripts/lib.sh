@@ -61,12 +61,15 @@ start_moto() {
     -d '{"stepfunctions":{"execute_state_machine":true},"lambda":{"use_docker":false}}'
 }
 
-stop_moto() {
-  if [ -n "${MOTO_PID:-}" ]; then
-    kill "$MOTO_PID" 2>/dev/null || true
-    wait "$MOTO_PID" 2>/dev/null || true
+# stop_pid PID: stops a server this script started (nothing when PID is empty).
+stop_pid() {
+  if [ -n "${1:-}" ]; then
+    kill "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
   fi
 }
+
+stop_moto() { stop_pid "${MOTO_PID:-}"; }
 
 # Sockudo (a Pusher-protocol server) for the realtime tests: built once from crates.io into
 # $TOOLS_DIR/sockudo with only the local adapter (no OpenTelemetry), reused afterwards.
@@ -107,12 +110,7 @@ start_sockudo() {
   fi
 }
 
-stop_sockudo() {
-  if [ -n "${SOCKUDO_PID:-}" ]; then
-    kill "$SOCKUDO_PID" 2>/dev/null || true
-    wait "$SOCKUDO_PID" 2>/dev/null || true
-  fi
-}
+stop_sockudo() { stop_pid "${SOCKUDO_PID:-}"; }
 
 # start_mcp DIR: the MCP server the agent-tool tests call (scripts/mcp_test_server.py, the
 # Python SDK's FastMCP over Streamable HTTP) on a free 127.0.0.1 port, behind a random bearer
@@ -133,9 +131,4 @@ start_mcp() {
   fi
 }
 
-stop_mcp() {
-  if [ -n "${MCP_PID:-}" ]; then
-    kill "$MCP_PID" 2>/dev/null || true
-    wait "$MCP_PID" 2>/dev/null || true
-  fi
-}
+stop_mcp() { stop_pid "${MCP_PID:-}"; }

@@ -115,15 +115,7 @@ impl Agent {
         path: &str,
         body: Option<Value>,
     ) -> reqwest::Response {
-        let mut req = self
-            .app
-            .client
-            .request(method, self.app.url(path))
-            .bearer_auth(token);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        req.send().await.expect("request")
+        self.app.request(method, path, token, body.as_ref()).await
     }
 
     pub async fn send(&self, method: Method, path: &str, body: Option<Value>) -> reqwest::Response {

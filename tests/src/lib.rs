@@ -283,6 +283,24 @@ impl TestApp {
             .await
     }
 
+    /// Sends a request with a bearer token and, when given, a JSON body.
+    pub async fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: &str,
+        body: Option<&serde_json::Value>,
+    ) -> reqwest::Response {
+        let mut req = self
+            .client
+            .request(method, self.url(path))
+            .bearer_auth(token);
+        if let Some(b) = body {
+            req = req.json(b);
+        }
+        req.send().await.expect("request")
+    }
+
     /// Sends a JSON request with a bearer token.
     pub async fn send_json(
         &self,
@@ -291,13 +309,7 @@ impl TestApp {
         token: &str,
         body: &serde_json::Value,
     ) -> reqwest::Response {
-        self.client
-            .request(method, self.url(path))
-            .bearer_auth(token)
-            .json(body)
-            .send()
-            .await
-            .expect("request")
+        self.request(method, path, token, Some(body)).await
     }
 
     /// Sends a body-less request, with a bearer token when given.

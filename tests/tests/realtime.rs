@@ -123,14 +123,19 @@ async fn channel_auth(
 async fn subscribed(app: &TestApp, token: &str, session_id: &str) -> Socket {
     let channel = format!("private-session-{session_id}");
     let (mut ws, socket_id) = connect().await;
-    let auth: Value = channel_auth(app, token, &socket_id, &channel)
+    join(app, token, &mut ws, &socket_id, &channel).await;
+    ws
+}
+
+/// Signs `channel` for the caller and subscribes `ws` to it; the server must accept.
+async fn join(app: &TestApp, token: &str, ws: &mut Socket, socket_id: &str, channel: &str) {
+    let auth: Value = channel_auth(app, token, socket_id, channel)
         .await
         .json()
         .await
         .expect("json");
-    let (event, data) = subscribe(&mut ws, &channel, auth["auth"].as_str().expect("auth")).await;
+    let (event, data) = subscribe(ws, channel, auth["auth"].as_str().expect("auth")).await;
     assert_eq!(event, "pusher_internal:subscription_succeeded", "{data}");
-    ws
 }
 
 async fn interact(app: &TestApp, token: &str, session_id: &str) -> reqwest::Response {
@@ -295,13 +300,7 @@ async fn command_output_reaches_the_agent_session_channel() {
             .status(),
         403
     );
-    let auth: Value = channel_auth(&a.app, &a.token, &socket_id, &channel)
-        .await
-        .json()
-        .await
-        .expect("json");
-    let (event, data) = subscribe(&mut ws, &channel, auth["auth"].as_str().expect("auth")).await;
-    assert_eq!(event, "pusher_internal:subscription_succeeded", "{data}");
+    join(&a.app, &a.token, &mut ws, &socket_id, &channel).await;
 
     let id = a
         .pending(

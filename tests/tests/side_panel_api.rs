@@ -39,15 +39,9 @@ impl Panel {
         path: &str,
         body: Option<Value>,
     ) -> reqwest::Response {
-        let mut req = self
-            .app
-            .client
-            .request(method, self.app.url(path))
-            .bearer_auth(&self.token);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        req.send().await.expect("request")
+        self.app
+            .request(method, path, &self.token, body.as_ref())
+            .await
     }
 
     async fn ok(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {

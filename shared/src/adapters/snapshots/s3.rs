@@ -4,12 +4,13 @@ use std::time::Duration;
 
 use aws_sdk_s3::presigning::PresigningConfig;
 use aws_sdk_s3::primitives::ByteStream;
-use aws_sdk_s3::types::{Delete, ObjectIdentifier, ServerSideEncryption};
+use aws_sdk_s3::types::ServerSideEncryption;
 
 use async_trait::async_trait;
 
 use super::{check_ids, decompress, prepare, step_of};
 use crate::adapters::keys::{snapshot_key, snapshot_prefix};
+use crate::adapters::s3_list::{delete_keys, DeleteFailure};
 use crate::ports::{SnapshotRef, SnapshotStore, StoreError, StoreResult};
 
 /// Snapshots in an S3 bucket.
@@ -145,37 +146,15 @@ impl SnapshotStore for S3SnapshotStore {
         check_ids(tenant_id, task_id)?;
         let keys = self.keys(&snapshot_prefix(tenant_id, task_id)).await?;
         let n = keys.len();
-        // DeleteObjects takes at most 1000 keys.
-        for chunk in keys.chunks(1000) {
-            let objects = chunk
-                .iter()
-                .map(|k| {
-                    ObjectIdentifier::builder()
-                        .key(k)
-                        .build()
-                        .map_err(|e| StoreError::Internal(e.to_string()))
-                })
-                .collect::<StoreResult<Vec<_>>>()?;
-            let delete = Delete::builder()
-                .set_objects(Some(objects))
-                .quiet(true)
-                .build()
-                .map_err(|e| StoreError::Internal(e.to_string()))?;
-            let out = self
-                .client
-                .delete_objects()
-                .bucket(&self.bucket)
-                .delete(delete)
-                .send()
-                .await
-                .map_err(|e| s3_err("DeleteObjects", e))?;
-            if let Some(err) = out.errors.as_ref().and_then(|e| e.first()) {
-                return Err(StoreError::Unavailable(format!(
-                    "DeleteObjects: {:?}",
-                    err.code
-                )));
-            }
-        }
+        delete_keys(&self.client, &self.bucket, &keys)
+            .await
+            .map_err(|e| match e {
+                DeleteFailure::Build(why) => StoreError::Internal(why),
+                DeleteFailure::Call(e) => s3_err("DeleteObjects", *e),
+                DeleteFailure::Keys(_, code) => {
+                    StoreError::Unavailable(format!("DeleteObjects: {code}"))
+                }
+            })?;
         Ok(n)
     }
 

@@ -1,10 +1,9 @@
 //! The directory side of an S3 workspace: listings (delimiter `/`), walks and deletions by
 //! key prefix, bounded in keys.
 
-use aws_sdk_s3::types::{Delete, ObjectIdentifier};
-
 use super::s3::{err, time_of, S3Workspace};
 use super::sorted_listing;
+use crate::adapters::s3_list::{delete_keys, DeleteFailure};
 use crate::ports::workspace::{Entry, EntryKind, Listing, Walk, WsError, WsResult};
 use crate::tools::path::{WsPath, MAX_DEPTH};
 
@@ -128,36 +127,17 @@ impl S3Workspace {
                 "more than {MAX_DELETE_KEYS} objects to delete at once"
             )));
         }
-        for chunk in objects.chunks(1000) {
-            let ids = chunk
-                .iter()
-                .filter_map(|o| o.key.clone())
-                .map(|k| ObjectIdentifier::builder().key(k).build())
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| WsError::Internal(format!("DeleteObjects: {e}")))?;
-            let delete = Delete::builder()
-                .set_objects(Some(ids))
-                .quiet(true)
-                .build()
-                .map_err(|e| WsError::Internal(format!("DeleteObjects: {e}")))?;
-            let out = self
-                .client
-                .delete_objects()
-                .bucket(&self.bucket)
-                .delete(delete)
-                .send()
-                .await
-                .map_err(|e| err("DeleteObjects", path, e))?;
-            // Per-key failures come back inside a successful answer.
-            let failed = out.errors.unwrap_or_default();
-            if let Some(first) = failed.first() {
-                return Err(WsError::Unavailable(format!(
-                    "DeleteObjects: {} keys not deleted ({})",
-                    failed.len(),
-                    first.code.as_deref().unwrap_or("error")
-                )));
-            }
-        }
+        let keys: Vec<String> = objects.into_iter().filter_map(|o| o.key).collect();
+        delete_keys(&self.client, &self.bucket, &keys)
+            .await
+            .map_err(|e| match e {
+                DeleteFailure::Build(why) => WsError::Internal(format!("DeleteObjects: {why}")),
+                DeleteFailure::Call(e) => err("DeleteObjects", path, *e),
+                // Per-key failures come back inside a successful answer.
+                DeleteFailure::Keys(n, code) => {
+                    WsError::Unavailable(format!("DeleteObjects: {n} keys not deleted ({code})"))
+                }
+            })?;
         Ok(files)
     }
 
