@@ -676,6 +676,7 @@ pub fn session(tenant: &str, clock: &ManualClock) -> Session {
         id_claimed: false,
         waiting_task_id: None,
         memory: Default::default(),
+        last_message_at: None,
     }
 }
 
@@ -1627,6 +1628,24 @@ pub async fn message_pages(stores: Stores, clock: &ManualClock) {
     clock.advance(Duration::minutes(2));
     assert_eq!(page(MessagesFrom::Newest, 2).await, (vec![7, 8], true));
     assert_eq!(page(MessagesFrom::After(7), 5).await, (vec![8], false));
+
+    // A change stamped earlier than the newest message (a rename on a lagging clock) lowers
+    // nothing the next messages are stamped against.
+    let renamed = shared::ports::SessionChanges {
+        title: Some("renamed".into()),
+        ..shared::ports::SessionChanges::default()
+    };
+    store
+        .update_session("t1", &s.session_id, &renamed, t0 - Duration::hours(1))
+        .await
+        .expect("rename");
+    let late = store
+        .append_message(&message(&s, None, "late", t0))
+        .await
+        .expect("append");
+    assert!(late.timestamp >= t2, "{} < {t2}", late.timestamp);
+    let (since_t2, _) = page(MessagesFrom::Since(t2), 50).await;
+    assert_eq!(since_t2.last(), Some(&late.sequence_number));
 }
 
 /// Session counts stay exact under parallel writers: sessions created at once (by `create` and
@@ -1662,7 +1681,9 @@ pub async fn session_counts(stores: Stores, clock: &ManualClock) {
         let s = s.clone();
         async move {
             if k % 2 == 0 {
-                store.create_session(&s).await.map(|_| ())
+                store.create_session(&s).await.map(|created| {
+                    assert_eq!(created, SessionCreated::Created, "each is new");
+                })
             } else {
                 let m = message(&s, None, "hi", s.updated_at);
                 store

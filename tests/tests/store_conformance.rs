@@ -132,3 +132,74 @@ async fn file_store_survives_reopening() {
         .await
         .expect("check"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_indexed_before_statuses_are_moved_and_counted() {
+    // A store written before sessions were indexed by status: the index key of all of a
+    // user's sessions was one partition, and there were no counts.
+    use shared::adapters::keys;
+    use shared::adapters::table::{Cond, Index, Update};
+    use shared::domain::SessionStatus;
+    use shared::ports::{SessionChanges, SessionFilter, SessionQueries, SessionStore};
+    let c = clock();
+    let dyn_clock: Arc<dyn Clock> = c.clone();
+    let store = TableStore::memory(dyn_clock).expect("memory store");
+    let mut made = Vec::new();
+    for k in 0..3 {
+        let mut s = conformance::session("t1", &c);
+        s.updated_at = c.now() + chrono::Duration::seconds(k);
+        store.create_session(&s).await.expect("create");
+        made.push(s);
+    }
+    let table = store.table();
+    for s in &made {
+        let update = Update {
+            set: [(
+                Index::Gsi1.pk().to_owned(),
+                serde_json::Value::from(keys::legacy_user_sessions_pk("t1", "u1")),
+            )]
+            .into_iter()
+            .collect(),
+            ..Update::default()
+        };
+        table
+            .update(
+                &keys::tenant_pk("t1"),
+                &keys::session_sk(&s.session_id),
+                update,
+                Cond::Always,
+            )
+            .await
+            .expect("index as before");
+    }
+    table
+        .delete(
+            &keys::tenant_pk("t1"),
+            &keys::session_counts_sk("u1"),
+            Cond::Always,
+        )
+        .await
+        .expect("no counts yet");
+
+    let (listed, total) = store
+        .list_sessions("t1", "u1", SessionFilter::default(), 10, 0)
+        .await
+        .expect("list");
+    assert_eq!(total, 3);
+    let ids: Vec<&str> = listed.iter().map(|s| s.session_id.as_str()).collect();
+    let newest_first: Vec<&str> = made.iter().rev().map(|s| s.session_id.as_str()).collect();
+    assert_eq!(ids, newest_first);
+    let archive = SessionChanges {
+        status: Some(SessionStatus::Archived),
+        ..SessionChanges::default()
+    };
+    store
+        .update_session("t1", &made[0].session_id, &archive, c.now())
+        .await
+        .expect("archive");
+    let (_, visible) = store
+        .list_sessions("t1", "u1", SessionFilter::default(), 10, 0)
+        .await
+        .expect("list");
+    assert_eq!(visible, 2);
+}

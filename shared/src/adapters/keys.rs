@@ -11,7 +11,7 @@
 //! | revoked token | `TENANT#<t>` | `REVOKED#<jti>` | | | every authenticated request (TTL) |
 //! | task | `TENANT#<t>` | `TASK#<id>` | `SWEEP#EXPIRES` / `<expiresAt>#<t>#<id>` | `SWEEP#ACTIVE` / `<updatedAtMs>#<t>#<id>` (active only) | interact; cleanup: expired and idle sweeps |
 //! | step | `TENANT#<t>#TASK#<id>` | `STEP#<index>` | | | history of a task (conditional append, TTL) |
-//! | session | `TENANT#<t>` | `SESSION#<id>` | `TENANT#<t>#USER#<u>#SESSIONS` / `<updatedAt>` | `TENANT#<t>#USER#<u>#DOMAIN#<d>` / `<updatedAt>` | latest session, session list, by domain |
+//! | session | `TENANT#<t>` | `SESSION#<id>` | `TENANT#<t>#USER#<u>#SESSIONS#<status>` / `<updatedAt>` | `TENANT#<t>#USER#<u>#DOMAIN#<d>` / `<updatedAt>` | latest session, session list, by domain |
 //! | message | `TENANT#<t>#SESSION#<s>` | `MSG#<sequence>` | | | messages of a session in order (TTL with its task) |
 //! | user | `USER#<email>` | `USER` | | | login by email |
 //! | session owner | `SESSIONID#<s>` | `OWNER` | | | a client-chosen session id belongs to one tenant and user (realtime channels are global) |
@@ -102,6 +102,12 @@ pub fn session_children_pk(tenant_id: &str, session_id: &str) -> String {
 /// Index partition of a user's sessions in one status, newest first by `updatedAt`.
 pub fn user_sessions_pk(tenant_id: &str, user_id: &str, status: &str) -> String {
     format!("TENANT#{tenant_id}#USER#{user_id}#SESSIONS#{status}")
+}
+
+/// Index partition all of a user's sessions had before they were indexed by status (read
+/// once per user, to move them).
+pub fn legacy_user_sessions_pk(tenant_id: &str, user_id: &str) -> String {
+    format!("TENANT#{tenant_id}#USER#{user_id}#SESSIONS")
 }
 
 /// Sort key (in the tenant's partition) of a user's session counts by status.

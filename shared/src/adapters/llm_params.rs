@@ -67,14 +67,19 @@ pub fn is_openai(base_url: &str) -> bool {
     host(base_url) == "api.openai.com" || is_azure(base_url)
 }
 
-/// OpenAI's reasoning models (o-series, GPT-5 family except the chat variants): they refuse
-/// sampling parameters and take a reasoning effort.
-pub fn is_reasoning_model(model: &str) -> bool {
-    let name = model
+/// A model's own name: lowercased, without a gateway's `vendor/` prefix.
+fn model_name(model: &str) -> String {
+    model
         .rsplit('/')
         .next()
         .unwrap_or(model)
-        .to_ascii_lowercase();
+        .to_ascii_lowercase()
+}
+
+/// OpenAI's reasoning models (o-series, GPT-5 family except the chat variants): they refuse
+/// sampling parameters and take a reasoning effort.
+pub fn is_reasoning_model(model: &str) -> bool {
+    let name = model_name(model);
     let family = ["o1", "o3", "o4", "gpt-5"].iter().any(|p| {
         name.strip_prefix(p)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.']))
@@ -101,21 +106,14 @@ pub fn initial(settings: &ParamSettings, base_url: &str, model: &str) -> ModelPa
         Choice::Omit => None,
         // The least thinking that answers: steps need a quick, short decision.
         // (A gateway that refuses it gets it adapted away.)
-        Choice::Auto if reasoning => {
-            let name = model
-                .rsplit('/')
-                .next()
-                .unwrap_or(model)
-                .to_ascii_lowercase();
-            Some(
-                if name.starts_with("gpt-5") {
-                    "minimal"
-                } else {
-                    "low"
-                }
-                .to_owned(),
-            )
-        }
+        Choice::Auto if reasoning => Some(
+            if model_name(model).starts_with("gpt-5") {
+                "minimal"
+            } else {
+                "low"
+            }
+            .to_owned(),
+        ),
         Choice::Auto => None,
     };
     ModelParams {
@@ -142,9 +140,20 @@ fn sent(params: &ModelParams) -> Vec<&'static str> {
     names
 }
 
-/// The sent parameter a refusal (a 400/422 body) names: the error's `param` field, else the
-/// parameter the message mentions first (OpenAI: "Unsupported parameter: 'max_tokens' … Use
-/// 'max_completion_tokens' instead"; vLLM: "extra_forbidden … 'max_completion_tokens'").
+/// Phrases of a message that refuses a parameter itself (not, say, a value too large for the
+/// context): OpenAI, Azure, vLLM (pydantic) and others.
+const REFUSAL_PHRASES: [&str; 5] = [
+    "unsupported parameter",
+    "unsupported value",
+    "extra_forbidden",
+    "unrecognized request argument",
+    "not supported",
+];
+
+/// The sent parameter a refusal (a 400/422 body) names: the error's `param` field, else, in a
+/// message that says a parameter is refused, the one it mentions first (OpenAI: "Unsupported
+/// parameter: 'max_tokens' … Use 'max_completion_tokens' instead"; vLLM: "extra_forbidden …
+/// 'max_completion_tokens'").
 pub fn refused_param(params: &ModelParams, body: &[u8]) -> Option<&'static str> {
     let names = sent(params);
     let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
@@ -162,6 +171,10 @@ pub fn refused_param(params: &ModelParams, body: &[u8]) -> Option<&'static str> 
         Some(m) => m.to_owned(),
         None => String::from_utf8_lossy(body).into_owned(),
     };
+    let lower = message.to_ascii_lowercase();
+    if !REFUSAL_PHRASES.iter().any(|p| lower.contains(p)) {
+        return None;
+    }
     names
         .iter()
         .filter_map(|n| {
@@ -274,6 +287,9 @@ mod tests {
             None,
             "not sent"
         );
+        // A parameter named in an error that refuses something else is left alone.
+        let too_long = br#"{"object":"error","message":"'max_tokens' or 'max_completion_tokens' is too large: 800. This model's maximum context length is 4096 tokens.","type":"BadRequestError","param":null,"code":400}"#;
+        assert_eq!(refused_param(&p, too_long), None);
     }
 
     #[test]

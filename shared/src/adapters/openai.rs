@@ -135,10 +135,17 @@ impl OpenAiLlm {
             req = req.query(&[("api-version", v)]);
         }
         let key = self.cfg.api_key.expose_secret();
-        if self.cfg.api_key_header {
-            req.header("api-key", key)
-        } else {
-            req.bearer_auth(key)
+        if !self.cfg.api_key_header {
+            return req.bearer_auth(key);
+        }
+        // Marked sensitive like a bearer token, so no debug output shows it.
+        match reqwest::header::HeaderValue::from_str(key) {
+            Ok(mut v) => {
+                v.set_sensitive(true);
+                req.header("api-key", v)
+            }
+            // Not a valid header value: sent as given, for the request to fail as it would.
+            Err(_) => req.header("api-key", key),
         }
     }
 
@@ -175,11 +182,14 @@ impl OpenAiLlm {
             let Some((name, next)) = next else {
                 return Attempt::Fatal(LlmError::Upstream(refusal.reason));
             };
-            tracing::info!(model = %self.cfg.model, parameter = name, "the model refused a parameter; adapted");
+            tracing::info!(model = %self.cfg.model, parameter = name, "the model refused a parameter; resending without it");
             params = next;
-            self.remember(params.clone());
             adapted += 1;
         };
+        // Kept for the model's later calls only once a request with them went through.
+        if adapted > 0 {
+            self.remember(params);
+        }
         match serde_json::from_slice::<ChatResponse>(&body) {
             Ok(r) => {
                 let content = r

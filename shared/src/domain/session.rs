@@ -16,6 +16,28 @@ pub enum SessionStatus {
     Archived,
 }
 
+impl SessionStatus {
+    /// Every status.
+    pub const ALL: [SessionStatus; 5] = [
+        SessionStatus::Active,
+        SessionStatus::Completed,
+        SessionStatus::Failed,
+        SessionStatus::Interrupted,
+        SessionStatus::Archived,
+    ];
+
+    /// The contract's name (as serialised).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStatus::Active => "active",
+            SessionStatus::Completed => "completed",
+            SessionStatus::Failed => "failed",
+            SessionStatus::Interrupted => "interrupted",
+            SessionStatus::Archived => "archived",
+        }
+    }
+}
+
 /// A conversation thread of one user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -48,6 +70,10 @@ pub struct Session {
     /// Notes tasks exported to the session (`exportToSession`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub memory: std::collections::BTreeMap<String, String>,
+    /// Timestamp of the newest message: the next ones are stamped no earlier (`updatedAt`
+    /// also moves with renames, so it cannot serve).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_message_at: Option<DateTime<Utc>>,
 }
 
 impl Session {
@@ -80,6 +106,7 @@ impl Session {
             id_claimed: false,
             waiting_task_id: None,
             memory: std::collections::BTreeMap::new(),
+            last_message_at: None,
         }
     }
 }

@@ -4,7 +4,7 @@ use super::*;
 
 // ---------------------------------------------------------------- session queries
 
-use super::session_counts::{self, STATUSES};
+use super::session_counts;
 
 impl TableStore {
     /// Every live session of one index partition, newest first.
@@ -46,7 +46,7 @@ impl TableStore {
 fn listed_statuses(filter: SessionFilter) -> Vec<SessionStatus> {
     match filter.status {
         Some(status) => vec![status],
-        None => STATUSES
+        None => SessionStatus::ALL
             .into_iter()
             .filter(|s| filter.include_archived || *s != SessionStatus::Archived)
             .collect(),

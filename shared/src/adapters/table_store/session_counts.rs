@@ -6,29 +6,9 @@
 
 use super::*;
 
-/// Every status, in the order counts are listed.
-pub(super) const STATUSES: [SessionStatus; 5] = [
-    SessionStatus::Active,
-    SessionStatus::Completed,
-    SessionStatus::Failed,
-    SessionStatus::Interrupted,
-    SessionStatus::Archived,
-];
-
-/// The attribute (and index partition suffix) of a status.
-pub(super) fn status_name(status: SessionStatus) -> &'static str {
-    match status {
-        SessionStatus::Active => "active",
-        SessionStatus::Completed => "completed",
-        SessionStatus::Failed => "failed",
-        SessionStatus::Interrupted => "interrupted",
-        SessionStatus::Archived => "archived",
-    }
-}
-
 /// The index partition of a user's sessions in `status`.
 pub(super) fn status_pk(tenant_id: &str, user_id: &str, status: SessionStatus) -> String {
-    keys::user_sessions_pk(tenant_id, user_id, status_name(status))
+    keys::user_sessions_pk(tenant_id, user_id, status.as_str())
 }
 
 /// The write that counts a session moving `from` one status (`None`: a new session) `to`
@@ -40,9 +20,9 @@ pub(super) fn count_write(
     to: SessionStatus,
     now: i64,
 ) -> Write {
-    let mut add = vec![(status_name(to).to_owned(), 1)];
+    let mut add = vec![(to.as_str().to_owned(), 1)];
     if let Some(from) = from {
-        add.push((status_name(from).to_owned(), -1));
+        add.push((from.as_str().to_owned(), -1));
     }
     Write::Update {
         pk: keys::tenant_pk(tenant_id),
@@ -56,44 +36,47 @@ pub(super) fn count_write(
 }
 
 /// A user's sessions by status.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Counts([u64; 5]);
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Counts(std::collections::BTreeMap<&'static str, u64>);
 
 impl Counts {
     pub(super) fn of(&self, status: SessionStatus) -> u64 {
-        let k = STATUSES.iter().position(|s| *s == status).unwrap_or(0);
-        self.0[k]
+        self.0.get(status.as_str()).copied().unwrap_or(0)
     }
 
     fn from_item(item: &Item) -> Self {
-        let mut counts = [0u64; 5];
-        for (k, status) in STATUSES.iter().enumerate() {
-            counts[k] = item
-                .get(status_name(*status))
-                .and_then(Value::as_i64)
-                .map_or(0, |n| n.max(0) as u64);
-        }
-        Counts(counts)
+        Counts(
+            SessionStatus::ALL
+                .iter()
+                .map(|s| {
+                    let n = item.get(s.as_str()).and_then(Value::as_i64).unwrap_or(0);
+                    (s.as_str(), n.max(0) as u64)
+                })
+                .collect(),
+        )
     }
 }
 
 impl TableStore {
+    /// The user's counts as stored, if they are.
+    async fn stored_counts(&self, tenant_id: &str, user_id: &str) -> StoreResult<Option<Counts>> {
+        let (pk, sk) = (keys::tenant_pk(tenant_id), keys::session_counts_sk(user_id));
+        Ok(self
+            .table
+            .get(&pk, &sk)
+            .await?
+            .map(|i| Counts::from_item(&i)))
+    }
+
     /// The user's counts, built first when they do not exist yet.
     pub(super) async fn session_counts(
         &self,
         tenant_id: &str,
         user_id: &str,
     ) -> StoreResult<Counts> {
-        let (pk, sk) = (keys::tenant_pk(tenant_id), keys::session_counts_sk(user_id));
-        if let Some(item) = self.table.get(&pk, &sk).await? {
-            return Ok(Counts::from_item(&item));
-        }
-        self.build_session_counts(tenant_id, user_id).await?;
-        match self.table.get(&pk, &sk).await? {
-            Some(item) => Ok(Counts::from_item(&item)),
-            None => Err(StoreError::Internal(
-                "session counts missing after building".into(),
-            )),
+        match self.stored_counts(tenant_id, user_id).await? {
+            Some(c) => Ok(c),
+            None => self.build_session_counts(tenant_id, user_id).await,
         }
     }
 
@@ -104,8 +87,7 @@ impl TableStore {
         tenant_id: &str,
         user_id: &str,
     ) -> StoreResult<bool> {
-        let (pk, sk) = (keys::tenant_pk(tenant_id), keys::session_counts_sk(user_id));
-        if self.table.get(&pk, &sk).await?.is_some() {
+        if self.stored_counts(tenant_id, user_id).await?.is_some() {
             return Ok(false);
         }
         self.build_session_counts(tenant_id, user_id).await?;
@@ -113,21 +95,49 @@ impl TableStore {
     }
 
     /// Counts the user's sessions (once per user) and stores the counts unless another
-    /// request just did.
-    async fn build_session_counts(&self, tenant_id: &str, user_id: &str) -> StoreResult<()> {
-        let counts = futures::future::try_join_all(STATUSES.iter().map(|status| {
+    /// request just did (with the same counts: nothing changes them while they are missing).
+    /// Sessions still in the index partition of before statuses are moved to theirs first.
+    async fn build_session_counts(&self, tenant_id: &str, user_id: &str) -> StoreResult<Counts> {
+        self.move_legacy_sessions(tenant_id, user_id).await?;
+        let partitions = futures::future::try_join_all(SessionStatus::ALL.iter().map(|status| {
             self.query_all(Query::partition(status_pk(tenant_id, user_id, *status)).on(Index::Gsi1))
         }))
         .await?;
         let mut item = Item::new();
         item.insert(PK.into(), Value::from(keys::tenant_pk(tenant_id)));
         item.insert(SK.into(), Value::from(keys::session_counts_sk(user_id)));
-        for (status, items) in STATUSES.iter().zip(counts) {
-            item.insert(status_name(*status).into(), Value::from(items.len() as u64));
+        for (status, items) in SessionStatus::ALL.iter().zip(partitions) {
+            item.insert(status.as_str().into(), Value::from(items.len() as u64));
         }
+        let built = Counts::from_item(&item);
         match self.table.put(item, Cond::Missing).await {
-            Ok(()) | Err(StoreError::Conflict(_)) => Ok(()),
+            Ok(()) | Err(StoreError::Conflict(_)) => Ok(built),
             Err(e) => Err(e),
         }
+    }
+
+    /// Re-indexes sessions stored before sessions were indexed by status.
+    async fn move_legacy_sessions(&self, tenant_id: &str, user_id: &str) -> StoreResult<()> {
+        let legacy =
+            Query::partition(keys::legacy_user_sessions_pk(tenant_id, user_id)).on(Index::Gsi1);
+        for item in self.query_all(legacy).await? {
+            let s: Session = body_of(item)?;
+            let update = Update {
+                set: set(vec![(
+                    Index::Gsi1.pk(),
+                    Value::from(status_pk(tenant_id, user_id, s.status)),
+                )]),
+                ..Update::default()
+            };
+            let cond = Cond::Eq("status".into(), to_json(&s.status)?);
+            let (pk, sk) = (keys::tenant_pk(tenant_id), keys::session_sk(&s.session_id));
+            match self.table.update(&pk, &sk, update, cond).await {
+                // Moved by a parallel build (or its status changed since): either way it is
+                // in a status partition now.
+                Ok(_) | Err(StoreError::Conflict(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 }

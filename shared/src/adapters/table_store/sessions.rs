@@ -78,7 +78,7 @@ impl SessionStore for TableStore {
         session.id_claimed = true;
         let session = &session;
         let (tenant, user) = (&session.tenant_id, &session.user_id);
-        for _ in 0..2 {
+        for attempt in 0..RACE_RETRIES {
             let now = self.now();
             let writes = vec![
                 Write::Put {
@@ -94,20 +94,24 @@ impl SessionStore for TableStore {
                     if self.built_missing_counts(tenant, user).await? {
                         continue;
                     }
-                    return if self
+                    if self
                         .claimed_elsewhere(&session.session_id, tenant, user)
                         .await?
                     {
-                        Ok(SessionCreated::Taken)
-                    } else {
-                        Ok(SessionCreated::Exists)
-                    };
+                        return Ok(SessionCreated::Taken);
+                    }
+                    if self.session(tenant, &session.session_id).await?.is_some() {
+                        return Ok(SessionCreated::Exists);
+                    }
+                    // Neither: the transaction collided with a parallel one on the user's
+                    // counts (DynamoDB cancels one of two), so it is tried again.
+                    race_pause(attempt).await;
                 }
                 Err(e) => return Err(e),
             }
         }
         Err(StoreError::Unavailable(format!(
-            "session {} could not be counted",
+            "session {} kept colliding with parallel writes",
             session.session_id
         )))
     }
@@ -168,7 +172,7 @@ impl SessionStore for TableStore {
             };
             let mut stored = Vec::with_capacity(messages.len());
             let mut writes = Vec::with_capacity(messages.len() + 1);
-            let mut latest = base.updated_at;
+            let mut latest = base.last_message_at.unwrap_or(base.updated_at);
             for (k, m) in messages.iter().enumerate() {
                 let mut m = m.clone();
                 m.tenant_id = tenant_id.to_owned();
@@ -199,7 +203,8 @@ impl SessionStore for TableStore {
                     s.id_claimed = true;
                     s.last_sequence = last_sequence;
                     s.message_count += messages.len() as u64;
-                    s.updated_at = latest;
+                    s.updated_at = s.updated_at.max(latest);
+                    s.last_message_at = Some(latest);
                     writes.push(Write::Put {
                         item: session_item(&s)?,
                         cond: Cond::Absent { now },
@@ -216,13 +221,14 @@ impl SessionStore for TableStore {
                     if !base.id_claimed {
                         writes.push(claim_session_id(&base)?);
                     }
-                    let updated = crate::time::iso(latest);
+                    let updated = crate::time::iso(base.updated_at.max(latest));
                     writes.push(Write::Update {
                         pk: pk.clone(),
                         sk: sk.clone(),
                         update: Update {
                             set: set(vec![
                                 ("lastSequence", Value::from(last_sequence)),
+                                ("lastMessageAt", to_json(&latest)?),
                                 ("updatedAt", Value::from(updated.clone())),
                                 (Index::Gsi1.sk(), Value::from(updated.clone())),
                                 (Index::Gsi2.sk(), Value::from(updated)),
