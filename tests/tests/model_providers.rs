@@ -20,6 +20,10 @@ enum Dialect {
     Vllm,
     Ollama,
     Azure,
+    /// Refuses whichever token parameter it gets (a server that can never be satisfied).
+    Flip,
+    /// Refuses every request with a huge error body that names a parameter at its end.
+    Huge,
 }
 
 /// One request as the server saw it: path and query, the key headers, the body.
@@ -105,6 +109,25 @@ fn answer(dialect: Dialect, seen: &Seen) -> (u16, Value) {
                 "choices": [{ "index": 0, "message": { "role": "assistant", "content": ACTION }, "finish_reason": "stop" }],
                 "timings": { "prompt_n": 90, "predicted_n": 20 }
             }),
+        ),
+        Dialect::Flip => {
+            let param = if b.get("max_tokens").is_some() {
+                "max_tokens"
+            } else {
+                "max_completion_tokens"
+            };
+            (
+                400,
+                openai_error(
+                    param,
+                    "unsupported_parameter",
+                    &format!("Unsupported parameter: '{param}'"),
+                ),
+            )
+        }
+        Dialect::Huge => (
+            400,
+            json!({ "error": { "message": format!("{}Unsupported parameter: 'temperature'", "x".repeat(2_000_000)) } }),
         ),
         Dialect::Azure => {
             if seen.api_key.as_deref() != Some("provider-key") || seen.authorization.is_some() {
@@ -354,4 +377,33 @@ async fn interact_works_with_a_current_openai_model() {
         assert!(s.body.get("max_tokens").is_none() && s.body.get("temperature").is_none());
         assert_eq!(s.body["reasoning_effort"], "low");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_refuses_everything_is_asked_a_bounded_number_of_times() {
+    let p = provider(Dialect::Flip).await;
+    let one = std::sync::Arc::new(llm(&p, "acme-agent", &[]));
+    // Thirty calls at once: each gives up after its adaptations; none is remembered.
+    let calls = (0..30).map(|_| {
+        let one = one.clone();
+        async move { complete(&one).await }
+    });
+    for r in futures::future::join_all(calls).await {
+        assert!(r.is_err());
+    }
+    assert_eq!(
+        p.seen().len(),
+        30 * 4,
+        "one request and three adaptations each"
+    );
+    complete(&one).await.expect_err("still refused");
+    assert_eq!(
+        keys(&p.seen()[120].body),
+        vec!["max_tokens", "temperature"],
+        "nothing kept"
+    );
+
+    let huge = provider(Dialect::Huge).await;
+    assert!(complete(&llm(&huge, "acme-agent", &[])).await.is_err());
+    assert_eq!(huge.seen().len(), 1, "an unread refusal is not adapted to");
 }

@@ -1,0 +1,169 @@
+//! The session list and message paging as an outsider would attack them: 30 parallel writers
+//! on one user's counts, cursors at and past their limits, and another tenant's session ids.
+
+use api_tests::flows::on_store;
+use api_tests::harness::{Harness, PW};
+use api_tests::{expect_error, on_both_stores};
+use futures::future::join_all;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+async fn call(
+    h: &Harness,
+    token: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> reqwest::Response {
+    h.app.request(method, path, token, body.as_ref()).await
+}
+
+async fn json_of(r: reqwest::Response) -> Value {
+    assert_eq!(r.status(), 200);
+    r.json().await.expect("json")
+}
+
+async fn total(h: &Harness, query: &str) -> u64 {
+    let v = json_of(
+        call(
+            h,
+            &h.token,
+            Method::GET,
+            &format!("/api/session?{query}"),
+            None,
+        )
+        .await,
+    )
+    .await;
+    v["data"]["pagination"]["total"].as_u64().expect("total")
+}
+
+async fn thirty_parallel_inits_and_archives_keep_the_counts_exact(dynamodb: bool) {
+    let h = on_store(dynamodb, |o| o).await;
+    let ids: Vec<String> = (0..30).map(|_| uuid::Uuid::new_v4().to_string()).collect();
+    let inits = ids.iter().map(|id| {
+        let body =
+            json!({ "sessionId": id, "url": "https://www.example.com/", "domain": "example.com" });
+        call(&h, &h.token, Method::POST, "/api/session/init", Some(body))
+    });
+    for r in join_all(inits).await {
+        assert_eq!(
+            json_of(r).await["data"]["created"],
+            true,
+            "every session is new"
+        );
+    }
+    assert_eq!(total(&h, "limit=5").await, 30);
+    // Thirty archive the first session at once while nine others are archived alongside.
+    let archives = (0..30)
+        .map(|_| ids[0].clone())
+        .chain(ids[1..10].iter().cloned())
+        .map(|id| {
+            call(
+                &h,
+                &h.token,
+                Method::POST,
+                "/api/session",
+                Some(json!({ "sessionId": id })),
+            )
+        });
+    for r in join_all(archives).await {
+        assert_eq!(json_of(r).await["data"]["status"], "archived");
+    }
+    assert_eq!(total(&h, "").await, 20);
+    assert_eq!(total(&h, "status=archived").await, 10);
+    assert_eq!(total(&h, "includeArchived=true").await, 30);
+    let page = json_of(
+        call(
+            &h,
+            &h.token,
+            Method::GET,
+            "/api/session?limit=100&offset=15",
+            None,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(page["data"]["sessions"].as_array().map(Vec::len), Some(5));
+    assert_eq!(page["data"]["pagination"]["hasMore"], false);
+}
+
+async fn message_cursors_hold_at_their_limits_and_other_tenants_see_nothing(dynamodb: bool) {
+    let h = on_store(dynamodb, |o| o).await;
+    let id = uuid::Uuid::new_v4().to_string();
+    let body =
+        json!({ "sessionId": id, "url": "https://www.example.com/", "domain": "example.com" });
+    json_of(call(&h, &h.token, Method::POST, "/api/session/init", Some(body)).await).await;
+    let path = |q: &str| format!("/api/session/{id}/messages?{q}");
+    for q in [
+        "after=9999999999",
+        "before=1",
+        "since=2999-01-01T00:00:00Z",
+        "limit=200&after=0",
+    ] {
+        let v = json_of(call(&h, &h.token, Method::GET, &path(q), None).await).await;
+        assert_eq!(
+            (v["messages"].clone(), v["hasMore"].clone()),
+            (json!([]), json!(false)),
+            "{q}"
+        );
+    }
+    for (q, field) in [
+        ("after=10000000000", "after"),
+        ("after=18446744073709551616", "after"),
+        ("before=99999999999999999999999", "before"),
+        ("limit=201", "limit"),
+        ("limit=0", "limit"),
+        ("since=2026-13-01T00:00:00Z", "since"),
+    ] {
+        let r = call(&h, &h.token, Method::GET, &path(q), None).await;
+        let v = expect_error(r, 400, "VALIDATION_ERROR").await;
+        assert!(v.to_string().contains(field), "{q}: {v}");
+    }
+    let long = format!("since={}", "9".repeat(4_000));
+    let r = call(&h, &h.token, Method::GET, &path(&long), None).await;
+    assert!(matches!(r.status().as_u16(), 400 | 414), "{}", r.status());
+
+    // Another tenant's user, 30 times at once, with every cursor: nothing of the session.
+    h.app.seed_user("globex", "eve@globex.com", PW).await;
+    let eve = h.app.login("eve@globex.com", PW).await;
+    let polls = (0..30).map(|k| {
+        let q = ["after=0", "before=5", "since=2000-01-01T00:00:00Z"][k % 3];
+        let (h, eve, p) = (&h, &eve, path(q));
+        async move { call(h, eve, Method::GET, &p, None).await }
+    });
+    for r in join_all(polls).await {
+        let v = json_of(r).await;
+        assert_eq!(
+            (v["sessionExists"].clone(), v["messages"].clone()),
+            (json!(false), json!([]))
+        );
+    }
+    let archive = call(
+        &h,
+        &eve,
+        Method::POST,
+        "/api/session",
+        Some(json!({ "sessionId": id })),
+    )
+    .await;
+    expect_error(archive, 404, "SESSION_NOT_FOUND").await;
+    let theirs = json_of(
+        call(
+            &h,
+            &eve,
+            Method::GET,
+            "/api/session?includeArchived=true",
+            None,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(theirs["data"]["pagination"]["total"], 0);
+    assert_eq!(total(&h, "").await, 1, "the owner's count is untouched");
+}
+
+on_both_stores!(
+    thirty_parallel_inits_and_archives_keep_the_counts_exact,
+    message_cursors_hold_at_their_limits_and_other_tenants_see_nothing,
+);
