@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use crate::adapters::dynamo::DynamoTable;
 use crate::adapters::http_knowledge::HttpKnowledge;
+use crate::adapters::not_linked::NotLinked;
 use crate::adapters::openai::OpenAiLlm;
 use crate::adapters::runner::runner_for;
-use crate::adapters::snapshots::{DirSnapshotStore, MemorySnapshotStore, S3SnapshotStore};
+use crate::adapters::snapshots::S3SnapshotStore;
 use crate::adapters::tavily::TavilySearch;
 use crate::adapters::workspace::WorkspaceOpener;
 use crate::adapters::TableStore;
@@ -22,6 +23,7 @@ use crate::ports::runner::CommandRunner;
 use crate::ports::web_search::WebSearch;
 use crate::ports::{SnapshotStore, Store, StoreError};
 use crate::realtime::{PusherRealtime, Realtime};
+use crate::tools::runner::RunEnv;
 use crate::tools::status::StatusCache;
 
 /// Why a function could not start.
@@ -75,15 +77,34 @@ impl AppContext {
         Self::from_config(Config::from_env()?).await
     }
 
-    /// Builds the stores named by `config` with the system clock.
+    /// Builds the stores named by `config` with the system clock, and every adapter.
     pub async fn from_config(config: Config) -> Result<Self, StartupError> {
+        Self::build(config, ToolAdapters::linked).await
+    }
+
+    /// A function's context: from the environment, with the agent tools' adapters `tools`
+    /// makes. A function that passes [`ToolAdapters::not_linked`] does not link them.
+    pub async fn for_function(tools: ToolsFactory) -> Result<Self, StartupError> {
+        Self::build(Config::from_env()?, tools).await
+    }
+
+    async fn build(config: Config, tools: ToolsFactory) -> Result<Self, StartupError> {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let stores = open_stores(&config.store, clock.clone()).await?;
-        Ok(Self::with_parts(config, stores, clock))
+        Ok(Self::with_tools(config, stores, clock, tools))
     }
 
     /// Assembles a context from ready parts (tests inject a manual clock or shared stores).
     pub fn with_parts(config: Config, stores: Stores, clock: Arc<dyn Clock>) -> Self {
+        Self::with_tools(config, stores, clock, ToolAdapters::linked)
+    }
+
+    fn with_tools(
+        config: Config,
+        stores: Stores,
+        clock: Arc<dyn Clock>,
+        tools: ToolsFactory,
+    ) -> Self {
         let tokens = TokenService::new(&config.jwt);
         let llm = config
             .agent
@@ -118,16 +139,16 @@ impl AppContext {
             dir: config.tools.workspaces_dir.clone(),
             s3: stores.s3.clone(),
         };
-        let runner = runner_for(
-            &config.tools.exec_runner,
-            crate::tools::runner::RunEnv {
+        let ToolAdapters { runner, mcp } = tools(
+            &config,
+            RunEnv {
                 store: stores.store.clone(),
                 realtime: realtime.clone(),
                 clock: clock.clone(),
                 retention_days: config.tools.audit_retention_days,
                 output_cap: config.tools.exec_output_bytes,
             },
-            workspaces.clone(),
+            &workspaces,
         );
         Self {
             config,
@@ -144,7 +165,34 @@ impl AppContext {
             workspaces,
             tools_status: StatusCache::default(),
             runner,
+            mcp,
+        }
+    }
+}
+
+/// The agent tools' adapters that bring large dependencies (the MCP SDK, the Lambda client).
+pub struct ToolAdapters {
+    pub runner: Arc<dyn CommandRunner>,
+    pub mcp: Arc<dyn McpClient>,
+}
+
+/// Makes a context's [`ToolAdapters`]. Each binary names one; the linker drops the other.
+pub type ToolsFactory = fn(&Config, RunEnv, &WorkspaceOpener) -> ToolAdapters;
+
+impl ToolAdapters {
+    /// The MCP client and the configured command runner (agent-tool routes, local-api).
+    pub fn linked(config: &Config, env: RunEnv, opener: &WorkspaceOpener) -> Self {
+        Self {
+            runner: runner_for(&config.tools.exec_runner, env, opener.clone()),
             mcp: Arc::new(crate::adapters::mcp::RmcpClient),
+        }
+    }
+
+    /// Stand-ins that refuse (every function that serves no agent-tool route).
+    pub fn not_linked(_: &Config, _: RunEnv, _: &WorkspaceOpener) -> Self {
+        Self {
+            runner: Arc::new(NotLinked),
+            mcp: Arc::new(NotLinked),
         }
     }
 }
@@ -160,16 +208,31 @@ pub struct Stores {
 
 /// Opens the stores a configuration names. For DynamoDB/S3 the SDK clients are built here,
 /// once per container; nothing is sent over the network.
+/// The embedded and memory stores exist only in builds with the `embedded` feature (local-api,
+/// agent-admin, the tests; not the functions' release builds).
 pub async fn open_stores(cfg: &StoreConfig, clock: Arc<dyn Clock>) -> Result<Stores, StoreError> {
     Ok(match cfg {
+        #[cfg(not(feature = "embedded"))]
+        StoreConfig::Embedded { .. } | StoreConfig::Memory => {
+            return Err(StoreError::Internal(
+                "STORE=embedded and STORE=memory need a build with the embedded store \
+                 (local-api, or `--features shared/embedded`); functions in the cloud use \
+                 STORE=dynamodb"
+                    .into(),
+            ))
+        }
+        #[cfg(feature = "embedded")]
         StoreConfig::Embedded { data_dir } => Stores {
             store: Arc::new(TableStore::embedded(data_dir, clock)?),
-            snapshots: Arc::new(DirSnapshotStore::new(&data_dir.join("blobs"))),
+            snapshots: Arc::new(crate::adapters::snapshots::DirSnapshotStore::new(
+                &data_dir.join("blobs"),
+            )),
             s3: None,
         },
+        #[cfg(feature = "embedded")]
         StoreConfig::Memory => Stores {
             store: Arc::new(TableStore::memory(clock)?),
-            snapshots: Arc::new(MemorySnapshotStore::default()),
+            snapshots: Arc::new(crate::adapters::snapshots::MemorySnapshotStore::default()),
             s3: None,
         },
         StoreConfig::DynamoDb(aws) => {
@@ -189,11 +252,7 @@ pub async fn open_stores(cfg: &StoreConfig, clock: Arc<dyn Clock>) -> Result<Sto
 /// DynamoDB and S3 clients for a configuration (endpoint override and path-style S3 when a
 /// local server is named).
 pub async fn aws_clients(aws: &AwsStoreConfig) -> (aws_sdk_dynamodb::Client, aws_sdk_s3::Client) {
-    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
-    if let Some(region) = &aws.region {
-        loader = loader.region(aws_config::Region::new(region.clone()));
-    }
-    let sdk = loader.load().await;
+    let sdk = crate::adapters::aws::sdk_config(aws.region.as_deref()).await;
     let mut ddb = aws_sdk_dynamodb::config::Builder::from(&sdk);
     let mut s3 = aws_sdk_s3::config::Builder::from(&sdk);
     if let Some(endpoint) = &aws.endpoint {

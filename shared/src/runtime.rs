@@ -4,27 +4,59 @@
 use std::convert::Infallible;
 use std::future::Future;
 
-use crate::context::AppContext;
+use crate::context::{AppContext, ToolAdapters, ToolsFactory};
 use crate::http::{Request, Response};
 
-/// Runs an HTTP function whose handler is `handle`.
+/// Runs an HTTP function whose handler is `handle`, without the MCP client and the command
+/// runners (every route that can neither start a command nor reach an MCP server).
 pub async fn run_http<F, Fut>(name: &'static str, handle: F) -> Result<(), lambda_http::Error>
 where
     F: Fn(&'static AppContext, Request) -> Fut,
     Fut: Future<Output = Response> + Send,
 {
-    lambda_http::tracing::init_default_subscriber();
-    let ctx = match AppContext::from_env().await {
-        Ok(ctx) => ctx,
+    serve(name, ToolAdapters::not_linked, handle).await
+}
+
+/// Runs an HTTP function that can start commands or reach MCP servers (agent status, approvals,
+/// exec start, MCP tools and calls): with the MCP client and the configured command runner.
+pub async fn run_tools_http<F, Fut>(name: &'static str, handle: F) -> Result<(), lambda_http::Error>
+where
+    F: Fn(&'static AppContext, Request) -> Fut,
+    Fut: Future<Output = Response> + Send,
+{
+    serve(name, ToolAdapters::linked, handle).await
+}
+
+/// Builds a function's context once per container (it lives as long as the process), or says
+/// why it cannot start.
+pub async fn context(
+    name: &'static str,
+    tools: ToolsFactory,
+) -> Result<&'static AppContext, String> {
+    match AppContext::for_function(tools).await {
+        Ok(ctx) => {
+            tracing::info!(function = name, config = %ctx.config.summary(), "initialised");
+            Ok(Box::leak(Box::new(ctx)))
+        }
         Err(e) => {
             tracing::error!(function = name, error = %e, "refusing to start");
             eprintln!("{name}: refusing to start: {e}");
-            return Err(e.to_string().into());
+            Err(e.to_string())
         }
-    };
-    tracing::info!(function = name, config = %ctx.config.summary(), "initialised");
-    // One context per container for the life of the process.
-    let ctx: &'static AppContext = Box::leak(Box::new(ctx));
+    }
+}
+
+async fn serve<F, Fut>(
+    name: &'static str,
+    tools: ToolsFactory,
+    handle: F,
+) -> Result<(), lambda_http::Error>
+where
+    F: Fn(&'static AppContext, Request) -> Fut,
+    Fut: Future<Output = Response> + Send,
+{
+    lambda_http::tracing::init_default_subscriber();
+    let ctx = context(name, tools).await?;
     lambda_http::run(lambda_http::service_fn(|req: Request| {
         let fut = handle(ctx, req);
         async move { Ok::<_, Infallible>(fut.await) }

@@ -273,3 +273,56 @@ fn the_workspace_lists_every_function() {
         );
     }
 }
+
+/// The functions that can start a command or reach an MCP server, and so link the MCP client
+/// and the command runners (`run_tools_http`). Every other function runs without them: a
+/// route that never makes such a call gains nothing from them but megabytes and cold start.
+const LINKS_TOOL_ADAPTERS: [(&str, &str); 5] = [
+    (
+        "agent-status",
+        "checks the command runner and each MCP server",
+    ),
+    ("agent-approval", "runs the approved command or MCP call"),
+    (
+        "agent-exec-start",
+        "starts a command an admin lowered to auto",
+    ),
+    ("agent-mcp-tools", "lists each server's tools"),
+    ("agent-mcp-call", "calls a tool an admin lowered to auto"),
+];
+
+#[test]
+fn functions_link_only_what_they_serve() {
+    let linked: BTreeSet<&str> = LINKS_TOOL_ADAPTERS.iter().map(|(f, _)| *f).collect();
+    let mut problems = Vec::new();
+    for dir in function_dirs() {
+        let main = std::fs::read_to_string(root().join("functions").join(&dir).join("src/main.rs"))
+            .expect("main.rs");
+        let manifest =
+            std::fs::read_to_string(root().join("functions").join(&dir).join("Cargo.toml"))
+                .expect("Cargo.toml");
+        let wants = linked.contains(dir.as_str());
+        if wants != main.contains("run_tools_http(") {
+            problems.push(format!(
+                "{dir}: main.rs must {}call shared::runtime::run_tools_http",
+                if wants { "" } else { "not " }
+            ));
+        }
+        // These build every adapter (and need the embedded store's SQLite to open one).
+        for whole in [
+            "ToolAdapters::linked",
+            "AppContext::from_env",
+            "from_config(",
+        ] {
+            if main.contains(whole) {
+                problems.push(format!("{dir}: main.rs builds its context with {whole}"));
+            }
+        }
+        if manifest.contains("embedded") {
+            problems.push(format!(
+                "{dir}: Cargo.toml turns on the embedded store (SQLite)"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

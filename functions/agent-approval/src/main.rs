@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::runtime::run_http("agent-approval", agent_approval::handle).await
+    shared::runtime::run_tools_http("agent-approval", agent_approval::handle).await
 }

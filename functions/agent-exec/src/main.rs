@@ -2,7 +2,7 @@
 
 use lambda_runtime::{service_fn, LambdaEvent};
 use serde_json::Value;
-use shared::AppContext;
+use shared::context::ToolAdapters;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
@@ -10,15 +10,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     // Commands run as this process's user: keep its memory and environment from them, and
     // adopt whatever they leave behind so it can be killed after each run.
     agent_exec::harden();
-    let ctx = match AppContext::from_env().await {
-        Ok(ctx) => ctx,
-        Err(e) => {
-            tracing::error!(error = %e, "refusing to start");
-            eprintln!("agent-exec: refusing to start: {e}");
-            return Err(e.to_string().into());
-        }
-    };
-    let ctx: &'static AppContext = Box::leak(Box::new(ctx));
+    let ctx = shared::runtime::context("agent-exec", ToolAdapters::not_linked).await?;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
         agent_exec::handle(ctx, event)
     }))

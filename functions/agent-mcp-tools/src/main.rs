@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::runtime::run_http("agent-mcp-tools", agent_mcp_tools::handle).await
+    shared::runtime::run_tools_http("agent-mcp-tools", agent_mcp_tools::handle).await
 }

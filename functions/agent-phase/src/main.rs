@@ -2,20 +2,12 @@
 
 use lambda_runtime::{service_fn, LambdaEvent};
 use serde_json::Value;
-use shared::AppContext;
+use shared::context::ToolAdapters;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     lambda_runtime::tracing::init_default_subscriber();
-    let ctx = match AppContext::from_env().await {
-        Ok(ctx) => ctx,
-        Err(e) => {
-            tracing::error!(error = %e, "refusing to start");
-            eprintln!("agent-phase: refusing to start: {e}");
-            return Err(e.to_string().into());
-        }
-    };
-    let ctx: &'static AppContext = Box::leak(Box::new(ctx));
+    let ctx = shared::runtime::context("agent-phase", ToolAdapters::not_linked).await?;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
         agent_phase::handle(ctx, event)
     }))

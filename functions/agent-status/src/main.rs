@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::runtime::run_http("agent-status", agent_status::handle).await
+    shared::runtime::run_tools_http("agent-status", agent_status::handle).await
 }

@@ -4,15 +4,18 @@
 //! model is any OpenAI-compatible endpoint (`openai`), web search is Tavily (`tavily`),
 //! organisation knowledge the extraction service (`http_knowledge`).
 
+pub mod aws;
 pub mod dynamo;
 pub mod http_knowledge;
 pub mod keys;
 pub mod llm_params;
 pub mod mcp;
+pub mod not_linked;
 pub mod openai;
 pub mod runner;
 pub mod s3_list;
 pub mod snapshots;
+#[cfg(feature = "embedded")]
 pub mod sqlite;
 pub mod table;
 pub mod table_store;

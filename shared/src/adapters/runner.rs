@@ -85,10 +85,7 @@ impl LambdaRunner {
     async fn client(&self) -> &aws_sdk_lambda::Client {
         self.client
             .get_or_init(|| async {
-                let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-                    .load()
-                    .await;
-                aws_sdk_lambda::Client::new(&sdk)
+                aws_sdk_lambda::Client::new(&super::aws::sdk_config(None).await)
             })
             .await
     }

@@ -3,7 +3,6 @@
 //! conditional writes, queries and transactions. Items whose TTL has passed are treated as
 //! absent on every read (DynamoDB deletes them only eventually).
 
-use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -12,6 +11,7 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::keys;
+#[cfg(feature = "embedded")]
 use super::sqlite::SqliteTable;
 use super::table::{
     body_of, is_expired, item_of, key_of, Cond, Index, Item, Query, SkCond, TableBackend, Update,
@@ -60,11 +60,13 @@ impl TableStore {
     }
 
     /// The embedded store in `data_dir`.
-    pub fn embedded(data_dir: &Path, clock: Arc<dyn Clock>) -> StoreResult<Self> {
+    #[cfg(feature = "embedded")]
+    pub fn embedded(data_dir: &std::path::Path, clock: Arc<dyn Clock>) -> StoreResult<Self> {
         Ok(Self::new(Arc::new(SqliteTable::open(data_dir)?), clock))
     }
 
     /// A private in-memory store.
+    #[cfg(feature = "embedded")]
     pub fn memory(clock: Arc<dyn Clock>) -> StoreResult<Self> {
         Ok(Self::new(Arc::new(SqliteTable::in_memory()?), clock))
     }

@@ -42,8 +42,7 @@ async fn client() -> &'static aws_sdk_sfn::Client {
     static CLIENT: OnceCell<aws_sdk_sfn::Client> = OnceCell::const_new();
     CLIENT
         .get_or_init(|| async {
-            let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-            aws_sdk_sfn::Client::new(&config)
+            aws_sdk_sfn::Client::new(&crate::adapters::aws::sdk_config(None).await)
         })
         .await
 }
