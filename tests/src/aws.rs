@@ -32,12 +32,14 @@ pub fn clients() -> (aws_sdk_dynamodb::Client, aws_sdk_s3::Client) {
         .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
         .region(Region::new(REGION))
         .credentials_provider(creds.clone())
+        .http_client(shared::adapters::aws::https_client())
         .endpoint_url(&endpoint)
         .build();
     let s3 = aws_sdk_s3::Config::builder()
         .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
         .region(aws_sdk_s3::config::Region::new(REGION))
         .credentials_provider(creds)
+        .http_client(shared::adapters::aws::https_client())
         .endpoint_url(&endpoint)
         .force_path_style(true)
         .build();

@@ -8,7 +8,9 @@
 //! `scripts/bench` builds release binaries, starts a DynamoDB/S3-compatible server and runs
 //! this; any profile works (DynamoDB numbers need `MOTO_ENDPOINT`).
 
+mod coldstart;
 mod machine;
+mod memory;
 mod pages;
 mod reads;
 mod reasoning;
@@ -67,12 +69,18 @@ async fn main() {
         "release"
     };
     println!("bench ({profile} build, {runs} runs per start measurement)");
-    // BENCH_ONLY=<section,...> runs some sections: startup, cleanup, round-trips, interact,
+    // BENCH_ONLY=<section,...> runs some sections: startup, coldstart, memory, cleanup, round-trips, interact,
     // reads, reasoning, search, prompt, login, machine, workspace, exec.
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
     if run("startup") {
         starts::startups(runs).await;
+    }
+    if run("coldstart") {
+        coldstart::cold_starts(runs).await;
+    }
+    if run("memory") {
+        memory::interact_memory(runs).await;
     }
     if run("cleanup") {
         starts::cleanup_starts(runs).await;

@@ -57,15 +57,42 @@ pub async fn function_start(
     event: &serde_json::Value,
     data_dir: &std::path::Path,
     env: &[(String, String)],
-) -> (f64, f64, Option<u64>) {
-    let mut rt = RuntimeApi::start().await;
-    let started = Instant::now();
-    let child = Command::new(workspace_binary(bin))
-        .envs(rt.env(bin))
-        .env("JWT_SECRET", TEST_KEY)
+) -> Started {
+    let mut cmd = Command::new(workspace_binary(bin));
+    cmd.env("JWT_SECRET", TEST_KEY)
         .env("DATA_DIR", data_dir)
         .env("AWS_LAMBDA_LOG_LEVEL", "warn")
-        .envs(env.iter().cloned())
+        .envs(env.iter().cloned());
+    process_start(cmd, bin, event).await
+}
+
+/// One start of a function process.
+pub struct Started {
+    /// Spawn → its first poll for an invocation (init done).
+    pub ready_ms: f64,
+    /// Spawn → its first answer posted.
+    pub first_ms: f64,
+    /// Peak RSS after the first answer.
+    pub rss_kib: Option<u64>,
+    /// The answer (or the error it reported).
+    pub answer: serde_json::Value,
+}
+
+/// A function binary as deployed (built alone, without the embedded store): from
+/// `BENCH_FUNCTIONS_DIR` when set, else next to this bench.
+pub fn deployed_binary(bin: &str) -> std::path::PathBuf {
+    match std::env::var_os("BENCH_FUNCTIONS_DIR") {
+        Some(dir) => std::path::Path::new(&dir).join(bin),
+        None => workspace_binary(bin),
+    }
+}
+
+/// Spawns `cmd` as the function `name` under a fresh Runtime API emulator and invokes it once.
+pub async fn process_start(mut cmd: Command, name: &str, event: &serde_json::Value) -> Started {
+    let mut rt = RuntimeApi::start().await;
+    let started = Instant::now();
+    let child = cmd
+        .envs(rt.env(name))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -80,11 +107,19 @@ pub async fn function_start(
         .invoke(event, Duration::from_secs(30))
         .await
         .expect("answered");
-    assert!(matches!(outcome, Outcome::Response(_)), "{outcome:?}");
+    let answer = match outcome {
+        Outcome::Response(v) | Outcome::Error(v) => v,
+        Outcome::InitError(e) => panic!("{name} failed to start: {e}"),
+    };
     let first_ms = (at - started).as_secs_f64() * 1000.0;
-    let rss = child.id().and_then(peak_rss_kib);
+    let rss_kib = child.id().and_then(peak_rss_kib);
     drop(child);
-    (init_ms, first_ms, rss)
+    Started {
+        ready_ms: init_ms,
+        first_ms,
+        rss_kib,
+        answer,
+    }
 }
 
 /// local-api and function binaries: start to first response, and peak memory.
@@ -112,6 +147,8 @@ pub async fn startups(runs: usize) {
     .await;
     app.seed_user("acme", "ada@acme.com", "s3cret-password")
         .await;
+    // The function binaries check the token against the system clock.
+    app.clock.set(SystemClock.now());
     let token = app.login("ada@acme.com", "s3cret-password").await;
     app.stop().await;
     let bearer = format!("Bearer {token}");
@@ -133,10 +170,11 @@ pub async fn startups(runs: usize) {
         let mut served = Vec::new();
         let mut rss = Vec::new();
         for _ in 0..runs {
-            let (i, f, r) = function_start(bin, ev, dir.path(), &[]).await;
-            init.push(i);
-            served.push(f);
-            rss.extend(r);
+            let s = function_start(bin, ev, dir.path(), &[]).await;
+            assert_eq!(s.answer["statusCode"], 200, "{bin}: {}", s.answer);
+            init.push(s.ready_ms);
+            served.push(s.first_ms);
+            rss.extend(s.rss_kib);
         }
         stats(&format!("{bin} spawn -> waiting for next invocation"), init);
         stats(&format!("{bin} spawn -> first response posted"), served);
@@ -246,10 +284,11 @@ pub async fn cleanup_starts(runs: usize) {
                 (stores, api_tests::aws::process_env(&cfg))
             };
             seed_expired(&stores, 20).await;
-            let (i, f, r) = function_start("cleanup-expired", &event, dir.path(), &env).await;
-            init.push(i);
-            served.push(f);
-            rss.extend(r);
+            let s = function_start("cleanup-expired", &event, dir.path(), &env).await;
+            assert_eq!(s.answer["expiredTasks"], 20, "{}", s.answer);
+            init.push(s.ready_ms);
+            served.push(s.first_ms);
+            rss.extend(s.rss_kib);
         }
         stats(
             &format!("cleanup-expired ({backend}) spawn -> waiting for next invocation"),

@@ -28,6 +28,9 @@ pub async fn interact_overhead(runs: usize) {
     let app = TestApp::spawn_with(opts).await;
     app.seed_user("acme", "ada@acme.com", "s3cret-password")
         .await;
+    // The function binaries below check the token against the system clock.
+    app.clock
+        .set(shared::clock::Clock::now(&shared::clock::SystemClock));
     let token = app.login("ada@acme.com", "s3cret-password").await;
     let dom = big_dom();
     // An element the model can see (ids inside noscript and the like are not on the page).
@@ -143,10 +146,11 @@ pub async fn interact_overhead(runs: usize) {
                 ("LLM_API_KEY".to_owned(), "test-llm-key".to_owned()),
                 ("MAX_BODY_BYTES".to_owned(), (6 * 1024 * 1024).to_string()),
             ];
-            let (i, f, r) = function_start("agent-interact", &event, dir.path(), &env).await;
-            init.push(i);
-            served.push(f);
-            rss.extend(r);
+            let s = function_start("agent-interact", &event, dir.path(), &env).await;
+            assert_eq!(s.answer["statusCode"], 200, "{}", s.answer);
+            init.push(s.ready_ms);
+            served.push(s.first_ms);
+            rss.extend(s.rss_kib);
         }
         if name == "200k dom" {
             stats("agent-interact spawn -> waiting for next invocation", init);
