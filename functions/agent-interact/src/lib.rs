@@ -46,8 +46,10 @@ async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     // The signature is checked here; the account is checked with the step's first reads.
     let principal = verify_bearer(ctx, req.headers())?;
     let idempotency_key = idempotency_key(&req)?;
+    let parsing = tracing::debug_span!("interact.parse").entered();
     let body: serde_json::Value = parse_json(&req)?;
     let request = validate(&body)?;
+    drop(parsing);
     // The phases need the body again only when they run in other processes.
     let body = (ctx.config.agent.orchestrator != Orchestrator::InProcess).then_some(body);
     let request_hash = http::body_hash(&req);
@@ -59,5 +61,6 @@ async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         request_hash,
     };
     let response = step::run(ctx, input, body).await?;
+    let _responding = tracing::debug_span!("interact.respond").entered();
     Ok(http::json(StatusCode::OK, &response))
 }

@@ -28,6 +28,7 @@ pub fn compress(content: &[u8]) -> StoreResult<Vec<u8>> {
             content.len()
         )));
     }
+    let _compressing = tracing::debug_span!("snapshot.compress").entered();
     zstd::bulk::compress(content, LEVEL).map_err(|e| StoreError::Internal(format!("compress: {e}")))
 }
 

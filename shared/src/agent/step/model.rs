@@ -112,6 +112,7 @@ fn messages(
         .as_ref()
         .map(|s| s.memory.clone())
         .unwrap_or_default();
+    let _prompting = tracing::debug_span!("interact.prompt").entered();
     prompt::build(&PromptInput {
         task: &step.task,
         session_notes: &session_notes,

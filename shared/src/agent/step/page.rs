@@ -29,6 +29,7 @@ fn build(
     viewport: Option<(f64, f64)>,
     budget: Budget,
 ) -> Result<BuiltPage, Error> {
+    let modelling = tracing::debug_span!("interact.page_model").entered();
     let (page, snapshot) = match input {
         PageInput::Tree(nodes) => {
             let snapshot = serde_json::to_vec(&nodes).unwrap_or_default();
@@ -39,7 +40,8 @@ fn build(
             (page, dom.into_bytes())
         }
     };
-    let rendered = render(&page, budget);
+    drop(modelling);
+    let rendered = tracing::debug_span!("interact.render").in_scope(|| render(&page, budget));
     Ok(BuiltPage {
         page,
         rendered,

@@ -17,6 +17,7 @@ mod reasoning;
 mod search;
 mod starts;
 mod store;
+mod timing;
 mod work;
 mod workspace;
 

@@ -1,6 +1,7 @@
 //! Interact with a zero-latency scripted model: request time, server overhead, cold start
 //! and peak memory of the interact binary.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use api_tests::{apigw_event, AppOptions, TestApp};
@@ -14,6 +15,7 @@ use super::{elapsed_ms, interact, stats};
 /// overhead (request time minus model time) for a new task and a next step; the interact
 /// binary's cold start and peak RSS on the 200k-character dom.
 pub async fn interact_overhead(runs: usize) {
+    super::timing::install();
     use api_tests::scripted::{Reply, ScriptedLlm};
     let llm = ScriptedLlm::start().await;
     let dir = tempfile::tempdir().expect("tmp");
@@ -59,6 +61,8 @@ pub async fn interact_overhead(runs: usize) {
         let mut next_total = Vec::new();
         let mut next_overhead = Vec::new();
         let mut task_id = serde_json::Value::Null;
+        let mut spans: [BTreeMap<String, Vec<f64>>; 2] = Default::default();
+        super::timing::take();
         for k in 0..(runs * 2) {
             llm.push([Reply::action("Open it.", &action)]);
             let mut b = body.clone();
@@ -72,6 +76,12 @@ pub async fn interact_overhead(runs: usize) {
             let total = elapsed_ms(t);
             let llm_ms = r["metrics"]["llmMs"].as_f64().unwrap_or(0.0);
             assert_eq!(r["action"], action.as_str(), "{r}");
+            for (span, ms) in super::timing::take() {
+                spans[usize::from(continuing)]
+                    .entry(span)
+                    .or_default()
+                    .extend(ms);
+            }
             if continuing {
                 next_total.push(total);
                 next_overhead.push(total - llm_ms);
@@ -91,6 +101,7 @@ pub async fn interact_overhead(runs: usize) {
             &format!("interact {name}, next step: server overhead"),
             next_overhead,
         );
+        print_spans(&spans);
     }
     app.stop().await;
 
@@ -145,6 +156,9 @@ pub async fn interact_overhead(runs: usize) {
                 ("LLM_BASE_URL".to_owned(), llm.base_url.clone()),
                 ("LLM_API_KEY".to_owned(), "test-llm-key".to_owned()),
                 ("MAX_BODY_BYTES".to_owned(), (6 * 1024 * 1024).to_string()),
+                // The requests above counted against the same store's limits.
+                ("INTERACT_RATE_PER_USER".to_owned(), "100000".to_owned()),
+                ("INTERACT_RATE_PER_TENANT".to_owned(), "100000".to_owned()),
             ];
             let s = function_start("agent-interact", &event, dir.path(), &env).await;
             assert_eq!(s.answer["statusCode"], 200, "{}", s.answer);
@@ -168,5 +182,27 @@ pub async fn interact_overhead(runs: usize) {
                 format!("agent-interact peak RSS ({name})")
             );
         }
+    }
+}
+
+/// p50 of each timed span per request, new task and next step side by side (a span that
+/// runs more than once in a request, like `snapshot.compress`, counts each run).
+fn print_spans(spans: &[BTreeMap<String, Vec<f64>>; 2]) {
+    let p50 = |v: Option<&Vec<f64>>| {
+        v.filter(|v| !v.is_empty()).map(|v| {
+            let mut v = v.clone();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        })
+    };
+    let names: std::collections::BTreeSet<&String> =
+        spans[0].keys().chain(spans[1].keys()).collect();
+    for name in names {
+        let show = |x: Option<f64>| x.map_or("-".to_owned(), |ms| format!("{ms:.3}ms"));
+        println!(
+            "    {name:<40} p50 new={:>10}  next={:>10}",
+            show(p50(spans[0].get(name))),
+            show(p50(spans[1].get(name)))
+        );
     }
 }

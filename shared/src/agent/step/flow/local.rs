@@ -6,6 +6,7 @@ use std::io::Write;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio::sync::Mutex;
+use tracing::Instrument;
 
 use super::{answer, failure, machine, phases, RunState};
 use crate::asl::{self, Failure, Options, TaskRunner};
@@ -22,20 +23,25 @@ impl TaskRunner for Local<'_> {
     async fn run(&self, _state: &str, _resource: &str, input: Value) -> Result<Value, Failure> {
         let payload = &input["Payload"];
         let name = payload["phase"].as_str().unwrap_or_default();
-        let out = match name {
-            // Read-only and run at once by the Parallel state: the run is not held meanwhile.
-            "knowledge" | "webSearch" => {
-                let args = phases::GatherArgs::of(&*self.run.lock().await);
-                match args {
-                    Ok(a) => phases::gather(self.ctx, name, a).await,
-                    Err(e) => Err(e),
+        let span = tracing::debug_span!("interact.phase", phase = name);
+        let out = async {
+            match name {
+                // Read-only and run at once by the Parallel state: the run is not held meanwhile.
+                "knowledge" | "webSearch" => {
+                    let args = phases::GatherArgs::of(&*self.run.lock().await);
+                    match args {
+                        Ok(a) => phases::gather(self.ctx, name, a).await,
+                        Err(e) => Err(e),
+                    }
+                }
+                _ => {
+                    let mut run = self.run.lock().await;
+                    phases::phase(self.ctx, &mut run, name, payload).await
                 }
             }
-            _ => {
-                let mut run = self.run.lock().await;
-                phases::phase(self.ctx, &mut run, name, payload).await
-            }
-        };
+        }
+        .instrument(span)
+        .await;
         match out {
             // Shaped like the Lambda integration's answer, which the definition selects from.
             Ok(v) => Ok(json!({ "Payload": v, "StatusCode": 200 })),
