@@ -6,7 +6,7 @@ use async_trait::async_trait;
 
 use super::{check_ids, decompress, prepare};
 use crate::adapters::keys::{snapshot_key, snapshot_prefix};
-use crate::ports::{SnapshotRef, SnapshotStore, StoreError, StoreResult};
+use crate::ports::{Compressed, SnapshotRef, SnapshotStore, StoreError, StoreResult};
 
 /// Snapshots as files under a directory (the embedded store's companion).
 #[derive(Debug)]
@@ -32,14 +32,15 @@ fn io_err(e: std::io::Error) -> StoreError {
 
 #[async_trait]
 impl SnapshotStore for DirSnapshotStore {
-    async fn put_snapshot(
+    async fn put_compressed(
         &self,
         tenant_id: &str,
         task_id: &str,
         step: u32,
-        content: &[u8],
+        snapshot: &Compressed,
     ) -> StoreResult<SnapshotRef> {
-        let (r, stored) = prepare(tenant_id, task_id, step, content)?;
+        let r = prepare(tenant_id, task_id, step, snapshot)?;
+        let stored = snapshot.stored.clone();
         let path = self.path(&r.key);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io_err)?;

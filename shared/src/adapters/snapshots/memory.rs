@@ -7,7 +7,7 @@ use async_trait::async_trait;
 
 use super::{check_ids, decompress, prepare, step_of};
 use crate::adapters::keys::{snapshot_key, snapshot_prefix};
-use crate::ports::{SnapshotRef, SnapshotStore, StoreResult};
+use crate::ports::{Compressed, SnapshotRef, SnapshotStore, StoreResult};
 
 /// Snapshots in memory (tests and `STORE=memory`).
 #[derive(Debug, Default)]
@@ -23,14 +23,15 @@ impl MemorySnapshotStore {
 
 #[async_trait]
 impl SnapshotStore for MemorySnapshotStore {
-    async fn put_snapshot(
+    async fn put_compressed(
         &self,
         tenant_id: &str,
         task_id: &str,
         step: u32,
-        content: &[u8],
+        snapshot: &Compressed,
     ) -> StoreResult<SnapshotRef> {
-        let (r, stored) = prepare(tenant_id, task_id, step, content)?;
+        let r = prepare(tenant_id, task_id, step, snapshot)?;
+        let stored = snapshot.stored.clone();
         self.blobs().insert(r.key.clone(), stored);
         Ok(r)
     }

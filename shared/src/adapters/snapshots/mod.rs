@@ -14,23 +14,9 @@ pub use s3::{ensure_bucket, S3SnapshotStore};
 use std::io::Read;
 
 use super::keys::snapshot_key;
-use crate::ports::{SnapshotRef, StoreError, StoreResult};
+use crate::ports::{Compressed, SnapshotRef, StoreError, StoreResult};
 
-/// zstd level: fast to compress on the request path, still ~5-10x on HTML.
-const LEVEL: i32 = 3;
-/// Largest snapshot accepted or returned, decompressed.
-pub const MAX_SNAPSHOT_BYTES: usize = 16 * 1024 * 1024;
-
-pub fn compress(content: &[u8]) -> StoreResult<Vec<u8>> {
-    if content.len() > MAX_SNAPSHOT_BYTES {
-        return Err(StoreError::Internal(format!(
-            "snapshot of {} bytes is too large",
-            content.len()
-        )));
-    }
-    let _compressing = tracing::debug_span!("snapshot.compress").entered();
-    zstd::bulk::compress(content, LEVEL).map_err(|e| StoreError::Internal(format!("compress: {e}")))
-}
+pub use crate::ports::MAX_SNAPSHOT_BYTES;
 
 pub fn decompress(stored: &[u8]) -> StoreResult<Vec<u8>> {
     let mut out = Vec::new();
@@ -69,16 +55,14 @@ pub(super) fn prepare(
     tenant_id: &str,
     task_id: &str,
     step: u32,
-    content: &[u8],
-) -> StoreResult<(SnapshotRef, Vec<u8>)> {
+    snapshot: &Compressed,
+) -> StoreResult<SnapshotRef> {
     check_ids(tenant_id, task_id)?;
-    let stored = compress(content)?;
-    let r = SnapshotRef {
+    Ok(SnapshotRef {
         key: snapshot_key(tenant_id, task_id, step),
-        bytes: content.len(),
-        stored_bytes: stored.len(),
-    };
-    Ok((r, stored))
+        bytes: snapshot.raw_bytes,
+        stored_bytes: snapshot.stored.len(),
+    })
 }
 
 pub(super) fn step_of(key: &str) -> Option<u32> {
@@ -92,7 +76,7 @@ mod tests {
     #[test]
     fn compression_round_trips_and_shrinks_html() {
         let html = "<div class=\"item\"><a href=\"/p/1\">Product</a></div>".repeat(2000);
-        let c = compress(html.as_bytes()).expect("compress");
+        let c = Compressed::of(html.as_bytes()).expect("compress").stored;
         assert!(c.len() * 10 < html.len(), "{} vs {}", c.len(), html.len());
         assert_eq!(decompress(&c).expect("decompress"), html.as_bytes());
     }

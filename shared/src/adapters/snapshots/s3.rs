@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use super::{check_ids, decompress, prepare, step_of};
 use crate::adapters::keys::{snapshot_key, snapshot_prefix};
 use crate::adapters::s3_list::{delete_keys, DeleteFailure};
-use crate::ports::{SnapshotRef, SnapshotStore, StoreError, StoreResult};
+use crate::ports::{Compressed, SnapshotRef, SnapshotStore, StoreError, StoreResult};
 
 /// Snapshots in an S3 bucket.
 #[derive(Debug, Clone)]
@@ -81,14 +81,15 @@ impl S3SnapshotStore {
 
 #[async_trait]
 impl SnapshotStore for S3SnapshotStore {
-    async fn put_snapshot(
+    async fn put_compressed(
         &self,
         tenant_id: &str,
         task_id: &str,
         step: u32,
-        content: &[u8],
+        snapshot: &Compressed,
     ) -> StoreResult<SnapshotRef> {
-        let (r, stored) = prepare(tenant_id, task_id, step, content)?;
+        let r = prepare(tenant_id, task_id, step, snapshot)?;
+        let stored = snapshot.stored.clone();
         self.client
             .put_object()
             .bucket(&self.bucket)

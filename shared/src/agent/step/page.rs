@@ -7,6 +7,7 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
+use futures::future::{BoxFuture, FutureExt, Shared};
 use tokio::sync::Semaphore;
 
 use crate::agent::page::Page;
@@ -14,21 +15,52 @@ use crate::agent::render::{render, Budget, Rendered};
 use crate::agent::request::{InteractRequest, PageInput};
 use crate::context::AppContext;
 use crate::error::Error;
+use crate::ports::Compressed;
+
+/// The step's snapshot, being compressed on the blocking pool while the step goes on (the
+/// persist phase awaits it; it may be awaited more than once).
+pub type PendingSnapshot = Shared<BoxFuture<'static, Result<Arc<Compressed>, String>>>;
 
 /// The page of a request: the model, its rendering for the prompt, and the raw content kept
 /// as the step's snapshot.
-#[derive(Debug)]
 pub struct BuiltPage {
     pub page: Page,
     pub rendered: Rendered,
-    pub snapshot: Vec<u8>,
+    /// Size of the raw content.
+    pub snapshot_bytes: usize,
+    pub snapshot: PendingSnapshot,
 }
 
+impl std::fmt::Debug for BuiltPage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuiltPage")
+            .field("page", &self.page)
+            .field("rendered", &self.rendered)
+            .field("snapshot_bytes", &self.snapshot_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Compresses the snapshot on the blocking pool, starting now.
+fn compress_later(raw: Vec<u8>) -> PendingSnapshot {
+    let job = tokio::task::spawn_blocking(move || Compressed::of(&raw));
+    async move {
+        match job.await {
+            Ok(Ok(c)) => Ok(Arc::new(c)),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(e) => Err(format!("snapshot compression failed: {e}")),
+        }
+    }
+    .boxed()
+    .shared()
+}
+
+/// The page model, its rendering and the raw snapshot.
 fn build(
     input: PageInput,
     viewport: Option<(f64, f64)>,
     budget: Budget,
-) -> Result<BuiltPage, Error> {
+) -> Result<(Page, Rendered, Vec<u8>), Error> {
     let modelling = tracing::debug_span!("interact.page_model").entered();
     let (page, snapshot) = match input {
         PageInput::Tree(nodes) => {
@@ -42,11 +74,7 @@ fn build(
     };
     drop(modelling);
     let rendered = tracing::debug_span!("interact.render").in_scope(|| render(&page, budget));
-    Ok(BuiltPage {
-        page,
-        rendered,
-        snapshot,
-    })
+    Ok((page, rendered, snapshot))
 }
 
 /// Pages built at once, at most: one per core (at least two), so a burst of large pages
@@ -84,13 +112,19 @@ pub fn start(
                 .map_err(|e| Error::internal(format!("page builders closed: {e}")))?;
             // The permit goes with the work: it is held until the work is done, even if the
             // request gives up waiting for it.
-            tokio::task::spawn_blocking(move || {
+            let (page, rendered, snapshot) = tokio::task::spawn_blocking(move || {
                 let built = build(content, viewport, budget);
                 drop(permit);
                 built
             })
             .await
-            .map_err(|e| Error::internal(format!("page building failed: {e}")))?
+            .map_err(|e| Error::internal(format!("page building failed: {e}")))??;
+            Ok(BuiltPage {
+                page,
+                rendered,
+                snapshot_bytes: snapshot.len(),
+                snapshot: compress_later(snapshot),
+            })
         };
         tokio::time::timeout(wait, job)
             .await

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use super::response::StepResponse;
-use super::{records, Decision, StepContext, StepInput};
+use super::{records, BuiltPage, Decision, StepContext, StepInput};
 use crate::context::AppContext;
 use crate::domain::{Message, MessageRole, TaskError, TaskStatus};
 use crate::error::Error;
@@ -86,7 +86,7 @@ pub async fn persist(
     ctx: &AppContext,
     step: &mut StepContext,
     input: &StepInput,
-    raw_page: &[u8],
+    snapshot: &BuiltPage,
     started: Instant,
 ) -> Result<Value, Error> {
     let d = step
@@ -98,7 +98,7 @@ pub async fn persist(
     step.task.status = d.status;
     step.task.usage.add(step.usage);
     step.task.updated_at = now;
-    let records = records::all(step, &d, req, raw_page.len(), now);
+    let records = records::all(step, &d, req, snapshot.snapshot_bytes, now);
     let messages = messages(step, &d, &req.query, now);
     let store = ctx.store.as_ref();
     let task_write = async {
@@ -174,8 +174,21 @@ pub async fn persist(
                 (None, None) => KnownSession::Unknown,
             },
         ),
-        ctx.snapshots
-            .put_snapshot(&step.tenant_id, &step.task.id, step.first_index, raw_page),
+        async {
+            let compressed = snapshot
+                .snapshot
+                .clone()
+                .await
+                .map_err(StoreError::Internal)?;
+            ctx.snapshots
+                .put_compressed(
+                    &step.tenant_id,
+                    &step.task.id,
+                    step.first_index,
+                    &compressed,
+                )
+                .await
+        },
         store.append_log(&log),
         async {
             match &changes {

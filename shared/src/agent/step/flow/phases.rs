@@ -262,7 +262,7 @@ async fn persist_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Er
     decide::ensure_decision(step, last);
     decide::finish_step(step, ctx.clock.now());
     step.phases.decided_us = elapsed;
-    let response = persist(ctx, step, input, &built.snapshot, started).await?;
+    let response = persist(ctx, step, input, built, started).await?;
     run.response = Some(response);
     Ok(json!({ "stored": true }))
 }
