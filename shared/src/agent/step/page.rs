@@ -17,8 +17,8 @@ use crate::context::AppContext;
 use crate::error::Error;
 use crate::ports::Compressed;
 
-/// The step's snapshot, being compressed on the blocking pool while the step goes on (the
-/// persist phase awaits it; it may be awaited more than once).
+/// The step's snapshot being compressed on the blocking pool (it may be awaited more than
+/// once).
 pub type PendingSnapshot = Shared<BoxFuture<'static, Result<Arc<Compressed>, String>>>;
 
 /// The page of a request: the model, its rendering for the prompt, and the raw content kept
@@ -26,9 +26,8 @@ pub type PendingSnapshot = Shared<BoxFuture<'static, Result<Arc<Compressed>, Str
 pub struct BuiltPage {
     pub page: Page,
     pub rendered: Rendered,
-    /// Size of the raw content.
-    pub snapshot_bytes: usize,
-    pub snapshot: PendingSnapshot,
+    snapshot: Arc<[u8]>,
+    compressing: OnceLock<PendingSnapshot>,
 }
 
 impl std::fmt::Debug for BuiltPage {
@@ -36,23 +35,48 @@ impl std::fmt::Debug for BuiltPage {
         f.debug_struct("BuiltPage")
             .field("page", &self.page)
             .field("rendered", &self.rendered)
-            .field("snapshot_bytes", &self.snapshot_bytes)
+            .field("snapshot_bytes", &self.snapshot.len())
             .finish_non_exhaustive()
     }
 }
 
-/// Compresses the snapshot on the blocking pool, starting now.
-fn compress_later(raw: Vec<u8>) -> PendingSnapshot {
-    let job = tokio::task::spawn_blocking(move || Compressed::of(&raw));
-    async move {
-        match job.await {
-            Ok(Ok(c)) => Ok(Arc::new(c)),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(e) => Err(format!("snapshot compression failed: {e}")),
-        }
+impl BuiltPage {
+    /// Size of the raw snapshot.
+    pub fn snapshot_bytes(&self) -> usize {
+        self.snapshot.len()
     }
-    .boxed()
-    .shared()
+
+    /// The compressed snapshot; compression starts on the first call (in the background: the
+    /// in-process flow calls this as soon as the page is built, so the step goes on meanwhile)
+    /// and takes a page builder's permit, like the build.
+    pub fn compressed(&self) -> PendingSnapshot {
+        self.compressing
+            .get_or_init(|| {
+                let raw = self.snapshot.clone();
+                let job = tokio::spawn(async move {
+                    let permit = builders()
+                        .acquire_owned()
+                        .await
+                        .map_err(|e| format!("page builders closed: {e}"))?;
+                    tokio::task::spawn_blocking(move || {
+                        let compressed = Compressed::of(&raw);
+                        drop(permit);
+                        compressed
+                    })
+                    .await
+                    .map_err(|e| format!("snapshot compression failed: {e}"))?
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+                });
+                async move {
+                    job.await
+                        .unwrap_or_else(|e| Err(format!("snapshot compression failed: {e}")))
+                }
+                .boxed()
+                .shared()
+            })
+            .clone()
+    }
 }
 
 /// The page model, its rendering and the raw snapshot.
@@ -122,8 +146,8 @@ pub fn start(
             Ok(BuiltPage {
                 page,
                 rendered,
-                snapshot_bytes: snapshot.len(),
-                snapshot: compress_later(snapshot),
+                snapshot: snapshot.into(),
+                compressing: OnceLock::new(),
             })
         };
         tokio::time::timeout(wait, job)

@@ -36,7 +36,13 @@ impl TaskRunner for Local<'_> {
                 }
                 _ => {
                     let mut run = self.run.lock().await;
-                    phases::phase(self.ctx, &mut run, name, payload).await
+                    let out = phases::phase(self.ctx, &mut run, name, payload).await;
+                    if let Some(built) = run.built.as_ref().filter(|_| name == "load") {
+                        // In this process the page lives until persist: compress its snapshot
+                        // meanwhile (the cloud flow's phase functions compress at persist).
+                        drop(built.compressed());
+                    }
+                    out
                 }
             }
         }
