@@ -264,3 +264,19 @@ pub async fn aws_clients(aws: &AwsStoreConfig) -> (aws_sdk_dynamodb::Client, aws
         aws_sdk_s3::Client::from_conf(s3.build()),
     )
 }
+
+#[cfg(all(test, not(feature = "embedded")))]
+mod without_the_embedded_store {
+    use super::*;
+
+    /// As the functions are built: the embedded and memory stores refuse to open, saying why.
+    #[tokio::test]
+    async fn the_embedded_and_memory_stores_are_refused_with_the_reason() {
+        let dir = std::env::temp_dir();
+        for cfg in [StoreConfig::Memory, StoreConfig::Embedded { data_dir: dir }] {
+            let refused = open_stores(&cfg, Arc::new(SystemClock)).await.err();
+            let message = refused.expect("refused").to_string();
+            assert!(message.contains("STORE=dynamodb"), "{message}");
+        }
+    }
+}
