@@ -133,8 +133,7 @@ async fn file_store_survives_reopening() {
         .expect("check"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sessions_indexed_before_statuses_are_moved_and_counted() {
+async fn sessions_indexed_before_statuses_are_moved_and_counted(dynamodb: bool) {
     // A store written before sessions were indexed by status: the index key of all of a
     // user's sessions was one partition, and there were no counts.
     use shared::adapters::keys;
@@ -143,7 +142,13 @@ async fn sessions_indexed_before_statuses_are_moved_and_counted() {
     use shared::ports::{SessionChanges, SessionFilter, SessionQueries, SessionStore};
     let c = clock();
     let dyn_clock: Arc<dyn Clock> = c.clone();
-    let store = TableStore::memory(dyn_clock).expect("memory store");
+    let store = if dynamodb {
+        let cfg = aws::fresh_resources().await;
+        let backend = shared::adapters::dynamo::DynamoTable::new(aws::clients().0, &cfg.table);
+        TableStore::new(Arc::new(backend), dyn_clock)
+    } else {
+        TableStore::memory(dyn_clock).expect("memory store")
+    };
     let mut made = Vec::new();
     for k in 0..3 {
         let mut s = conformance::session("t1", &c);
@@ -202,4 +207,9 @@ async fn sessions_indexed_before_statuses_are_moved_and_counted() {
         .await
         .expect("list");
     assert_eq!(visible, 2);
+}
+
+mod legacy_sessions {
+    api_tests::on_both_stores!(sessions_indexed_before_statuses_are_moved_and_counted);
+    use super::sessions_indexed_before_statuses_are_moved_and_counted;
 }

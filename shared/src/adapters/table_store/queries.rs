@@ -66,10 +66,19 @@ impl SessionQueries for TableStore {
         let statuses = listed_statuses(filter);
         let want = offset.saturating_add(limit);
         let (counts, newest) = tokio::join!(
-            self.session_counts(tenant_id, user_id),
+            self.stored_counts(tenant_id, user_id),
             self.newest_sessions(tenant_id, user_id, &statuses, want)
         );
-        let counts = counts?;
+        let (counts, newest) = match counts? {
+            Some(counts) => (counts, newest),
+            // The user's first listing: building the counts moves sessions indexed before
+            // statuses into their partitions, so the page is read again afterwards.
+            None => (
+                self.build_session_counts(tenant_id, user_id).await?,
+                self.newest_sessions(tenant_id, user_id, &statuses, want)
+                    .await,
+            ),
+        };
         let total = statuses.iter().map(|s| counts.of(*s)).sum::<u64>() as usize;
         Ok((newest?.into_iter().skip(offset).collect(), total))
     }

@@ -59,25 +59,17 @@ impl Counts {
 
 impl TableStore {
     /// The user's counts as stored, if they are.
-    async fn stored_counts(&self, tenant_id: &str, user_id: &str) -> StoreResult<Option<Counts>> {
+    pub(super) async fn stored_counts(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+    ) -> StoreResult<Option<Counts>> {
         let (pk, sk) = (keys::tenant_pk(tenant_id), keys::session_counts_sk(user_id));
         Ok(self
             .table
             .get(&pk, &sk)
             .await?
             .map(|i| Counts::from_item(&i)))
-    }
-
-    /// The user's counts, built first when they do not exist yet.
-    pub(super) async fn session_counts(
-        &self,
-        tenant_id: &str,
-        user_id: &str,
-    ) -> StoreResult<Counts> {
-        match self.stored_counts(tenant_id, user_id).await? {
-            Some(c) => Ok(c),
-            None => self.build_session_counts(tenant_id, user_id).await,
-        }
     }
 
     /// Whether a failed session write failed for want of the user's counts; if so they are
@@ -97,7 +89,11 @@ impl TableStore {
     /// Counts the user's sessions (once per user) and stores the counts unless another
     /// request just did (with the same counts: nothing changes them while they are missing).
     /// Sessions still in the index partition of before statuses are moved to theirs first.
-    async fn build_session_counts(&self, tenant_id: &str, user_id: &str) -> StoreResult<Counts> {
+    pub(super) async fn build_session_counts(
+        &self,
+        tenant_id: &str,
+        user_id: &str,
+    ) -> StoreResult<Counts> {
         self.move_legacy_sessions(tenant_id, user_id).await?;
         let partitions = futures::future::try_join_all(SessionStatus::ALL.iter().map(|status| {
             self.query_all(Query::partition(status_pk(tenant_id, user_id, *status)).on(Index::Gsi1))
