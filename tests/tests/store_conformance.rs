@@ -213,3 +213,40 @@ mod legacy_sessions {
     api_tests::on_both_stores!(sessions_indexed_before_statuses_are_moved_and_counted);
     use super::sessions_indexed_before_statuses_are_moved_and_counted;
 }
+
+/// A task with more snapshot objects than one listing returns loses all of them: deletion
+/// lists and deletes batch after batch until none is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s3_snapshot_deletion_goes_past_one_listing() {
+    use shared::adapters::snapshots::S3SnapshotStore;
+    use shared::ports::SnapshotStore;
+    let cfg = aws::fresh_resources().await;
+    let store = S3SnapshotStore::new(aws::clients().1, &cfg.bucket).with_list_batch(2);
+    for step in 0..5 {
+        store
+            .put_snapshot("t1", "task-1", step, b"<p>page</p>")
+            .await
+            .expect("put");
+    }
+    assert_eq!(
+        store
+            .snapshot_steps("t1", "task-1")
+            .await
+            .expect("steps")
+            .len(),
+        2
+    );
+    assert_eq!(
+        store
+            .delete_snapshots("t1", "task-1")
+            .await
+            .expect("delete"),
+        5
+    );
+    let full = S3SnapshotStore::new(aws::clients().1, &cfg.bucket);
+    assert!(full
+        .snapshot_steps("t1", "task-1")
+        .await
+        .expect("steps")
+        .is_empty());
+}

@@ -18,6 +18,8 @@ use crate::ports::{Compressed, SnapshotRef, SnapshotStore, StoreError, StoreResu
 pub struct S3SnapshotStore {
     client: aws_sdk_s3::Client,
     bucket: String,
+    /// Most keys listed at once ([`MAX_TASK_OBJECTS`]; smaller in tests).
+    list_batch: usize,
 }
 
 impl S3SnapshotStore {
@@ -25,7 +27,14 @@ impl S3SnapshotStore {
         Self {
             client,
             bucket: bucket.into(),
+            list_batch: MAX_TASK_OBJECTS,
         }
+    }
+
+    /// Lists at most `n` keys at once (tests of tasks with more objects than that).
+    pub fn with_list_batch(mut self, n: usize) -> Self {
+        self.list_batch = n.max(1);
+        self
     }
 }
 
@@ -66,16 +75,17 @@ pub async fn ensure_bucket(client: &aws_sdk_s3::Client, bucket: &str) -> StoreRe
 const MAX_TASK_OBJECTS: usize = 100_000;
 
 impl S3SnapshotStore {
-    async fn keys(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        let (objects, _) = crate::adapters::s3_list::objects_under(
+    /// Keys under `prefix`, at most `list_batch`; `true` when more were left.
+    async fn keys(&self, prefix: &str) -> StoreResult<(Vec<String>, bool)> {
+        let (objects, more) = crate::adapters::s3_list::objects_under(
             &self.client,
             &self.bucket,
             prefix,
-            MAX_TASK_OBJECTS,
+            self.list_batch,
         )
         .await
         .map_err(|e| s3_err("ListObjectsV2", e))?;
-        Ok(objects.into_iter().filter_map(|o| o.key).collect())
+        Ok((objects.into_iter().filter_map(|o| o.key).collect(), more))
     }
 }
 
@@ -136,6 +146,7 @@ impl SnapshotStore for S3SnapshotStore {
         let mut steps: Vec<u32> = self
             .keys(&snapshot_prefix(tenant_id, task_id))
             .await?
+            .0
             .iter()
             .filter_map(|k| step_of(k))
             .collect();
@@ -145,18 +156,25 @@ impl SnapshotStore for S3SnapshotStore {
 
     async fn delete_snapshots(&self, tenant_id: &str, task_id: &str) -> StoreResult<usize> {
         check_ids(tenant_id, task_id)?;
-        let keys = self.keys(&snapshot_prefix(tenant_id, task_id)).await?;
-        let n = keys.len();
-        delete_keys(&self.client, &self.bucket, &keys)
-            .await
-            .map_err(|e| match e {
-                DeleteFailure::Build(why) => StoreError::Internal(why),
-                DeleteFailure::Call(e) => s3_err("DeleteObjects", *e),
-                DeleteFailure::Keys(_, code) => {
-                    StoreError::Unavailable(format!("DeleteObjects: {code}"))
-                }
-            })?;
-        Ok(n)
+        let mut n = 0;
+        // Listed and deleted a bounded batch at a time until none is left: a task's record
+        // goes only after all of its objects have.
+        loop {
+            let (keys, more) = self.keys(&snapshot_prefix(tenant_id, task_id)).await?;
+            delete_keys(&self.client, &self.bucket, &keys)
+                .await
+                .map_err(|e| match e {
+                    DeleteFailure::Build(why) => StoreError::Internal(why),
+                    DeleteFailure::Call(e) => s3_err("DeleteObjects", *e),
+                    DeleteFailure::Keys(_, code) => {
+                        StoreError::Unavailable(format!("DeleteObjects: {code}"))
+                    }
+                })?;
+            n += keys.len();
+            if !more {
+                return Ok(n);
+            }
+        }
     }
 
     async fn presign_snapshot(
