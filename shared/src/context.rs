@@ -72,11 +72,6 @@ impl std::fmt::Debug for AppContext {
 }
 
 impl AppContext {
-    /// Reads the environment and builds the context with the system clock.
-    pub async fn from_env() -> Result<Self, StartupError> {
-        Self::from_config(Config::from_env()?).await
-    }
-
     /// Builds the stores named by `config` with the system clock, and every adapter.
     pub async fn from_config(config: Config) -> Result<Self, StartupError> {
         Self::build(config, ToolAdapters::linked).await

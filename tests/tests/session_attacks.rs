@@ -8,16 +8,6 @@ use futures::future::join_all;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-async fn call(
-    h: &Harness,
-    token: &str,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-) -> reqwest::Response {
-    h.app.request(method, path, token, body.as_ref()).await
-}
-
 async fn json_of(r: reqwest::Response) -> Value {
     assert_eq!(r.status(), 200);
     r.json().await.expect("json")
@@ -25,14 +15,14 @@ async fn json_of(r: reqwest::Response) -> Value {
 
 async fn total(h: &Harness, query: &str) -> u64 {
     let v = json_of(
-        call(
-            h,
-            &h.token,
-            Method::GET,
-            &format!("/api/session?{query}"),
-            None,
-        )
-        .await,
+        h.app
+            .request(
+                Method::GET,
+                &format!("/api/session?{query}"),
+                &h.token,
+                None,
+            )
+            .await,
     )
     .await;
     v["data"]["pagination"]["total"].as_u64().expect("total")
@@ -44,7 +34,12 @@ async fn thirty_parallel_inits_and_archives_keep_the_counts_exact(dynamodb: bool
     let inits = ids.iter().map(|id| {
         let body =
             json!({ "sessionId": id, "url": "https://www.example.com/", "domain": "example.com" });
-        call(&h, &h.token, Method::POST, "/api/session/init", Some(body))
+        let h = &h;
+        async move {
+            h.app
+                .request(Method::POST, "/api/session/init", &h.token, Some(&body))
+                .await
+        }
     });
     for r in join_all(inits).await {
         assert_eq!(
@@ -59,13 +54,13 @@ async fn thirty_parallel_inits_and_archives_keep_the_counts_exact(dynamodb: bool
         .map(|_| ids[0].clone())
         .chain(ids[1..10].iter().cloned())
         .map(|id| {
-            call(
-                &h,
-                &h.token,
-                Method::POST,
-                "/api/session",
-                Some(json!({ "sessionId": id })),
-            )
+            let h = &h;
+            async move {
+                let body = json!({ "sessionId": id });
+                h.app
+                    .request(Method::POST, "/api/session", &h.token, Some(&body))
+                    .await
+            }
         });
     for r in join_all(archives).await {
         assert_eq!(json_of(r).await["data"]["status"], "archived");
@@ -74,14 +69,14 @@ async fn thirty_parallel_inits_and_archives_keep_the_counts_exact(dynamodb: bool
     assert_eq!(total(&h, "status=archived").await, 10);
     assert_eq!(total(&h, "includeArchived=true").await, 30);
     let page = json_of(
-        call(
-            &h,
-            &h.token,
-            Method::GET,
-            "/api/session?limit=100&offset=15",
-            None,
-        )
-        .await,
+        h.app
+            .request(
+                Method::GET,
+                "/api/session?limit=100&offset=15",
+                &h.token,
+                None,
+            )
+            .await,
     )
     .await;
     assert_eq!(page["data"]["sessions"].as_array().map(Vec::len), Some(5));
@@ -93,7 +88,12 @@ async fn message_cursors_hold_at_their_limits_and_other_tenants_see_nothing(dyna
     let id = uuid::Uuid::new_v4().to_string();
     let body =
         json!({ "sessionId": id, "url": "https://www.example.com/", "domain": "example.com" });
-    json_of(call(&h, &h.token, Method::POST, "/api/session/init", Some(body)).await).await;
+    json_of(
+        h.app
+            .request(Method::POST, "/api/session/init", &h.token, Some(&body))
+            .await,
+    )
+    .await;
     let path = |q: &str| format!("/api/session/{id}/messages?{q}");
     for q in [
         "after=9999999999",
@@ -101,7 +101,7 @@ async fn message_cursors_hold_at_their_limits_and_other_tenants_see_nothing(dyna
         "since=2999-01-01T00:00:00Z",
         "limit=200&after=0",
     ] {
-        let v = json_of(call(&h, &h.token, Method::GET, &path(q), None).await).await;
+        let v = json_of(h.app.request(Method::GET, &path(q), &h.token, None).await).await;
         assert_eq!(
             (v["messages"].clone(), v["hasMore"].clone()),
             (json!([]), json!(false)),
@@ -116,12 +116,15 @@ async fn message_cursors_hold_at_their_limits_and_other_tenants_see_nothing(dyna
         ("limit=0", "limit"),
         ("since=2026-13-01T00:00:00Z", "since"),
     ] {
-        let r = call(&h, &h.token, Method::GET, &path(q), None).await;
+        let r = h.app.request(Method::GET, &path(q), &h.token, None).await;
         let v = expect_error(r, 400, "VALIDATION_ERROR").await;
         assert!(v.to_string().contains(field), "{q}: {v}");
     }
     let long = format!("since={}", "9".repeat(4_000));
-    let r = call(&h, &h.token, Method::GET, &path(&long), None).await;
+    let r = h
+        .app
+        .request(Method::GET, &path(&long), &h.token, None)
+        .await;
     assert!(matches!(r.status().as_u16(), 400 | 414), "{}", r.status());
 
     // Another tenant's user, 30 times at once, with every cursor: nothing of the session.
@@ -130,7 +133,7 @@ async fn message_cursors_hold_at_their_limits_and_other_tenants_see_nothing(dyna
     let polls = (0..30).map(|k| {
         let q = ["after=0", "before=5", "since=2000-01-01T00:00:00Z"][k % 3];
         let (h, eve, p) = (&h, &eve, path(q));
-        async move { call(h, eve, Method::GET, &p, None).await }
+        async move { h.app.request(Method::GET, &p, eve, None).await }
     });
     for r in join_all(polls).await {
         let v = json_of(r).await;
@@ -139,24 +142,20 @@ async fn message_cursors_hold_at_their_limits_and_other_tenants_see_nothing(dyna
             (json!(false), json!([]))
         );
     }
-    let archive = call(
-        &h,
-        &eve,
-        Method::POST,
-        "/api/session",
-        Some(json!({ "sessionId": id })),
-    )
-    .await;
+    let archive = h
+        .app
+        .request(
+            Method::POST,
+            "/api/session",
+            &eve,
+            Some(&json!({ "sessionId": id })),
+        )
+        .await;
     expect_error(archive, 404, "SESSION_NOT_FOUND").await;
     let theirs = json_of(
-        call(
-            &h,
-            &eve,
-            Method::GET,
-            "/api/session?includeArchived=true",
-            None,
-        )
-        .await,
+        h.app
+            .request(Method::GET, "/api/session?includeArchived=true", &eve, None)
+            .await,
     )
     .await;
     assert_eq!(theirs["data"]["pagination"]["total"], 0);

@@ -50,10 +50,7 @@ pub struct ModelParams {
 
 /// The host of a base URL, lowercased.
 fn host(base_url: &str) -> String {
-    let rest = base_url.split_once("://").map_or(base_url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = authority.rsplit('@').next().unwrap_or("");
-    host.split(':').next().unwrap_or("").to_ascii_lowercase()
+    crate::domain::site::host_of(base_url).unwrap_or_default()
 }
 
 /// Azure OpenAI (the `api-key` header, deployments in the path, `api-version`).

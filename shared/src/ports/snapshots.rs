@@ -1,5 +1,7 @@
 //! Page snapshots kept outside the table.
 
+use std::io::Read;
+
 use async_trait::async_trait;
 
 use super::{StoreError, StoreResult};
@@ -37,6 +39,22 @@ impl Compressed {
             stored,
         })
     }
+}
+
+/// The content of a stored (compressed) snapshot, refused if it expands beyond the limit.
+pub fn decompress(stored: &[u8]) -> StoreResult<Vec<u8>> {
+    let mut out = Vec::new();
+    zstd::stream::read::Decoder::new(stored)
+        .map_err(|e| StoreError::Internal(format!("decompress: {e}")))?
+        .take(MAX_SNAPSHOT_BYTES as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| StoreError::Internal(format!("decompress: {e}")))?;
+    if out.len() > MAX_SNAPSHOT_BYTES {
+        return Err(StoreError::Internal(
+            "snapshot expands beyond the limit".into(),
+        ));
+    }
+    Ok(out)
 }
 
 /// A stored page snapshot.

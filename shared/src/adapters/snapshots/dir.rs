@@ -40,14 +40,13 @@ impl SnapshotStore for DirSnapshotStore {
         snapshot: &Compressed,
     ) -> StoreResult<SnapshotRef> {
         let r = prepare(tenant_id, task_id, step, snapshot)?;
-        let stored = snapshot.stored.clone();
         let path = self.path(&r.key);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io_err)?;
         }
         // Write then rename, so a reader never sees half a snapshot.
         let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, &stored).map_err(io_err)?;
+        std::fs::write(&tmp, &snapshot.stored).map_err(io_err)?;
         std::fs::rename(&tmp, &path).map_err(io_err)?;
         Ok(r)
     }

@@ -31,8 +31,7 @@ impl SnapshotStore for MemorySnapshotStore {
         snapshot: &Compressed,
     ) -> StoreResult<SnapshotRef> {
         let r = prepare(tenant_id, task_id, step, snapshot)?;
-        let stored = snapshot.stored.clone();
-        self.blobs().insert(r.key.clone(), stored);
+        self.blobs().insert(r.key.clone(), snapshot.stored.clone());
         Ok(r)
     }
 

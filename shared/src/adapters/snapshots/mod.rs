@@ -11,27 +11,10 @@ pub use dir::DirSnapshotStore;
 pub use memory::MemorySnapshotStore;
 pub use s3::{ensure_bucket, S3SnapshotStore};
 
-use std::io::Read;
-
 use super::keys::snapshot_key;
 use crate::ports::{Compressed, SnapshotRef, StoreError, StoreResult};
 
-pub use crate::ports::MAX_SNAPSHOT_BYTES;
-
-pub fn decompress(stored: &[u8]) -> StoreResult<Vec<u8>> {
-    let mut out = Vec::new();
-    zstd::stream::read::Decoder::new(stored)
-        .map_err(|e| StoreError::Internal(format!("decompress: {e}")))?
-        .take(MAX_SNAPSHOT_BYTES as u64 + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| StoreError::Internal(format!("decompress: {e}")))?;
-    if out.len() > MAX_SNAPSHOT_BYTES {
-        return Err(StoreError::Internal(
-            "snapshot expands beyond the limit".into(),
-        ));
-    }
-    Ok(out)
-}
+pub use crate::ports::{decompress, MAX_SNAPSHOT_BYTES};
 
 /// Ids become path segments and object keys: refuse anything that could escape its prefix.
 pub(super) fn check_ids(tenant_id: &str, task_id: &str) -> StoreResult<()> {

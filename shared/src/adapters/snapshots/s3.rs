@@ -99,14 +99,13 @@ impl SnapshotStore for S3SnapshotStore {
         snapshot: &Compressed,
     ) -> StoreResult<SnapshotRef> {
         let r = prepare(tenant_id, task_id, step, snapshot)?;
-        let stored = snapshot.stored.clone();
         self.client
             .put_object()
             .bucket(&self.bucket)
             .key(&r.key)
             .content_type("application/zstd")
             .server_side_encryption(ServerSideEncryption::Aes256)
-            .body(ByteStream::from(stored))
+            .body(ByteStream::from(snapshot.stored.clone()))
             .send()
             .await
             .map_err(|e| s3_err("PutObject", e))?;

@@ -127,12 +127,9 @@ impl TableStore {
             };
             let cond = Cond::Eq("status".into(), to_json(&s.status)?);
             let (pk, sk) = (keys::tenant_pk(tenant_id), keys::session_sk(&s.session_id));
-            match self.table.update(&pk, &sk, update, cond).await {
-                // Moved by a parallel build (or its status changed since): either way it is
-                // in a status partition now.
-                Ok(_) | Err(StoreError::Conflict(_)) => {}
-                Err(e) => return Err(e),
-            }
+            // Not moved when a parallel build moved it (or its status changed since): either
+            // way it is in a status partition now.
+            self.update_if((&pk, &sk), update, cond).await?;
         }
         Ok(())
     }

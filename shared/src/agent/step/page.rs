@@ -7,8 +7,7 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use futures::future::{BoxFuture, FutureExt, Shared};
-use tokio::sync::Semaphore;
+use tokio::sync::{OnceCell, Semaphore};
 
 use crate::agent::page::Page;
 use crate::agent::render::{render, Budget, Rendered};
@@ -17,17 +16,13 @@ use crate::context::AppContext;
 use crate::error::Error;
 use crate::ports::Compressed;
 
-/// The step's snapshot being compressed on the blocking pool (it may be awaited more than
-/// once).
-pub type PendingSnapshot = Shared<BoxFuture<'static, Result<Arc<Compressed>, String>>>;
-
 /// The page of a request: the model, its rendering for the prompt, and the raw content kept
 /// as the step's snapshot.
 pub struct BuiltPage {
     pub page: Page,
     pub rendered: Rendered,
     snapshot: Arc<[u8]>,
-    compressing: OnceLock<PendingSnapshot>,
+    compressed: Arc<OnceCell<Arc<Compressed>>>,
 }
 
 impl std::fmt::Debug for BuiltPage {
@@ -46,37 +41,47 @@ impl BuiltPage {
         self.snapshot.len()
     }
 
-    /// The compressed snapshot; compression starts on the first call (in the background: the
-    /// in-process flow calls this as soon as the page is built, so the step goes on meanwhile)
-    /// and takes a page builder's permit, like the build.
-    pub fn compressed(&self) -> PendingSnapshot {
-        self.compressing
-            .get_or_init(|| {
-                let raw = self.snapshot.clone();
-                let job = tokio::spawn(async move {
-                    let permit = builders()
-                        .acquire_owned()
-                        .await
-                        .map_err(|e| format!("page builders closed: {e}"))?;
-                    tokio::task::spawn_blocking(move || {
-                        let compressed = Compressed::of(&raw);
-                        drop(permit);
-                        compressed
-                    })
-                    .await
-                    .map_err(|e| format!("snapshot compression failed: {e}"))?
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string())
-                });
-                async move {
-                    job.await
-                        .unwrap_or_else(|e| Err(format!("snapshot compression failed: {e}")))
-                }
-                .boxed()
-                .shared()
-            })
-            .clone()
+    /// Starts compressing the snapshot in the background (the in-process flow, as soon as the
+    /// page is built, so the step goes on meanwhile).
+    pub fn start_compressing(&self) {
+        let (cell, raw) = (self.compressed.clone(), self.snapshot.clone());
+        tokio::spawn(async move {
+            // A failure is met again, and reported, by whoever needs the result.
+            let _ = cell.get_or_try_init(|| compress(raw)).await;
+        });
     }
+
+    /// The compressed snapshot: the one under way or done, or compressed now.
+    pub async fn compressed(&self) -> Result<Arc<Compressed>, Error> {
+        self.compressed
+            .get_or_try_init(|| compress(self.snapshot.clone()))
+            .await
+            .cloned()
+    }
+}
+
+async fn compress(raw: Arc<[u8]>) -> Result<Arc<Compressed>, Error> {
+    let compressed = on_builder("snapshot compression", move || Compressed::of(&raw)).await??;
+    Ok(Arc::new(compressed))
+}
+
+/// Runs `work` on the blocking pool with a page builder's permit. The permit goes with the
+/// work: it is held until the work is done, even if the caller gives up waiting for it.
+async fn on_builder<T: Send + 'static>(
+    what: &'static str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Error> {
+    let permit = builders()
+        .acquire_owned()
+        .await
+        .map_err(|e| Error::internal(format!("page builders closed: {e}")))?;
+    tokio::task::spawn_blocking(move || {
+        let out = work();
+        drop(permit);
+        out
+    })
+    .await
+    .map_err(|e| Error::internal(format!("{what} failed: {e}")))
 }
 
 /// The page model, its rendering and the raw snapshot.
@@ -130,24 +135,13 @@ pub fn start(
     async move {
         let wait = deadline.saturating_duration_since(Instant::now());
         let job = async {
-            let permit = builders()
-                .acquire_owned()
-                .await
-                .map_err(|e| Error::internal(format!("page builders closed: {e}")))?;
-            // The permit goes with the work: it is held until the work is done, even if the
-            // request gives up waiting for it.
-            let (page, rendered, snapshot) = tokio::task::spawn_blocking(move || {
-                let built = build(content, viewport, budget);
-                drop(permit);
-                built
-            })
-            .await
-            .map_err(|e| Error::internal(format!("page building failed: {e}")))??;
+            let (page, rendered, snapshot) =
+                on_builder("page building", move || build(content, viewport, budget)).await??;
             Ok(BuiltPage {
                 page,
                 rendered,
                 snapshot: snapshot.into(),
-                compressing: OnceLock::new(),
+                compressed: Arc::default(),
             })
         };
         tokio::time::timeout(wait, job)

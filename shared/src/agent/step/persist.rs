@@ -175,7 +175,10 @@ pub async fn persist(
             },
         ),
         async {
-            let compressed = snapshot.compressed().await.map_err(StoreError::Internal)?;
+            let compressed = snapshot
+                .compressed()
+                .await
+                .map_err(|e| StoreError::Internal(e.to_string()))?;
             ctx.snapshots
                 .put_compressed(
                     &step.tenant_id,

@@ -11,7 +11,8 @@ use serde_json::Value;
 use shared::clock::{Clock, SystemClock};
 use tokio::process::Command;
 
-use super::starts::{deployed_binary, process_start};
+use super::p50;
+use super::starts::{deployed_binary, deployed_command, process_start};
 
 /// The Node.js function (`tests/node-coldstart`), installed from npm once into the tools
 /// directory.
@@ -71,11 +72,6 @@ fn first_events() -> Vec<(String, Value)> {
         );
     }
     seen.into_iter().collect()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// One row: median spawn → ready, median spawn → first answer, peak RSS.
@@ -138,8 +134,8 @@ pub async fn cold_starts(runs: usize) {
     }
     let node = Row {
         name: format!("Node.js {node_version}"),
-        ready: median(ready),
-        first: median(first),
+        ready: p50(&ready),
+        first: p50(&first),
         rss_kib: rss,
     };
     print_row(&node, node.ready);
@@ -148,19 +144,15 @@ pub async fn cold_starts(runs: usize) {
     for (function, event) in &events {
         let (mut ready, mut first, mut rss) = (Vec::new(), Vec::new(), 0);
         for _ in 0..runs {
-            let mut cmd = Command::new(deployed_binary(function));
-            cmd.env("JWT_SECRET", api_tests::TEST_KEY)
-                .env("AWS_LAMBDA_LOG_LEVEL", "warn")
-                .envs(env.iter().cloned());
-            let s = process_start(cmd, function, event).await;
+            let s = process_start(deployed_command(function, &env), function, event).await;
             ready.push(s.ready_ms);
             first.push(s.first_ms);
             rss = rss.max(s.rss_kib.unwrap_or(0));
         }
         let row = Row {
             name: function.clone(),
-            ready: median(ready),
-            first: median(first),
+            ready: p50(&ready),
+            first: p50(&first),
             rss_kib: rss,
         };
         print_row(&row, node.ready);

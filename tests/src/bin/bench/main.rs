@@ -23,9 +23,21 @@ mod workspace;
 
 use std::time::Instant;
 
+/// The `p` quantile (0..=1) of ascending, non-empty `sorted`.
+fn quantile(sorted: &[f64], p: f64) -> f64 {
+    sorted[(((sorted.len() - 1) as f64) * p).round() as usize]
+}
+
+/// The median of non-empty `ms`.
+pub fn p50(ms: &[f64]) -> f64 {
+    let mut sorted = ms.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    quantile(&sorted, 0.5)
+}
+
 pub fn stats(name: &str, mut ms: Vec<f64>) {
     ms.sort_by(f64::total_cmp);
-    let pct = |p: f64| ms[(((ms.len() - 1) as f64) * p).round() as usize];
+    let pct = |p: f64| quantile(&ms, p);
     println!(
         "{name:<58} n={:<4} min={:>8.2}ms p50={:>8.2}ms p90={:>8.2}ms p99={:>8.2}ms",
         ms.len(),

@@ -9,10 +9,9 @@ use api_tests::scripted::{Reply, ScriptedLlm};
 use api_tests::{apigw_event, TestApp};
 use serde_json::{json, Value};
 use shared::clock::{ManualClock, SystemClock};
-use tokio::process::Command;
 
 use super::pages::{big_dom, big_tree};
-use super::starts::{deployed_binary, process_start};
+use super::starts::{deployed_binary, deployed_command, process_start};
 
 /// A 500 000-character dom: the 200 000-character corpus page, repeated and cut.
 fn dom_500k() -> String {
@@ -109,10 +108,7 @@ pub async fn interact_memory(runs: usize) {
                 ],
                 &body.to_string(),
             );
-            let mut cmd = Command::new(deployed_binary("agent-interact"));
-            cmd.env("JWT_SECRET", api_tests::TEST_KEY)
-                .env("AWS_LAMBDA_LOG_LEVEL", "warn")
-                .envs(env.iter().cloned());
+            let cmd = deployed_command("agent-interact", &env);
             let started = process_start(cmd, "agent-interact", &event).await;
             assert_eq!(started.answer["statusCode"], 200, "{}", started.answer);
             rss.extend(started.rss_kib);

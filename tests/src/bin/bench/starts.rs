@@ -87,6 +87,15 @@ pub fn deployed_binary(bin: &str) -> std::path::PathBuf {
     }
 }
 
+/// A deployed function's process, with the signing key, quiet logs and `env`.
+pub fn deployed_command(bin: &str, env: &[(String, String)]) -> Command {
+    let mut cmd = Command::new(deployed_binary(bin));
+    cmd.env("JWT_SECRET", TEST_KEY)
+        .env("AWS_LAMBDA_LOG_LEVEL", "warn")
+        .envs(env.iter().cloned());
+    cmd
+}
+
 /// Spawns `cmd` as the function `name` under a fresh Runtime API emulator and invokes it once.
 pub async fn process_start(mut cmd: Command, name: &str, event: &serde_json::Value) -> Started {
     let mut rt = RuntimeApi::start().await;

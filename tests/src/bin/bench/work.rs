@@ -188,13 +188,7 @@ pub async fn interact_overhead(runs: usize) {
 /// p50 of each timed span per request, new task and next step side by side (a span that
 /// runs more than once in a request, like `snapshot.compress`, counts each run).
 fn print_spans(spans: &[BTreeMap<String, Vec<f64>>; 2]) {
-    let p50 = |v: Option<&Vec<f64>>| {
-        v.filter(|v| !v.is_empty()).map(|v| {
-            let mut v = v.clone();
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        })
-    };
+    let p50 = |v: Option<&Vec<f64>>| v.filter(|v| !v.is_empty()).map(|v| super::p50(v));
     let names: std::collections::BTreeSet<&String> =
         spans[0].keys().chain(spans[1].keys()).collect();
     for name in names {

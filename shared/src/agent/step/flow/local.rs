@@ -40,7 +40,7 @@ impl TaskRunner for Local<'_> {
                     if let Some(built) = run.built.as_ref().filter(|_| name == "load") {
                         // In this process the page lives until persist: compress its snapshot
                         // meanwhile (the cloud flow's phase functions compress at persist).
-                        drop(built.compressed());
+                        built.start_compressing();
                     }
                     out
                 }
