@@ -27,6 +27,7 @@ macro_rules! on_both_stores {
 
 pub mod agent;
 pub mod aws;
+pub mod browser;
 pub mod conformance;
 pub mod delayed;
 pub mod flows;

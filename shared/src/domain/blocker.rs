@@ -81,12 +81,16 @@ const LOGIN_PAGE_ELEMENTS: usize = 30;
 
 /// The blocker on `page` for a task asking `query`, if any.
 pub fn detect(page: &dyn PageFacts, query: &str) -> Option<BlockerInfo> {
+    // A captcha walls the page when the page is little else (a challenge page) or says so
+    // in its address; one inside a side form of a big page (a contact or "send to a friend"
+    // box) does not stop a task elsewhere on it.
     let captcha = page.elements().any(|e| {
         mentions_any(&e.name, CAPTCHA)
             || e.href
                 .is_some_and(|h| mentions_any(h, &["recaptcha", "hcaptcha", "turnstile"]))
     });
-    if captcha {
+    let challenge_url = mentions_any(page.url(), &["captcha", "challenge", "sorry"]);
+    if captcha && (challenge_url || page.element_count() <= LOGIN_PAGE_ELEMENTS) {
         return Some(BlockerInfo {
             kind: BlockerKind::Captcha,
             description: "The page asks to prove that a human is using it".into(),
@@ -260,6 +264,15 @@ mod tests {
         );
         assert_eq!(
             detect(&captcha, "buy shoes").map(|b| b.kind),
+            Some(BlockerKind::Captcha)
+        );
+        // A big page with a captcha in a side form is not a wall; its challenge address is.
+        let mut shop = FakePage::new("https://shop.example.com/p/42", captcha.els.clone());
+        shop.els.extend((0..40).map(|_| el("9", "link", "Product")));
+        assert_eq!(detect(&shop, "search for usb hubs"), None);
+        shop.url = "https://shop.example.com/captcha?return=/p/42".into();
+        assert_eq!(
+            detect(&shop, "search for usb hubs").map(|b| b.kind),
             Some(BlockerKind::Captcha)
         );
         let login = FakePage::new(

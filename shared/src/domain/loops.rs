@@ -32,9 +32,26 @@ fn normalize(action: &str) -> String {
     action.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Whether the action scrolls the page or a container.
+fn scrolls(action: &str) -> bool {
+    let a = action.trim_start();
+    a.starts_with("scroll(") || a.starts_with("scroll_container(")
+}
+
+/// Steps looked back over.
+const WINDOW: usize = 7;
+
 /// Whether taking `candidate` now would loop. `actions` are the task's earlier actions, oldest
-/// first; `hashes` the page hashes before each of them followed by the current page's hash.
-pub fn detect(actions: &[&str], hashes: &[&str], candidate: &str) -> Option<LoopKind> {
+/// first; `hashes` the page hashes before each of them followed by the current page's hash;
+/// `views` the same with element positions. Scrolling that moves the view is progress (a long
+/// page, a feed that loads more as it scrolls): repeating a scroll is a loop only once a
+/// scroll left the view where it was.
+pub fn detect(
+    actions: &[&str],
+    hashes: &[&str],
+    views: &[&str],
+    candidate: &str,
+) -> Option<LoopKind> {
     // finish/fail/ask_user end or pause the task: never a loop.
     if ["finish(", "fail(", "ask_user("]
         .iter()
@@ -42,23 +59,38 @@ pub fn detect(actions: &[&str], hashes: &[&str], candidate: &str) -> Option<Loop
     {
         return None;
     }
+    // Step k changed something: the page's content, or the view when it scrolled.
+    let changed = |k: usize| match (hashes.get(k..k + 2), views.get(k..k + 2)) {
+        (Some([a, b]), Some([va, vb])) => a != b || (scrolls(actions[k]) && va != vb),
+        (Some([a, b]), _) => a != b,
+        _ => true,
+    };
+    let first = actions.len().saturating_sub(WINDOW);
+    let scrolling =
+        scrolls(candidate) && (first..actions.len()).all(|k| !scrolls(actions[k]) || changed(k));
     let mut seq: Vec<String> = actions.iter().map(|a| normalize(a)).collect();
     seq.push(normalize(candidate));
     let n = seq.len();
-    if n >= 3 && seq[n - 3..].iter().all(|a| *a == seq[n - 1]) {
+    if !scrolling && n >= 3 && seq[n - 3..].iter().all(|a| *a == seq[n - 1]) {
         return Some(LoopKind::Repeated);
     }
     if n >= 4 && seq[n - 1] == seq[n - 3] && seq[n - 2] == seq[n - 4] && seq[n - 1] != seq[n - 2] {
         return Some(LoopKind::Alternating);
     }
-    if n >= 7 && seq[n - 7..].iter().filter(|a| **a == seq[n - 1]).count() >= 5 {
+    if !scrolling
+        && n >= WINDOW
+        && seq[n - WINDOW..]
+            .iter()
+            .filter(|a| **a == seq[n - 1])
+            .count()
+            >= 5
+    {
         return Some(LoopKind::Frequent);
     }
-    // The page before each of the last three actions and now: four views, all the same.
-    if hashes.len() >= 4
-        && hashes[hashes.len() - 4..]
-            .iter()
-            .all(|h| *h == hashes[hashes.len() - 1])
+    // The last three actions (four views of the page) changed nothing.
+    if actions.len() >= 3
+        && hashes.len() == actions.len() + 1
+        && (actions.len() - 3..actions.len()).all(|k| !changed(k))
     {
         return Some(LoopKind::Stalled);
     }
@@ -80,19 +112,72 @@ pub fn tool_streak(steps: &[crate::domain::Step]) -> usize {
 mod tests {
     use super::*;
 
+    /// Detection on a page without positions (views are the content hashes).
+    fn d(actions: &[&str], hashes: &[&str], candidate: &str) -> Option<LoopKind> {
+        detect(actions, hashes, hashes, candidate)
+    }
+
+    #[test]
+    fn scrolling_that_moves_the_view_is_progress_until_it_stops_moving() {
+        let same = ["p", "p", "p", "p", "p", "p", "p"];
+        let down = ["scroll(true, 1)"; 6];
+        // Each scroll moved the view: six in a row are fine, on an unchanged content hash.
+        let moving = ["v1", "v2", "v3", "v4", "v5", "v6", "v7"];
+        assert_eq!(detect(&down, &same, &moving, "scroll(true, 1)"), None);
+        assert_eq!(
+            detect(&down[..3], &same[..4], &moving[..4], "click(3)"),
+            None
+        );
+        // The last one did not move (the end of the page): a loop, and a stall.
+        let stuck = ["v1", "v2", "v3", "v4", "v5", "v6", "v6"];
+        assert_eq!(
+            detect(&down, &same, &stuck, "scroll(true, 1)"),
+            Some(LoopKind::Repeated)
+        );
+        assert_eq!(
+            detect(
+                &down[..3],
+                &same[..4],
+                &["v1", "v1", "v1", "v1"],
+                "click(3)"
+            ),
+            Some(LoopKind::Stalled)
+        );
+        // A view change from a click is not progress for the stall rule.
+        assert_eq!(
+            detect(
+                &["click(1)", "click(2)", "click(3)"],
+                &same[..4],
+                &moving[..4],
+                "click(4)"
+            ),
+            Some(LoopKind::Stalled)
+        );
+        // Clicks repeated between moving scrolls still loop.
+        assert_eq!(
+            detect(
+                &["click(1)", "click(1)"],
+                &same[..3],
+                &moving[..3],
+                "click(1)"
+            ),
+            Some(LoopKind::Repeated)
+        );
+    }
+
     #[test]
     fn each_loop_shape_is_caught_and_progress_is_not() {
         let h = ["1", "2", "3", "4", "5", "6", "7", "8"];
         assert_eq!(
-            detect(&["click(1)", "click(1)"], &h[..3], "click(1)"),
+            d(&["click(1)", "click(1)"], &h[..3], "click(1)"),
             Some(LoopKind::Repeated)
         );
         assert_eq!(
-            detect(&["click(1)", "click(2)", "click(1)"], &h[..4], "click(2)"),
+            d(&["click(1)", "click(2)", "click(1)"], &h[..4], "click(2)"),
             Some(LoopKind::Alternating)
         );
         assert_eq!(
-            detect(
+            d(
                 &[
                     "click(1)",
                     "click(2)",
@@ -108,7 +193,7 @@ mod tests {
             "five of seven must include the candidate"
         );
         assert_eq!(
-            detect(
+            d(
                 &["click(1)", "click(1)", "click(2)", "click(1)", "click(3)", "click(1)"],
                 &h[..7],
                 "click(1)"
@@ -116,16 +201,16 @@ mod tests {
             Some(LoopKind::Frequent)
         );
         assert_eq!(
-            detect(
+            d(
                 &["click(1)", "click(2)", "click(3)"],
                 &["x", "x", "x", "x"],
                 "click(4)"
             ),
             Some(LoopKind::Stalled)
         );
-        assert_eq!(detect(&["click(1)", "click(2)"], &h[..3], "click(3)"), None);
+        assert_eq!(d(&["click(1)", "click(2)"], &h[..3], "click(3)"), None);
         assert_eq!(
-            detect(
+            d(
                 &["click(1)", "click(2)", "click(3)"],
                 &["a", "x", "x", "x"],
                 "click(4)"
@@ -133,8 +218,8 @@ mod tests {
             None,
             "three unchanged views are not yet a stall"
         );
-        assert_eq!(detect(&["wait(1)", "wait(1)"], &h[..3], "finish()"), None);
-        assert_eq!(detect(&[], &["a"], "click(1)"), None);
+        assert_eq!(d(&["wait(1)", "wait(1)"], &h[..3], "finish()"), None);
+        assert_eq!(d(&[], &["a"], "click(1)"), None);
     }
 
     #[test]

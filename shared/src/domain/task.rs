@@ -271,6 +271,9 @@ pub struct TaskRef {
 pub struct BeforeState {
     pub url: String,
     pub page_hash: String,
+    /// The page's hash with element positions: whether a scroll moved the view.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub view_hash: String,
     #[serde(default)]
     pub summary: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -86,6 +86,9 @@ pub struct Page {
     pub index: HashMap<String, usize>,
     /// Stable hash of the page's meaningful content (whitespace-insensitive).
     pub hash: String,
+    /// The content hash with where each element is on screen: a scroll that moved the view
+    /// changes it (a page without positions: the content hash).
+    pub view: String,
     pub skeleton: Vec<SkeletonEntry>,
     /// Viewport size, when known (tree rendering puts visible nodes first).
     pub viewport: Option<(f64, f64)>,
@@ -118,6 +121,14 @@ impl Page {
                 n.s.as_deref().unwrap_or("")
             )
         }));
+        let view = if nodes.iter().any(|n| n.xy.is_some()) {
+            hex_hash(
+                std::iter::once(hash.clone())
+                    .chain(nodes.iter().map(|n| format!("{}|{:?}", n.i, n.xy))),
+            )
+        } else {
+            hash.clone()
+        };
         let skeleton = nodes
             .iter()
             .map(|n| SkeletonEntry {
@@ -131,6 +142,7 @@ impl Page {
             ids,
             index,
             hash,
+            view,
             skeleton,
             viewport,
         }
@@ -161,6 +173,7 @@ impl Page {
             content: PageContent::Dom { tree, templatized },
             ids,
             index,
+            view: hash.clone(),
             hash,
             skeleton,
             viewport: None,

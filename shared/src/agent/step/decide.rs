@@ -16,6 +16,7 @@ pub struct Known<'a> {
     built: &'a BuiltPage,
     actions: Vec<&'a str>,
     hashes: Vec<&'a str>,
+    views: Vec<&'a str>,
 }
 
 impl<'a> Known<'a> {
@@ -26,6 +27,20 @@ impl<'a> Known<'a> {
             .map(|s| s.before_state.as_ref().map_or("", |b| b.page_hash.as_str()))
             .collect();
         hashes.push(&built.page.hash);
+        // Records from before view hashes were kept stand in with their content hash.
+        let mut views: Vec<&str> = dom
+            .iter()
+            .map(|s| {
+                s.before_state.as_ref().map_or("", |b| {
+                    if b.view_hash.is_empty() {
+                        b.page_hash.as_str()
+                    } else {
+                        b.view_hash.as_str()
+                    }
+                })
+            })
+            .collect();
+        views.push(&built.page.view);
         Self {
             view: PageView {
                 page: &built.page,
@@ -34,6 +49,7 @@ impl<'a> Known<'a> {
             built,
             actions: dom.iter().map(|s| s.action.as_str()).collect(),
             hashes,
+            views,
         }
     }
 
@@ -45,6 +61,7 @@ impl<'a> Known<'a> {
             patterns: &ctx.config.agent.risk,
             actions: &self.actions,
             hashes: &self.hashes,
+            views: &self.views,
             step_index,
         }
     }

@@ -32,6 +32,8 @@ pub struct Facts<'a> {
     pub actions: &'a [&'a str],
     /// The page hash before each of them, then the current page's.
     pub hashes: &'a [&'a str],
+    /// The same with element positions (see `Page::view`).
+    pub views: &'a [&'a str],
     pub step_index: u32,
 }
 
@@ -153,7 +155,7 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
         a if a.is_server_tool() => {}
         a => {
             let kind = a.kind();
-            if let Some(l) = detect(facts.actions, facts.hashes, &client) {
+            if let Some(l) = detect(facts.actions, facts.hashes, facts.views, &client) {
                 return Review::Loop(l);
             }
             let target = kind.target().and_then(|id| facts.view.element(id));
@@ -272,6 +274,7 @@ mod tests {
                 patterns: &patterns,
                 actions,
                 hashes: &hashes,
+                views: &hashes,
                 step_index: 4,
             },
         )

@@ -176,6 +176,9 @@ pub struct StepContext {
     #[serde(default)]
     pub org_knowledge: bool,
     pub page_hash: String,
+    /// The page's view hash (content and positions; see `Page::view`).
+    #[serde(default)]
+    pub view_hash: String,
     pub page_summary: String,
     pub page_form: String,
     /// Tokens reserved from the tenant's daily budget (settled after the step, in the window

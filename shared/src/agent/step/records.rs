@@ -26,6 +26,7 @@ pub fn base(
         before_state: Some(BeforeState {
             url: url.to_owned(),
             page_hash: step.page_hash.clone(),
+            view_hash: step.view_hash.clone(),
             summary: step.page_summary.clone(),
             snapshot_key: Some(crate::adapters::keys::snapshot_key(
                 &step.tenant_id,

@@ -114,6 +114,7 @@ pub async fn enter(
         knowledge: Vec::new(),
         org_knowledge: has_org_knowledge && ctx.knowledge.is_some(),
         page_hash: built.page.hash.clone(),
+        view_hash: built.page.view.clone(),
         page_summary: built.page.summary(req.page_title.as_deref()),
         page_form: built.rendered.form.to_owned(),
         budget_reserved: held,

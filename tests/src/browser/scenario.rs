@@ -1,0 +1,137 @@
+//! Browser scenarios: a start page, the user's task, the replies the user gives to questions,
+//! unambiguous success checks, and the intents the scripted model follows (a real model gets
+//! only the task). The shop scenarios exercise every action kind the extension executes; the
+//! corpus scenarios run on real pages.
+
+use super::model::Intent;
+
+/// A success condition, checked after the run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Check {
+    /// The task's final status.
+    Status(&'static str),
+    /// The tab's final URL.
+    Url(String),
+    /// Text the final page shows.
+    PageText(&'static str),
+    /// Text the final answer (the last thought) contains, case-insensitive.
+    Answer(&'static str),
+    /// Orders the shop recorded during the run.
+    Orders(usize),
+    /// A JavaScript expression that is true on the final page.
+    Js(&'static str),
+}
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: &'static str,
+    pub start: String,
+    pub task: &'static str,
+    /// The user's answers to the agent's questions, in order.
+    pub replies: Vec<&'static str>,
+    pub checks: Vec<Check>,
+    /// What the scripted model does.
+    pub script: Vec<Intent>,
+    /// Whether the page's scripts run (corpus pages are rendered DOM: they stay off).
+    pub javascript: bool,
+}
+
+fn shop(path: &str) -> String {
+    format!("http://shop.test{path}")
+}
+
+/// The shop scenarios of the end-to-end test.
+pub fn shop_scenarios() -> Vec<Scenario> {
+    use Intent::*;
+    vec![
+        Scenario {
+            name: "search-and-open",
+            start: shop("/"),
+            task: "Search the shop for trail shoes and open the Trail Runner 2 product page.",
+            replies: vec![],
+            checks: vec![
+                Check::Status("completed"),
+                Check::Url(shop("/product/trail-runner-2")),
+                Check::PageText("£89.00"),
+            ],
+            script: vec![
+                SetValue("Search products", "trail shoes"),
+                Press("Enter"),
+                Click("Trail Runner 2 shoes"),
+                Finish("The Trail Runner 2 page is open."),
+            ],
+            javascript: true,
+        },
+        Scenario {
+            name: "checkout-confirmed",
+            start: shop("/cart"),
+            task: "Check out my cart: ship to Ada Lovelace, 12 St James's Square, London, with express shipping, and place the order.",
+            // The checkout's "Continue" and then "Place order" are each confirmed.
+            replies: vec!["Yes, go ahead.", "yes"],
+            checks: vec![
+                Check::Status("completed"),
+                Check::Url(shop("/order/confirmed?n=1001")),
+                Check::PageText("placed for Ada Lovelace, express delivery"),
+                Check::Orders(1),
+            ],
+            script: vec![
+                Click("Proceed to checkout"),
+                Chain(vec![
+                    SetValue("Full name", "Ada Lovelace"),
+                    SetValue("Street address", "12 St James's Square, London"),
+                    Select("Shipping", "express"),
+                ]),
+                Click("Continue to review"),
+                Click("Place order"),
+                Finish("Your order is placed."),
+            ],
+            javascript: true,
+        },
+        Scenario {
+            name: "checkout-declined",
+            start: shop("/checkout/review?name=Ada+Lovelace&address=London&shipping=standard"),
+            task: "Place the order on this page.",
+            replies: vec!["No, don't."],
+            checks: vec![
+                Check::Status("completed"),
+                Check::Url(shop("/checkout/review?name=Ada+Lovelace&address=London&shipping=standard")),
+                Check::Orders(0),
+            ],
+            script: vec![Click("Place order"), Finish("You declined, so nothing was ordered.")],
+            javascript: true,
+        },
+        Scenario {
+            name: "scroll-to-load",
+            start: shop("/journal"),
+            task: "Open the journal entries from 2019.",
+            replies: vec![],
+            checks: vec![Check::Status("completed"), Check::Url(shop("/journal/2019"))],
+            script: vec![
+                ScrollUntil("Entries from 2019"),
+                Click("Entries from 2019"),
+                Finish("The 2019 entries are open."),
+            ],
+            javascript: true,
+        },
+        Scenario {
+            name: "navigate-and-back",
+            start: shop("/search?q=stove"),
+            task: "Read the shop's help page, then come back to these stove results.",
+            replies: vec![],
+            checks: vec![Check::Status("completed"), Check::Url(shop("/search?q=stove"))],
+            script: vec![
+                Navigate("http://shop.test/help"),
+                GoBack,
+                Finish("Back on the stove results."),
+            ],
+            javascript: true,
+        },
+    ]
+}
+
+/// Every scenario: the shop's, then the corpus pages'.
+pub fn all_scenarios() -> Vec<Scenario> {
+    let mut all = shop_scenarios();
+    all.extend(super::corpus::corpus_scenarios());
+    all
+}
