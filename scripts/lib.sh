@@ -91,16 +91,6 @@ ensure_sockudo() {
 
 # start_sockudo DIR: starts Sockudo on a free loopback port with a test app (metrics off, no
 # config file: it runs in DIR), exports SOCKUDO_PORT/APP_ID/KEY/SECRET and SOCKUDO_PID.
-# Debian's chromium, for the real-browser end-to-end tests (CHROMIUM names another binary).
-ensure_chromium() {
-  if [ -n "${CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1; then
-    return 0
-  fi
-  echo "== installing chromium (headless, for the browser tests)"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
-}
-
 start_sockudo() {
   local dir="$1/sockudo"
   mkdir -p "$dir"
@@ -142,3 +132,17 @@ start_mcp() {
 }
 
 stop_mcp() { stop_pid "${MCP_PID:-}"; }
+
+# Debian's chromium, for the real-browser end-to-end tests (CHROMIUM names another binary).
+ensure_chromium() {
+  if [ -n "${CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1; then
+    return 0
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    echo "chromium is missing: install Debian's chromium (apt-get install chromium) or set CHROMIUM" >&2
+    return 1
+  fi
+  echo "== installing chromium (headless, for the browser tests)"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+}

@@ -3,7 +3,7 @@
 //! step itself (load → decide → guard → persist) lives in `shared::agent::step`.
 
 use ::http::{Method, StatusCode};
-use shared::agent::request::validate;
+use shared::agent::request::{read, validate};
 use shared::agent::step::{self, StepInput};
 use shared::config::Orchestrator;
 use shared::http::guard::verify_bearer;
@@ -47,11 +47,19 @@ async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let principal = verify_bearer(ctx, req.headers())?;
     let idempotency_key = idempotency_key(&req)?;
     let parsing = tracing::debug_span!("interact.parse").entered();
-    let body: serde_json::Value = parse_json(&req)?;
-    let request = validate(&body)?;
+    // In-process, the body is read in one pass; the phases in other processes need it as JSON.
+    let (request, body) = match ctx.config.agent.orchestrator {
+        Orchestrator::InProcess => match read(req.body()) {
+            Some(request) => (request?, None),
+            // Not a JSON object: the JSON reader says where.
+            None => (validate(&parse_json::<serde_json::Value>(&req)?)?, None),
+        },
+        _ => {
+            let body: serde_json::Value = parse_json(&req)?;
+            (validate(&body)?, Some(body))
+        }
+    };
     drop(parsing);
-    // The phases need the body again only when they run in other processes.
-    let body = (ctx.config.agent.orchestrator != Orchestrator::InProcess).then_some(body);
     let request_hash = http::body_hash(&req);
     let input = StepInput {
         principal,

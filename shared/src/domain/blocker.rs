@@ -25,6 +25,17 @@ pub struct BlockerInfo {
     pub resolution_methods: Vec<String>,
 }
 
+/// What the challenge itself says (a box to tick, a question to answer).
+const ROBOT_CHECK: &[&str] = &[
+    "verify you are human",
+    "i'm not a robot",
+    "i am not a robot",
+    "are you a robot",
+    "ich bin kein roboter",
+    "je ne suis pas un robot",
+    "no soy un robot",
+];
+
 const CAPTCHA: &[&str] = &[
     "captcha",
     "recaptcha",
@@ -81,16 +92,24 @@ const LOGIN_PAGE_ELEMENTS: usize = 30;
 
 /// The blocker on `page` for a task asking `query`, if any.
 pub fn detect(page: &dyn PageFacts, query: &str) -> Option<BlockerInfo> {
-    // A captcha walls the page when the page is little else (a challenge page) or says so
-    // in its address; one inside a side form of a big page (a contact or "send to a friend"
-    // box) does not stop a task elsewhere on it.
-    let captcha = page.elements().any(|e| {
-        mentions_any(&e.name, CAPTCHA)
+    // A captcha walls the page when the page is little else (a challenge page), says so in
+    // its address, or shows the challenge itself to tick ("I'm not a robot"); captcha links
+    // and images inside a side form of a big page (a contact or "send to a friend" box) do
+    // not stop a task elsewhere on it.
+    let mut captcha = false;
+    let mut challenge = false;
+    for e in page.elements() {
+        if mentions_any(&e.name, CAPTCHA)
             || e.href
                 .is_some_and(|h| mentions_any(h, &["recaptcha", "hcaptcha", "turnstile"]))
-    });
+        {
+            captcha = true;
+            challenge |= matches!(&*e.role, "chk" | "checkbox" | "switch")
+                || mentions_any(&e.name, ROBOT_CHECK);
+        }
+    }
     let challenge_url = mentions_any(page.url(), &["captcha", "challenge", "sorry"]);
-    if captcha && (challenge_url || page.element_count() <= LOGIN_PAGE_ELEMENTS) {
+    if captcha && (challenge || challenge_url || page.element_count() <= LOGIN_PAGE_ELEMENTS) {
         return Some(BlockerInfo {
             kind: BlockerKind::Captcha,
             description: "The page asks to prove that a human is using it".into(),
@@ -266,10 +285,25 @@ mod tests {
             detect(&captcha, "buy shoes").map(|b| b.kind),
             Some(BlockerKind::Captcha)
         );
-        // A big page with a captcha in a side form is not a wall; its challenge address is.
-        let mut shop = FakePage::new("https://shop.example.com/p/42", captcha.els.clone());
-        shop.els.extend((0..40).map(|_| el("9", "link", "Product")));
+        // A big page with captcha links in a side form is not a wall; its challenge address
+        // is, and so is the challenge box itself.
+        let ids: Vec<String> = (100..140).map(|k| k.to_string()).collect();
+        let mut shop = FakePage::new(
+            "https://shop.example.com/p/42",
+            vec![
+                el("1", "link", "Change the CAPTCHA code"),
+                el("2", "btn", "Send"),
+            ],
+        );
+        shop.els
+            .extend(ids.iter().map(|id| el(id.as_str(), "link", "Product")));
         assert_eq!(detect(&shop, "search for usb hubs"), None);
+        let mut challenged = FakePage::new(&shop.url, shop.els.clone());
+        challenged.els.push(el("3", "chk", "I'm not a robot"));
+        assert_eq!(
+            detect(&challenged, "search for usb hubs").map(|b| b.kind),
+            Some(BlockerKind::Captcha)
+        );
         shop.url = "https://shop.example.com/captcha?return=/p/42".into();
         assert_eq!(
             detect(&shop, "search for usb hubs").map(|b| b.kind),

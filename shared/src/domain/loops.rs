@@ -41,11 +41,15 @@ fn scrolls(action: &str) -> bool {
 /// Steps looked back over.
 const WINDOW: usize = 7;
 
+/// The same scroll at most this many times in a row, even when each moved the view (a page
+/// that shifts by itself — a carousel, a ticker — must not keep a task scrolling).
+pub const MAX_SCROLLS_IN_A_ROW: usize = 8;
+
 /// Whether taking `candidate` now would loop. `actions` are the task's earlier actions, oldest
 /// first; `hashes` the page hashes before each of them followed by the current page's hash;
 /// `views` the same with element positions. Scrolling that moves the view is progress (a long
-/// page, a feed that loads more as it scrolls): repeating a scroll is a loop only once a
-/// scroll left the view where it was.
+/// page, a feed that loads more as it scrolls): repeating a scroll is a loop only once that
+/// scroll left the view where it was, or after [`MAX_SCROLLS_IN_A_ROW`].
 pub fn detect(
     actions: &[&str],
     hashes: &[&str],
@@ -65,12 +69,16 @@ pub fn detect(
         (Some([a, b]), _) => a != b,
         _ => true,
     };
-    let first = actions.len().saturating_sub(WINDOW);
-    let scrolling =
-        scrolls(candidate) && (first..actions.len()).all(|k| !scrolls(actions[k]) || changed(k));
     let mut seq: Vec<String> = actions.iter().map(|a| normalize(a)).collect();
     seq.push(normalize(candidate));
     let n = seq.len();
+    // The candidate scroll is progress when each of its repeats in the window moved the view,
+    // and it has not run too many times in a row.
+    let first = actions.len().saturating_sub(WINDOW);
+    let in_a_row = seq.iter().rev().take_while(|a| **a == seq[n - 1]).count();
+    let scrolling = scrolls(candidate)
+        && in_a_row <= MAX_SCROLLS_IN_A_ROW
+        && (first..actions.len()).all(|k| seq[k] != seq[n - 1] || changed(k));
     if !scrolling && n >= 3 && seq[n - 3..].iter().all(|a| *a == seq[n - 1]) {
         return Some(LoopKind::Repeated);
     }
@@ -152,6 +160,33 @@ mod tests {
                 "click(4)"
             ),
             Some(LoopKind::Stalled)
+        );
+        // A scroll the other way is judged on its own repeats; a stuck one does not block it.
+        let mixed = [
+            "scroll(true, 1)",
+            "scroll(true, 1)",
+            "scroll(false, 1)",
+            "scroll(false, 1)",
+        ];
+        let bottom = ["v1", "v2", "v2", "v3", "v4"];
+        assert_eq!(
+            detect(&mixed, &same[..5], &bottom, "scroll(false, 1)"),
+            None
+        );
+        // Moving or not, the same scroll stops after MAX_SCROLLS_IN_A_ROW.
+        let many = ["scroll(true, 1)"; MAX_SCROLLS_IN_A_ROW];
+        let views: Vec<String> = (0..=MAX_SCROLLS_IN_A_ROW)
+            .map(|k| format!("v{k}"))
+            .collect();
+        let views: Vec<&str> = views.iter().map(String::as_str).collect();
+        let hashes = vec!["p"; MAX_SCROLLS_IN_A_ROW + 1];
+        assert_eq!(
+            detect(&many, &hashes, &views, "scroll(true, 1)"),
+            Some(LoopKind::Repeated)
+        );
+        assert_eq!(
+            detect(&many[1..], &hashes[1..], &views[1..], "scroll(true, 1)"),
+            None
         );
         // Clicks repeated between moving scrolls still loop.
         assert_eq!(

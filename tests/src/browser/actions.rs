@@ -156,7 +156,8 @@ fn key_event(key: &str) -> Value {
 const SET_VALUE: &str = "function (v) { this.scrollIntoView({ block: 'center' }); this.focus();
   if ('value' in this) this.value = v; else this.textContent = v;
   this.dispatchEvent(new Event('input', { bubbles: true }));
-  this.dispatchEvent(new Event('change', { bubbles: true })); return true; }";
+  this.dispatchEvent(new Event('change', { bubbles: true }));
+  return 'value' in this ? this.value === v : true; }";
 
 const SELECT: &str = "function (v) { const o = [...(this.options || [])]
     .find(o => o.value === v || o.text.trim() === v || o.label === v);
@@ -164,8 +165,9 @@ const SELECT: &str = "function (v) { const o = [...(this.options || [])]
   this.dispatchEvent(new Event('input', { bubbles: true }));
   this.dispatchEvent(new Event('change', { bubbles: true })); return true; }";
 
-const TICK: &str =
-    "function (want) { if (this.checked !== want) this.click(); return this.checked === want; }";
+const TICK: &str = "function (want) {
+  const on = () => 'checked' in this ? this.checked : this.getAttribute('aria-checked') === 'true';
+  if (on() !== want) this.click(); return on() === want; }";
 
 const SCROLL_CONTAINER: &str =
     "function (d) { const v = this.clientHeight * 0.8, h = this.clientWidth * 0.8;
@@ -187,9 +189,10 @@ pub async fn execute(tab: &Tab, p: &Parsed, ids: &[&str]) -> Result<(), Failure>
         }
         "setValue" => {
             let node = element(p, ids)?;
-            script(tab, node, SET_VALUE, &[json!(arg(p, 1)?)])
-                .await
-                .map(|_| ())
+            match script(tab, node, SET_VALUE, &[json!(arg(p, 1)?)]).await? {
+                Value::Bool(true) => Ok(()),
+                _ => Err(failed("ACTION_FAILED", "the field did not take the value")),
+            }
         }
         "selectOption" => {
             let node = element(p, ids)?;
@@ -267,7 +270,11 @@ pub async fn execute(tab: &Tab, p: &Parsed, ids: &[&str]) -> Result<(), Failure>
         }
         "findText" => {
             let text = arg(p, 0)?;
-            match tab.eval(&format!("window.find({})", json!(text))).await {
+            // Case-insensitive, forwards, wrapping around (a second search finds it again).
+            match tab
+                .eval(&format!("window.find({}, false, false, true)", json!(text)))
+                .await
+            {
                 Ok(Value::Bool(true)) => Ok(()),
                 _ => Err(failed(
                     "TEXT_NOT_FOUND",

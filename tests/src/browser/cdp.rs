@@ -22,6 +22,8 @@ type Reply = Result<Value, String>;
 #[derive(Default)]
 struct Shared {
     pending: HashMap<u64, oneshot::Sender<Reply>>,
+    /// The reader has ended: no answer will come.
+    closed: bool,
     /// Events seen per session and method.
     events: HashMap<String, HashMap<String, u64>>,
 }
@@ -41,18 +43,25 @@ impl Conn {
             msg["sessionId"] = json!(s);
         }
         let (tx, rx) = oneshot::channel();
-        self.shared
-            .lock()
-            .map_err(|_| "lock")?
-            .pending
-            .insert(id, tx);
+        {
+            let mut shared = self.shared.lock().map_err(|_| "lock")?;
+            if shared.closed {
+                return Err(format!("{method}: the browser connection is closed"));
+            }
+            shared.pending.insert(id, tx);
+        }
         self.out
             .send(Message::Text(msg.to_string().into()))
             .map_err(|_| format!("{method}: the browser connection is closed"))?;
         match tokio::time::timeout(CALL_TIMEOUT, rx).await {
             Ok(Ok(reply)) => reply.map_err(|e| format!("{method}: {e}")),
             Ok(Err(_)) => Err(format!("{method}: the browser connection is closed")),
-            Err(_) => Err(format!("{method}: no answer in {CALL_TIMEOUT:?}")),
+            Err(_) => {
+                if let Ok(mut s) = self.shared.lock() {
+                    s.pending.remove(&id);
+                }
+                Err(format!("{method}: no answer in {CALL_TIMEOUT:?}"))
+            }
         }
     }
 
@@ -173,6 +182,7 @@ impl Browser {
             // Closed: fail every call still waiting.
             if let Some(conn) = reader.upgrade() {
                 if let Ok(mut s) = conn.shared.lock() {
+                    s.closed = true;
                     s.pending.clear();
                 }
             }

@@ -14,13 +14,18 @@ use super::cdp::Tab;
 /// removals and notes when the DOM last changed.
 pub const OBSERVER: &str = r#"(() => {
   if (window.__agentObs) return;
-  const st = window.__agentObs = { added: 0, removed: 0, last: performance.now() };
+  const st = window.__agentObs = { added: 0, removed: 0, last: performance.now(), doc: performance.timeOrigin };
   const elements = list => { let n = 0; for (const x of list) if (x.nodeType === 1) n++; return n; };
   new MutationObserver(ms => {
     for (const m of ms) { st.added += elements(m.addedNodes); st.removed += elements(m.removedNodes); }
     st.last = performance.now();
   }).observe(document, { childList: true, subtree: true });
 })()"#;
+
+/// The counters of the current document (its `doc` marks which document it is).
+const COUNTERS: &str =
+    "({ url: location.href, doc: window.__agentObs?.doc ?? 0, a: window.__agentObs?.added ?? 0, \
+    r: window.__agentObs?.removed ?? 0, e: document.getElementsByTagName('*').length })";
 
 /// Longest name and value sent, as the client cuts them.
 const NAME_MAX: usize = 100;
@@ -196,6 +201,7 @@ pub async fn snapshot(tab: &Tab) -> Result<Snapshot, String> {
 #[derive(Debug, Clone)]
 pub struct Before {
     url: String,
+    doc: f64,
     added: u64,
     removed: u64,
     requests: u64,
@@ -205,12 +211,10 @@ pub struct Before {
 
 /// Reads the counters before an action.
 pub async fn before(tab: &Tab) -> Before {
-    let v = tab
-        .eval("({ url: location.href, a: window.__agentObs?.added ?? 0, r: window.__agentObs?.removed ?? 0, e: document.getElementsByTagName('*').length })")
-        .await
-        .unwrap_or(Value::Null);
+    let v = tab.eval(COUNTERS).await.unwrap_or(Value::Null);
     Before {
         url: v["url"].as_str().unwrap_or("").to_owned(),
+        doc: v["doc"].as_f64().unwrap_or(0.0),
         added: v["a"].as_u64().unwrap_or(0),
         removed: v["r"].as_u64().unwrap_or(0),
         requests: tab.events("Network.requestWillBeSent"),
@@ -222,6 +226,11 @@ pub async fn before(tab: &Tab) -> Before {
 /// Waits until the page settled (the main frame loaded, DOM quiet for 200 ms; at most 8 s).
 pub async fn settle(tab: &Tab) {
     let deadline = Instant::now() + Duration::from_secs(8);
+    // Quiet counts from now: what the action set off (a navigation, an observer, a fetch)
+    // gets its 200 ms.
+    let _ = tab
+        .eval("window.__agentObs && (window.__agentObs.last = performance.now())")
+        .await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     while Instant::now() < deadline {
         // The main frame's load (an ad frame may never finish).
@@ -240,12 +249,10 @@ pub async fn settle(tab: &Tab) {
 
 /// `domChanges` and `clientObservations` as the extension reports them, once the page settled.
 pub async fn changes(tab: &Tab, before: &Before, old: &Snapshot, new: &Snapshot) -> (Value, Value) {
-    let now = tab
-        .eval("({ a: window.__agentObs?.added ?? 0, r: window.__agentObs?.removed ?? 0, e: document.getElementsByTagName('*').length })")
-        .await
-        .unwrap_or(Value::Null);
+    let now = tab.eval(COUNTERS).await.unwrap_or(Value::Null);
     let url_changed = new.url != before.url;
-    let (added, removed) = if url_changed {
+    let new_document = now["doc"].as_f64().unwrap_or(0.0) != before.doc;
+    let (added, removed) = if new_document {
         // A new document: everything in it came, everything of the old one went.
         (now["e"].as_u64().unwrap_or(0), before.elements)
     } else {

@@ -177,7 +177,8 @@ async fn drive(
                     return Ok(());
                 };
                 page = snapshot(tab).await?;
-                body = first_body(reply, &session, &page);
+                let session = answer["sessionId"].as_str().unwrap_or(&session);
+                body = first_body(reply, session, &page);
                 continue;
             }
             _ => {}

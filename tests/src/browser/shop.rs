@@ -153,25 +153,28 @@ pub fn answer(
              <label>Street address <input name=\"address\" required></label>\
              <label>Shipping <select name=\"shipping\"><option value=\"standard\">Standard (3-5 days)</option>\
              <option value=\"express\">Express (next day)</option></select></label>\
+             <label><input type=\"checkbox\" name=\"door\" value=\"yes\"> Leave at the door</label>\
              <button>Continue to review</button></form>",
         ),
         ("GET", "/checkout/review") => {
             let (name, address, shipping) =
                 (field(&params, "name"), field(&params, "address"), field(&params, "shipping"));
-            let hidden: String = [("name", &name), ("address", &address), ("shipping", &shipping)]
+            let door = field(&params, "door");
+            let hidden: String = [("name", &name), ("address", &address), ("shipping", &shipping), ("door", &door)]
                 .iter()
                 .map(|(k, v)| format!("<input type=\"hidden\" name=\"{k}\" value=\"{}\">", escape(v)))
                 .collect();
             page(
                 "Checkout: review",
                 &format!(
-                    "<h1>Review your order</h1><p id=\"summary\">Ship {} to {}, {} by {} delivery.</p>\
+                    "<h1>Review your order</h1><p id=\"summary\">Ship {} to {}, {} by {} delivery{}.</p>\
                      <form method=\"post\" action=\"/order\">{hidden}<button>Place order</button></form>\
                      <a href=\"/checkout\">Edit details</a>",
                     escape(&s.cart.join(", ")),
                     escape(&name),
                     escape(&address),
-                    escape(&shipping)
+                    escape(&shipping),
+                    if door == "yes" { ", left at the door" } else { "" }
                 ),
             )
         }
@@ -180,6 +183,7 @@ pub fn answer(
                 name: field(&params, "name"),
                 address: field(&params, "address"),
                 shipping: field(&params, "shipping"),
+                at_the_door: field(&params, "door") == "yes",
                 items: std::mem::take(&mut s.cart),
             };
             s.orders.push(order);
@@ -191,11 +195,13 @@ pub fn answer(
                 Some(o) => page(
                     "Order placed",
                     &format!(
-                        "<h1>Thank you</h1><p id=\"order\">Order {} placed for {}, {} delivery.</p>\
+                        "<h1>Thank you</h1><p id=\"order\">Order {} placed for {}, {}, {} delivery{}.</p>\
                          <a href=\"/\">Continue shopping</a>",
                         escape(&field(&params, "n")),
                         escape(&o.name),
-                        escape(&o.shipping)
+                        escape(&o.address),
+                        escape(&o.shipping),
+                        if o.at_the_door { ", left at the door" } else { "" }
                     ),
                 ),
                 None => page("No order", "<h1>No order placed</h1>"),

@@ -49,6 +49,7 @@ pub struct Order {
     pub name: String,
     pub address: String,
     pub shipping: String,
+    pub at_the_door: bool,
     pub items: Vec<String>,
 }
 

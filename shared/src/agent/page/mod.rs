@@ -14,6 +14,7 @@ pub mod html;
 pub mod templates;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -60,7 +61,7 @@ pub struct SkeletonEntry {
 /// Which representation the page came in.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PageContent {
-    Tree(Vec<TreeNode>),
+    Tree(Arc<[TreeNode]>),
     Dom {
         tree: DomTree,
         templatized: Option<String>,
@@ -104,39 +105,60 @@ fn hex_hash(parts: impl Iterator<Item = String>) -> String {
 }
 
 impl Page {
-    /// The page of an `interactiveTree`.
+    /// The page of an `interactiveTree`: one pass over the nodes feeds the ids, the index, the
+    /// content hash, the view hash and the skeleton.
     pub fn from_tree(nodes: Vec<TreeNode>, viewport: Option<(f64, f64)>) -> Self {
-        let ids = nodes.iter().map(|n| n.i.clone()).collect();
+        let nodes: Arc<[TreeNode]> = nodes.into();
+        let mut ids = HashSet::with_capacity(nodes.len());
         let mut index = HashMap::with_capacity(nodes.len());
+        let mut skeleton = Vec::with_capacity(nodes.len());
+        // The same bytes as `i|r|name|v|s` and a NUL per node, without building the line.
+        let mut content = Sha256::new();
+        let mut positions = Sha256::new();
+        let mut placed = false;
         for (k, n) in nodes.iter().enumerate() {
+            ids.insert(n.i.clone());
             index.entry(n.i.clone()).or_insert(k);
-        }
-        let hash = hex_hash(nodes.iter().map(|n| {
-            format!(
-                "{}|{}|{}|{}|{}",
-                n.i,
-                n.r,
-                collapse_ws(&n.n),
+            for part in [n.i.as_str(), "|", n.r.as_str(), "|"] {
+                content.update(part.as_bytes());
+            }
+            for (w, word) in n.n.split_whitespace().enumerate() {
+                if w > 0 {
+                    content.update(b" ");
+                }
+                content.update(word.as_bytes());
+            }
+            for part in [
+                "|",
                 n.v.as_deref().unwrap_or(""),
-                n.s.as_deref().unwrap_or("")
-            )
-        }));
-        let view = if nodes.iter().any(|n| n.xy.is_some()) {
-            hex_hash(
-                std::iter::once(hash.clone())
-                    .chain(nodes.iter().map(|n| format!("{}|{:?}", n.i, n.xy))),
-            )
-        } else {
-            hash.clone()
-        };
-        let skeleton = nodes
-            .iter()
-            .map(|n| SkeletonEntry {
+                "|",
+                n.s.as_deref().unwrap_or(""),
+                "\0",
+            ] {
+                content.update(part.as_bytes());
+            }
+            positions.update(n.i.as_bytes());
+            match n.xy {
+                Some([x, y]) => {
+                    placed = true;
+                    positions.update(x.to_le_bytes());
+                    positions.update(y.to_le_bytes());
+                }
+                None => positions.update(b"-"),
+            }
+            skeleton.push(SkeletonEntry {
                 id: Some(n.i.clone()),
                 kind: n.r.clone(),
                 label: truncate_chars(&collapse_ws(&n.n), 60),
-            })
-            .collect();
+            });
+        }
+        let hash = hex::encode(&content.finalize()[..16]);
+        let view = if placed {
+            positions.update(hash.as_bytes());
+            hex::encode(&positions.finalize()[..16])
+        } else {
+            hash.clone()
+        };
         Page {
             content: PageContent::Tree(nodes),
             ids,
@@ -145,6 +167,15 @@ impl Page {
             view,
             skeleton,
             viewport,
+        }
+    }
+
+    /// The nodes of a tree page, shared (the snapshot is written from them off the request's
+    /// path).
+    pub fn tree_nodes(&self) -> Option<Arc<[TreeNode]>> {
+        match &self.content {
+            PageContent::Tree(nodes) => Some(nodes.clone()),
+            PageContent::Dom { .. } => None,
         }
     }
 
@@ -267,6 +298,25 @@ mod tests {
         let c = page("<div><a id=\"1\">Buy later</a></div>");
         assert_eq!(a.hash, b.hash);
         assert_ne!(a.hash, c.hash);
+    }
+
+    #[test]
+    fn tree_hashes_keep_their_definition_and_the_view_follows_positions() {
+        let nodes = |y: f64| -> Vec<TreeNode> {
+            serde_json::from_value(serde_json::json!([
+                { "i": "1", "r": "inp", "n": "  Search \t box ", "v": "shoes", "xy": [97.0, y] },
+                { "i": "10", "r": "btn", "n": "Go", "s": "disabled" }
+            ]))
+            .expect("nodes")
+        };
+        let a = Page::from_tree(nodes(90.0), None);
+        // The hash stored by earlier steps: the node lines `i|r|name|v|s`, each NUL-ended.
+        let lines = ["1|inp|Search box|shoes|", "10|btn|Go||disabled"];
+        assert_eq!(a.hash, hex_hash(lines.iter().map(|l| (*l).to_owned())));
+        let scrolled = Page::from_tree(nodes(-300.0), None);
+        assert_eq!(scrolled.hash, a.hash);
+        assert_ne!(scrolled.view, a.view);
+        assert_eq!(Page::from_tree(nodes(90.0), None).view, a.view);
     }
 
     #[test]

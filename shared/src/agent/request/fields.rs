@@ -82,15 +82,81 @@ pub(super) fn numbers<const N: usize>(v: &Value) -> Option<[f64; N]> {
     Some(out)
 }
 
-pub(super) fn tree_node(v: &Value, k: usize, p: &mut Problems) -> Option<TreeNode> {
+/// A scalar JSON value as a node field takes it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Scalar {
+    Str(String),
+    /// A number, as its JSON text.
+    Num(String),
+    Bool(bool),
+    /// null, an array or an object.
+    Other,
+}
+
+impl Scalar {
+    pub(super) fn of(v: &Value) -> Self {
+        match v {
+            Value::String(s) => Scalar::Str(s.clone()),
+            Value::Number(n) => Scalar::Num(n.to_string()),
+            Value::Bool(b) => Scalar::Bool(*b),
+            _ => Scalar::Other,
+        }
+    }
+}
+
+/// A tree node's fields as sent, before they are checked.
+#[derive(Debug, Default)]
+pub(super) struct RawNode {
+    pub(super) object: bool,
+    pub(super) i: Option<Scalar>,
+    pub(super) r: Option<Scalar>,
+    pub(super) n: Option<Scalar>,
+    pub(super) v: Option<Scalar>,
+    pub(super) s: Option<Scalar>,
+    pub(super) xy: Option<[f64; 2]>,
+    pub(super) r#box: Option<[f64; 4]>,
+}
+
+impl RawNode {
+    /// The fields of a parsed node.
+    pub(super) fn of(v: &Value) -> Self {
+        let Some(o) = v.as_object() else {
+            return RawNode::default();
+        };
+        let scalar = |k: &str| o.get(k).map(Scalar::of);
+        RawNode {
+            object: true,
+            i: scalar("i"),
+            r: scalar("r"),
+            n: scalar("n"),
+            v: scalar("v"),
+            s: scalar("s"),
+            xy: o.get("xy").and_then(numbers::<2>),
+            r#box: o.get("box").and_then(numbers::<4>),
+        }
+    }
+}
+
+/// `s` cut to `max` characters (with an ellipsis), without copying when it fits.
+fn cut(s: String, max: usize) -> String {
+    if s.len() <= max || s.chars().nth(max).is_none() {
+        s
+    } else {
+        truncate_chars(&s, max)
+    }
+}
+
+/// Node `k` of the tree, checked: its problems go to `p`.
+pub(super) fn tree_node(raw: RawNode, k: usize, p: &mut Problems) -> Option<TreeNode> {
     let field = |f: &str| format!("interactiveTree[{k}].{f}");
-    let Some(o) = v.as_object() else {
+    if !raw.object {
         p.add(format!("interactiveTree[{k}]"), "must be an object");
         return None;
-    };
-    let i = match o.get("i") {
-        Some(Value::String(s)) => s.trim().to_owned(),
-        Some(Value::Number(n)) => n.to_string(),
+    }
+    let i = match raw.i {
+        Some(Scalar::Str(s)) if s.trim().len() == s.len() => s,
+        Some(Scalar::Str(s)) => s.trim().to_owned(),
+        Some(Scalar::Num(n)) => n,
         _ => String::new(),
     };
     if i.is_empty()
@@ -105,19 +171,19 @@ pub(super) fn tree_node(v: &Value, k: usize, p: &mut Problems) -> Option<TreeNod
         );
         return None;
     }
-    let text = |name: &str, max: usize| match o.get(name) {
-        Some(Value::String(s)) => Some(truncate_chars(s, max)),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        Some(Value::Bool(b)) => Some(b.to_string()),
+    let text = |value: Option<Scalar>, max: usize| match value {
+        Some(Scalar::Str(s)) => Some(cut(s, max)),
+        Some(Scalar::Num(n)) => Some(n),
+        Some(Scalar::Bool(b)) => Some(b.to_string()),
         _ => None,
     };
     Some(TreeNode {
         i,
-        r: text("r", 32).unwrap_or_default(),
-        n: text("n", 100).unwrap_or_default(),
-        v: text("v", 200),
-        s: text("s", 200),
-        xy: o.get("xy").and_then(numbers::<2>),
-        r#box: o.get("box").and_then(numbers::<4>),
+        r: text(raw.r, 32).unwrap_or_default(),
+        n: text(raw.n, 100).unwrap_or_default(),
+        v: text(raw.v, 200),
+        s: text(raw.s, 200),
+        xy: raw.xy,
+        r#box: raw.r#box,
     })
 }

@@ -3,21 +3,22 @@
 
 mod fields;
 mod reports;
+mod wire;
 
 use serde_json::Value;
 
 use super::page::TreeNode;
 use crate::error::Error;
 use crate::text::truncate_chars;
-use fields::{enum_field, object_field, string_field, tree_node, uuid_field, Problems};
+use fields::{enum_field, object_field, string_field, uuid_field, Problems};
 use reports::{report_field, DOM_CHANGES_FIELDS, ERROR_FIELDS, OBSERVATION_FIELDS, RESULT_FIELDS};
+use serde_json::Map;
+use wire::{Body, TreeField, MAX_NODE_PROBLEMS};
 
 /// Longest `dom` accepted, in characters.
 pub const MAX_DOM_CHARS: usize = 500_000;
 /// Longest `query`, in characters.
 pub const MAX_QUERY_CHARS: usize = 10_000;
-/// Node problems reported at most (a broken tree would otherwise flood the answer).
-const MAX_NODE_PROBLEMS: usize = 5;
 
 /// The page as sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,6 +97,18 @@ pub fn validate(body: &Value) -> Result<InteractRequest, Error> {
     let Some(obj) = body.as_object() else {
         return Err(Error::field("body", "must be a JSON object"));
     };
+    check(obj, TreeField::of(obj.get("interactiveTree")))
+}
+
+/// Reads and validates a raw body in one pass (the tree's nodes checked as they are read);
+/// `None` when it is not a JSON object — the caller's JSON reader then names the problem.
+pub fn read(bytes: &[u8]) -> Option<Result<InteractRequest, Error>> {
+    let body: Body = serde_json::from_slice(bytes).ok()?;
+    Some(check(&body.fields, body.tree))
+}
+
+/// The checks over the fields and the tree as read.
+fn check(obj: &Map<String, Value>, tree_field: TreeField) -> Result<InteractRequest, Error> {
     let mut p = Problems(Vec::new());
 
     let url = match string_field(obj, "url", &mut p) {
@@ -136,32 +149,23 @@ pub fn validate(body: &Value) -> Result<InteractRequest, Error> {
     };
 
     let mut tree = None;
-    match obj.get("interactiveTree") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(nodes)) => {
-            let mut out = Vec::with_capacity(nodes.len());
-            let mut bad = 0;
-            for (k, n) in nodes.iter().enumerate() {
-                let mut local = Problems(Vec::new());
-                match tree_node(n, k, &mut local) {
-                    Some(node) => out.push(node),
-                    None => {
-                        bad += 1;
-                        if bad <= MAX_NODE_PROBLEMS {
-                            p.0.extend(local.0);
-                        }
-                    }
-                }
-            }
+    match tree_field {
+        TreeField::Absent => {}
+        TreeField::Nodes {
+            nodes,
+            bad,
+            problems,
+        } => {
+            p.0.extend(problems);
             if bad > MAX_NODE_PROBLEMS {
                 p.add(
                     "interactiveTree",
                     format!("{bad} nodes are invalid; the first {MAX_NODE_PROBLEMS} are listed"),
                 );
             }
-            tree = Some(out);
+            tree = Some(nodes);
         }
-        Some(_) => p.add("interactiveTree", "must be an array of nodes"),
+        TreeField::NotArray => p.add("interactiveTree", "must be an array of nodes"),
     }
     let dom = string_field(obj, "dom", &mut p);
     if dom
@@ -252,6 +256,39 @@ pub fn validate(body: &Value) -> Result<InteractRequest, Error> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn one_pass_reading_agrees_with_the_checks_over_parsed_json() {
+        let long = "x".repeat(150);
+        let bodies = [
+            json!({ "url": "https://a.com/", "query": "go", "interactiveTree": [
+                { "i": "1", "r": "btn", "n": "Go", "xy": [1, 2], "box": [0, 0, 3, 4], "extra": { "deep": [1, 2] } },
+                { "i": 7, "r": "link", "n": long, "v": 3.5, "s": true, "xy": [1], "box": "no" },
+                { "i": " 9 ", "r": null, "n": ["a"], "v": { "k": 1 } }
+            ], "domChanges": { "addedCount": 1 }, "viewport": { "width": 800, "height": 600 } }),
+            json!({ "url": "https://a.com/", "query": "go", "interactiveTree": [
+                1, "node", [], null, { "i": "" }, { "i": "a b" }, { "n": "no id" }
+            ] }),
+            json!({ "url": "https://a.com/", "query": "go", "interactiveTree": "nodes" }),
+            json!({ "url": "https://a.com/", "query": "go", "interactiveTree": null, "dom": "<p id=1>x</p>" }),
+            json!({ "url": "https://a.com/", "query": "go", "interactiveTree": { "i": "1" } }),
+            json!({ "query": 5, "interactiveTree": [] }),
+        ];
+        for body in bodies {
+            let bytes = serde_json::to_vec(&body).expect("json");
+            let one_pass = read(&bytes).expect("an object");
+            assert_eq!(
+                format!("{one_pass:?}"),
+                format!("{:?}", validate(&body)),
+                "{body}"
+            );
+        }
+        assert!(read(b"[1, 2]").is_none());
+        assert!(read(b"{\"url\": ").is_none());
+        // The last of repeated keys counts, as in a parsed body.
+        let twice = br#"{"url":"https://a.com/","query":"go","interactiveTree":"x","interactiveTree":[{"i":"1"}]}"#;
+        assert!(read(twice).expect("object").is_ok());
+    }
 
     fn fields(body: Value) -> Vec<String> {
         match validate(&body) {

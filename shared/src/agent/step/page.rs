@@ -9,19 +9,36 @@ use std::time::Instant;
 
 use tokio::sync::{OnceCell, Semaphore};
 
-use crate::agent::page::Page;
+use crate::agent::page::{Page, TreeNode};
 use crate::agent::render::{render, Budget, Rendered};
 use crate::agent::request::{InteractRequest, PageInput};
 use crate::context::AppContext;
 use crate::error::Error;
 use crate::ports::Compressed;
 
+/// What the step's snapshot is made of: a `dom` as sent, or a tree's nodes, written as JSON
+/// only when the snapshot is compressed (off the request's path in-process).
+#[derive(Clone)]
+enum Raw {
+    Bytes(Arc<[u8]>),
+    Tree(Arc<[TreeNode]>),
+}
+
+impl Raw {
+    fn bytes(&self) -> Arc<[u8]> {
+        match self {
+            Raw::Bytes(b) => b.clone(),
+            Raw::Tree(nodes) => serde_json::to_vec(&**nodes).unwrap_or_default().into(),
+        }
+    }
+}
+
 /// The page of a request: the model, its rendering for the prompt, and the raw content kept
 /// as the step's snapshot.
 pub struct BuiltPage {
     pub page: Page,
     pub rendered: Rendered,
-    snapshot: Arc<[u8]>,
+    snapshot: Raw,
     compressed: Arc<OnceCell<Arc<Compressed>>>,
 }
 
@@ -30,15 +47,19 @@ impl std::fmt::Debug for BuiltPage {
         f.debug_struct("BuiltPage")
             .field("page", &self.page)
             .field("rendered", &self.rendered)
-            .field("snapshot_bytes", &self.snapshot.len())
             .finish_non_exhaustive()
     }
 }
 
 impl BuiltPage {
-    /// Size of the raw snapshot.
-    pub fn snapshot_bytes(&self) -> usize {
-        self.snapshot.len()
+    /// Size of the raw snapshot (known once it is compressed).
+    pub async fn snapshot_bytes(&self) -> usize {
+        match (&self.snapshot, self.compressed().await) {
+            (Raw::Bytes(b), _) => b.len(),
+            (Raw::Tree(_), Ok(c)) => c.raw_bytes,
+            // Refused (too large): measured again.
+            (raw @ Raw::Tree(_), Err(_)) => raw.bytes().len(),
+        }
     }
 
     /// Starts compressing the snapshot in the background (the in-process flow, as soon as the
@@ -60,8 +81,9 @@ impl BuiltPage {
     }
 }
 
-async fn compress(raw: Arc<[u8]>) -> Result<Arc<Compressed>, Error> {
-    let compressed = on_builder("snapshot compression", move || Compressed::of(&raw)).await??;
+async fn compress(raw: Raw) -> Result<Arc<Compressed>, Error> {
+    let compressed =
+        on_builder("snapshot compression", move || Compressed::of(&raw.bytes())).await??;
     Ok(Arc::new(compressed))
 }
 
@@ -89,16 +111,17 @@ fn build(
     input: PageInput,
     viewport: Option<(f64, f64)>,
     budget: Budget,
-) -> Result<(Page, Rendered, Vec<u8>), Error> {
+) -> Result<(Page, Rendered, Raw), Error> {
     let modelling = tracing::debug_span!("interact.page_model").entered();
     let (page, snapshot) = match input {
         PageInput::Tree(nodes) => {
-            let snapshot = serde_json::to_vec(&nodes).unwrap_or_default();
-            (Page::from_tree(nodes, viewport), snapshot)
+            let page = Page::from_tree(nodes, viewport);
+            let nodes = page.tree_nodes().unwrap_or_else(|| Arc::new([]));
+            (page, Raw::Tree(nodes))
         }
         PageInput::Dom(dom) => {
             let page = Page::from_dom(&dom).map_err(|e| Error::field("dom", e.to_string()))?;
-            (page, dom.into_bytes())
+            (page, Raw::Bytes(dom.into_bytes().into()))
         }
     };
     drop(modelling);
@@ -140,7 +163,7 @@ pub fn start(
             Ok(BuiltPage {
                 page,
                 rendered,
-                snapshot: snapshot.into(),
+                snapshot,
                 compressed: Arc::default(),
             })
         };
