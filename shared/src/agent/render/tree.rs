@@ -3,7 +3,7 @@
 //! states only, then group ids by role; only when even the grouped ids overflow are elements
 //! left out — off-screen ones first — and the prompt says how many.
 
-use super::{grouped_ids, lines_then_ids, not_listed, write_groups, Out};
+use super::{grouped_ids, lines_then_ids, not_listed, weight, write_groups, Out, WEIGHT_SCALE};
 use crate::agent::page::TreeNode;
 use crate::text::{collapse_ws, truncate_chars};
 
@@ -20,32 +20,77 @@ fn in_viewport(n: &TreeNode, viewport: Option<(f64, f64)>) -> bool {
     }
 }
 
-/// A node's role as one word (a client's role cannot break its line).
-fn role(n: &TreeNode) -> String {
-    let r = collapse_ws(&n.r);
-    if r.is_empty() {
-        "el".into()
-    } else {
-        r.replace(' ', "_")
+/// A node's parts as its lines show them, whitespace collapsed once for every form.
+struct Parts<'a> {
+    id: &'a str,
+    /// The role as one word (a client's role cannot break its line).
+    role: String,
+    name: String,
+    value: String,
+    states: String,
+}
+
+impl<'a> Parts<'a> {
+    fn of(n: &'a TreeNode) -> Self {
+        let role = collapse_ws(&n.r);
+        Parts {
+            id: &n.i,
+            role: if role.is_empty() {
+                "el".into()
+            } else {
+                role.replace(' ', "_")
+            },
+            name: collapse_ws(&n.n),
+            value: n.v.as_deref().map(collapse_ws).unwrap_or_default(),
+            states: n.s.as_deref().map(collapse_ws).unwrap_or_default(),
+        }
+    }
+
+    /// The line with names and values cut to `name_max` (0: no name, no value).
+    fn line(&self, name_max: usize) -> String {
+        let mut line = format!("[{}] {}", self.id, self.role);
+        if name_max > 0 {
+            if !self.name.is_empty() {
+                line.push_str(&format!(" \"{}\"", truncate_chars(&self.name, name_max)));
+            }
+            if !self.value.is_empty() {
+                line.push_str(&format!(" ={}", truncate_chars(&self.value, name_max)));
+            }
+        }
+        if !self.states.is_empty() {
+            line.push_str(&format!(" ({})", truncate_chars(&self.states, STATES_MAX)));
+        }
+        line
+    }
+
+    /// `weight(&self.line(name_max))`, without writing the line.
+    fn weight(&self, name_max: usize) -> usize {
+        let mut w = weight("[] ") + weight(self.id) + weight(&self.role);
+        if name_max > 0 {
+            if !self.name.is_empty() {
+                w += weight(" \"\"") + cut_weight(&self.name, name_max);
+            }
+            if !self.value.is_empty() {
+                w += weight(" =") + cut_weight(&self.value, name_max);
+            }
+        }
+        if !self.states.is_empty() {
+            w += weight(" ()") + cut_weight(&self.states, STATES_MAX);
+        }
+        w
     }
 }
 
-/// A node's line with names and values cut to `name_max` (0: no name, no value).
-fn line(n: &TreeNode, name_max: usize) -> String {
-    let mut line = format!("[{}] {}", n.i, role(n));
-    if name_max > 0 {
-        let name = collapse_ws(&n.n);
-        if !name.is_empty() {
-            line.push_str(&format!(" \"{}\"", truncate_chars(&name, name_max)));
-        }
-        if let Some(v) = n.v.as_deref().map(collapse_ws).filter(|v| !v.is_empty()) {
-            line.push_str(&format!(" ={}", truncate_chars(&v, name_max)));
+/// `weight(&truncate_chars(s, max))`, without cutting.
+fn cut_weight(s: &str, max: usize) -> usize {
+    match s.char_indices().nth(max) {
+        None => weight(s),
+        Some(_) => {
+            let keep = max.saturating_sub(1);
+            let end = s.char_indices().nth(keep).map_or(s.len(), |(i, _)| i);
+            weight(&s[..end]) + weight("…")
         }
     }
-    if let Some(s) = n.s.as_deref().map(collapse_ws).filter(|s| !s.is_empty()) {
-        line.push_str(&format!(" ({})", truncate_chars(&s, STATES_MAX)));
-    }
-    line
 }
 
 /// Line forms, richest first: (form, name length in the viewport, name length outside, note).
@@ -83,6 +128,27 @@ const FORMS: &[(&str, usize, usize, &str)] = &[
     ),
 ];
 
+/// Whether a form's lines (and the off-screen separator) fit in `max`: measured, not written.
+fn fits(
+    visible: &[Parts],
+    offscreen: &[Parts],
+    vis_max: usize,
+    off_max: usize,
+    max: usize,
+) -> bool {
+    let sep = WEIGHT_SCALE;
+    let mut total = 0usize;
+    let mut lines = 0usize;
+    let mut add = |w: usize| {
+        total += w + if lines > 0 { sep } else { 0 };
+        lines += 1;
+        total <= max
+    };
+    visible.iter().all(|p| add(p.weight(vis_max)))
+        && (offscreen.is_empty()
+            || (add(weight(OFFSCREEN)) && offscreen.iter().all(|p| add(p.weight(off_max)))))
+}
+
 /// Renders `nodes` in at most `max` characters.
 pub fn render(
     nodes: &[TreeNode],
@@ -91,18 +157,21 @@ pub fn render(
 ) -> (&'static str, String, Vec<String>) {
     let (visible, offscreen): (Vec<&TreeNode>, Vec<&TreeNode>) =
         nodes.iter().partition(|n| in_viewport(n, viewport));
+    let vis: Vec<Parts> = visible.iter().map(|n| Parts::of(n)).collect();
+    let off: Vec<Parts> = offscreen.iter().map(|n| Parts::of(n)).collect();
+    // The richest form that fits is written once.
     for &(form, vis_max, off_max, note) in FORMS {
-        let mut out = Out::new(max);
-        for n in &visible {
-            if !out.line(&line(n, vis_max)) {
-                break;
-            }
+        if !fits(&vis, &off, vis_max, off_max, max) {
+            continue;
         }
-        if !offscreen.is_empty() && out.line(OFFSCREEN) {
-            for n in &offscreen {
-                if !out.line(&line(n, off_max)) {
-                    break;
-                }
+        let mut out = Out::new(max);
+        for p in &vis {
+            out.line(&p.line(vis_max));
+        }
+        if !off.is_empty() {
+            out.line(OFFSCREEN);
+            for p in &off {
+                out.line(&p.line(off_max));
             }
         }
         if let Some(text) = out.finish() {
@@ -114,12 +183,13 @@ pub fn render(
             return (form, text, notes);
         }
     }
-    let ordered: Vec<&TreeNode> = visible.iter().chain(&offscreen).copied().collect();
-    let items: Vec<(&str, &str)> = ordered
+    let ordered: Vec<&Parts> = vis.iter().chain(&off).collect();
+    let items: Vec<(&str, &str)> = visible
         .iter()
+        .chain(&offscreen)
         .map(|n| (n.r.as_str(), n.i.as_str()))
         .collect();
-    if let Some((text, labelled)) = lines_then_ids(&items, |k| line(ordered[k], 16), max) {
+    if let Some((text, labelled)) = lines_then_ids(&items, |k| ordered[k].line(16), max) {
         let note = format!(
             "the first {labelled} elements (those in the viewport first) listed with names cut to 16 characters, the other {} by id only, grouped by role (a..b stands for every id from a to b)",
             items.len() - labelled
@@ -180,6 +250,36 @@ mod tests {
                 r#box: None,
             })
             .collect()
+    }
+
+    #[test]
+    fn a_line_is_measured_exactly_as_it_is_written() {
+        let names = [
+            "",
+            "Go",
+            "  Ünïcödé   näme  with spaces ",
+            "数字 1234567890",
+            &"x".repeat(150),
+        ];
+        for (k, name) in names.iter().enumerate() {
+            let node = TreeNode {
+                i: format!("{k}7"),
+                r: ["btn", " two words ", "", "inp"][k % 4].into(),
+                n: (*name).to_owned(),
+                v: (k % 2 == 0).then(|| format!("{name} value")),
+                s: (k % 3 == 0).then(|| "disabled, checked,".repeat(k + 1)),
+                xy: None,
+                r#box: None,
+            };
+            let parts = Parts::of(&node);
+            for name_max in [0, 8, 10, 16, 40, 100] {
+                assert_eq!(
+                    parts.weight(name_max),
+                    weight(&parts.line(name_max)),
+                    "{node:?} at {name_max}"
+                );
+            }
+        }
     }
 
     #[test]
