@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::facts::{mentions_any, PageFacts};
+use super::facts::{mentions_any, PageFacts, WordSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -26,7 +26,7 @@ pub struct BlockerInfo {
 }
 
 /// What the challenge itself says (a box to tick, a question to answer).
-const ROBOT_CHECK: &[&str] = &[
+static ROBOT_CHECK: WordSet = WordSet::new(&[
     "verify you are human",
     "i'm not a robot",
     "i am not a robot",
@@ -34,9 +34,9 @@ const ROBOT_CHECK: &[&str] = &[
     "ich bin kein roboter",
     "je ne suis pas un robot",
     "no soy un robot",
-];
+]);
 
-const CAPTCHA: &[&str] = &[
+static CAPTCHA: WordSet = WordSet::new(&[
     "captcha",
     "recaptcha",
     "hcaptcha",
@@ -50,9 +50,17 @@ const CAPTCHA: &[&str] = &[
     "je ne suis pas un robot",
     "no soy un robot",
     "não sou um robô",
-];
+]);
 
-const SIGN_IN: &[&str] = &[
+static PASSWORD: WordSet = WordSet::new(&[
+    "password",
+    "passwort",
+    "mot de passe",
+    "contraseña",
+    "senha",
+]);
+
+static SIGN_IN: WordSet = WordSet::new(&[
     "sign in",
     "log in",
     "login",
@@ -65,7 +73,7 @@ const SIGN_IN: &[&str] = &[
     "entrar",
     "accedi",
     "inloggen",
-];
+]);
 
 /// What the task is about when it is about signing in (then a login form is the work, not a
 /// blocker).
@@ -99,13 +107,13 @@ pub fn detect(page: &dyn PageFacts, query: &str) -> Option<BlockerInfo> {
     let mut captcha = false;
     let mut challenge = false;
     for e in page.elements() {
-        if mentions_any(&e.name, CAPTCHA)
+        if CAPTCHA.in_text(&e.name)
             || e.href
                 .is_some_and(|h| mentions_any(h, &["recaptcha", "hcaptcha", "turnstile"]))
         {
             captcha = true;
-            challenge |= matches!(&*e.role, "chk" | "checkbox" | "switch")
-                || mentions_any(&e.name, ROBOT_CHECK);
+            challenge |=
+                matches!(&*e.role, "chk" | "checkbox" | "switch") || ROBOT_CHECK.in_text(&e.name);
         }
     }
     let challenge_url = mentions_any(page.url(), &["captcha", "challenge", "sorry"]);
@@ -123,23 +131,12 @@ pub fn detect(page: &dyn PageFacts, query: &str) -> Option<BlockerInfo> {
         return None;
     }
     let password = page.elements().any(|e| {
-        e.input_type == Some("password")
-            || (e.role == "inp"
-                && mentions_any(
-                    &e.name,
-                    &[
-                        "password",
-                        "passwort",
-                        "mot de passe",
-                        "contraseña",
-                        "senha",
-                    ],
-                ))
+        e.input_type == Some("password") || (e.role == "inp" && PASSWORD.in_text(&e.name))
     });
     if !password {
         return None;
     }
-    let says_sign_in = page.elements().any(|e| mentions_any(&e.name, SIGN_IN));
+    let says_sign_in = page.elements().any(|e| SIGN_IN.in_text(&e.name));
     let login_url = mentions_any(
         page.url(),
         &["login", "signin", "sign-in", "sign_in", "auth", "account"],
@@ -158,14 +155,14 @@ pub fn detect(page: &dyn PageFacts, query: &str) -> Option<BlockerInfo> {
     None
 }
 
-const CONSENT: &[&str] = &[
+static CONSENT: WordSet = WordSet::new(&[
     "cookie",
     "cookies",
     "consent",
     "cookie-einstellungen",
     "datenschutz",
     "privacy",
-];
+]);
 /// Labels of a cookie banner's buttons (after dropping [`LABEL_FILLER`]), most
 /// privacy-preserving first.
 const DISMISS: &[&[&str]] = &[
@@ -239,14 +236,14 @@ fn label_core(name: &str) -> String {
 /// whole label is a banner verb ("Reject all", "Accept cookies", "OK") within a few elements
 /// of one that names cookies or consent — not any "Accept" on a page with a cookie policy link.
 pub fn cookie_dismissal(page: &dyn PageFacts, query: &str, recent: &[&str]) -> Option<String> {
-    if mentions_any(query, CONSENT) {
+    if CONSENT.in_text(query) {
         return None;
     }
     let elements: Vec<_> = page.elements().take(5_000).collect();
     let mentions: Vec<usize> = elements
         .iter()
         .enumerate()
-        .filter(|(_, e)| mentions_any(&e.name, CONSENT))
+        .filter(|(_, e)| CONSENT.in_text(&e.name))
         .map(|(k, _)| k)
         .collect();
     if mentions.is_empty() {

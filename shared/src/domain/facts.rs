@@ -3,6 +3,9 @@
 //! it; the rules (outcomes, verdicts, corrections, risk, blockers, chains) read nothing else.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
 
 use serde::{Deserialize, Serialize};
 
@@ -84,17 +87,61 @@ pub trait PageFacts {
     fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_>;
 }
 
+/// A fixed word list matched as [`mentions_any`] matches, in one pass over the text
+/// (Aho-Corasick): the rules check every element of pages with thousands against these.
+pub struct WordSet {
+    words: &'static [&'static str],
+    matcher: OnceLock<Option<AhoCorasick>>,
+}
+
+impl WordSet {
+    pub const fn new(words: &'static [&'static str]) -> Self {
+        Self {
+            words,
+            matcher: OnceLock::new(),
+        }
+    }
+
+    /// Whether `text` contains one of the words as a word or phrase, case-insensitively.
+    pub fn in_text(&self, text: &str) -> bool {
+        let matcher = self
+            .matcher
+            .get_or_init(|| AhoCorasick::new(self.words.iter().map(|w| w.to_lowercase())).ok());
+        let Some(matcher) = matcher else {
+            return mentions_any(text, self.words);
+        };
+        let text = lower(text);
+        matcher.find_overlapping_iter(&*text).any(|m| {
+            let before = text[..m.start()].chars().next_back();
+            let after = text[m.end()..].chars().next();
+            word_boundary(before) && word_boundary(after)
+        })
+    }
+}
+
+fn word_boundary(c: Option<char>) -> bool {
+    c.is_none_or(|c| !c.is_alphanumeric())
+}
+
+/// `s` in lower case, copied only when there is something to lower (the word lists are not).
+fn lower(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().any(char::is_uppercase) {
+        s.to_lowercase().into()
+    } else {
+        s.into()
+    }
+}
+
 /// Whether `text` (lower-cased by the caller or not) contains any of `words` as a word or
 /// phrase, case-insensitively.
 pub fn mentions_any(text: &str, words: &[&str]) -> bool {
-    let text = text.to_lowercase();
+    let text = lower(text);
     words.iter().any(|w| {
-        let w = w.to_lowercase();
-        text.match_indices(&w).any(|(at, _)| {
+        let w = lower(w);
+        text.match_indices(&*w).any(|(at, _)| {
             let before = text[..at].chars().next_back();
             let after = text[at + w.len()..].chars().next();
-            let boundary = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric());
-            boundary(before) && boundary(after)
+            word_boundary(before) && word_boundary(after)
         })
     })
 }
@@ -221,5 +268,50 @@ mod tests {
         };
         assert!(e.has_state("checked") && e.has_state("DISABLED") && !e.has_state("expanded"));
         assert_eq!(e.snapshot().states, "disabled, checked");
+    }
+}
+
+#[cfg(test)]
+mod word_tests {
+    use super::{mentions_any, WordSet};
+
+    static WORDS: WordSet = WordSet::new(&[
+        "captcha",
+        "recaptcha",
+        "i'm not a robot",
+        "cookies",
+        "Log In",
+    ]);
+
+    #[test]
+    fn a_word_set_matches_as_mentions_any_does() {
+        for text in [
+            "reCAPTCHA",
+            "Change the CAPTCHA code",
+            "captchas",
+            "I'm not a robot",
+            "We use COOKIES.",
+            "cookie",
+            "log in",
+            "blog in",
+            "Über captcha-Prüfung",
+            "",
+        ] {
+            assert_eq!(
+                WORDS.in_text(text),
+                mentions_any(
+                    text,
+                    &[
+                        "captcha",
+                        "recaptcha",
+                        "i'm not a robot",
+                        "cookies",
+                        "Log In"
+                    ]
+                ),
+                "{text}"
+            );
+        }
+        assert!(WORDS.in_text("reCAPTCHA") && !WORDS.in_text("captchas"));
     }
 }

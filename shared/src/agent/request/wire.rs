@@ -7,7 +7,7 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::fields::{numbers, tree_node, Problems, RawNode, Scalar};
+use super::fields::{tree_node, Problems, RawNode, Scalar};
 use crate::agent::page::TreeNode;
 use crate::error::FieldProblem;
 
@@ -139,6 +139,80 @@ impl<'de> Deserialize<'de> for Scalar {
     }
 }
 
+/// A JSON number as `f64` (anything else: `None`).
+struct Num(Option<f64>);
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Num;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Num, E> {
+                Ok(Num(Some(v as f64)))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Num, E> {
+                Ok(Num(Some(v as f64)))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Num, E> {
+                Ok(Num(Some(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Num, E> {
+                Ok(Num(None))
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Num, E> {
+                Ok(Num(None))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Num, E> {
+                Ok(Num(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Num, A::Error> {
+                skip_seq(seq).map(|_| Num(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Num, A::Error> {
+                skip_map(map).map(|_| Num(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `N` numbers, read without building a JSON array (anything else: `None`, as the checks over
+/// a parsed body read it).
+struct Numbers<const N: usize>(Option<[f64; N]>);
+
+impl<'de, const N: usize> Deserialize<'de> for Numbers<N> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<const N: usize>;
+        impl<'de, const N: usize> Visitor<'de> for V<N> {
+            type Value = Numbers<N>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "{N} numbers")
+            }
+            scalar_visits!(|_| Numbers(None));
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Numbers<N>, A::Error> {
+                let mut out = [0.0; N];
+                let mut count = 0;
+                let mut all_numbers = true;
+                while let Some(Num(x)) = seq.next_element::<Num>()? {
+                    match (x, out.get_mut(count)) {
+                        (Some(v), Some(slot)) => *slot = v,
+                        _ => all_numbers = false,
+                    }
+                    count += 1;
+                }
+                Ok(Numbers((all_numbers && count == N).then_some(out)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Numbers<N>, A::Error> {
+                skip_map(map).map(|_| Numbers(None))
+            }
+        }
+        d.deserialize_any(V::<N>)
+    }
+}
+
 /// The keys of a node the server reads.
 #[derive(serde::Deserialize)]
 #[serde(field_identifier)]
@@ -186,8 +260,8 @@ impl<'de> Deserialize<'de> for RawNode {
                         Key::N => n.n = Some(map.next_value()?),
                         Key::V => n.v = Some(map.next_value()?),
                         Key::S => n.s = Some(map.next_value()?),
-                        Key::Xy => n.xy = numbers::<2>(&map.next_value::<Value>()?),
-                        Key::Box => n.r#box = numbers::<4>(&map.next_value::<Value>()?),
+                        Key::Xy => n.xy = map.next_value::<Numbers<2>>()?.0,
+                        Key::Box => n.r#box = map.next_value::<Numbers<4>>()?.0,
                         Key::Other => {
                             map.next_value::<IgnoredAny>()?;
                         }
