@@ -60,7 +60,11 @@ async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         }
     };
     drop(parsing);
-    let request_hash = http::body_hash(&req);
+    // Compared only when the client sends an `Idempotency-Key`: hashed only then.
+    let request_hash = match &idempotency_key {
+        Some(_) => http::body_hash(&req),
+        None => String::new(),
+    };
     let input = StepInput {
         principal,
         request,
