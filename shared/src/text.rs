@@ -22,6 +22,20 @@ pub fn collapse_ws(s: &str) -> String {
     out
 }
 
+/// [`collapse_ws`] without a copy when `s` is already collapsed (no whitespace but single
+/// spaces between words) — most names are.
+pub fn collapse_ws_cow(s: &str) -> Cow<'_, str> {
+    let collapsed = !s.starts_with(' ')
+        && !s.ends_with(' ')
+        && !s.contains("  ")
+        && !s.chars().any(|c| c.is_whitespace() && c != ' ');
+    if collapsed {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(collapse_ws(s))
+    }
+}
+
 /// At most `max` characters of `s`, with `…` when cut.
 pub fn truncate_chars(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
@@ -131,6 +145,24 @@ pub fn attribute(s: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn collapsing_copies_only_what_needs_it() {
+        for s in [
+            "Buy now",
+            "",
+            "  Buy   now ",
+            "Buy\tnow",
+            "Buy\u{a0}now",
+            " x",
+            "x ",
+            "a  b",
+        ] {
+            assert_eq!(collapse_ws_cow(s), collapse_ws(s), "{s:?}");
+        }
+        assert!(matches!(collapse_ws_cow("Buy now"), Cow::Borrowed(_)));
+    }
+
     use super::*;
 
     #[test]

@@ -23,7 +23,7 @@ pub use dom::{DomNode, DomTree, ID_ATTRIBUTES, KEPT_ATTRIBUTES};
 pub use facts::PageView;
 pub use templates::Templates;
 
-use crate::text::{collapse_ws, truncate_chars};
+use crate::text::{collapse_ws_cow, truncate_chars};
 
 /// One node of the extension's `interactiveTree`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,7 +149,7 @@ impl Page {
             skeleton.push(SkeletonEntry {
                 id: Some(n.i.clone()),
                 kind: n.r.clone(),
-                label: truncate_chars(&collapse_ws(&n.n), 60),
+                label: truncate_chars(&collapse_ws_cow(&n.n), 60),
             });
         }
         let hash = hex::encode(&content.finalize()[..16]);

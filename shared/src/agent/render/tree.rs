@@ -5,7 +5,9 @@
 
 use super::{grouped_ids, lines_then_ids, not_listed, weight, write_groups, Out, WEIGHT_SCALE};
 use crate::agent::page::TreeNode;
-use crate::text::{collapse_ws, truncate_chars};
+use std::borrow::Cow;
+
+use crate::text::{collapse_ws_cow, truncate_chars};
 
 /// Separates visible nodes from the rest.
 const OFFSCREEN: &str = "-- below or beside the viewport --";
@@ -24,25 +26,27 @@ fn in_viewport(n: &TreeNode, viewport: Option<(f64, f64)>) -> bool {
 struct Parts<'a> {
     id: &'a str,
     /// The role as one word (a client's role cannot break its line).
-    role: String,
-    name: String,
-    value: String,
-    states: String,
+    role: Cow<'a, str>,
+    name: Cow<'a, str>,
+    value: Cow<'a, str>,
+    states: Cow<'a, str>,
 }
 
 impl<'a> Parts<'a> {
     fn of(n: &'a TreeNode) -> Self {
-        let role = collapse_ws(&n.r);
+        let role = collapse_ws_cow(&n.r);
         Parts {
             id: &n.i,
             role: if role.is_empty() {
                 "el".into()
+            } else if role.contains(' ') {
+                role.replace(' ', "_").into()
             } else {
-                role.replace(' ', "_")
+                role
             },
-            name: collapse_ws(&n.n),
-            value: n.v.as_deref().map(collapse_ws).unwrap_or_default(),
-            states: n.s.as_deref().map(collapse_ws).unwrap_or_default(),
+            name: collapse_ws_cow(&n.n),
+            value: n.v.as_deref().map(collapse_ws_cow).unwrap_or_default(),
+            states: n.s.as_deref().map(collapse_ws_cow).unwrap_or_default(),
         }
     }
 
