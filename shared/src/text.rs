@@ -38,17 +38,25 @@ pub fn collapse_ws_cow(s: &str) -> Cow<'_, str> {
 
 /// At most `max` characters of `s`, with `…` when cut.
 pub fn truncate_chars(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
+    match cut_at(s, max) {
         None => s.to_owned(),
-        Some(_) => {
-            let keep = max.saturating_sub(1);
-            let end = s.char_indices().nth(keep).map_or(s.len(), |(i, _)| i);
+        Some(end) => {
             let mut out = String::with_capacity(end + 3);
             out.push_str(&s[..end]);
             out.push('…');
             out
         }
     }
+}
+
+/// Where [`truncate_chars`] cuts `s`: the bytes kept before the `…`; `None` when it fits.
+pub fn cut_at(s: &str, max: usize) -> Option<usize> {
+    s.char_indices().nth(max)?;
+    Some(
+        s.char_indices()
+            .nth(max.saturating_sub(1))
+            .map_or(s.len(), |(i, _)| i),
+    )
 }
 
 /// A single-line field for the prompt or a log: whitespace (newlines included) collapsed, at

@@ -3,14 +3,12 @@
 //! with local-api as the server and a model that picks elements by accessible name. Each
 //! scenario asserts the page's final state (and the shop's orders).
 
-use api_tests::browser::cdp::Browser;
 use api_tests::browser::corpus::corpus_scenarios;
 use api_tests::browser::model::BrowserModel;
-use api_tests::browser::run::{failed_checks, run, Agent, Outcome};
+use api_tests::browser::rig::Rig;
+use api_tests::browser::run::Outcome;
 use api_tests::browser::scenario::{shop_scenarios, Scenario};
-use api_tests::browser::site::Site;
-use api_tests::harness::PW;
-use api_tests::{AppOptions, TestApp};
+use api_tests::AppOptions;
 
 /// One browser at a time: the scenarios' timing must not depend on how many Chromiums the
 /// test runner started side by side on a small machine.
@@ -19,45 +17,28 @@ static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(())
 /// Most interact calls one scenario may take.
 const MAX_STEPS: usize = 15;
 
-/// The loopback web, the scripted model, local-api with a logged-in user, and Chromium.
+/// The scripted model and the rig it answers for.
 struct Env {
-    site: Site,
     model: BrowserModel,
-    agent: Agent,
-    browser: Browser,
-    _app: TestApp,
+    rig: Rig,
 }
 
 impl Env {
     async fn start() -> Self {
-        let site = Site::start().await;
         let model = BrowserModel::start().await;
-        let app = TestApp::spawn_with(AppOptions::with_llm(&model.base_url)).await;
-        app.seed_user("acme", "ada@acme.com", PW).await;
-        let agent = Agent {
-            http: app.client.clone(),
-            base: app.base.clone(),
-            token: app.login("ada@acme.com", PW).await,
-        };
-        let browser = Browser::launch(&site.proxy())
+        let rig = Rig::start(AppOptions::with_llm(&model.base_url))
             .await
-            .expect("start chromium");
-        Self {
-            site,
-            model,
-            agent,
-            browser,
-            _app: app,
-        }
+            .expect("start the rig");
+        Self { model, rig }
     }
 
     /// Runs one scenario in a new tab and asserts its checks.
     async fn run(&self, scenario: &Scenario) -> Outcome {
-        self.model.script(scenario.script.clone());
-        let tab = self.browser.new_page().await.expect("tab");
-        let out = run(&self.agent, &tab, &self.site, scenario, MAX_STEPS).await;
-        let failed = failed_checks(&tab, scenario, &out).await;
-        tab.close().await;
+        let (out, failed) = self
+            .rig
+            .attempt(scenario, Some(&self.model), MAX_STEPS)
+            .await
+            .expect("tab");
         assert!(
             failed.is_empty() && self.model.errors().is_empty(),
             "{}: failed {failed:?}; model: {:?}; run: {out:#?}",

@@ -36,19 +36,13 @@ static ROBOT_CHECK: WordSet = WordSet::new(&[
     "no soy un robot",
 ]);
 
+/// A captcha's other signs (the challenge's own words are [`ROBOT_CHECK`]).
 static CAPTCHA: WordSet = WordSet::new(&[
     "captcha",
     "recaptcha",
     "hcaptcha",
     "turnstile",
-    "verify you are human",
-    "i'm not a robot",
-    "i am not a robot",
-    "are you a robot",
     "security check",
-    "ich bin kein roboter",
-    "je ne suis pas un robot",
-    "no soy un robot",
     "não sou um robô",
 ]);
 
@@ -107,13 +101,14 @@ pub fn detect(page: &dyn PageFacts, query: &str) -> Option<BlockerInfo> {
     let mut captcha = false;
     let mut challenge = false;
     for e in page.elements() {
-        if CAPTCHA.in_text(&e.name)
+        let robot = ROBOT_CHECK.in_text(&e.name);
+        if robot
+            || CAPTCHA.in_text(&e.name)
             || e.href
                 .is_some_and(|h| mentions_any(h, &["recaptcha", "hcaptcha", "turnstile"]))
         {
             captcha = true;
-            challenge |=
-                matches!(&*e.role, "chk" | "checkbox" | "switch") || ROBOT_CHECK.in_text(&e.name);
+            challenge |= robot || matches!(&*e.role, "chk" | "checkbox" | "switch");
         }
     }
     let challenge_url = mentions_any(page.url(), &["captcha", "challenge", "sorry"]);

@@ -29,7 +29,7 @@ impl LoopKind {
 
 /// Actions that only observe or wait: repeating them on an unchanged page is a stall too.
 fn normalize(action: &str) -> String {
-    action.split_whitespace().collect::<Vec<_>>().join(" ")
+    crate::text::collapse_ws(action)
 }
 
 /// Whether the action scrolls the page or a container.

@@ -294,6 +294,18 @@ pub struct BeforeState {
     pub confirmed: bool,
 }
 
+impl BeforeState {
+    /// The view hash; a record from before view hashes were kept stands in with its content
+    /// hash.
+    pub fn view_hash(&self) -> &str {
+        if self.view_hash.is_empty() {
+            &self.page_hash
+        } else {
+            &self.view_hash
+        }
+    }
+}
+
 /// One step of a task: the action decided, what the page looked like before it, and what
 /// came of it. Large payloads (the page itself) live in the snapshot store.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -18,11 +18,11 @@ use std::time::Instant;
 use api_tests::browser::cdp::Browser;
 use api_tests::browser::model::BrowserModel;
 use api_tests::browser::page::snapshot;
-use api_tests::browser::run::{failed_checks, open, run, Agent};
+use api_tests::browser::rig::Rig;
+use api_tests::browser::run::open;
 use api_tests::browser::scenario::{all_scenarios, Scenario};
 use api_tests::browser::site::{corpus_urls, Site};
-use api_tests::harness::PW;
-use api_tests::{AppOptions, TestApp};
+use api_tests::AppOptions;
 
 /// The model variables passed through to the server.
 const LLM_VARS: &[&str] = &[
@@ -90,13 +90,12 @@ async fn eval(args: &[String]) -> Result<bool, String> {
     if scenarios.is_empty() {
         return Err("no scenario matches --only".into());
     }
-    let site = Site::start().await;
     let model = if scripted {
         Some(BrowserModel::start().await)
     } else {
         None
     };
-    let mut opts = match &model {
+    let opts = match &model {
         Some(m) => AppOptions::with_llm(&m.base_url),
         None => {
             if std::env::var("LLM_API_KEY").is_err() && std::env::var("OPENAI_API_KEY").is_err() {
@@ -116,17 +115,7 @@ async fn eval(args: &[String]) -> Result<bool, String> {
             )
         }
     };
-    opts = opts
-        .set("INTERACT_RATE_PER_USER", "100000")
-        .set("INTERACT_RATE_PER_TENANT", "100000");
-    let app = TestApp::spawn_with(opts).await;
-    app.seed_user("acme", "eval@acme.com", PW).await;
-    let agent = Agent {
-        http: app.client.clone(),
-        base: app.base.clone(),
-        token: app.login("eval@acme.com", PW).await,
-    };
-    let browser = Browser::launch(&site.proxy()).await?;
+    let rig = Rig::start(opts).await?;
     let price = prices();
     println!(
         "model: {}\n{:<26} {:>7} {:>5} {:>5} {:>8} {:>7} {:>9} {:>6}  note",
@@ -146,14 +135,8 @@ async fn eval(args: &[String]) -> Result<bool, String> {
     );
     let (mut passed, mut steps, mut calls, mut prompt, mut completion) = (0, 0, 0, 0, 0);
     for s in &scenarios {
-        if let Some(m) = &model {
-            m.script(s.script.clone());
-        }
-        let tab = browser.new_page().await?;
         let started = Instant::now();
-        let out = run(&agent, &tab, &site, s, max_steps).await;
-        let failed = failed_checks(&tab, s, &out).await;
-        tab.close().await;
+        let (out, failed) = rig.attempt(s, model.as_ref(), max_steps).await?;
         let ok = failed.is_empty();
         passed += usize::from(ok);
         steps += out.steps;

@@ -8,6 +8,7 @@ pub mod cdp;
 pub mod corpus;
 pub mod model;
 pub mod page;
+pub mod rig;
 pub mod run;
 pub mod scenario;
 pub mod shop;

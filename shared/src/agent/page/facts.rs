@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn tree_nodes_are_their_own_facts() {
-        let nodes = serde_json::from_str(
+        let nodes: Vec<crate::agent::page::TreeNode> = serde_json::from_str(
             r#"[{"i":"10","r":"btn","n":"Press me","s":"disabled"},{"i":"11","r":"inp","n":"Search","v":"shoes"}]"#,
         )
         .expect("nodes");

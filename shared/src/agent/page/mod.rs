@@ -107,7 +107,7 @@ fn hex_hash(parts: impl Iterator<Item = String>) -> String {
 impl Page {
     /// The page of an `interactiveTree`: one pass over the nodes feeds the ids, the index, the
     /// content hash, the view hash and the skeleton.
-    pub fn from_tree(nodes: Vec<TreeNode>, viewport: Option<(f64, f64)>) -> Self {
+    pub fn from_tree(nodes: impl Into<Arc<[TreeNode]>>, viewport: Option<(f64, f64)>) -> Self {
         let nodes: Arc<[TreeNode]> = nodes.into();
         let mut ids = HashSet::with_capacity(nodes.len());
         let mut index = HashMap::with_capacity(nodes.len());
@@ -119,16 +119,13 @@ impl Page {
         for (k, n) in nodes.iter().enumerate() {
             ids.insert(n.i.clone());
             index.entry(n.i.clone()).or_insert(k);
-            for part in [n.i.as_str(), "|", n.r.as_str(), "|"] {
-                content.update(part.as_bytes());
-            }
-            for (w, word) in n.n.split_whitespace().enumerate() {
-                if w > 0 {
-                    content.update(b" ");
-                }
-                content.update(word.as_bytes());
-            }
+            let name = collapse_ws_cow(&n.n);
             for part in [
+                n.i.as_str(),
+                "|",
+                n.r.as_str(),
+                "|",
+                &name,
                 "|",
                 n.v.as_deref().unwrap_or(""),
                 "|",
@@ -149,7 +146,7 @@ impl Page {
             skeleton.push(SkeletonEntry {
                 id: Some(n.i.clone()),
                 kind: n.r.clone(),
-                label: truncate_chars(&collapse_ws_cow(&n.n), 60),
+                label: truncate_chars(&name, 60),
             });
         }
         let hash = hex::encode(&content.finalize()[..16]);
@@ -167,15 +164,6 @@ impl Page {
             view,
             skeleton,
             viewport,
-        }
-    }
-
-    /// The nodes of a tree page, shared (the snapshot is written from them off the request's
-    /// path).
-    pub fn tree_nodes(&self) -> Option<Arc<[TreeNode]>> {
-        match &self.content {
-            PageContent::Tree(nodes) => Some(nodes.clone()),
-            PageContent::Dom { .. } => None,
         }
     }
 

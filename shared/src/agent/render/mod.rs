@@ -124,14 +124,17 @@ impl Out {
             return false;
         }
         let sep = if self.chars > 0 { WEIGHT_SCALE } else { 0 };
-        if self.chars + sep + weight(s) > self.limit {
+        let n = weight(s);
+        if self.chars + sep + n > self.limit {
             self.full = true;
             return false;
         }
         if sep > 0 {
-            self.push("\n");
+            self.text.push('\n');
         }
-        self.push(s)
+        self.text.push_str(s);
+        self.chars += sep + n;
+        true
     }
 
     /// Weighted characters a further line may have (after its newline) without filling the

@@ -7,7 +7,7 @@ use super::{grouped_ids, lines_then_ids, not_listed, weight, write_groups, Out, 
 use crate::agent::page::TreeNode;
 use std::borrow::Cow;
 
-use crate::text::{collapse_ws_cow, truncate_chars};
+use crate::text::{collapse_ws_cow, cut_at, truncate_chars};
 
 /// Separates visible nodes from the rest.
 const OFFSCREEN: &str = "-- below or beside the viewport --";
@@ -87,14 +87,7 @@ impl<'a> Parts<'a> {
 
 /// `weight(&truncate_chars(s, max))`, without cutting.
 fn cut_weight(s: &str, max: usize) -> usize {
-    match s.char_indices().nth(max) {
-        None => weight(s),
-        Some(_) => {
-            let keep = max.saturating_sub(1);
-            let end = s.char_indices().nth(keep).map_or(s.len(), |(i, _)| i);
-            weight(&s[..end]) + weight("…")
-        }
-    }
+    cut_at(s, max).map_or(weight(s), |end| weight(&s[..end]) + weight("…"))
 }
 
 /// Line forms, richest first: (form, name length in the viewport, name length outside, note).

@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 
 use crate::agent::page::TreeNode;
 use crate::error::FieldProblem;
-use crate::text::truncate_chars;
+use crate::text::cut_at;
 
 pub(super) struct Problems(pub(super) Vec<FieldProblem>);
 
@@ -70,18 +70,6 @@ pub(super) fn enum_field(
     }
 }
 
-pub(super) fn numbers<const N: usize>(v: &Value) -> Option<[f64; N]> {
-    let a = v.as_array()?;
-    if a.len() != N {
-        return None;
-    }
-    let mut out = [0.0; N];
-    for (o, x) in out.iter_mut().zip(a) {
-        *o = x.as_f64()?;
-    }
-    Some(out)
-}
-
 /// A scalar JSON value as a node field takes it.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Scalar {
@@ -91,17 +79,6 @@ pub(super) enum Scalar {
     Bool(bool),
     /// null, an array or an object.
     Other,
-}
-
-impl Scalar {
-    pub(super) fn of(v: &Value) -> Self {
-        match v {
-            Value::String(s) => Scalar::Str(s.clone()),
-            Value::Number(n) => Scalar::Num(n.to_string()),
-            Value::Bool(b) => Scalar::Bool(*b),
-            _ => Scalar::Other,
-        }
-    }
 }
 
 /// A tree node's fields as sent, before they are checked.
@@ -117,33 +94,15 @@ pub(super) struct RawNode {
     pub(super) r#box: Option<[f64; 4]>,
 }
 
-impl RawNode {
-    /// The fields of a parsed node.
-    pub(super) fn of(v: &Value) -> Self {
-        let Some(o) = v.as_object() else {
-            return RawNode::default();
-        };
-        let scalar = |k: &str| o.get(k).map(Scalar::of);
-        RawNode {
-            object: true,
-            i: scalar("i"),
-            r: scalar("r"),
-            n: scalar("n"),
-            v: scalar("v"),
-            s: scalar("s"),
-            xy: o.get("xy").and_then(numbers::<2>),
-            r#box: o.get("box").and_then(numbers::<4>),
+/// `s` cut to `max` characters (with an ellipsis), without copying.
+fn cut(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        if let Some(end) = cut_at(&s, max) {
+            s.truncate(end);
+            s.push('…');
         }
     }
-}
-
-/// `s` cut to `max` characters (with an ellipsis), without copying when it fits.
-fn cut(s: String, max: usize) -> String {
-    if s.len() <= max || s.chars().nth(max).is_none() {
-        s
-    } else {
-        truncate_chars(&s, max)
-    }
+    s
 }
 
 /// Node `k` of the tree, checked: its problems go to `p`.

@@ -27,19 +27,12 @@ pub(super) enum TreeField {
 }
 
 impl TreeField {
-    /// The field of a parsed body.
+    /// The field of a parsed body, read by the same visitors as a raw body (they take any
+    /// JSON, so a parsed value cannot fail them).
     pub(super) fn of(v: Option<&Value>) -> Self {
-        match v {
-            None | Some(Value::Null) => TreeField::Absent,
-            Some(Value::Array(items)) => {
-                let mut c = Collect::default();
-                for item in items {
-                    c.push(RawNode::of(item));
-                }
-                c.done()
-            }
-            Some(_) => TreeField::NotArray,
-        }
+        v.map_or(TreeField::Absent, |v| {
+            TreeField::deserialize(v).unwrap_or(TreeField::NotArray)
+        })
     }
 }
 
@@ -108,7 +101,10 @@ macro_rules! scalar_visits {
             Ok($make(Scalar::Num(v.to_string())))
         }
         fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
-            Ok($make(Scalar::of(&Value::from(v))))
+            Ok($make(
+                serde_json::Number::from_f64(v)
+                    .map_or(Scalar::Other, |n| Scalar::Num(n.to_string())),
+            ))
         }
         fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
             Ok($make(Scalar::Bool(v)))

@@ -22,13 +22,12 @@ pub struct Known<'a> {
 impl<'a> Known<'a> {
     pub fn new(history: &'a [Step], req: &'a InteractRequest, built: &'a BuiltPage) -> Self {
         let dom: Vec<&Step> = history.iter().filter(|s| s.kind == StepKind::Dom).collect();
-        // Records from before view hashes were kept stand in with their content hash.
         let (mut hashes, mut views): (Vec<&str>, Vec<&str>) = dom
             .iter()
-            .map(|s| match &s.before_state {
-                Some(b) if b.view_hash.is_empty() => (b.page_hash.as_str(), b.page_hash.as_str()),
-                Some(b) => (b.page_hash.as_str(), b.view_hash.as_str()),
-                None => ("", ""),
+            .map(|s| {
+                s.before_state
+                    .as_ref()
+                    .map_or(("", ""), |b| (b.page_hash.as_str(), b.view_hash()))
             })
             .unzip();
         hashes.push(&built.page.hash);

@@ -248,7 +248,7 @@ mod tests {
     use crate::agent::page::TreeNode;
 
     fn page(nodes: &[(&str, &str, &str)]) -> Page {
-        let nodes = nodes
+        let nodes: Vec<TreeNode> = nodes
             .iter()
             .map(|(i, r, n)| {
                 serde_json::from_value::<TreeNode>(serde_json::json!({ "i": i, "r": r, "n": n }))

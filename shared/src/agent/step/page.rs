@@ -39,7 +39,7 @@ pub struct BuiltPage {
     pub page: Page,
     pub rendered: Rendered,
     snapshot: Raw,
-    compressed: Arc<OnceCell<Arc<Compressed>>>,
+    compressed: Arc<OnceCell<Compressed>>,
 }
 
 impl std::fmt::Debug for BuiltPage {
@@ -54,11 +54,13 @@ impl std::fmt::Debug for BuiltPage {
 impl BuiltPage {
     /// Size of the raw snapshot (known once it is compressed).
     pub async fn snapshot_bytes(&self) -> usize {
-        match (&self.snapshot, self.compressed().await) {
-            (Raw::Bytes(b), _) => b.len(),
-            (Raw::Tree(_), Ok(c)) => c.raw_bytes,
-            // Refused (too large): measured again.
-            (raw @ Raw::Tree(_), Err(_)) => raw.bytes().len(),
+        match &self.snapshot {
+            Raw::Bytes(b) => b.len(),
+            Raw::Tree(_) => match self.compressed().await {
+                Ok(c) => c.raw_bytes,
+                // Refused (too large): measured again.
+                Err(_) => self.snapshot.bytes().len(),
+            },
         }
     }
 
@@ -73,18 +75,15 @@ impl BuiltPage {
     }
 
     /// The compressed snapshot: the one under way or done, or compressed now.
-    pub async fn compressed(&self) -> Result<Arc<Compressed>, Error> {
+    pub async fn compressed(&self) -> Result<&Compressed, Error> {
         self.compressed
             .get_or_try_init(|| compress(self.snapshot.clone()))
             .await
-            .cloned()
     }
 }
 
-async fn compress(raw: Raw) -> Result<Arc<Compressed>, Error> {
-    let compressed =
-        on_builder("snapshot compression", move || Compressed::of(&raw.bytes())).await??;
-    Ok(Arc::new(compressed))
+async fn compress(raw: Raw) -> Result<Compressed, Error> {
+    Ok(on_builder("snapshot compression", move || Compressed::of(&raw.bytes())).await??)
 }
 
 /// Runs `work` on the blocking pool with a page builder's permit. The permit goes with the
@@ -115,9 +114,8 @@ fn build(
     let modelling = tracing::debug_span!("interact.page_model").entered();
     let (page, snapshot) = match input {
         PageInput::Tree(nodes) => {
-            let page = Page::from_tree(nodes, viewport);
-            let nodes = page.tree_nodes().unwrap_or_else(|| Arc::new([]));
-            (page, Raw::Tree(nodes))
+            let nodes: Arc<[TreeNode]> = nodes.into();
+            (Page::from_tree(nodes.clone(), viewport), Raw::Tree(nodes))
         }
         PageInput::Dom(dom) => {
             let page = Page::from_dom(&dom).map_err(|e| Error::field("dom", e.to_string()))?;

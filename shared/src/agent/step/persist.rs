@@ -180,12 +180,7 @@ pub async fn persist(
                 .await
                 .map_err(|e| StoreError::Internal(e.to_string()))?;
             ctx.snapshots
-                .put_compressed(
-                    &step.tenant_id,
-                    &step.task.id,
-                    step.first_index,
-                    &compressed,
-                )
+                .put_compressed(&step.tenant_id, &step.task.id, step.first_index, compressed)
                 .await
         },
         store.append_log(&log),
