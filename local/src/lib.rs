@@ -262,20 +262,20 @@ impl LocalApi {
         );
         let source_ip = peer.ip().to_string();
         let domain_name = local.to_string();
-        let event = apigw::event(&EventParts {
+        let parts = EventParts {
             method: &method_name,
             path: &path,
             query: &query,
             headers,
-            body: &body,
+            body: &[],
             route_key: &route_key,
             path_parameters: params,
             source_ip: &source_ip,
             request_id: &request_id,
             domain_name: &domain_name,
             time_epoch_ms: self.ctx.clock.now().timestamp_millis(),
-        });
-        let request = apigw::request_from_event(&event)
+        };
+        let request = apigw::request(&parts, Vec::from(body))
             .map_err(|e| Error::internal(format!("building the Lambda request failed: {e}")))?;
         Ok((route.handler)(&self.ctx, request).await)
     }

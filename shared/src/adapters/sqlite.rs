@@ -183,15 +183,25 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 
 fn load(conn: &Connection, pk: &str, sk: &str) -> StoreResult<Option<Item>> {
     let body: Option<String> = conn
-        .query_row(
-            "SELECT body FROM items WHERE pk = ?1 AND sk = ?2",
-            params![pk, sk],
-            |r| r.get(0),
-        )
-        .optional()
+        .prepare_cached("SELECT body FROM items WHERE pk = ?1 AND sk = ?2")
+        .and_then(|mut stmt| stmt.query_row(params![pk, sk], |r| r.get(0)).optional())
         .map_err(db_err)?;
     body.map(|b| serde_json::from_str(&b).map_err(corrupt))
         .transpose()
+}
+
+/// The least string above every string that starts with `prefix` (none when every character
+/// is the last one).
+fn prefix_end(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = (last as u32 + 1..=char::MAX as u32).find_map(char::from_u32);
+        if let Some(next) = next {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
 }
 
 fn text(item: &Item, name: &str) -> Option<String> {
@@ -201,9 +211,10 @@ fn text(item: &Item, name: &str) -> Option<String> {
 fn store(tx: &Transaction<'_>, item: &Item) -> StoreResult<()> {
     let (pk, sk) = key_of(item).ok_or_else(|| StoreError::Internal("item without PK/SK".into()))?;
     let body = serde_json::to_string(item).map_err(corrupt)?;
-    tx.execute(
+    tx.prepare_cached(
         "INSERT OR REPLACE INTO items (pk, sk, body, gsi1pk, gsi1sk, gsi2pk, gsi2sk) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![
+    )
+    .and_then(|mut stmt| stmt.execute(params![
             pk,
             sk,
             body,
@@ -211,9 +222,15 @@ fn store(tx: &Transaction<'_>, item: &Item) -> StoreResult<()> {
             text(item, Index::Gsi1.sk()),
             text(item, Index::Gsi2.pk()),
             text(item, Index::Gsi2.sk()),
-        ],
-    )
+        ]))
     .map_err(db_err)?;
+    Ok(())
+}
+
+fn remove(tx: &Transaction<'_>, pk: &str, sk: &str) -> StoreResult<()> {
+    tx.prepare_cached("DELETE FROM items WHERE pk = ?1 AND sk = ?2")
+        .and_then(|mut stmt| stmt.execute(params![pk, sk]))
+        .map_err(db_err)?;
     Ok(())
 }
 
@@ -256,13 +273,7 @@ fn do_write(tx: &Transaction<'_>, w: Write) -> StoreResult<bool> {
     match w {
         Write::Put { item, .. } => store(tx, &item)?,
         Write::Update { update, .. } => store(tx, &apply(current.clone(), &pk, &sk, update))?,
-        Write::Delete { .. } => {
-            tx.execute(
-                "DELETE FROM items WHERE pk = ?1 AND sk = ?2",
-                params![pk, sk],
-            )
-            .map_err(db_err)?;
-        }
+        Write::Delete { .. } => remove(tx, &pk, &sk)?,
         Write::Check { .. } => {}
     }
     Ok(current.is_some())
@@ -313,10 +324,15 @@ impl TableBackend for SqliteTable {
         let mut args: Vec<SqlValue> = vec![SqlValue::Text(q.pk.clone())];
         match &q.sk {
             SkCond::All => {}
+            // A range the key index can seek (text compares as UTF-8 bytes, in code point
+            // order): the keys from the prefix up to the first that does not start with it.
             SkCond::Prefix(p) => {
-                sql.push_str(&format!(" AND substr({sk_col}, 1, length(?)) = ?"));
+                sql.push_str(&format!(" AND {sk_col} >= ?"));
                 args.push(SqlValue::Text(p.clone()));
-                args.push(SqlValue::Text(p.clone()));
+                if let Some(end) = prefix_end(p) {
+                    sql.push_str(&format!(" AND {sk_col} < ?"));
+                    args.push(SqlValue::Text(end));
+                }
             }
             SkCond::Below(b) => {
                 sql.push_str(&format!(" AND {sk_col} < ?"));
@@ -390,11 +406,7 @@ impl TableBackend for SqliteTable {
     async fn batch_delete(&self, keys: Vec<(String, String)>) -> StoreResult<()> {
         self.write(|tx| {
             for (pk, sk) in keys {
-                tx.execute(
-                    "DELETE FROM items WHERE pk = ?1 AND sk = ?2",
-                    params![pk, sk],
-                )
-                .map_err(db_err)?;
+                remove(tx, &pk, &sk)?;
             }
             Ok(())
         })
@@ -404,6 +416,41 @@ impl TableBackend for SqliteTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::adapters::table::item_of;
+
+    #[test]
+    fn a_prefix_ends_at_its_last_character_plus_one() {
+        assert_eq!(prefix_end("DOMAIN#").as_deref(), Some("DOMAIN$"));
+        assert_eq!(prefix_end("a\u{10FFFF}").as_deref(), Some("b"));
+        assert_eq!(prefix_end("x\u{D7FF}").as_deref(), Some("x\u{E000}"));
+        assert_eq!(prefix_end("\u{10FFFF}"), None);
+        assert_eq!(prefix_end(""), None);
+    }
+
+    #[tokio::test]
+    async fn a_prefix_query_returns_the_keys_that_start_with_it_and_no_other() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let table = SqliteTable::open(dir.path()).expect("open");
+        let keys = [
+            "DOMAIN",
+            "DOMAIN#",
+            "DOMAIN#a",
+            "DOMAIN#\u{10FFFF}",
+            "DOMAIN$",
+            "DOMAIM#",
+            "E",
+        ];
+        for sk in keys {
+            let item = item_of("P", sk, &serde_json::json!({})).expect("item");
+            table.put(item, Cond::Always).await.expect("put");
+        }
+        let page = table
+            .query(Query::partition("P").sk(SkCond::Prefix("DOMAIN#".into())))
+            .await
+            .expect("query");
+        let got: Vec<&str> = page.items.iter().filter_map(|i| i[SK].as_str()).collect();
+        assert_eq!(got, ["DOMAIN#", "DOMAIN#a", "DOMAIN#\u{10FFFF}"]);
+    }
 
     #[tokio::test]
     async fn first_layout_databases_are_migrated_in_place() {

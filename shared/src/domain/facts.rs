@@ -104,13 +104,31 @@ impl WordSet {
 
     /// Whether `text` contains one of the words as a word or phrase, case-insensitively.
     pub fn in_text(&self, text: &str) -> bool {
-        let matcher = self
-            .matcher
-            .get_or_init(|| AhoCorasick::new(self.words.iter().map(|w| w.to_lowercase())).ok());
+        let matcher = self.matcher.get_or_init(|| {
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(self.words.iter().map(|w| w.to_lowercase()))
+                .ok()
+        });
         let Some(matcher) = matcher else {
             return mentions_any(text, self.words);
         };
-        let text = lower(text);
+        // The matcher folds ASCII case itself: the text is copied in lower case only when a
+        // character beyond ASCII changes (most names are ASCII, and many start with a capital).
+        let as_is = text.is_ascii()
+            || text
+                .chars()
+                .all(|c| c.is_ascii() || c.to_lowercase().eq([c]));
+        // Most texts hold none of the words: the first search skips ahead on rare bytes and
+        // stops at the first match; only a text with one is searched for all its matches.
+        if as_is && !matcher.is_match(text) {
+            return false;
+        }
+        let text = if as_is {
+            std::borrow::Cow::Borrowed(text)
+        } else {
+            text.to_lowercase().into()
+        };
         matcher.find_overlapping_iter(&*text).any(|m| {
             let before = text[..m.start()].chars().next_back();
             let after = text[m.end()..].chars().next();
@@ -281,6 +299,7 @@ mod word_tests {
         "i'm not a robot",
         "cookies",
         "Log In",
+        "não sou um robô",
     ]);
 
     #[test]
@@ -295,6 +314,9 @@ mod word_tests {
             "log in",
             "blog in",
             "Über captcha-Prüfung",
+            "NÃO SOU UM ROBÔ",
+            "Não sou um robô!",
+            "nao sou um robo",
             "",
         ] {
             assert_eq!(
@@ -306,12 +328,14 @@ mod word_tests {
                         "recaptcha",
                         "i'm not a robot",
                         "cookies",
-                        "Log In"
+                        "Log In",
+                        "não sou um robô"
                     ]
                 ),
                 "{text}"
             );
         }
         assert!(WORDS.in_text("reCAPTCHA") && !WORDS.in_text("captchas"));
+        assert!(WORDS.in_text("NÃO SOU UM ROBÔ") && !WORDS.in_text("nao sou um robo"));
     }
 }

@@ -104,6 +104,27 @@ pub fn request_from_event(event: &Value) -> Result<Request, serde_json::Error> {
     lambda_http::request::from_str(&event.to_string())
 }
 
+/// The request `parts` and `body` make, as `lambda_http` builds it from their event, without
+/// writing the body into the event and reading it back: a body can be megabytes of JSON,
+/// which that round trip escapes, copies and unescapes. Everything else goes through the
+/// event, so handlers see what they see inside Lambda. `parts.body` is left empty.
+pub fn request(parts: &EventParts<'_>, body: Vec<u8>) -> Result<Request, serde_json::Error> {
+    let mut req = request_from_event(&event(parts))?;
+    *req.body_mut() = body_of(body);
+    Ok(req)
+}
+
+/// The body as `lambda_http` reads it from an event: none, text, or base64 decoded to bytes.
+fn body_of(body: Vec<u8>) -> lambda_http::Body {
+    if body.is_empty() {
+        return lambda_http::Body::Empty;
+    }
+    match String::from_utf8(body) {
+        Ok(text) => lambda_http::Body::Text(text),
+        Err(e) => lambda_http::Body::Binary(e.into_bytes()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,5 +172,45 @@ mod tests {
         };
         let req = request_from_event(&event(&parts)).expect("parses");
         assert_eq!(req.body().as_ref(), &[0xff, 0x00, 0x10]);
+    }
+
+    #[test]
+    fn a_request_built_beside_its_body_is_the_one_its_event_makes() {
+        for body in [
+            &b""[..],
+            b"{\"query\":\"caf\xc3\xa9 \\\"x\\\"\"}",
+            &[0xff, 0x00, 0x10],
+        ] {
+            let parts = EventParts {
+                method: "POST",
+                path: "/api/agent/interact",
+                query: "a=1",
+                headers: vec![("Content-Type".into(), "application/json".into())],
+                body,
+                route_key: "POST /api/agent/interact",
+                path_parameters: vec![("id".into(), "x".into())],
+                request_id: "req-2",
+                ..Default::default()
+            };
+            let whole = request_from_event(&event(&parts)).expect("parses");
+            let beside = request(
+                &EventParts {
+                    body: &[],
+                    ..parts.clone()
+                },
+                body.to_vec(),
+            )
+            .expect("parses");
+            assert_eq!(format!("{whole:?}"), format!("{beside:?}"));
+            assert_eq!(
+                format!("{:?}", whole.request_context()),
+                format!("{:?}", beside.request_context())
+            );
+            assert_eq!(whole.path_parameters(), beside.path_parameters());
+            assert_eq!(
+                whole.query_string_parameters(),
+                beside.query_string_parameters()
+            );
+        }
     }
 }

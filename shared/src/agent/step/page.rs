@@ -7,7 +7,8 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use tokio::sync::{OnceCell, Semaphore};
+use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinHandle;
 
 use crate::agent::page::{Page, TreeNode};
 use crate::agent::render::{render, Budget, Rendered};
@@ -96,13 +97,25 @@ async fn on_builder<T: Send + 'static>(
         .acquire_owned()
         .await
         .map_err(|e| Error::internal(format!("page builders closed: {e}")))?;
+    joined(what, with_permit(permit, work)).await
+}
+
+/// `work` started on the blocking pool, holding `permit` until it is done.
+fn with_permit<T: Send + 'static>(
+    permit: OwnedSemaphorePermit,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> JoinHandle<T> {
     tokio::task::spawn_blocking(move || {
         let out = work();
         drop(permit);
         out
     })
-    .await
-    .map_err(|e| Error::internal(format!("{what} failed: {e}")))
+}
+
+async fn joined<T>(what: &'static str, handle: JoinHandle<T>) -> Result<T, Error> {
+    handle
+        .await
+        .map_err(|e| Error::internal(format!("{what} failed: {e}")))
 }
 
 /// The page model, its rendering and the raw snapshot.
@@ -141,7 +154,10 @@ fn builders() -> Arc<Semaphore> {
 }
 
 /// Starts building the page of `req` (taking its content out of the request) and returns the
-/// future of the result.
+/// future of the result. The build starts at once when a builder is free, so the page is
+/// built while the step's first reads and claims are under way; when every builder is busy
+/// or spoken for, it waits its turn once awaited (after the request is admitted), so a burst
+/// of requests that end up refused queues no work ahead of admitted ones.
 pub fn start(
     ctx: &AppContext,
     req: &mut InteractRequest,
@@ -153,11 +169,20 @@ pub fn start(
         max_tokens: ctx.config.agent.page_tokens,
         chars_per_token: ctx.config.agent.chars_per_token,
     };
+    let work = move || build(content, viewport, budget);
+    // A free permit only: tokio hands a returned permit to a queued waiter first.
+    let job = match builders().try_acquire_owned() {
+        Ok(permit) => Ok(with_permit(permit, work)),
+        Err(_) => Err(work),
+    };
     async move {
         let wait = deadline.saturating_duration_since(Instant::now());
         let job = async {
-            let (page, rendered, snapshot) =
-                on_builder("page building", move || build(content, viewport, budget)).await??;
+            let built = match job {
+                Ok(started) => joined("page building", started).await,
+                Err(work) => on_builder("page building", work).await,
+            };
+            let (page, rendered, snapshot) = built??;
             Ok(BuiltPage {
                 page,
                 rendered,

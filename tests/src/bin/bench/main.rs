@@ -58,10 +58,21 @@ pub async fn interact(
     token: &str,
     body: &serde_json::Value,
 ) -> serde_json::Value {
+    interact_bytes(app, token, body.to_string().into_bytes()).await
+}
+
+/// One interact request with a body written beforehand (so a timing holds the server's work,
+/// not the writing of the client's JSON); the answer body.
+pub async fn interact_bytes(
+    app: &api_tests::TestApp,
+    token: &str,
+    body: Vec<u8>,
+) -> serde_json::Value {
     app.client
         .post(app.url("/api/agent/interact"))
         .bearer_auth(token)
-        .json(body)
+        .header("content-type", "application/json")
+        .body(body)
         .send()
         .await
         .expect("send")

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::pages::{big_dom, big_tree};
 use super::starts::function_start;
-use super::{elapsed_ms, interact, stats};
+use super::{elapsed_ms, interact_bytes, stats};
 
 /// Interact with a zero-latency scripted model on the embedded store: request time and server
 /// overhead (request time minus model time) for a new task and a next step; the interact
@@ -71,8 +71,9 @@ pub async fn interact_overhead(runs: usize) {
                 b["taskId"] = task_id.clone();
                 b["lastActionStatus"] = json!("success");
             }
+            let bytes = b.to_string().into_bytes();
             let t = Instant::now();
-            let r = interact(&app, &token, &b).await;
+            let r = interact_bytes(&app, &token, bytes).await;
             let total = elapsed_ms(t);
             let llm_ms = r["metrics"]["llmMs"].as_f64().unwrap_or(0.0);
             assert_eq!(r["action"], action.as_str(), "{r}");

@@ -91,15 +91,17 @@ pub async fn execute(ctx: &AppContext, run: RunState) -> Result<Value, Error> {
         path = %e.path.join(">"),
         "step machine finished"
     );
-    match e.output {
+    let mut run = local.run.into_inner();
+    let result = match e.output {
         Ok(output) => answer(&output),
-        Err(f) => {
-            // Only a fault of the machine itself gets here (every phase's error is caught).
-            let run = local.run.into_inner();
-            match run.failure {
-                Some(r) => Err(Error::Relayed(Box::new(r))),
-                None => Err(Error::internal(format!("step machine: {f}"))),
-            }
-        }
-    }
+        // Only a fault of the machine itself gets here (every phase's error is caught).
+        Err(f) => match run.failure.take() {
+            Some(r) => Err(Error::Relayed(Box::new(r))),
+            None => Err(Error::internal(format!("step machine: {f}"))),
+        },
+    };
+    // The request, its page and their renderings are thousands of small allocations: they
+    // are freed on the blocking pool, not while the client waits for the answer.
+    tokio::task::spawn_blocking(move || drop(run));
+    result
 }

@@ -108,6 +108,8 @@ pub async fn phase(
 async fn load_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Error> {
     let deadline = run.deadline();
     let input = run.input.as_mut().ok_or_else(|| missing("request"))?;
+    // Under way (when a builder is free) while the step's reads and claims wait on the store.
+    let page_job = page::start(ctx, &mut input.request, deadline);
     let reads = load::read(ctx, input).await?;
     let admitted = match load::claim(ctx, input, reads).await? {
         Loaded::Replay(response) => {
@@ -116,7 +118,6 @@ async fn load_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Error
         }
         Loaded::Ready(admitted) => *admitted,
     };
-    let page_job = page::start(ctx, &mut input.request, deadline);
     let (mut step, built) = load::enter(ctx, input, admitted, page_job).await?;
     step.phases.loaded_us = run.started().elapsed().as_micros() as u64;
     let out = json!({ "replay": false, "isNew": step.is_new, "knowledge": step.org_knowledge });
