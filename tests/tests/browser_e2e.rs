@@ -124,3 +124,24 @@ async fn scrolling_loads_the_target() {
 async fn navigate_then_go_back() {
     scenario("navigate-and-back").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_action_is_reported_and_the_task_goes_on_another_way() {
+    let out = scenario("failed-fill-then-another-way").await;
+    // The fill ran once and failed (the client said so in `lastActionError`); the server did
+    // not send it again, and the model, told of the failure, took the other way.
+    let fills = out
+        .executed
+        .iter()
+        .flatten()
+        .filter(|a| a.starts_with("setValue("))
+        .count();
+    assert_eq!(fills, 1, "{out:#?}");
+    assert!(
+        out.executed
+            .iter()
+            .flatten()
+            .any(|a| a.starts_with("click(")),
+        "{out:#?}"
+    );
+}

@@ -27,6 +27,9 @@ pub enum Intent {
     Chain(Vec<Intent>),
     /// `finish()` with this answer as the thought.
     Finish(&'static str),
+    /// Not an action: the prompt must tell the model that the last action failed, with the
+    /// client's message containing this text (then the script goes on).
+    FailureShown(&'static str),
 }
 
 /// The element ids whose line in the page block shows this accessible name, and the page's URL.
@@ -38,6 +41,14 @@ fn find(prompt: &str, name: &str) -> Option<String> {
         .filter(|l| l.starts_with('['))
         .find(|l| l.to_lowercase().contains(&quoted))
         .and_then(|l| l.get(1..l.find(']')?).map(str::to_owned))
+}
+
+/// Whether the prompt reports a failed last action whose error contains `text`, outside the
+/// page block (where the page's own text could say anything).
+fn failure_shown(prompt: &str, text: &str) -> bool {
+    let outside = prompt.rfind("<page ").map_or(prompt, |at| &prompt[..at]);
+    let lower = outside.to_lowercase();
+    lower.contains("fail") && lower.contains(&text.to_lowercase())
 }
 
 /// Quotes a text argument with a quote character it does not contain.
@@ -65,6 +76,7 @@ fn action(intent: &Intent, prompt: &str) -> Result<String, String> {
         Intent::GoBack => "goBack()".to_owned(),
         Intent::Finish(_) => "finish()".to_owned(),
         Intent::Chain(_) => return Err("a chain inside a chain".into()),
+        Intent::FailureShown(_) => return Err("not an action".into()),
     })
 }
 
@@ -101,6 +113,15 @@ fn next(s: &mut State, prompt: &str) -> String {
             Intent::Finish(answer) => {
                 s.script.pop_front();
                 return format!("<Thought>{answer}</Thought>\n<Action>finish()</Action>");
+            }
+            Intent::FailureShown(text) => {
+                s.script.pop_front();
+                if !failure_shown(prompt, text) {
+                    s.errors.push(format!(
+                        "the prompt does not show the failed action's error {text:?}"
+                    ));
+                }
+                continue;
             }
             other => action(other, prompt).map(|a| vec![a]),
         };

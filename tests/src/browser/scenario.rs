@@ -130,6 +130,26 @@ pub fn shop_scenarios() -> Vec<Scenario> {
             ],
             javascript: true,
         },
+        Scenario {
+            name: "failed-fill-then-another-way",
+            start: shop("/gift"),
+            task: "Apply a gift card: code GIFT-2026, or my saved card if the code cannot be entered.",
+            replies: vec![],
+            checks: vec![
+                Check::Status("completed"),
+                Check::Url(shop("/gift/saved")),
+                Check::PageText("£25.00 off"),
+            ],
+            script: vec![
+                SetValue("Gift card code", "GIFT-2026"),
+                // The field refuses the value: the client reports the failure, and the next
+                // prompt tells the model.
+                FailureShown("did not take the value"),
+                Click("Use my saved gift card"),
+                Finish("The code could not be entered, so your saved gift card was applied."),
+            ],
+            javascript: true,
+        },
     ]
 }
 

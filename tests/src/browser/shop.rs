@@ -214,6 +214,17 @@ pub fn answer(
             page("Journal", &format!("<h1>Journal</h1>{entries}{JOURNAL_SCRIPT}"))
         }
         ("GET", "/journal/2019") => page("Journal: 2019", "<h1>Entries from 2019</h1>"),
+        // A field that throws away whatever is put in it (as some sites do with values that
+        // were not typed key by key): the client's setValue fails and says so.
+        ("GET", "/gift") => page(
+            "Gift cards",
+            "<h1>Gift cards</h1><label>Gift card code <input name=\"code\" \
+             oninput=\"this.value=''\"></label> <a href=\"/gift/saved\">Use my saved gift card</a>",
+        ),
+        ("GET", "/gift/saved") => page(
+            "Gift card applied",
+            "<h1>Gift card applied</h1><p>Your saved gift card takes £25.00 off.</p>",
+        ),
         ("GET", "/help") => page(
             "Help",
             "<h1>Help</h1><p>Orders ship within a day.</p><a href=\"/\">Back to the shop</a>",
