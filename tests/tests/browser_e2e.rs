@@ -107,17 +107,20 @@ async fn declined_order_is_never_placed() {
     );
 }
 
+/// How many of the actions the client ran start with `prefix`.
+fn ran(out: &Outcome, prefix: &str) -> usize {
+    out.executed
+        .iter()
+        .flatten()
+        .filter(|a| a.starts_with(prefix))
+        .count()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scrolling_loads_the_target() {
     let out = scenario("scroll-to-load").await;
     // The link only exists after the second load: more than two scrolls in a row.
-    let scrolls = out
-        .executed
-        .iter()
-        .flatten()
-        .filter(|a| a.starts_with("scroll("))
-        .count();
-    assert!(scrolls >= 3, "{out:#?}");
+    assert!(ran(&out, "scroll(") >= 3, "{out:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -130,18 +133,6 @@ async fn a_failed_action_is_reported_and_the_task_goes_on_another_way() {
     let out = scenario("failed-fill-then-another-way").await;
     // The fill ran once and failed (the client said so in `lastActionError`); the server did
     // not send it again, and the model, told of the failure, took the other way.
-    let fills = out
-        .executed
-        .iter()
-        .flatten()
-        .filter(|a| a.starts_with("setValue("))
-        .count();
-    assert_eq!(fills, 1, "{out:#?}");
-    assert!(
-        out.executed
-            .iter()
-            .flatten()
-            .any(|a| a.starts_with("click(")),
-        "{out:#?}"
-    );
+    assert_eq!(ran(&out, "setValue("), 1, "{out:#?}");
+    assert!(ran(&out, "click(") >= 1, "{out:#?}");
 }
