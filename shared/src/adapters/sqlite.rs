@@ -94,6 +94,9 @@ impl SqliteTable {
     }
 
     fn init(mut conn: Connection) -> StoreResult<Self> {
+        // Queries differ by index, key condition, order and limit: room for all of them, so
+        // the cache keeps them instead of compiling the same ones again (rusqlite keeps 16).
+        conn.set_prepared_statement_cache_capacity(128);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(db_err)?;

@@ -157,7 +157,9 @@ fn builders() -> Arc<Semaphore> {
 /// future of the result. The build starts at once when a builder is free, so the page is
 /// built while the step's first reads and claims are under way; when every builder is busy
 /// or spoken for, it waits its turn once awaited (after the request is admitted), so a burst
-/// of requests that end up refused queues no work ahead of admitted ones.
+/// of requests that end up refused queues no work ahead of admitted ones. A build started
+/// for a request that is then refused or replayed runs to its end (at most one per builder,
+/// and only on a builder nobody was waiting for).
 pub fn start(
     ctx: &AppContext,
     req: &mut InteractRequest,
