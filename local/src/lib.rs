@@ -267,7 +267,7 @@ impl LocalApi {
             path: &path,
             query: &query,
             headers,
-            body: &[],
+            body: &body,
             route_key: &route_key,
             path_parameters: params,
             source_ip: &source_ip,
@@ -275,7 +275,7 @@ impl LocalApi {
             domain_name: &domain_name,
             time_epoch_ms: self.ctx.clock.now().timestamp_millis(),
         };
-        let request = apigw::request(&parts, Vec::from(body))
+        let request = apigw::request(&parts)
             .map_err(|e| Error::internal(format!("building the Lambda request failed: {e}")))?;
         Ok((route.handler)(&self.ctx, request).await)
     }

@@ -313,6 +313,23 @@ impl TestApp {
         self.request(method, path, token, Some(body)).await
     }
 
+    /// POSTs `body` as it is (any bytes, labelled JSON) with a bearer token.
+    pub async fn post_raw(
+        &self,
+        path: &str,
+        token: &str,
+        body: impl Into<reqwest::Body>,
+    ) -> reqwest::Response {
+        self.client
+            .post(self.url(path))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("an answer, not a dropped connection")
+    }
+
     /// Sends a body-less request, with a bearer token when given.
     pub async fn send(
         &self,

@@ -40,14 +40,8 @@ async fn the_deepest_and_largest_inputs_get_a_4xx_naming_the_field() {
     );
     let r = a
         .app
-        .client
-        .post(a.app.url("/api/v1/agent/mcp/call"))
-        .bearer_auth(&a.token)
-        .header("content-type", "application/json")
-        .body(raw)
-        .send()
-        .await
-        .expect("send");
+        .post_raw("/api/v1/agent/mcp/call", &a.token, raw)
+        .await;
     assert_eq!(r.status(), 400, "{:?}", r.text().await);
 
     let cases: Vec<(&str, Value, &str)> = vec![

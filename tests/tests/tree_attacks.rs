@@ -88,16 +88,7 @@ async fn hostile_trees_in_parallel_get_clear_answers_and_the_server_stays_up() {
         let h = &h;
         async move {
             let (raw, expected) = attack(n);
-            let r = h
-                .app
-                .client
-                .post(h.app.url("/api/agent/interact"))
-                .bearer_auth(&h.token)
-                .header("content-type", "application/json")
-                .body(raw)
-                .send()
-                .await
-                .expect("an answer, not a dropped connection");
+            let r = h.app.post_raw("/api/agent/interact", &h.token, raw).await;
             let status = r.status().as_u16();
             let answer: Value = r.json().await.expect("json");
             match expected {

@@ -68,14 +68,8 @@ pub async fn interact_bytes(
     token: &str,
     body: Vec<u8>,
 ) -> serde_json::Value {
-    app.client
-        .post(app.url("/api/agent/interact"))
-        .bearer_auth(token)
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
+    app.post_raw("/api/agent/interact", token, body)
         .await
-        .expect("send")
         .json()
         .await
         .expect("json")
