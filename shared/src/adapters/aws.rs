@@ -1,23 +1,332 @@
-//! The AWS SDK's shared configuration: region and credentials from the environment, and one
-//! HTTPS client (rustls on ring, the crypto provider the rest of the process already links).
+//! The AWS SDK's shared configuration: region and credentials from the environment (what
+//! Lambda gives a function), and one HTTPS client for every SDK client.
+//!
+//! The HTTPS client is reqwest, the one the model, search and Pusher adapters already use, behind
+//! the SDK's connector interface. The SDK's own client (hyper with HTTP/2, the system's root
+//! store) would link a second HTTP stack into every function: h2 alone was 0.75 MB of a
+//! function's code, and none of DynamoDB, S3 or Step Functions needs HTTP/2.
 
-use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
+use std::sync::Mutex;
+use std::time::Duration;
 
-/// Loads the SDK configuration (credentials, region) with the process's HTTPS client. No
-/// network I/O happens here; credentials are resolved on the first call.
-pub async fn sdk_config(region: Option<&str>) -> aws_config::SdkConfig {
-    let mut loader =
-        aws_config::defaults(aws_config::BehaviorVersion::latest()).http_client(https_client());
-    if let Some(region) = region {
-        loader = loader.region(aws_config::Region::new(region.to_owned()));
+use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_smithy_runtime_api::client::http::{
+    HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient,
+    SharedHttpConnector,
+};
+use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
+use aws_smithy_runtime_api::client::result::ConnectorError;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::body::SdkBody;
+use http_body_util::BodyExt;
+
+/// The SDK configuration for `region` (else `AWS_REGION`/`AWS_DEFAULT_REGION`), with the
+/// credentials Lambda puts in the environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+/// `AWS_SESSION_TOKEN`). No network I/O happens here.
+///
+/// Built with the `aws-profiles` feature (local-api, agent-admin), the SDK's whole default
+/// chain is used instead: profiles, SSO, web identity, container and instance credentials.
+pub async fn sdk_config(region: Option<&str>) -> SdkConfig {
+    #[cfg(feature = "aws-profiles")]
+    {
+        let mut loader =
+            aws_config::defaults(BehaviorVersion::latest()).http_client(https_client());
+        if let Some(region) = region {
+            loader = loader.region(Region::new(region.to_owned()));
+        }
+        loader.load().await
     }
-    loader.load().await
+    #[cfg(not(feature = "aws-profiles"))]
+    {
+        use aws_config::environment::credentials::EnvironmentVariableCredentialsProvider;
+        use aws_config::environment::region::EnvironmentVariableRegionProvider;
+        use aws_config::meta::region::ProvideRegion;
+        use aws_sdk_dynamodb::config::SharedCredentialsProvider;
+        let region = match region {
+            Some(region) => Some(Region::new(region.to_owned())),
+            None => EnvironmentVariableRegionProvider::new().region().await,
+        };
+        SdkConfig::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(region)
+            .credentials_provider(SharedCredentialsProvider::new(
+                EnvironmentVariableCredentialsProvider::new(),
+            ))
+            .http_client(https_client())
+            .build()
+    }
 }
 
-/// The SDK's HTTP client: hyper with rustls on ring, trusting the system's roots. Every SDK
-/// client needs one set (the SDK's own default, on aws-lc, is not compiled in).
-pub fn https_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
-    aws_smithy_http_client::Builder::new()
-        .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))
-        .build_https()
+/// The SDK's HTTP client: reqwest over rustls (HTTP/1.1, Mozilla's roots), no redirects
+/// followed (the SDK reads a redirect as the error it is), the SDK's connect and read timeouts.
+pub fn https_client() -> SharedHttpClient {
+    SharedHttpClient::new(ReqwestClient::default())
+}
+
+/// One connector per distinct timeout setting (the SDK asks for a connector per operation).
+#[derive(Debug, Default)]
+struct ReqwestClient {
+    connectors: Mutex<Vec<(Timeouts, SharedHttpConnector)>>,
+}
+
+type Timeouts = (Option<Duration>, Option<Duration>);
+
+impl HttpClient for ReqwestClient {
+    fn http_connector(
+        &self,
+        settings: &HttpConnectorSettings,
+        _components: &RuntimeComponents,
+    ) -> SharedHttpConnector {
+        let key = (settings.connect_timeout(), settings.read_timeout());
+        let mut connectors = self
+            .connectors
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, connector)) = connectors.iter().find(|(k, _)| *k == key) {
+            return connector.clone();
+        }
+        let connector = SharedHttpConnector::new(ReqwestConnector::new(key));
+        connectors.push((key, connector.clone()));
+        connector
+    }
+}
+
+#[derive(Debug, Clone)]
+struct ReqwestConnector {
+    /// `None` when reqwest could not build a client (no TLS backend); every call says so.
+    client: Option<reqwest::Client>,
+}
+
+impl ReqwestConnector {
+    fn new((connect, read): Timeouts) -> Self {
+        let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+        if let Some(timeout) = connect {
+            builder = builder.connect_timeout(timeout);
+        }
+        if let Some(timeout) = read {
+            builder = builder.read_timeout(timeout);
+        }
+        let client = builder
+            .build()
+            .inspect_err(|e| tracing::error!(error = %e, "the AWS HTTPS client could not be built"))
+            .ok();
+        Self { client }
+    }
+}
+
+impl HttpConnector for ReqwestConnector {
+    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
+        let client = self.client.clone();
+        HttpConnectorFuture::new(async move {
+            let client = client.ok_or_else(|| {
+                ConnectorError::other("the AWS HTTPS client could not be built".into(), None)
+            })?;
+            let response = client
+                .execute(into_reqwest(request).await?)
+                .await
+                .map_err(connector_error)?;
+            from_reqwest(response).await
+        })
+    }
+}
+
+/// The SDK's request as reqwest's, its body read whole (the SDK's bodies are in memory, or
+/// streams this process made, such as S3's aws-chunked uploads).
+async fn into_reqwest(request: HttpRequest) -> Result<reqwest::Request, ConnectorError> {
+    let request = request
+        .try_into_http1x()
+        .map_err(|e| ConnectorError::user(e.into()))?;
+    let (parts, body) = request.into_parts();
+    let body = match body.bytes() {
+        Some(bytes) => bytes.to_vec(),
+        None => body
+            .collect()
+            .await
+            .map_err(ConnectorError::user)?
+            .to_bytes()
+            .to_vec(),
+    };
+    reqwest::Request::try_from(http::Request::from_parts(parts, body))
+        .map_err(|e| ConnectorError::user(e.into()))
+}
+
+/// reqwest's response as the SDK's, its body read whole.
+async fn from_reqwest(response: reqwest::Response) -> Result<HttpResponse, ConnectorError> {
+    let mut head = http::Response::builder().status(response.status());
+    if let Some(headers) = head.headers_mut() {
+        headers.extend(
+            response
+                .headers()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
+    }
+    let body = response.bytes().await.map_err(connector_error)?;
+    let response = head
+        .body(SdkBody::from(body))
+        .map_err(|e| ConnectorError::other(e.into(), None))?;
+    HttpResponse::try_from(response).map_err(|e| ConnectorError::other(e.into(), None))
+}
+
+/// Timeouts and broken connections (also mid-answer) are the SDK's retryable kinds; the rest
+/// are not.
+fn connector_error(e: reqwest::Error) -> ConnectorError {
+    if e.is_timeout() {
+        ConnectorError::timeout(e.into())
+    } else if e.is_connect() || e.is_request() || e.is_body() || e.is_decode() {
+        ConnectorError::io(e.into())
+    } else {
+        ConnectorError::other(e.into(), None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodb::config::{Credentials, Region as DdbRegion};
+    use aws_sdk_dynamodb::error::SdkError;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// A DynamoDB client for `endpoint` with static credentials, the process's HTTPS client and
+    /// no retries.
+    fn dynamodb(endpoint: &str) -> aws_sdk_dynamodb::Client {
+        let config = aws_sdk_dynamodb::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(DdbRegion::new("us-east-1"))
+            .credentials_provider(Credentials::new("AKIDTEST", "secret", None, None, "test"))
+            .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
+            .http_client(https_client())
+            .endpoint_url(endpoint)
+            .build();
+        aws_sdk_dynamodb::Client::from_conf(config)
+    }
+
+    /// A loopback server that answers one request with `response`; the request it read.
+    async fn answer_once(response: &'static str) -> (String, tokio::task::JoinHandle<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let served = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.expect("accept");
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            // Read the head, then as many body bytes as content-length says.
+            loop {
+                let n = socket.read(&mut buf).await.expect("read");
+                request.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&request).to_string();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length = text
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length: ")
+                                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                        })
+                        .unwrap_or(0);
+                    if request.len() >= end + 4 + length || n == 0 {
+                        break;
+                    }
+                }
+            }
+            socket.write_all(response.as_bytes()).await.expect("write");
+            String::from_utf8_lossy(&request).to_string()
+        });
+        (url, served)
+    }
+
+    /// The signed request goes out with its body, and the answer's status, headers and body
+    /// come back to the SDK, which parses the item.
+    #[tokio::test]
+    async fn a_signed_request_and_its_answer_pass_through_whole() {
+        let (url, served) = answer_once(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\n\
+             x-amzn-requestid: req-1\r\ncontent-length: 30\r\n\r\n{\"Item\":{\"pk\":{\"S\":\"tenant\"}}}",
+        )
+        .await;
+        let item = dynamodb(&url)
+            .get_item()
+            .table_name("t")
+            .key(
+                "pk",
+                aws_sdk_dynamodb::types::AttributeValue::S("tenant".into()),
+            )
+            .send()
+            .await
+            .expect("get_item");
+        let value = item
+            .item()
+            .and_then(|i| i.get("pk"))
+            .and_then(|v| v.as_s().ok());
+        assert_eq!(value.map(String::as_str), Some("tenant"));
+        let request = served.await.expect("served").to_ascii_lowercase();
+        assert!(request.starts_with("post / http/1.1"), "{request}");
+        assert!(
+            request.contains("authorization: aws4-hmac-sha256 credential=akidtest/"),
+            "{request}"
+        );
+        assert!(
+            request.contains("x-amz-target: dynamodb_20120810.getitem"),
+            "{request}"
+        );
+        assert!(
+            request.ends_with(r#"{"tablename":"t","key":{"pk":{"s":"tenant"}}}"#),
+            "{request}"
+        );
+    }
+
+    /// A redirect is the SDK's to read (an S3 bucket in another region answers 301), not the
+    /// client's to follow.
+    #[tokio::test]
+    async fn a_redirect_is_not_followed() {
+        let (url, served) = answer_once(
+            "HTTP/1.1 307 Temporary Redirect\r\nlocation: http://127.0.0.1:9/\r\n\
+             content-length: 0\r\n\r\n",
+        )
+        .await;
+        let failed = dynamodb(&url).list_tables().send().await.err();
+        served.await.expect("served");
+        match failed {
+            Some(SdkError::ServiceError(e)) => assert_eq!(e.raw().status().as_u16(), 307),
+            other => panic!("expected the 307 answer as a service error: {other:?}"),
+        }
+    }
+
+    /// A refused connection is an I/O failure, which the SDK retries.
+    #[tokio::test]
+    async fn a_refused_connection_is_a_retryable_io_failure() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        drop(listener);
+        match dynamodb(&url).list_tables().send().await.err() {
+            Some(SdkError::DispatchFailure(e)) => assert!(e.is_io(), "{e:?}"),
+            other => panic!("expected a dispatch failure: {other:?}"),
+        }
+    }
+
+    /// An answer cut off before its length is a broken connection, which the SDK retries.
+    #[tokio::test]
+    async fn an_answer_cut_short_is_a_retryable_io_failure() {
+        let (url, served) = answer_once(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\n\
+             content-length: 64\r\n\r\n{\"TableNames\":[",
+        )
+        .await;
+        let failed = dynamodb(&url).list_tables().send().await.err();
+        served.await.expect("served");
+        match failed {
+            Some(SdkError::DispatchFailure(e)) => assert!(e.is_io(), "{e:?}"),
+            other => panic!("expected a dispatch failure: {other:?}"),
+        }
+    }
+
+    /// As the functions are built: the region named wins, else the environment's.
+    #[cfg(not(feature = "aws-profiles"))]
+    #[tokio::test]
+    async fn a_named_region_is_the_configurations() {
+        let config = sdk_config(Some("eu-west-3")).await;
+        assert_eq!(config.region().map(|r| r.as_ref()), Some("eu-west-3"));
+        assert!(config.credentials_provider().is_some());
+        assert!(config.http_client().is_some());
+    }
 }
