@@ -74,19 +74,19 @@ impl std::fmt::Debug for AppContext {
 impl AppContext {
     /// Builds the stores named by `config` with the system clock, and every adapter.
     pub async fn from_config(config: Config) -> Result<Self, StartupError> {
-        Self::build(config, ToolAdapters::linked).await
+        Self::build(config, Links::ALL).await
     }
 
-    /// A function's context: from the environment, with the agent tools' adapters `tools`
-    /// makes. A function that passes [`ToolAdapters::not_linked`] does not link them.
-    pub async fn for_function(tools: ToolsFactory) -> Result<Self, StartupError> {
-        Self::build(Config::from_env()?, tools).await
+    /// A function's context: from the environment, with the adapters `links` names. A
+    /// function that does not name one (its factory is `not_linked`) does not link it.
+    pub async fn for_function(links: Links) -> Result<Self, StartupError> {
+        Self::build(Config::from_env()?, links).await
     }
 
-    async fn build(config: Config, tools: ToolsFactory) -> Result<Self, StartupError> {
+    async fn build(config: Config, links: Links) -> Result<Self, StartupError> {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let stores = open_stores(&config.store, clock.clone()).await?;
-        Ok(Self::with_tools(config, stores, clock, tools))
+        let stores = open_stores_with(&config.store, clock.clone(), links.objects).await?;
+        Ok(Self::with_tools(config, stores, clock, links.tools))
     }
 
     /// Assembles a context from ready parts (tests inject a manual clock or shared stores).
@@ -201,12 +201,94 @@ pub struct Stores {
     pub s3: Option<aws_sdk_s3::Client>,
 }
 
-/// Opens the stores a configuration names. For DynamoDB/S3 the SDK clients are built here,
-/// once per container; nothing is sent over the network.
-/// The embedded and memory stores exist only in builds with the `embedded` feature (local-api,
-/// agent-admin, the tests; not the functions' release builds).
+/// Where a context keeps objects: page snapshots and S3 workspaces.
+pub struct Objects {
+    pub snapshots: Arc<dyn SnapshotStore>,
+    pub s3: Option<aws_sdk_s3::Client>,
+}
+
+/// Makes a context's [`Objects`] for its store (with the SDK configuration when the store is
+/// DynamoDB). Each binary names one; the linker drops the other.
+pub type ObjectsFactory = fn(&StoreConfig, Option<&aws_config::SdkConfig>) -> Objects;
+
+impl Objects {
+    /// Snapshots beside the store: S3 (and the S3 client for workspaces) with DynamoDB, a
+    /// blob directory with the embedded store, memory with the memory store.
+    pub fn linked(cfg: &StoreConfig, sdk: Option<&aws_config::SdkConfig>) -> Self {
+        match (cfg, sdk) {
+            (StoreConfig::DynamoDb(aws), Some(sdk)) => {
+                let s3 = s3_client(aws, sdk);
+                Self {
+                    snapshots: Arc::new(S3SnapshotStore::new(s3.clone(), &aws.bucket)),
+                    s3: Some(s3),
+                }
+            }
+            #[cfg(feature = "embedded")]
+            (StoreConfig::Embedded { data_dir }, _) => Self {
+                snapshots: Arc::new(crate::adapters::snapshots::DirSnapshotStore::new(
+                    &data_dir.join("blobs"),
+                )),
+                s3: None,
+            },
+            #[cfg(feature = "embedded")]
+            (StoreConfig::Memory, _) => Self {
+                snapshots: Arc::new(crate::adapters::snapshots::MemorySnapshotStore::default()),
+                s3: None,
+            },
+            _ => Self::not_linked(cfg, sdk),
+        }
+    }
+
+    /// A stand-in that refuses (functions that touch only the table: their binaries link
+    /// neither the S3 client nor its checksums).
+    pub fn not_linked(_: &StoreConfig, _: Option<&aws_config::SdkConfig>) -> Self {
+        Self {
+            snapshots: Arc::new(NotLinked),
+            s3: None,
+        }
+    }
+}
+
+/// Which adapters with large dependencies a binary builds.
+#[derive(Clone, Copy)]
+pub struct Links {
+    pub tools: ToolsFactory,
+    pub objects: ObjectsFactory,
+}
+
+impl Links {
+    /// Every adapter (local-api, agent-admin, the tests, the agent-tool functions).
+    pub const ALL: Self = Self {
+        tools: ToolAdapters::linked,
+        objects: Objects::linked,
+    };
+    /// Objects but not the agent tools' adapters (most functions).
+    pub const OBJECTS: Self = Self {
+        tools: ToolAdapters::not_linked,
+        objects: Objects::linked,
+    };
+    /// The table alone (functions that read and write only the table).
+    pub const TABLE: Self = Self {
+        tools: ToolAdapters::not_linked,
+        objects: Objects::not_linked,
+    };
+}
+
+/// Opens the stores a configuration names, with every adapter.
 pub async fn open_stores(cfg: &StoreConfig, clock: Arc<dyn Clock>) -> Result<Stores, StoreError> {
-    Ok(match cfg {
+    open_stores_with(cfg, clock, Objects::linked).await
+}
+
+/// Opens the stores a configuration names, the objects as `objects` makes them. For
+/// DynamoDB/S3 the SDK clients are built here, once per container; nothing is sent over the
+/// network. The embedded and memory stores exist only in builds with the `embedded` feature
+/// (local-api, agent-admin, the tests; not the functions' release builds).
+pub async fn open_stores_with(
+    cfg: &StoreConfig,
+    clock: Arc<dyn Clock>,
+    objects: ObjectsFactory,
+) -> Result<Stores, StoreError> {
+    let (store, objects): (Arc<dyn Store>, Objects) = match cfg {
         #[cfg(not(feature = "embedded"))]
         StoreConfig::Embedded { .. } | StoreConfig::Memory => {
             return Err(StoreError::Internal(
@@ -217,30 +299,25 @@ pub async fn open_stores(cfg: &StoreConfig, clock: Arc<dyn Clock>) -> Result<Sto
             ))
         }
         #[cfg(feature = "embedded")]
-        StoreConfig::Embedded { data_dir } => Stores {
-            store: Arc::new(TableStore::embedded(data_dir, clock)?),
-            snapshots: Arc::new(crate::adapters::snapshots::DirSnapshotStore::new(
-                &data_dir.join("blobs"),
-            )),
-            s3: None,
-        },
+        StoreConfig::Embedded { data_dir } => (
+            Arc::new(TableStore::embedded(data_dir, clock)?),
+            objects(cfg, None),
+        ),
         #[cfg(feature = "embedded")]
-        StoreConfig::Memory => Stores {
-            store: Arc::new(TableStore::memory(clock)?),
-            snapshots: Arc::new(crate::adapters::snapshots::MemorySnapshotStore::default()),
-            s3: None,
-        },
+        StoreConfig::Memory => (Arc::new(TableStore::memory(clock)?), objects(cfg, None)),
         StoreConfig::DynamoDb(aws) => {
-            let (ddb, s3) = aws_clients(aws).await;
-            Stores {
-                store: Arc::new(TableStore::new(
-                    Arc::new(DynamoTable::new(ddb, &aws.table)),
-                    clock,
-                )),
-                snapshots: Arc::new(S3SnapshotStore::new(s3.clone(), &aws.bucket)),
-                s3: Some(s3),
-            }
+            let sdk = crate::adapters::aws::sdk_config(aws.region.as_deref()).await;
+            let table = DynamoTable::new(dynamodb_client(aws, &sdk), &aws.table);
+            (
+                Arc::new(TableStore::new(Arc::new(table), clock)),
+                objects(cfg, Some(&sdk)),
+            )
         }
+    };
+    Ok(Stores {
+        store,
+        snapshots: objects.snapshots,
+        s3: objects.s3,
     })
 }
 
@@ -248,16 +325,23 @@ pub async fn open_stores(cfg: &StoreConfig, clock: Arc<dyn Clock>) -> Result<Sto
 /// local server is named).
 pub async fn aws_clients(aws: &AwsStoreConfig) -> (aws_sdk_dynamodb::Client, aws_sdk_s3::Client) {
     let sdk = crate::adapters::aws::sdk_config(aws.region.as_deref()).await;
-    let mut ddb = aws_sdk_dynamodb::config::Builder::from(&sdk);
-    let mut s3 = aws_sdk_s3::config::Builder::from(&sdk);
+    (dynamodb_client(aws, &sdk), s3_client(aws, &sdk))
+}
+
+fn dynamodb_client(aws: &AwsStoreConfig, sdk: &aws_config::SdkConfig) -> aws_sdk_dynamodb::Client {
+    let mut ddb = aws_sdk_dynamodb::config::Builder::from(sdk);
     if let Some(endpoint) = &aws.endpoint {
         ddb = ddb.endpoint_url(endpoint);
+    }
+    aws_sdk_dynamodb::Client::from_conf(ddb.build())
+}
+
+fn s3_client(aws: &AwsStoreConfig, sdk: &aws_config::SdkConfig) -> aws_sdk_s3::Client {
+    let mut s3 = aws_sdk_s3::config::Builder::from(sdk);
+    if let Some(endpoint) = &aws.endpoint {
         s3 = s3.endpoint_url(endpoint).force_path_style(true);
     }
-    (
-        aws_sdk_dynamodb::Client::from_conf(ddb.build()),
-        aws_sdk_s3::Client::from_conf(s3.build()),
-    )
+    aws_sdk_s3::Client::from_conf(s3.build())
 }
 
 #[cfg(all(test, not(feature = "embedded")))]
@@ -273,5 +357,40 @@ mod without_the_embedded_store {
             let message = refused.expect("refused").to_string();
             assert!(message.contains("STORE=dynamodb"), "{message}");
         }
+    }
+}
+
+#[cfg(all(test, feature = "embedded"))]
+mod links {
+    use super::*;
+
+    /// A table-only context keeps the table and refuses snapshots, saying why.
+    #[tokio::test]
+    async fn a_table_only_store_keeps_the_table_and_refuses_snapshots() {
+        let stores = open_stores_with(
+            &StoreConfig::Memory,
+            Arc::new(SystemClock),
+            Objects::not_linked,
+        )
+        .await
+        .expect("stores");
+        assert!(stores.s3.is_none());
+        let refused = stores
+            .snapshots
+            .put_snapshot("acme", "task", 1, b"<p>page</p>")
+            .await;
+        let message = refused.expect_err("refused").to_string();
+        assert!(message.contains("not part of this function"), "{message}");
+        let linked = open_stores(&StoreConfig::Memory, Arc::new(SystemClock))
+            .await
+            .expect("stores");
+        let stored = linked
+            .snapshots
+            .put_snapshot("acme", "task", 1, b"<p>page</p>")
+            .await;
+        assert!(stored.is_ok(), "{stored:?}");
+        let email = crate::domain::Email::parse("nobody@acme.com").expect("email");
+        let found = stores.store.user_by_email(&email).await;
+        assert!(matches!(found, Ok(None)), "{found:?}");
     }
 }

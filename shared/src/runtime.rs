@@ -4,7 +4,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 
-use crate::context::{AppContext, ToolAdapters, ToolsFactory};
+use crate::context::{AppContext, Links};
 use crate::http::{Request, Response};
 
 /// Runs an HTTP function whose handler is `handle`, without the MCP client and the command
@@ -14,7 +14,17 @@ where
     F: Fn(&'static AppContext, Request) -> Fut,
     Fut: Future<Output = Response> + Send,
 {
-    serve(name, ToolAdapters::not_linked, handle).await
+    serve(name, Links::OBJECTS, handle).await
+}
+
+/// Runs an HTTP function that reads and writes only the table: without the snapshot store and
+/// the S3 client either (sessions, preferences, auth and the like).
+pub async fn run_table_http<F, Fut>(name: &'static str, handle: F) -> Result<(), lambda_http::Error>
+where
+    F: Fn(&'static AppContext, Request) -> Fut,
+    Fut: Future<Output = Response> + Send,
+{
+    serve(name, Links::TABLE, handle).await
 }
 
 /// Runs an HTTP function that can start commands or reach MCP servers (agent status, approvals,
@@ -24,16 +34,13 @@ where
     F: Fn(&'static AppContext, Request) -> Fut,
     Fut: Future<Output = Response> + Send,
 {
-    serve(name, ToolAdapters::linked, handle).await
+    serve(name, Links::ALL, handle).await
 }
 
 /// Builds a function's context once per container (it lives as long as the process), or says
 /// why it cannot start.
-pub async fn context(
-    name: &'static str,
-    tools: ToolsFactory,
-) -> Result<&'static AppContext, String> {
-    match AppContext::for_function(tools).await {
+pub async fn context(name: &'static str, links: Links) -> Result<&'static AppContext, String> {
+    match AppContext::for_function(links).await {
         Ok(ctx) => {
             tracing::info!(function = name, config = %ctx.config.summary(), "initialised");
             Ok(Box::leak(Box::new(ctx)))
@@ -48,7 +55,7 @@ pub async fn context(
 
 async fn serve<F, Fut>(
     name: &'static str,
-    tools: ToolsFactory,
+    links: Links,
     handle: F,
 ) -> Result<(), lambda_http::Error>
 where
@@ -56,7 +63,7 @@ where
     Fut: Future<Output = Response> + Send,
 {
     lambda_http::tracing::init_default_subscriber();
-    let ctx = context(name, tools).await?;
+    let ctx = context(name, links).await?;
     lambda_http::run(lambda_http::service_fn(|req: Request| {
         let fut = handle(ctx, req);
         async move { Ok::<_, Infallible>(fut.await) }

@@ -291,6 +291,71 @@ const LINKS_TOOL_ADAPTERS: [(&str, &str); 5] = [
     ("agent-mcp-call", "calls a tool an admin lowered to auto"),
 ];
 
+/// The functions that read and write only the table (`run_table_http`): they link no S3
+/// client (1.1 MB of code with its checksums). Any other function keeps the snapshot store.
+const TABLE_ONLY: [&str; 19] = [
+    "auth-login",
+    "auth-logout",
+    "auth-session",
+    "preferences-get",
+    "preferences-save",
+    "pusher-auth",
+    "knowledge-resolve",
+    "session-archive",
+    "session-by-domain",
+    "session-get",
+    "session-init",
+    "session-latest",
+    "session-list",
+    "session-messages",
+    "session-rename",
+    "debug-logs",
+    "task-resume",
+    "agent-exec-get",
+    "agent-exec-cancel",
+];
+
+/// Parts of `shared` that reach the snapshot store or S3 workspaces: a table-only function
+/// must not name them.
+const REACH_OBJECTS: [&str; 10] = [
+    "shared::agent",
+    "shared::debug::export",
+    "shared::cleanup",
+    "shared::tools::approvals",
+    "shared::tools::decide",
+    "shared::tools::runner",
+    "shared::tools::session",
+    "shared::tools::status",
+    "http::agent::query_call",
+    "http::agent::body_call",
+];
+
+#[test]
+fn table_only_functions_touch_no_object() {
+    let mut problems = Vec::new();
+    for dir in function_dirs() {
+        let src = root().join("functions").join(&dir).join("src");
+        let main = std::fs::read_to_string(src.join("main.rs")).expect("main.rs");
+        let wants = TABLE_ONLY.contains(&dir.as_str());
+        if wants != main.contains("run_table_http(") {
+            problems.push(format!(
+                "{dir}: main.rs must {}call shared::runtime::run_table_http",
+                if wants { "" } else { "not " }
+            ));
+        }
+        if !wants {
+            continue;
+        }
+        let lib = std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs");
+        for reach in REACH_OBJECTS {
+            if lib.contains(reach) {
+                problems.push(format!("{dir}: table-only, yet its handler uses {reach}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 #[test]
 fn functions_link_only_what_they_serve() {
     let linked: BTreeSet<&str> = LINKS_TOOL_ADAPTERS.iter().map(|(f, _)| *f).collect();
@@ -311,6 +376,7 @@ fn functions_link_only_what_they_serve() {
         // These build every adapter (and need the embedded store's SQLite to open one).
         for whole in [
             "ToolAdapters::linked",
+            "Links::ALL",
             "AppContext::from_env",
             "from_config(",
         ] {

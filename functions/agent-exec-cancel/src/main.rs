@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::runtime::run_http("agent-exec-cancel", agent_exec_cancel::handle).await
+    shared::runtime::run_table_http("agent-exec-cancel", agent_exec_cancel::handle).await
 }

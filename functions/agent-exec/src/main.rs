@@ -2,7 +2,7 @@
 
 use lambda_runtime::{service_fn, LambdaEvent};
 use serde_json::Value;
-use shared::context::ToolAdapters;
+use shared::context::Links;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
@@ -10,7 +10,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     // Commands run as this process's user: keep its memory and environment from them, and
     // adopt whatever they leave behind so it can be killed after each run.
     agent_exec::harden();
-    let ctx = shared::runtime::context("agent-exec", ToolAdapters::not_linked).await?;
+    let ctx = shared::runtime::context("agent-exec", Links::OBJECTS).await?;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
         agent_exec::handle(ctx, event)
     }))

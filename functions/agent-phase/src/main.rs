@@ -2,12 +2,12 @@
 
 use lambda_runtime::{service_fn, LambdaEvent};
 use serde_json::Value;
-use shared::context::ToolAdapters;
+use shared::context::Links;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     lambda_runtime::tracing::init_default_subscriber();
-    let ctx = shared::runtime::context("agent-phase", ToolAdapters::not_linked).await?;
+    let ctx = shared::runtime::context("agent-phase", Links::OBJECTS).await?;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
         agent_phase::handle(ctx, event)
     }))

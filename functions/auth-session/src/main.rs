@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::runtime::run_http("auth-session", auth_session::handle).await
+    shared::runtime::run_table_http("auth-session", auth_session::handle).await
 }

@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::runtime::run_http("debug-logs", debug_logs::handle).await
+    shared::runtime::run_table_http("debug-logs", debug_logs::handle).await
 }

@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::runtime::run_http("preferences-get", preferences_get::handle).await
+    shared::runtime::run_table_http("preferences-get", preferences_get::handle).await
 }

@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::runtime::run_http("preferences-save", preferences_save::handle).await
+    shared::runtime::run_table_http("preferences-save", preferences_save::handle).await
 }

@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::runtime::run_http("session-archive", session_archive::handle).await
+    shared::runtime::run_table_http("session-archive", session_archive::handle).await
 }

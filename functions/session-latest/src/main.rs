@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::runtime::run_http("session-latest", session_latest::handle).await
+    shared::runtime::run_table_http("session-latest", session_latest::handle).await
 }

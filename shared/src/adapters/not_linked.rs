@@ -1,12 +1,14 @@
-//! Stand-ins for the agent tools' adapters in functions that serve no agent-tool route: such a
-//! function never builds the MCP client or a command runner, so its binary links neither the
-//! MCP SDK nor the Lambda client. Reaching one anyway is a wiring fault, reported as such.
+//! Stand-ins for adapters a function is built without: the agent tools' adapters in functions
+//! that serve no agent-tool route (their binaries link neither the MCP SDK nor the Lambda
+//! client), the snapshot store in functions that touch only the table (no S3 client). Reaching
+//! one anyway is a wiring fault, reported as such.
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 use crate::ports::mcp::{McpAnswer, McpClient, McpEndpoint, McpError, McpTool};
 use crate::ports::runner::CommandRunner;
+use crate::ports::{Compressed, SnapshotRef, SnapshotStore, StoreError, StoreResult};
 use crate::tools::model::ExecRecord;
 
 /// An adapter this function was built without.
@@ -14,6 +16,11 @@ use crate::tools::model::ExecRecord;
 pub struct NotLinked;
 
 const NOT_LINKED: &str = "agent tools are not part of this function";
+const NO_OBJECTS: &str = "page snapshots are not part of this function";
+
+fn no_objects<T>() -> StoreResult<T> {
+    Err(StoreError::Internal(NO_OBJECTS.into()))
+}
 
 #[async_trait]
 impl McpClient for NotLinked {
@@ -42,6 +49,35 @@ impl CommandRunner for NotLinked {
     }
 }
 
+#[async_trait]
+impl SnapshotStore for NotLinked {
+    async fn put_compressed(
+        &self,
+        _tenant_id: &str,
+        _task_id: &str,
+        _step: u32,
+        _snapshot: &Compressed,
+    ) -> StoreResult<SnapshotRef> {
+        no_objects()
+    }
+
+    async fn snapshot(&self, _: &str, _: &str, _: u32) -> StoreResult<Option<Vec<u8>>> {
+        no_objects()
+    }
+
+    async fn snapshot_steps(&self, _tenant_id: &str, _task_id: &str) -> StoreResult<Vec<u32>> {
+        no_objects()
+    }
+
+    async fn delete_snapshots(&self, _tenant_id: &str, _task_id: &str) -> StoreResult<usize> {
+        no_objects()
+    }
+
+    async fn presign_snapshot(&self, _: &str, _: &str, _: u32, _: u64) -> StoreResult<String> {
+        no_objects()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,5 +91,11 @@ mod tests {
         let listed = NotLinked.list_tools(&server).await;
         assert_eq!(listed, Err(McpError::Unavailable(NOT_LINKED.into())));
         assert_eq!(NotLinked.check().await, Err(NOT_LINKED.to_owned()));
+        let stored = NotLinked
+            .put_snapshot("acme", "task", 1, b"<p>page</p>")
+            .await;
+        assert!(matches!(stored, Err(StoreError::Internal(m)) if m == NO_OBJECTS));
+        let listed = NotLinked.snapshot_steps("acme", "task").await;
+        assert!(matches!(listed, Err(StoreError::Internal(m)) if m == NO_OBJECTS));
     }
 }
