@@ -57,8 +57,8 @@ pub async fn sdk_config(region: Option<&str>) -> SdkConfig {
     }
 }
 
-/// The SDK's HTTP client: reqwest over rustls (HTTP/1.1, Mozilla's roots), no redirects
-/// followed (the SDK reads a redirect as the error it is), the SDK's connect and read timeouts.
+/// The SDK's HTTP client: reqwest over rustls (HTTP/1.1, Mozilla's roots), answers streamed
+/// to the SDK, no redirects followed (the SDK reads a redirect as the error it is), the SDK's connect and read timeouts.
 pub fn https_client() -> SharedHttpClient {
     SharedHttpClient::new(ReqwestClient::default())
 }
@@ -125,13 +125,13 @@ impl HttpConnector for ReqwestConnector {
                 .execute(into_reqwest(request).await?)
                 .await
                 .map_err(connector_error)?;
-            from_reqwest(response).await
+            from_reqwest(response)
         })
     }
 }
 
 /// The SDK's request as reqwest's, its body read whole (the SDK's bodies are in memory, or
-/// streams this process made, such as S3's aws-chunked uploads).
+/// streams this process made from bounded content, such as S3's aws-chunked uploads).
 async fn into_reqwest(request: HttpRequest) -> Result<reqwest::Request, ConnectorError> {
     let request = request
         .try_into_http1x()
@@ -150,21 +150,10 @@ async fn into_reqwest(request: HttpRequest) -> Result<reqwest::Request, Connecto
         .map_err(|e| ConnectorError::user(e.into()))
 }
 
-/// reqwest's response as the SDK's, its body read whole.
-async fn from_reqwest(response: reqwest::Response) -> Result<HttpResponse, ConnectorError> {
-    let mut head = http::Response::builder().status(response.status());
-    if let Some(headers) = head.headers_mut() {
-        headers.extend(
-            response
-                .headers()
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone())),
-        );
-    }
-    let body = response.bytes().await.map_err(connector_error)?;
-    let response = head
-        .body(SdkBody::from(body))
-        .map_err(|e| ConnectorError::other(e.into(), None))?;
+/// reqwest's response as the SDK's, its body still streaming: the SDK reads it as it needs
+/// (an S3 object larger than a caller's limit is refused on its length, never read whole).
+fn from_reqwest(response: reqwest::Response) -> Result<HttpResponse, ConnectorError> {
+    let response = http::Response::<reqwest::Body>::from(response).map(SdkBody::from_body_1_x);
     HttpResponse::try_from(response).map_err(|e| ConnectorError::other(e.into(), None))
 }
 
@@ -204,35 +193,60 @@ mod tests {
 
     /// A loopback server that answers one request with `response`; the request it read.
     async fn answer_once(response: &'static str) -> (String, tokio::task::JoinHandle<String>) {
+        let (url, served) = answer_each(vec![response], false).await;
+        let first = tokio::spawn(async move {
+            let mut requests = served.await.expect("served");
+            requests.remove(0)
+        });
+        (url, first)
+    }
+
+    /// A loopback server that answers the n-th connection's request with `responses[n]`, then
+    /// closes it (or, with `hold`, keeps the last one open); the requests it read.
+    async fn answer_each(
+        responses: Vec<&'static str>,
+        hold: bool,
+    ) -> (String, tokio::task::JoinHandle<Vec<String>>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let served = tokio::spawn(async move {
-            let (mut socket, _) = listener.accept().await.expect("accept");
-            let mut request = Vec::new();
-            let mut buf = [0u8; 4096];
-            // Read the head, then as many body bytes as content-length says.
-            loop {
-                let n = socket.read(&mut buf).await.expect("read");
-                request.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&request).to_string();
-                if let Some(end) = text.find("\r\n\r\n") {
-                    let length = text
-                        .lines()
-                        .find_map(|l| {
-                            l.to_ascii_lowercase()
-                                .strip_prefix("content-length: ")
-                                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-                        })
-                        .unwrap_or(0);
-                    if request.len() >= end + 4 + length || n == 0 {
-                        break;
-                    }
+            let mut requests = Vec::new();
+            for response in responses {
+                let (mut socket, _) = listener.accept().await.expect("accept");
+                requests.push(read_request(&mut socket).await);
+                socket.write_all(response.as_bytes()).await.expect("write");
+                if hold {
+                    tokio::time::sleep(Duration::from_secs(30)).await;
                 }
             }
-            socket.write_all(response.as_bytes()).await.expect("write");
-            String::from_utf8_lossy(&request).to_string()
+            requests
         });
         (url, served)
+    }
+
+    /// Reads the head, then as many body bytes as content-length says.
+    async fn read_request(socket: &mut tokio::net::TcpStream) -> String {
+        let mut request = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = socket.read(&mut buf).await.expect("read");
+            request.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&request).to_string();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let length = text
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length: ")
+                            .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                    })
+                    .unwrap_or(0);
+                if request.len() >= end + 4 + length || n == 0 {
+                    break;
+                }
+            }
+        }
+        String::from_utf8_lossy(&request).to_string()
     }
 
     /// The signed request goes out with its body, and the answer's status, headers and body
@@ -304,20 +318,71 @@ mod tests {
         }
     }
 
-    /// An answer cut off before its length is a broken connection, which the SDK retries.
+    /// An answer cut off before its length is a transient failure: the SDK tries again, and
+    /// the second answer is the one it reads.
     #[tokio::test]
-    async fn an_answer_cut_short_is_a_retryable_io_failure() {
-        let (url, served) = answer_once(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\n\
-             content-length: 64\r\n\r\n{\"TableNames\":[",
+    async fn an_answer_cut_short_is_tried_again() {
+        let (url, served) = answer_each(
+            vec![
+                "HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\n\
+                 content-length: 64\r\n\r\n{\"TableNames\":[",
+                "HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\n\
+                 content-length: 20\r\n\r\n{\"TableNames\":[\"t\"]}",
+            ],
+            false,
         )
         .await;
-        let failed = dynamodb(&url).list_tables().send().await.err();
-        served.await.expect("served");
-        match failed {
-            Some(SdkError::DispatchFailure(e)) => assert!(e.is_io(), "{e:?}"),
-            other => panic!("expected a dispatch failure: {other:?}"),
-        }
+        let config = aws_sdk_dynamodb::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(DdbRegion::new("us-east-1"))
+            .credentials_provider(Credentials::new("AKIDTEST", "secret", None, None, "test"))
+            .retry_config(
+                aws_sdk_dynamodb::config::retry::RetryConfig::standard()
+                    .with_max_attempts(2)
+                    .with_initial_backoff(Duration::from_millis(1)),
+            )
+            .http_client(https_client())
+            .endpoint_url(&url)
+            .build();
+        let listed = aws_sdk_dynamodb::Client::from_conf(config)
+            .list_tables()
+            .send()
+            .await
+            .expect("the second attempt");
+        assert_eq!(listed.table_names(), ["t"]);
+        assert_eq!(served.await.expect("served").len(), 2);
+    }
+
+    /// An S3 object reaches its reader as a stream: its length is known before any of it is
+    /// read, so a reader with a limit refuses a huge object without holding it in memory.
+    #[tokio::test]
+    async fn an_object_is_streamed_not_read_whole() {
+        let (url, _served) = answer_each(
+            vec![
+                "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\n\
+                 content-length: 4294967296\r\n\r\nfirst bytes",
+            ],
+            true,
+        )
+        .await;
+        let config = aws_sdk_s3::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(aws_sdk_s3::config::Region::new("us-east-1"))
+            .credentials_provider(Credentials::new("AKIDTEST", "secret", None, None, "test"))
+            .http_client(https_client())
+            .endpoint_url(&url)
+            .force_path_style(true)
+            .build();
+        let got = aws_sdk_s3::Client::from_conf(config)
+            .get_object()
+            .bucket("b")
+            .key("huge.bin")
+            .send();
+        let out = tokio::time::timeout(Duration::from_secs(10), got)
+            .await
+            .expect("answered before its 4 GiB body arrived")
+            .expect("get_object");
+        assert_eq!(out.content_length(), Some(4_294_967_296));
     }
 
     /// As the functions are built: the region named wins, else the environment's.
