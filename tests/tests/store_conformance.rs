@@ -250,3 +250,35 @@ async fn s3_snapshot_deletion_goes_past_one_listing() {
         .expect("steps")
         .is_empty());
 }
+
+/// Thirty snapshots written and read back at once through one S3 client (one connection pool,
+/// answers streamed): each read returns its own page, another tenant's key finds nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thirty_parallel_snapshots_come_back_each_to_its_reader() {
+    use shared::adapters::snapshots::S3SnapshotStore;
+    use shared::ports::SnapshotStore;
+    let cfg = aws::fresh_resources().await;
+    let store = Arc::new(S3SnapshotStore::new(aws::clients().1, &cfg.bucket));
+    let page = |step: u32| format!("<p>page {step}</p>").repeat(2000 + step as usize * 50);
+    let puts = (0..30u32).map(|step| {
+        let store = store.clone();
+        async move {
+            store
+                .put_snapshot("t1", "task-1", step, page(step).as_bytes())
+                .await
+        }
+    });
+    for put in futures::future::join_all(puts).await {
+        put.expect("put");
+    }
+    let reads = (0..30u32).map(|step| {
+        let store = store.clone();
+        async move { (step, store.snapshot("t1", "task-1", step).await) }
+    });
+    for (step, read) in futures::future::join_all(reads).await {
+        let got = read.expect("read").expect("found");
+        assert_eq!(got, page(step).into_bytes(), "step {step}");
+    }
+    let other = store.snapshot("t2", "task-1", 3).await.expect("read");
+    assert_eq!(other, None);
+}
