@@ -20,6 +20,8 @@ pub mod s3_list;
 pub mod snapshots;
 #[cfg(feature = "embedded")]
 pub mod sqlite;
+#[cfg(feature = "embedded")]
+mod sqlite_wal;
 pub mod table;
 pub mod table_store;
 pub mod tavily;

@@ -13,6 +13,7 @@ use rusqlite::{
 };
 use serde_json::Value;
 
+use super::sqlite_wal::Checkpoints;
 use super::table::{
     key_of, Cond, Index, Item, Page, Query, SkCond, TableBackend, Update, Write, EXPIRES_AT, PK, SK,
 };
@@ -42,6 +43,8 @@ CREATE INDEX IF NOT EXISTS items_gsi2 ON items (gsi2pk, gsi2sk, pk, sk) WHERE gs
 /// The single table on SQLite.
 pub struct SqliteTable {
     conn: Mutex<Connection>,
+    /// A file's log is copied into the database by a thread of its own ([`Checkpoints`]).
+    checkpoints: Option<Checkpoints>,
 }
 
 impl std::fmt::Debug for SqliteTable {
@@ -85,7 +88,15 @@ impl SqliteTable {
             .map_err(db_err)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(db_err)?;
-        Self::init(conn)
+        let mut table = Self::init(conn)?;
+        table.checkpoints = Checkpoints::start(&data_dir.join(DB_FILE));
+        if table.checkpoints.is_some() {
+            table
+                .lock()
+                .pragma_update(None, "wal_autocheckpoint", 0)
+                .map_err(db_err)?;
+        }
+        Ok(table)
     }
 
     /// A private in-memory database, gone when dropped.
@@ -112,6 +123,7 @@ impl SqliteTable {
         tx.commit().map_err(db_err)?;
         Ok(Self {
             conn: Mutex::new(conn),
+            checkpoints: None,
         })
     }
 
@@ -128,6 +140,10 @@ impl SqliteTable {
             .map_err(db_err)?;
         let out = f(&tx)?;
         tx.commit().map_err(db_err)?;
+        drop(conn);
+        if let Some(c) = &self.checkpoints {
+            c.wrote();
+        }
         Ok(out)
     }
 }

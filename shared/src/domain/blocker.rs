@@ -100,7 +100,8 @@ pub fn detect(page: &dyn PageFacts, query: &str) -> Option<BlockerInfo> {
     // not stop a task elsewhere on it.
     let mut captcha = false;
     let mut challenge = false;
-    for e in page.elements() {
+    let look = ROBOT_CHECK.on_page(page) || CAPTCHA.on_page(page);
+    for e in page.elements().filter(|_| look) {
         let robot = ROBOT_CHECK.in_text(&e.name);
         if robot
             || CAPTCHA.in_text(&e.name)
@@ -125,9 +126,11 @@ pub fn detect(page: &dyn PageFacts, query: &str) -> Option<BlockerInfo> {
     if mentions_any(query, ACCOUNT_TASK) {
         return None;
     }
-    let password = page.elements().any(|e| {
-        e.input_type == Some("password") || (e.role == "inp" && PASSWORD.in_text(&e.name))
-    });
+    let password = page.elements().any(|e| e.input_type == Some("password"))
+        || (PASSWORD.on_page(page)
+            && page
+                .elements()
+                .any(|e| e.role == "inp" && PASSWORD.in_text(&e.name)));
     if !password {
         return None;
     }
@@ -231,7 +234,7 @@ fn label_core(name: &str) -> String {
 /// whole label is a banner verb ("Reject all", "Accept cookies", "OK") within a few elements
 /// of one that names cookies or consent — not any "Accept" on a page with a cookie policy link.
 pub fn cookie_dismissal(page: &dyn PageFacts, query: &str, recent: &[&str]) -> Option<String> {
-    if CONSENT.in_text(query) {
+    if CONSENT.in_text(query) || !CONSENT.on_page(page) {
         return None;
     }
     let elements: Vec<_> = page.elements().take(5_000).collect();

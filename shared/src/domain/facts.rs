@@ -85,6 +85,12 @@ pub trait PageFacts {
     fn element_count(&self) -> usize;
     fn element(&self, id: &str) -> Option<ElementFacts<'_>>;
     fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_>;
+    /// A text holding every element's name and link (and maybe more) in lower case
+    /// ([`lowered`]), when the page has one: a word it does not hold is on no element, which
+    /// spares a look at each.
+    fn lower_text(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A fixed word list matched as [`mentions_any`] matches, in one pass over the text
@@ -92,6 +98,10 @@ pub trait PageFacts {
 pub struct WordSet {
     words: &'static [&'static str],
     matcher: OnceLock<Option<AhoCorasick>>,
+    /// The words as they are in lower-case text, for whole pages: a searcher that skips
+    /// through the text with vector instructions (12 µs over a 100 KB page here, where the
+    /// case-folding automaton takes 200 µs).
+    page_searcher: OnceLock<Option<aho_corasick::packed::Searcher>>,
 }
 
 impl WordSet {
@@ -99,26 +109,27 @@ impl WordSet {
         Self {
             words,
             matcher: OnceLock::new(),
+            page_searcher: OnceLock::new(),
         }
+    }
+
+    fn matcher(&self) -> Option<&AhoCorasick> {
+        self.matcher
+            .get_or_init(|| {
+                AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .build(self.words.iter().map(|w| w.to_lowercase()))
+                    .ok()
+            })
+            .as_ref()
     }
 
     /// Whether `text` contains one of the words as a word or phrase, case-insensitively.
     pub fn in_text(&self, text: &str) -> bool {
-        let matcher = self.matcher.get_or_init(|| {
-            AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .build(self.words.iter().map(|w| w.to_lowercase()))
-                .ok()
-        });
-        let Some(matcher) = matcher else {
+        let Some(matcher) = self.matcher() else {
             return mentions_any(text, self.words);
         };
-        // The matcher folds ASCII case itself: the text is copied in lower case only when a
-        // character beyond ASCII changes (most names are ASCII, and many start with a capital).
-        let as_is = text.is_ascii()
-            || text
-                .chars()
-                .all(|c| c.is_ascii() || c.to_lowercase().eq([c]));
+        let as_is = case_folded(text);
         // Most texts hold none of the words: the first search skips ahead on rare bytes and
         // stops at the first match; only a text with one is searched for all its matches.
         if as_is && !matcher.is_match(text) {
@@ -127,7 +138,7 @@ impl WordSet {
         let text = if as_is {
             std::borrow::Cow::Borrowed(text)
         } else {
-            text.to_lowercase().into()
+            lowered(text).into()
         };
         matcher.find_overlapping_iter(&*text).any(|m| {
             let before = text[..m.start()].chars().next_back();
@@ -135,6 +146,46 @@ impl WordSet {
             word_boundary(before) && word_boundary(after)
         })
     }
+
+    /// Whether some element of `page` may name one of the words: `false` only when the page's
+    /// whole text holds none of them anywhere (then no element does), checked in one pass.
+    pub fn on_page(&self, page: &dyn PageFacts) -> bool {
+        let Some(text) = page.lower_text() else {
+            return true;
+        };
+        let searcher = self.page_searcher.get_or_init(|| {
+            aho_corasick::packed::Config::new()
+                .builder()
+                .extend(self.words.iter().map(|w| lowered(w)))
+                .build()
+        });
+        match (searcher, self.matcher()) {
+            (Some(searcher), _) => searcher.find(text).is_some(),
+            // No vector searcher on this processor: the automaton reads lower-case text too.
+            (None, Some(matcher)) => matcher.is_match(text),
+            (None, None) => true,
+        }
+    }
+}
+
+/// `text` in lower case, each character lowered on its own (a name's lower case is a piece of
+/// its page's, whatever comes before and after it).
+pub fn lowered(text: &str) -> String {
+    if text.is_ascii() {
+        text.to_ascii_lowercase()
+    } else {
+        text.chars().flat_map(char::to_lowercase).collect()
+    }
+}
+
+/// Whether the word matcher, which folds ASCII case itself, can read `text` as it is: no
+/// character beyond ASCII changes in lower case (most names are ASCII, and many start with a
+/// capital; the others are copied in lower case first).
+fn case_folded(text: &str) -> bool {
+    text.is_ascii()
+        || text
+            .chars()
+            .all(|c| c.is_ascii() || c.to_lowercase().eq([c]))
 }
 
 fn word_boundary(c: Option<char>) -> bool {
@@ -337,5 +388,62 @@ mod word_tests {
         }
         assert!(WORDS.in_text("reCAPTCHA") && !WORDS.in_text("captchas"));
         assert!(WORDS.in_text("NÃO SOU UM ROBÔ") && !WORDS.in_text("nao sou um robo"));
+    }
+
+    /// A page that has its whole text in lower case, as a tree page has.
+    struct Whole(Vec<String>, String);
+
+    impl super::PageFacts for Whole {
+        fn url(&self) -> &str {
+            "https://a.com/"
+        }
+        fn hash(&self) -> &str {
+            "h"
+        }
+        fn element_count(&self) -> usize {
+            self.0.len()
+        }
+        fn element(&self, _: &str) -> Option<super::ElementFacts<'_>> {
+            None
+        }
+        fn elements(&self) -> Box<dyn Iterator<Item = super::ElementFacts<'_>> + '_> {
+            Box::new(std::iter::empty())
+        }
+        fn lower_text(&self) -> Option<&str> {
+            Some(&self.1)
+        }
+    }
+
+    #[test]
+    fn a_page_without_the_words_anywhere_has_them_on_no_element() {
+        let names = [
+            "Über captcha-Prüfung",
+            "NÃO SOU UM ROBÔ",
+            "We use COOKIES.",
+            "İstanbul LOG IN",
+            "Product 12 - a fairly long name",
+            "ΣΟΦΟΣ Log\u{a0}In",
+            "",
+        ];
+        // Every pair of names as a page: whenever an element's name holds a word, the
+        // whole page's text does (the look over the page never hides an element's word).
+        for a in names {
+            for b in names {
+                let text = format!("1link{a}2btn{b}");
+                let page = Whole(vec![a.into(), b.into()], super::lowered(&text));
+                let named = WORDS.in_text(a) || WORDS.in_text(b);
+                assert!(!named || WORDS.on_page(&page), "{a:?} {b:?}");
+            }
+        }
+        let plain = Whole(
+            vec!["Products".into()],
+            super::lowered("1linkProducts and prices"),
+        );
+        assert!(
+            !WORDS.on_page(&plain),
+            "a page without the words is passed over"
+        );
+        let shouting = Whole(vec![], super::lowered("1btnACCEPT ALL COOKIES"));
+        assert!(WORDS.on_page(&shouting));
     }
 }

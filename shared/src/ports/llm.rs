@@ -67,3 +67,16 @@ pub trait Llm: Send + Sync {
         deadline: Instant,
     ) -> Result<Completion, LlmError>;
 }
+
+/// One model call, timed on its own (`interact.model_call`): the benchmarks take the model's
+/// time out of the server's overhead.
+pub async fn ask(
+    llm: &dyn Llm,
+    messages: &[ChatMessage],
+    deadline: Instant,
+) -> Result<Completion, LlmError> {
+    use tracing::Instrument;
+    llm.complete(messages, deadline)
+        .instrument(tracing::debug_span!("interact.model_call"))
+        .await
+}

@@ -6,10 +6,19 @@ use async_trait::async_trait;
 
 use super::{StoreError, StoreResult};
 
-/// zstd level: fast to compress, still ~5-10x on HTML.
-const LEVEL: i32 = 3;
+/// zstd level: the fastest (0.19 ms for a 2 000-node tree against 0.25 ms at level 3 here),
+/// still ~5-20x on HTML and trees.
+const LEVEL: i32 = 1;
 /// Largest snapshot accepted or returned, decompressed.
 pub const MAX_SNAPSHOT_BYTES: usize = 16 * 1024 * 1024;
+
+thread_local! {
+    /// This thread's compression context, kept from one snapshot to the next: making one
+    /// allocates and clears about a megabyte of tables (the blocking pool's idle threads end,
+    /// and their contexts with them).
+    static COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
 
 /// A snapshot in its stored form (zstd), so it can be compressed before it is stored and off
 /// the request's path: the page of a step is compressed on the blocking pool while the step
@@ -32,7 +41,15 @@ impl Compressed {
             )));
         }
         let _compressing = tracing::debug_span!("snapshot.compress").entered();
-        let stored = zstd::bulk::compress(content, LEVEL)
+        let stored = COMPRESSOR
+            .with(|kept| {
+                let mut kept = kept.borrow_mut();
+                let compressor = match &mut *kept {
+                    Some(c) => c,
+                    None => kept.insert(zstd::bulk::Compressor::new(LEVEL)?),
+                };
+                compressor.compress(content)
+            })
             .map_err(|e| StoreError::Internal(format!("compress: {e}")))?;
         Ok(Self {
             raw_bytes: content.len(),

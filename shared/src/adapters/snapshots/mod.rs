@@ -62,6 +62,13 @@ mod tests {
         let c = Compressed::of(html.as_bytes()).expect("compress").stored;
         assert!(c.len() * 10 < html.len(), "{} vs {}", c.len(), html.len());
         assert_eq!(decompress(&c).expect("decompress"), html.as_bytes());
+        // The thread's context is kept: the next snapshots come out whole and the same as a
+        // context of their own makes them.
+        for page in [b"{\"i\":\"1\"}".as_slice(), b"", html.as_bytes()] {
+            let again = Compressed::of(page).expect("compress").stored;
+            assert_eq!(decompress(&again).expect("decompress"), page);
+            assert_eq!(again, zstd::bulk::compress(page, 1).expect("zstd"));
+        }
     }
 
     #[test]

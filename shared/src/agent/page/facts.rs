@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use super::{DomNode, Page, PageContent};
+use super::{DomNode, Page, PageContent, TreeNode};
 use crate::domain::facts::{ElementFacts, PageFacts};
 
 /// A page at a URL.
@@ -76,18 +76,23 @@ fn dom_states(attrs: &[(String, String)]) -> String {
     states.join(",")
 }
 
+/// A tree node is its own facts.
+fn tree_facts(n: TreeNode<'_>) -> ElementFacts<'_> {
+    ElementFacts {
+        id: n.i,
+        role: Cow::Borrowed(n.r),
+        name: Cow::Borrowed(n.n),
+        value: n.v.map(Cow::Borrowed),
+        states: Cow::Borrowed(n.s.unwrap_or("")),
+        href: None,
+        input_type: None,
+    }
+}
+
 impl PageView<'_> {
     fn facts_at(&self, at: usize) -> Option<ElementFacts<'_>> {
         match &self.page.content {
-            PageContent::Tree(nodes) => nodes.get(at).map(|n| ElementFacts {
-                id: &n.i,
-                role: Cow::Borrowed(&n.r),
-                name: Cow::Borrowed(&n.n),
-                value: n.v.as_deref().map(Cow::Borrowed),
-                states: Cow::Borrowed(n.s.as_deref().unwrap_or("")),
-                href: None,
-                input_type: None,
-            }),
+            PageContent::Tree(nodes) => nodes.get(at).map(tree_facts),
             PageContent::Dom { tree, .. } => match tree.nodes.get(at)? {
                 DomNode::Element {
                     tag,
@@ -119,16 +124,20 @@ impl PageFacts for PageView<'_> {
     }
 
     fn element_count(&self) -> usize {
-        self.page.index.len()
+        self.page.element_count()
     }
 
     fn element(&self, id: &str) -> Option<ElementFacts<'_>> {
-        self.facts_at(*self.page.index.get(id)?)
+        self.facts_at(self.page.position(id)?)
+    }
+
+    fn lower_text(&self) -> Option<&str> {
+        self.page.lower_text()
     }
 
     fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_> {
         match &self.page.content {
-            PageContent::Tree(nodes) => Box::new((0..nodes.len()).filter_map(|k| self.facts_at(k))),
+            PageContent::Tree(nodes) => Box::new(nodes.iter().map(tree_facts)),
             PageContent::Dom { tree, .. } => {
                 Box::new(tree.elements().filter_map(|(k, _, _)| self.facts_at(k)))
             }
@@ -179,11 +188,18 @@ mod tests {
 
     #[test]
     fn tree_nodes_are_their_own_facts() {
-        let nodes: Vec<crate::agent::page::TreeNode> = serde_json::from_str(
-            r#"[{"i":"10","r":"btn","n":"Press me","s":"disabled"},{"i":"11","r":"inp","n":"Search","v":"shoes"}]"#,
-        )
-        .expect("nodes");
-        let page = Page::from_tree(nodes, None);
+        let nodes = [
+            TreeNode {
+                s: Some("disabled"),
+                ..TreeNode::new("10", "btn", "Press me")
+            },
+            TreeNode {
+                v: Some("shoes"),
+                ..TreeNode::new("11", "inp", "Search")
+            },
+        ];
+        let page = Page::from_tree(nodes.into_iter().collect(), None);
+        assert_eq!(page.skeleton().len(), 2);
         let view = PageView {
             page: &page,
             url: "https://a.com/",

@@ -1,9 +1,10 @@
 //! The page model: one type for both page representations the extension sends. From an
-//! `interactiveTree`, the nodes and their ids (`i`); from a `dom` string (simplified or
-//! templatized HTML), a light element tree parsed leniently ([`dom`]), element ids taken from
-//! `data-element-id`/`data-id`/`id` attributes and from template-call arguments mapped through
-//! the template legend ([`templates`]). Either way: the set of valid element ids, a stable
-//! hash, and a skeleton (interactive elements and headings) for summaries and verification.
+//! `interactiveTree`, the nodes in two buffers ([`Nodes`]) and their ids (`i`); from a `dom`
+//! string (simplified or templatized HTML), a light element tree parsed leniently ([`dom`]),
+//! element ids taken from `data-element-id`/`data-id`/`id` attributes and from template-call
+//! arguments mapped through the template legend ([`templates`]). Either way: the valid element
+//! ids and where each element is, a stable hash, and — made when asked for — a skeleton
+//! (interactive elements and headings).
 //!
 //! Building a page is CPU work bounded by the input: no recursion deeper than
 //! [`dom::MAX_DEPTH`], no expansion beyond [`templates::MAX_EXPANDED_BYTES`].
@@ -11,41 +12,23 @@
 pub mod dom;
 pub mod facts;
 pub mod html;
+mod ids;
+mod nodes;
 pub mod templates;
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 pub use dom::{DomNode, DomTree, ID_ATTRIBUTES, KEPT_ATTRIBUTES};
 pub use facts::PageView;
+use ids::Ids;
+pub use nodes::{Nodes, TreeNode};
 pub use templates::Templates;
 
-use crate::text::{collapse_ws_cow, truncate_chars};
-
-/// One node of the extension's `interactiveTree`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TreeNode {
-    /// The element id actions use.
-    pub i: String,
-    /// Short role (`btn`, `inp`, `link`, ...).
-    #[serde(default)]
-    pub r: String,
-    /// Accessible name (≤ 100 chars from the client).
-    #[serde(default)]
-    pub n: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub v: Option<String>,
-    /// States, comma-separated (`disabled,checked`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub s: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub xy: Option<[f64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub r#box: Option<[f64; 4]>,
-}
+use crate::domain::facts::lowered;
+use crate::text::truncate_chars;
 
 /// The skeleton entry of an interactive element or heading.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,7 +44,7 @@ pub struct SkeletonEntry {
 /// Which representation the page came in.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PageContent {
-    Tree(Arc<[TreeNode]>),
+    Tree(Nodes),
     Dom {
         tree: DomTree,
         templatized: Option<String>,
@@ -81,18 +64,17 @@ pub enum PageError {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Page {
     pub content: PageContent,
-    /// Every element id an action may use.
-    pub ids: HashSet<String>,
-    /// Where each element is: its position in the tree, or its node in the DOM.
-    pub index: HashMap<String, usize>,
+    /// Every element id an action may use, and where each element is.
+    ids: Ids,
     /// Stable hash of the page's meaningful content (whitespace-insensitive).
     pub hash: String,
     /// The content hash with where each element is on screen: a scroll that moved the view
     /// changes it (a page without positions: the content hash).
     pub view: String,
-    pub skeleton: Vec<SkeletonEntry>,
     /// Viewport size, when known (tree rendering puts visible nodes first).
     pub viewport: Option<(f64, f64)>,
+    /// A tree's text in lower case, for the rules' look over the whole page.
+    lower: Option<String>,
 }
 
 fn hex_hash(parts: impl Iterator<Item = String>) -> String {
@@ -105,31 +87,24 @@ fn hex_hash(parts: impl Iterator<Item = String>) -> String {
 }
 
 impl Page {
-    /// The page of an `interactiveTree`: one pass over the nodes feeds the ids, the index, the
-    /// content hash, the view hash and the skeleton.
-    pub fn from_tree(nodes: impl Into<Arc<[TreeNode]>>, viewport: Option<(f64, f64)>) -> Self {
-        let nodes: Arc<[TreeNode]> = nodes.into();
-        let mut ids = HashSet::with_capacity(nodes.len());
-        let mut index = HashMap::with_capacity(nodes.len());
-        let mut skeleton = Vec::with_capacity(nodes.len());
+    /// The page of an `interactiveTree`: one pass over the nodes feeds the content hash and
+    /// the view hash; the ids are indexed by sorting the node positions.
+    pub fn from_tree(nodes: Nodes, viewport: Option<(f64, f64)>) -> Self {
         // The same bytes as `i|r|name|v|s` and a NUL per node, without building the line.
         let mut content = Sha256::new();
         let mut positions = Sha256::new();
         let mut placed = false;
-        for (k, n) in nodes.iter().enumerate() {
-            ids.insert(n.i.clone());
-            index.entry(n.i.clone()).or_insert(k);
-            let name = collapse_ws_cow(&n.n);
+        for n in nodes.iter() {
             for part in [
-                n.i.as_str(),
+                n.i,
                 "|",
-                n.r.as_str(),
+                n.r,
                 "|",
-                &name,
+                n.n,
                 "|",
-                n.v.as_deref().unwrap_or(""),
+                n.v.unwrap_or(""),
                 "|",
-                n.s.as_deref().unwrap_or(""),
+                n.s.unwrap_or(""),
                 "\0",
             ] {
                 content.update(part.as_bytes());
@@ -143,11 +118,6 @@ impl Page {
                 }
                 None => positions.update(b"-"),
             }
-            skeleton.push(SkeletonEntry {
-                id: Some(n.i.clone()),
-                kind: n.r.clone(),
-                label: truncate_chars(&name, 60),
-            });
         }
         let hash = hex::encode(&content.finalize()[..16]);
         let view = if placed {
@@ -157,12 +127,11 @@ impl Page {
             hash.clone()
         };
         Page {
+            ids: Ids::of_tree(&nodes),
+            lower: Some(lowered(nodes.text())),
             content: PageContent::Tree(nodes),
-            ids,
-            index,
             hash,
             view,
-            skeleton,
             viewport,
         }
     }
@@ -180,23 +149,75 @@ impl Page {
         };
         let tree = DomTree::parse(&html);
         drop(html);
-        let mut index = HashMap::new();
-        for (k, _, id) in tree.elements() {
-            index.entry(id.to_owned()).or_insert(k);
-        }
-        let mut ids: HashSet<String> = index.keys().cloned().collect();
-        ids.extend(call_ids);
         let hash = hex_hash(tree.text_lines());
-        let skeleton = skeleton(&tree);
         Ok(Page {
+            ids: Ids::of_dom(&tree, call_ids),
             content: PageContent::Dom { tree, templatized },
-            ids,
-            index,
             view: hash.clone(),
             hash,
-            skeleton,
             viewport: None,
+            lower: None,
         })
+    }
+
+    /// Whether an action may use element id `id`.
+    pub fn has_id(&self, id: &str) -> bool {
+        self.ids.contains(id, &self.content)
+    }
+
+    /// Where element `id` is: its position in the tree, or its node in the DOM.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.ids.position(id, &self.content)
+    }
+
+    /// Elements with an id (each id once).
+    pub fn element_count(&self) -> usize {
+        self.ids.elements()
+    }
+
+    /// Every element's text in lower case ([`lowered`]), when the page has it in one piece.
+    pub fn lower_text(&self) -> Option<&str> {
+        self.lower.as_deref()
+    }
+
+    /// Every element id an action may use.
+    pub fn id_set(&self) -> HashSet<String> {
+        self.ids.all(&self.content)
+    }
+
+    /// Interactive elements (those with ids) and headings, in page order.
+    pub fn skeleton(&self) -> Vec<SkeletonEntry> {
+        match &self.content {
+            PageContent::Tree(nodes) => nodes
+                .iter()
+                .map(|n| SkeletonEntry {
+                    id: Some(n.i.to_owned()),
+                    kind: n.r.to_owned(),
+                    label: truncate_chars(n.n, 60),
+                })
+                .collect(),
+            PageContent::Dom { tree, .. } => skeleton(tree),
+        }
+    }
+
+    /// The first `max` headings' labels.
+    fn headings(&self, max: usize) -> Vec<String> {
+        match &self.content {
+            PageContent::Tree(nodes) => nodes
+                .iter()
+                .filter(|n| dom::is_heading(n.r))
+                .take(max)
+                .map(|n| truncate_chars(n.n, 60))
+                .collect(),
+            PageContent::Dom { tree, .. } => tree
+                .nodes
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| matches!(n, DomNode::Element { tag, .. } if dom::is_heading(tag)))
+                .take(max)
+                .map(|(i, _)| tree.label_of(i, 60))
+                .collect(),
+        }
     }
 
     /// A one-line description (≤ 200 chars) for step items and messages.
@@ -206,16 +227,10 @@ impl Page {
             PageContent::Dom {
                 templatized: Some(_),
                 ..
-            } => ("templatized dom", self.ids.len()),
-            PageContent::Dom { .. } => ("dom", self.ids.len()),
+            } => ("templatized dom", self.ids.count()),
+            PageContent::Dom { .. } => ("dom", self.ids.count()),
         };
-        let headings: Vec<&str> = self
-            .skeleton
-            .iter()
-            .filter(|e| dom::is_heading(&e.kind))
-            .map(|e| e.label.as_str())
-            .take(2)
-            .collect();
+        let headings = self.headings(2);
         let mut s = format!("{kind}: {count} interactive elements");
         if let Some(t) = title.filter(|t| !t.trim().is_empty()) {
             s.push_str(&format!("; title \"{}\"", crate::text::single_line(t, 120)));
@@ -255,18 +270,18 @@ mod tests {
             r#"<div><a id="1">One</a><button data-id="b2">Two</button><input data-element-id="7" id="search"></div>"#,
         )
         .expect("page");
-        let mut ids: Vec<_> = p.ids.iter().cloned().collect();
+        let mut ids: Vec<_> = p.id_set().into_iter().collect();
         ids.sort();
         assert_eq!(ids, vec!["1", "7", "b2"]);
-        assert_eq!(p.skeleton.len(), 3);
-        assert_eq!(p.skeleton[0].label, "One");
+        assert_eq!(p.skeleton().len(), 3);
+        assert_eq!(p.skeleton()[0].label, "One");
     }
 
     #[test]
     fn self_closed_raw_text_elements_do_not_swallow_the_rest() {
         let dom = r#"<div><iframe name="ad" title="x>y"/><a id="1">One</a><textarea id="2"/><a id="3">Three</a><br/><div/><a id="4">Four</a></div>"#;
         let p = Page::from_dom(dom).expect("page");
-        let mut ids: Vec<_> = p.ids.iter().cloned().collect();
+        let mut ids: Vec<_> = p.id_set().into_iter().collect();
         ids.sort();
         assert_eq!(ids, vec!["1", "2", "3", "4"]);
     }
@@ -275,7 +290,7 @@ mod tests {
     fn template_call_ids_count_as_page_ids() {
         let dom = "T1: <div><a id=$1>$2</a></div>\nT2: <li id=$1>$2</li>\n\n<html><body>{T1(12,\"Hello\")}<a id=\"5\">Home</a>{T2(99,\"Item\")}</body></html>";
         let p = Page::from_dom(dom).expect("page");
-        assert!(p.ids.contains("12") && p.ids.contains("5") && p.ids.contains("99"));
+        assert!(p.has_id("12") && p.has_id("5") && p.has_id("99"));
     }
 
     #[test]
@@ -290,12 +305,20 @@ mod tests {
 
     #[test]
     fn tree_hashes_keep_their_definition_and_the_view_follows_positions() {
-        let nodes = |y: f64| -> Vec<TreeNode> {
-            serde_json::from_value(serde_json::json!([
-                { "i": "1", "r": "inp", "n": "  Search \t box ", "v": "shoes", "xy": [97.0, y] },
-                { "i": "10", "r": "btn", "n": "Go", "s": "disabled" }
-            ]))
-            .expect("nodes")
+        let nodes = |y: f64| -> Nodes {
+            [
+                TreeNode {
+                    v: Some("shoes"),
+                    xy: Some([97.0, y]),
+                    ..TreeNode::new("1", "inp", "  Search \t box ")
+                },
+                TreeNode {
+                    s: Some("disabled"),
+                    ..TreeNode::new("10", "btn", "Go")
+                },
+            ]
+            .into_iter()
+            .collect()
         };
         let a = Page::from_tree(nodes(90.0), None);
         // The hash stored by earlier steps: the node lines `i|r|name|v|s`, each NUL-ended.
@@ -309,15 +332,19 @@ mod tests {
 
     #[test]
     fn tree_pages_use_node_ids() {
-        let nodes: Vec<TreeNode> = serde_json::from_str(
-            r#"[{"i":"1","r":"inp","n":"Search box","xy":[97,90]},{"i":"10","r":"btn","n":"Press me"}]"#,
-        )
-        .expect("nodes");
-        let p = Page::from_tree(nodes, Some((780.0, 437.0)));
-        assert!(p.ids.contains("10"));
+        let nodes = [
+            TreeNode {
+                xy: Some([97.0, 90.0]),
+                ..TreeNode::new("1", "inp", "Search box")
+            },
+            TreeNode::new("10", "btn", "Press me"),
+            TreeNode::new("11", "h2", "Results"),
+        ];
+        let p = Page::from_tree(nodes.into_iter().collect(), Some((780.0, 437.0)));
+        assert!(p.has_id("10"));
         assert_eq!(
             p.summary(Some("Probe\nPage")),
-            "tree: 2 interactive elements; title \"Probe Page\""
+            "tree: 3 interactive elements; title \"Probe Page\"; headings: Results"
         );
     }
 }

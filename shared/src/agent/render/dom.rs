@@ -4,7 +4,7 @@
 //! id, with shorter labels and fewer attributes; ids with tags only; ids grouped by tag. Only
 //! when even the grouped ids overflow are elements left out, and the prompt says how many.
 
-use super::{grouped_ids, lines_then_ids, not_listed, write_groups, Out};
+use super::{grouped_ids, lines_then_ids, not_listed, weight, write_groups, Out};
 use crate::agent::page::{DomNode, DomTree};
 use crate::text::truncate_chars;
 
@@ -225,7 +225,7 @@ pub fn render(
             .trim_end()
             .to_owned()
     };
-    if let Some((text, labelled)) = lines_then_ids(&items, line, max) {
+    if let Some((text, labelled)) = lines_then_ids(&items, line, |k| weight(&line(k)), max) {
         let note = format!(
             "page structure left out; the first {labelled} elements listed with labels cut to 16 characters, the other {} by id only, grouped by tag (a..b stands for every id from a to b)",
             items.len() - labelled
@@ -298,7 +298,7 @@ mod tests {
             let r = render(&p, budget(tokens));
             assert!(r.text.chars().count() <= tokens, "{} at {tokens}", r.form);
             if tokens >= 20 {
-                assert_eq!(ids_in(&r), p.ids, "form {} at {tokens}", r.form);
+                assert_eq!(ids_in(&r), p.id_set(), "form {} at {tokens}", r.form);
             }
             forms.insert(r.form);
         }
@@ -326,7 +326,7 @@ mod tests {
         let r = render(&p, budget(1_500));
         assert_eq!(r.form, "element-list-and-ids");
         assert!(r.text.chars().count() <= 1_500);
-        assert_eq!(ids_in(&r), p.ids, "every id is still listed");
+        assert_eq!(ids_in(&r), p.id_set(), "every id is still listed");
         assert!(
             r.text.starts_with("[0] <a> Section link nu…"),
             "{}",
@@ -349,7 +349,7 @@ mod tests {
         let r = render(&p, budget(1000));
         assert_eq!(r.form, "html");
         assert!(!r.text.contains("<a id=\"42\""), "{}", r.text);
-        assert_eq!(ids_in(&r), p.ids);
+        assert_eq!(ids_in(&r), p.id_set());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! left out — off-screen ones first — and the prompt says how many.
 
 use super::{grouped_ids, lines_then_ids, not_listed, weight, write_groups, Out, WEIGHT_SCALE};
-use crate::agent::page::TreeNode;
+use crate::agent::page::{Nodes, TreeNode};
 use std::borrow::Cow;
 
 use crate::text::{collapse_ws_cow, cut_at, truncate_chars};
@@ -15,14 +15,15 @@ const OFFSCREEN: &str = "-- below or beside the viewport --";
 /// Longest state list shown on a line.
 const STATES_MAX: usize = 40;
 
-fn in_viewport(n: &TreeNode, viewport: Option<(f64, f64)>) -> bool {
+fn in_viewport(n: &TreeNode<'_>, viewport: Option<(f64, f64)>) -> bool {
     match (viewport, n.xy) {
         (Some((w, h)), Some([x, y])) => (0.0..=w).contains(&x) && (0.0..=h).contains(&y),
         _ => true,
     }
 }
 
-/// A node's parts as its lines show them, whitespace collapsed once for every form.
+/// A node's parts as its lines show them, whitespace collapsed once for every form (names
+/// come collapsed from [`Nodes`]).
 struct Parts<'a> {
     id: &'a str,
     /// The role as one word (a client's role cannot break its line).
@@ -33,10 +34,10 @@ struct Parts<'a> {
 }
 
 impl<'a> Parts<'a> {
-    fn of(n: &'a TreeNode) -> Self {
-        let role = collapse_ws_cow(&n.r);
+    fn of(n: &TreeNode<'a>) -> Self {
+        let role = collapse_ws_cow(n.r);
         Parts {
-            id: &n.i,
+            id: n.i,
             role: if role.is_empty() {
                 "el".into()
             } else if role.contains(' ') {
@@ -44,9 +45,9 @@ impl<'a> Parts<'a> {
             } else {
                 role
             },
-            name: collapse_ws_cow(&n.n),
-            value: n.v.as_deref().map(collapse_ws_cow).unwrap_or_default(),
-            states: n.s.as_deref().map(collapse_ws_cow).unwrap_or_default(),
+            name: Cow::Borrowed(n.n),
+            value: n.v.map(collapse_ws_cow).unwrap_or_default(),
+            states: n.s.map(collapse_ws_cow).unwrap_or_default(),
         }
     }
 
@@ -148,16 +149,22 @@ fn fits(
 
 /// Renders `nodes` in at most `max` characters.
 pub fn render(
-    nodes: &[TreeNode],
+    nodes: &Nodes,
     viewport: Option<(f64, f64)>,
     max: usize,
 ) -> (&'static str, String, Vec<String>) {
-    let (visible, offscreen): (Vec<&TreeNode>, Vec<&TreeNode>) =
+    let (visible, offscreen): (Vec<TreeNode>, Vec<TreeNode>) =
         nodes.iter().partition(|n| in_viewport(n, viewport));
-    let vis: Vec<Parts> = visible.iter().map(|n| Parts::of(n)).collect();
-    let off: Vec<Parts> = offscreen.iter().map(|n| Parts::of(n)).collect();
-    // The richest form that fits is written once.
-    for &(form, vis_max, off_max, note) in FORMS {
+    let vis: Vec<Parts> = visible.iter().map(Parts::of).collect();
+    let off: Vec<Parts> = offscreen.iter().map(Parts::of).collect();
+    // The richest form that fits is written once. Every form weighs at least what the last
+    // (ids, roles and states) does: when that does not fit, none does.
+    let forms = if fits(&vis, &off, 0, 0, max) {
+        FORMS
+    } else {
+        &[]
+    };
+    for &(form, vis_max, off_max, note) in forms {
         if !fits(&vis, &off, vis_max, off_max, max) {
             continue;
         }
@@ -184,9 +191,10 @@ pub fn render(
     let items: Vec<(&str, &str)> = visible
         .iter()
         .chain(&offscreen)
-        .map(|n| (n.r.as_str(), n.i.as_str()))
+        .map(|n| (n.r, n.i))
         .collect();
-    if let Some((text, labelled)) = lines_then_ids(&items, |k| ordered[k].line(16), max) {
+    let lines = |k: usize| ordered[k].line(16);
+    if let Some((text, labelled)) = lines_then_ids(&items, lines, |k| ordered[k].weight(16), max) {
         let note = format!(
             "the first {labelled} elements (those in the viewport first) listed with names cut to 16 characters, the other {} by id only, grouped by role (a..b stands for every id from a to b)",
             items.len() - labelled
@@ -198,21 +206,15 @@ pub fn render(
 
 /// Ids grouped by role; when even those overflow, as many groups' ids as fit, visible first.
 fn grouped(
-    visible: &[&TreeNode],
-    offscreen: &[&TreeNode],
+    visible: &[TreeNode],
+    offscreen: &[TreeNode],
     max: usize,
 ) -> (&'static str, String, Vec<String>) {
     let mut out = Out::new(max);
-    let (mut listed, complete) = write_groups(
-        &mut out,
-        grouped_ids(visible.iter().map(|n| (n.r.as_str(), n.i.as_str()))),
-    );
+    let (mut listed, complete) =
+        write_groups(&mut out, grouped_ids(visible.iter().map(|n| (n.r, n.i))));
     if complete && !offscreen.is_empty() && out.line(OFFSCREEN) {
-        listed += write_groups(
-            &mut out,
-            grouped_ids(offscreen.iter().map(|n| (n.r.as_str(), n.i.as_str()))),
-        )
-        .0;
+        listed += write_groups(&mut out, grouped_ids(offscreen.iter().map(|n| (n.r, n.i)))).0;
     }
     let total = visible.len() + offscreen.len();
     let form = if listed == total {
@@ -235,18 +237,20 @@ mod tests {
     use crate::agent::render::tests::budget;
     use crate::agent::render::{ids_in, render as render_page, weight, Budget, WEIGHT_SCALE};
 
-    fn nodes(count: usize, visible: usize) -> Vec<TreeNode> {
-        (0..count)
-            .map(|i| TreeNode {
-                i: i.to_string(),
-                r: if i % 3 == 0 { "btn" } else { "link" }.into(),
-                n: format!("Link number {i} with a rather long accessible name for testing"),
-                v: None,
-                s: (i % 7 == 0).then(|| "disabled".to_owned()),
+    fn nodes(count: usize, visible: usize) -> Nodes {
+        let mut out = Nodes::default();
+        for i in 0..count {
+            let (id, name) = (
+                i.to_string(),
+                format!("Link number {i} with a rather long accessible name for testing"),
+            );
+            out.push(TreeNode {
+                s: (i % 7 == 0).then_some("disabled"),
                 xy: Some([10.0, if i < visible { 100.0 } else { 5000.0 }]),
-                r#box: None,
-            })
-            .collect()
+                ..TreeNode::new(&id, if i % 3 == 0 { "btn" } else { "link" }, &name)
+            });
+        }
+        out
     }
 
     #[test]
@@ -259,14 +263,15 @@ mod tests {
             &"x".repeat(150),
         ];
         for (k, name) in names.iter().enumerate() {
+            let (id, value, states) = (
+                format!("{k}7"),
+                format!("{name} value"),
+                "disabled, checked,".repeat(k + 1),
+            );
             let node = TreeNode {
-                i: format!("{k}7"),
-                r: ["btn", " two words ", "", "inp"][k % 4].into(),
-                n: (*name).to_owned(),
-                v: (k % 2 == 0).then(|| format!("{name} value")),
-                s: (k % 3 == 0).then(|| "disabled, checked,".repeat(k + 1)),
-                xy: None,
-                r#box: None,
+                v: (k % 2 == 0).then_some(value.as_str()),
+                s: (k % 3 == 0).then_some(states.as_str()),
+                ..TreeNode::new(&id, [" btn", " two words ", "", "inp"][k % 4], name)
             };
             let parts = Parts::of(&node);
             for name_max in [0, 8, 10, 16, 40, 100] {
@@ -296,13 +301,13 @@ mod tests {
             }
             // Every id is listed whenever the grouped ids alone fit.
             let all_ids: usize = p
-                .ids
+                .id_set()
                 .iter()
                 .map(|i| (weight(i) + WEIGHT_SCALE) / WEIGHT_SCALE)
                 .sum::<usize>()
                 + 60;
             if tokens >= all_ids {
-                assert_eq!(ids_in(&r), p.ids, "{} at {tokens}", r.form);
+                assert_eq!(ids_in(&r), p.id_set(), "{} at {tokens}", r.form);
             }
             for i in 0..5 {
                 assert!(
@@ -340,6 +345,6 @@ mod tests {
                 chars_per_token: 2.5,
             },
         );
-        assert_eq!(ids_in(&r), p.ids, "{}", r.form);
+        assert_eq!(ids_in(&r), p.id_set(), "{}", r.form);
     }
 }

@@ -2,7 +2,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::agent::page::TreeNode;
+use std::borrow::Cow;
+
+use crate::agent::page::{Nodes, TreeNode};
 use crate::error::FieldProblem;
 use crate::text::cut_at;
 
@@ -72,8 +74,8 @@ pub(super) fn enum_field(
 
 /// A scalar JSON value as a node field takes it.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Scalar {
-    Str(String),
+pub(super) enum Scalar<'a> {
+    Str(Cow<'a, str>),
     /// A number, as its JSON text.
     Num(String),
     Bool(bool),
@@ -83,66 +85,128 @@ pub(super) enum Scalar {
 
 /// A tree node's fields as sent, before they are checked.
 #[derive(Debug, Default)]
-pub(super) struct RawNode {
+pub(super) struct RawNode<'a> {
     pub(super) object: bool,
-    pub(super) i: Option<Scalar>,
-    pub(super) r: Option<Scalar>,
-    pub(super) n: Option<Scalar>,
-    pub(super) v: Option<Scalar>,
-    pub(super) s: Option<Scalar>,
+    pub(super) i: Option<Scalar<'a>>,
+    pub(super) r: Option<Scalar<'a>>,
+    pub(super) n: Option<Scalar<'a>>,
+    pub(super) v: Option<Scalar<'a>>,
+    pub(super) s: Option<Scalar<'a>>,
     pub(super) xy: Option<[f64; 2]>,
     pub(super) r#box: Option<[f64; 4]>,
 }
 
-/// `s` cut to `max` characters (with an ellipsis), without copying.
-fn cut(mut s: String, max: usize) -> String {
-    if s.len() > max {
-        if let Some(end) = cut_at(&s, max) {
-            s.truncate(end);
-            s.push('…');
-        }
+/// `s` cut to `max` characters (with an ellipsis), copied only when cut.
+fn cut(s: &str, max: usize) -> Cow<'_, str> {
+    if s.len() <= max {
+        return Cow::Borrowed(s);
     }
-    s
+    match cut_at(s, max) {
+        Some(end) => Cow::Owned(format!("{}…", &s[..end])),
+        None => Cow::Borrowed(s),
+    }
 }
 
-/// Node `k` of the tree, checked: its problems go to `p`.
-pub(super) fn tree_node(raw: RawNode, k: usize, p: &mut Problems) -> Option<TreeNode> {
+/// A node field's text: strings cut to `max` characters, numbers and booleans as written.
+fn text<'s>(value: &'s Option<Scalar<'_>>, max: usize) -> Option<Cow<'s, str>> {
+    match value {
+        Some(Scalar::Str(s)) => Some(cut(s, max)),
+        Some(Scalar::Num(n)) => Some(Cow::Borrowed(n)),
+        Some(Scalar::Bool(b)) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
+        _ => None,
+    }
+}
+
+/// An element id actions can name: 1 to 64 bytes, no whitespace, quotes, commas, brackets
+/// or `..` (the action grammar's delimiters).
+fn valid_id(i: &str) -> bool {
+    let forbidden = |c: char| c.is_whitespace() || "\"'`(),[]".contains(c);
+    if i.is_empty() || i.len() > 64 {
+        return false;
+    }
+    if !i.is_ascii() {
+        return !i.contains("..") && !i.chars().any(forbidden);
+    }
+    let b = i.as_bytes();
+    let bad = b.iter().fold(false, |any, &c| {
+        any | matches!(
+            c,
+            b'\t'..=b'\r' | b' ' | b'"' | b'\'' | b'`' | b'(' | b')' | b',' | b'[' | b']'
+        )
+    });
+    let dots = b
+        .iter()
+        .zip(b.iter().skip(1))
+        .fold(false, |any, (&x, &y)| any | ((x == b'.') & (y == b'.')));
+    !bad && !dots
+}
+
+/// Node `k` of the tree, checked and added to `nodes`; its problems go to `p` (`false`: the
+/// node is invalid and was not added).
+pub(super) fn tree_node(raw: RawNode<'_>, k: usize, p: &mut Problems, nodes: &mut Nodes) -> bool {
     let field = |f: &str| format!("interactiveTree[{k}].{f}");
     if !raw.object {
         p.add(format!("interactiveTree[{k}]"), "must be an object");
-        return None;
+        return false;
     }
-    let i = match raw.i {
-        Some(Scalar::Str(s)) if s.trim().len() == s.len() => s,
-        Some(Scalar::Str(s)) => s.trim().to_owned(),
-        Some(Scalar::Num(n)) => n,
-        _ => String::new(),
+    let i = match &raw.i {
+        Some(Scalar::Str(s)) => s.trim(),
+        Some(Scalar::Num(n)) => n.as_str(),
+        _ => "",
     };
-    if i.is_empty()
-        || i.len() > 64
-        || i.contains("..")
-        || i.chars()
-            .any(|c| c.is_whitespace() || "\"'`(),[]".contains(c))
-    {
+    if !valid_id(i) {
         p.add(
             field("i"),
             "must be a non-empty element id without spaces, quotes, commas, brackets or `..`",
         );
-        return None;
+        return false;
     }
-    let text = |value: Option<Scalar>, max: usize| match value {
-        Some(Scalar::Str(s)) => Some(cut(s, max)),
-        Some(Scalar::Num(n)) => Some(n),
-        Some(Scalar::Bool(b)) => Some(b.to_string()),
-        _ => None,
-    };
-    Some(TreeNode {
+    let (r, n) = (text(&raw.r, 32), text(&raw.n, 100));
+    let (v, s) = (text(&raw.v, 200), text(&raw.s, 200));
+    let added = nodes.push(TreeNode {
         i,
-        r: text(raw.r, 32).unwrap_or_default(),
-        n: text(raw.n, 100).unwrap_or_default(),
-        v: text(raw.v, 200),
-        s: text(raw.s, 200),
+        r: r.as_deref().unwrap_or(""),
+        n: n.as_deref().unwrap_or(""),
+        v: v.as_deref(),
+        s: s.as_deref(),
         xy: raw.xy,
         r#box: raw.r#box,
-    })
+    });
+    if !added {
+        p.add("interactiveTree", "is too large");
+    }
+    added
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_id;
+
+    #[test]
+    fn ids_are_checked_byte_by_byte_as_character_by_character() {
+        let old = |i: &str| {
+            !(i.is_empty()
+                || i.len() > 64
+                || i.contains("..")
+                || i.chars()
+                    .any(|c| c.is_whitespace() || "\"'`(),[]".contains(c)))
+        };
+        let pieces = [
+            "7", "a", ".", " ", "\t", "\u{b}", "\u{1}", "\u{7f}", "\"", "'", "`", "(", ")", ",",
+            "[", "]", "-", "é", "\u{a0}", "\u{2028}", "x.y",
+        ];
+        let mut ids = vec![String::new()];
+        for _ in 0..3 {
+            let longer: Vec<String> = ids
+                .iter()
+                .flat_map(|t| pieces.iter().map(move |p| format!("{t}{p}")))
+                .collect();
+            ids.extend(longer);
+        }
+        ids.push("1".repeat(64));
+        ids.push("1".repeat(65));
+        for id in &ids {
+            assert_eq!(valid_id(id), old(id), "{id:?}");
+        }
+    }
 }

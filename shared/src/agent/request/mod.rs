@@ -2,28 +2,36 @@
 //! (`interactiveTree[3].i`, `query`, ...), unknown fields are ignored.
 
 mod fields;
+mod json;
 mod reports;
-mod wire;
+mod scan;
 
 use serde_json::Value;
 
-use super::page::TreeNode;
+use super::page::Nodes;
 use crate::error::Error;
 use crate::text::truncate_chars;
 use fields::{enum_field, object_field, string_field, uuid_field, Problems};
 use reports::{report_field, DOM_CHANGES_FIELDS, ERROR_FIELDS, OBSERVATION_FIELDS, RESULT_FIELDS};
+use scan::{TreeField, MAX_NODE_PROBLEMS};
 use serde_json::Map;
-use wire::{Body, TreeField, MAX_NODE_PROBLEMS};
 
 /// Longest `dom` accepted, in characters.
 pub const MAX_DOM_CHARS: usize = 500_000;
+/// Most `interactiveTree` nodes accepted (large pages send thousands; a body of tiny nodes
+/// would otherwise cost some forty times its size in memory).
+pub const MAX_TREE_NODES: usize = 50_000;
 /// Longest `query`, in characters.
 pub const MAX_QUERY_CHARS: usize = 10_000;
 
 /// The page as sent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PageInput {
-    Tree(Vec<TreeNode>),
+    Tree {
+        nodes: Nodes,
+        /// The tree's JSON as sent (kept as the step's page snapshot).
+        sent: String,
+    },
     Dom(String),
 }
 
@@ -92,18 +100,19 @@ pub fn is_web_url(url: &str) -> bool {
     reqwest::Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
 }
 
-/// Validates a parsed JSON body.
+/// Validates a parsed JSON body (written out and read as a raw body is: one set of rules).
 pub fn validate(body: &Value) -> Result<InteractRequest, Error> {
-    let Some(obj) = body.as_object() else {
+    if !body.is_object() {
         return Err(Error::field("body", "must be a JSON object"));
-    };
-    check(obj, TreeField::of(obj.get("interactiveTree")))
+    }
+    let text = serde_json::to_vec(body).unwrap_or_default();
+    read(&text).unwrap_or_else(|| Err(Error::field("body", "must be a JSON object")))
 }
 
 /// Reads and validates a raw body in one pass (the tree's nodes checked as they are read);
 /// `None` when it is not a JSON object — the caller's JSON reader then names the problem.
 pub fn read(bytes: &[u8]) -> Option<Result<InteractRequest, Error>> {
-    let body: Body = serde_json::from_slice(bytes).ok()?;
+    let body = scan::body(std::str::from_utf8(bytes).ok()?)?;
     Some(check(&body.fields, body.tree))
 }
 
@@ -155,15 +164,23 @@ fn check(obj: &Map<String, Value>, tree_field: TreeField) -> Result<InteractRequ
             nodes,
             bad,
             problems,
+            sent,
+            over,
         } => {
             p.0.extend(problems);
+            if over > 0 {
+                p.add(
+                    "interactiveTree",
+                    format!("must have at most {MAX_TREE_NODES} nodes"),
+                );
+            }
             if bad > MAX_NODE_PROBLEMS {
                 p.add(
                     "interactiveTree",
                     format!("{bad} nodes are invalid; the first {MAX_NODE_PROBLEMS} are listed"),
                 );
             }
-            tree = Some(nodes);
+            tree = Some((nodes, sent));
         }
         TreeField::NotArray => p.add("interactiveTree", "must be an array of nodes"),
     }
@@ -175,7 +192,7 @@ fn check(obj: &Map<String, Value>, tree_field: TreeField) -> Result<InteractRequ
         p.add("dom", format!("must be at most {MAX_DOM_CHARS} characters"));
     }
     let page = match (tree, dom) {
-        (Some(t), _) if !t.is_empty() => Some(PageInput::Tree(t)),
+        (Some((nodes, sent)), _) if !nodes.is_empty() => Some(PageInput::Tree { nodes, sent }),
         (_, Some(d)) if !d.trim().is_empty() && d.chars().count() <= MAX_DOM_CHARS => {
             Some(PageInput::Dom(d))
         }
@@ -253,175 +270,6 @@ fn check(obj: &Map<String, Value>, tree_field: TreeField) -> Result<InteractRequ
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn one_pass_reading_agrees_with_the_checks_over_parsed_json() {
-        let long = "x".repeat(150);
-        let bodies = [
-            json!({ "url": "https://a.com/", "query": "go", "interactiveTree": [
-                { "i": "1", "r": "btn", "n": "Go", "xy": [1, 2], "box": [0, 0, 3, 4], "extra": { "deep": [1, 2] } },
-                { "i": 7, "r": "link", "n": long, "v": 3.5, "s": true, "xy": [1], "box": "no" },
-                { "i": " 9 ", "r": null, "n": ["a"], "v": { "k": 1 } }
-            ], "domChanges": { "addedCount": 1 }, "viewport": { "width": 800, "height": 600 } }),
-            json!({ "url": "https://a.com/", "query": "go", "interactiveTree": [
-                1, "node", [], null, { "i": "" }, { "i": "a b" }, { "n": "no id" }
-            ] }),
-            json!({ "url": "https://a.com/", "query": "go", "interactiveTree": "nodes" }),
-            json!({ "url": "https://a.com/", "query": "go", "interactiveTree": null, "dom": "<p id=1>x</p>" }),
-            json!({ "url": "https://a.com/", "query": "go", "interactiveTree": { "i": "1" } }),
-            json!({ "query": 5, "interactiveTree": [] }),
-        ];
-        for body in bodies {
-            let bytes = serde_json::to_vec(&body).expect("json");
-            let one_pass = read(&bytes).expect("an object");
-            assert_eq!(
-                format!("{one_pass:?}"),
-                format!("{:?}", validate(&body)),
-                "{body}"
-            );
-        }
-        assert!(read(b"[1, 2]").is_none());
-        assert!(read(b"{\"url\": ").is_none());
-        // The last of repeated keys counts, as in a parsed body.
-        let twice = br#"{"url":"https://a.com/","query":"go","interactiveTree":"x","interactiveTree":[{"i":"1"}]}"#;
-        assert!(read(twice).expect("object").is_ok());
-    }
-
-    fn fields(body: Value) -> Vec<String> {
-        match validate(&body) {
-            Err(Error::Validation(p)) => p.into_iter().map(|x| x.field).collect(),
-            other => panic!("expected validation error, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn the_captured_first_step_validates() {
-        let body = json!({"url": "http://127.0.0.1:3000/test-page", "query": "Click the Press me button", "tabId": 1123291683,
-            "sessionId": "8131ab15-75ec-448e-80c7-8ef0a28fb1e3", "screenshot": null, "domMode": "semantic",
-            "interactiveTree": [{"i": "1", "r": "inp", "n": "Search box", "xy": [97, 90], "box": [8, 80, 177, 21]},
-                                {"i": "10", "r": "btn", "n": "Press me", "xy": [225, 90], "box": [189, 80, 72, 21]}],
-            "viewport": {"width": 780, "height": 437}, "pageTitle": "Probe Page"});
-        let r = validate(&body).expect("valid");
-        assert_eq!(r.viewport, Some((780.0, 437.0)));
-        let PageInput::Tree(nodes) = &r.page else {
-            panic!("tree")
-        };
-        assert_eq!(nodes[1].i, "10");
-        assert_eq!(
-            r.session_id.as_deref(),
-            Some("8131ab15-75ec-448e-80c7-8ef0a28fb1e3")
-        );
-    }
-
-    #[test]
-    fn every_bad_field_is_named() {
-        let f = fields(
-            json!({ "query": "", "taskId": "task-1", "lastActionStatus": "done", "domMode": "x", "dom": 5 }),
-        );
-        for want in [
-            "url",
-            "query",
-            "taskId",
-            "lastActionStatus",
-            "domMode",
-            "dom",
-        ] {
-            assert!(f.contains(&want.to_string()), "{want} missing from {f:?}");
-        }
-        for ok in [
-            "about:blank",
-            "data:text/html,<h1>hi</h1>",
-            "chrome://newtab/",
-            "file:///tmp/a.html",
-        ] {
-            assert_eq!(page_url(ok).as_deref(), Some(ok), "{ok}");
-        }
-        let long = format!("data:text/html;charset=utf-8,{}", "x".repeat(10_000));
-        assert_eq!(
-            page_url(&long).as_deref(),
-            Some("data:text/html;charset=utf-8,…")
-        );
-        assert!(page_url(&format!("https://a.com/{}", "x".repeat(5000))).is_none());
-        assert!(
-            is_web_url("https://a.com/") && !is_web_url("about:blank") && !is_web_url("data:,x")
-        );
-        let f = fields(json!({ "url": "not a url", "query": "q", "interactiveTree": [] }));
-        assert_eq!(f, vec!["url", "interactiveTree"]);
-        let f = fields(
-            json!({ "url": "https://a.com", "query": "q", "interactiveTree": [{"i": ""}, {"r": "btn"}, 7] }),
-        );
-        assert_eq!(
-            f,
-            vec![
-                "interactiveTree[0].i",
-                "interactiveTree[1].i",
-                "interactiveTree[2]"
-            ]
-        );
-        let f = fields(
-            json!({ "url": "https://a.com", "query": "q", "dom": "x".repeat(MAX_DOM_CHARS + 1) }),
-        );
-        assert_eq!(f, vec!["dom"]);
-        let f = fields(
-            json!({ "url": "https://a.com", "query": "q".repeat(MAX_QUERY_CHARS + 1), "dom": "<a id=1>x</a>" }),
-        );
-        assert_eq!(f, vec!["query"]);
-    }
-
-    #[test]
-    fn client_reports_keep_known_fields_only_and_bounded() {
-        let r = validate(&json!({ "url": "https://a.com/x", "query": "q", "dom": "<a id=1>x</a>",
-            "lastActionStatus": "failure",
-            "lastActionError": { "message": "m".repeat(4_000_000), "code": "ELEMENT_NOT_FOUND", "elementId": 12, "stack": "x".repeat(1000) },
-            "lastActionResult": { "success": false, "actualState": { "blob": "y".repeat(5000) } },
-            "domChanges": { "addedCount": 3, "dropdownOptions": vec!["o"; 500], "urlChanged": "yes" },
-            "clientObservations": { "didUrlChange": true, "extra": 1 } }))
-        .expect("valid");
-        let stored = serde_json::to_string(&r.last_action).expect("json");
-        assert!(stored.len() < 10_000, "{}", stored.len());
-        let e = r.last_action.error.expect("error");
-        assert_eq!(
-            e["message"].as_str().map(|m| m.chars().count()),
-            Some(1_000)
-        );
-        assert_eq!(
-            (e["code"].as_str(), e["elementId"].as_str()),
-            (Some("ELEMENT_NOT_FOUND"), Some("12"))
-        );
-        assert!(e.get("stack").is_none());
-        let res = r.last_action.result.expect("result");
-        assert!(res["actualState"]
-            .as_str()
-            .is_some_and(|s| s.chars().count() == 1_000));
-        let ch = r.last_action.dom_changes.expect("changes");
-        assert_eq!(ch["dropdownOptions"].as_array().map(Vec::len), Some(50));
-        assert!(
-            ch.get("urlChanged").is_none(),
-            "wrong types are dropped, not refused"
-        );
-        assert_eq!(
-            r.last_action.client_observations,
-            Some(json!({ "didUrlChange": true }))
-        );
-    }
-
-    #[test]
-    fn unknown_fields_are_ignored_and_long_names_cut() {
-        let r = validate(
-            &json!({ "url": "https://a.com/x", "query": " q ", "futureField": {"x": 1},
-            "interactiveTree": [{"i": 5, "r": "btn", "n": "n".repeat(300)}] }),
-        )
-        .expect("valid");
-        assert_eq!(r.query, "q");
-        let PageInput::Tree(nodes) = r.page else {
-            panic!("tree")
-        };
-        assert_eq!(
-            (nodes[0].i.as_str(), nodes[0].n.chars().count()),
-            ("5", 100)
-        );
-    }
-}
+mod reference;
+#[cfg(test)]
+mod tests;

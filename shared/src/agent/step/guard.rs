@@ -64,7 +64,7 @@ pub enum Review {
 fn executable(raw: &str, page: &Page) -> Result<(Action, String), String> {
     let action = Action::parse_model(raw)?;
     if let Some(id) = action.element() {
-        if !page.ids.contains(id) {
+        if !page.has_id(id) {
             return Err(format!(
                 "element {} is not on the current page",
                 crate::text::single_line(id, 64)
@@ -248,12 +248,9 @@ mod tests {
     use crate::agent::page::TreeNode;
 
     fn page(nodes: &[(&str, &str, &str)]) -> Page {
-        let nodes: Vec<TreeNode> = nodes
+        let nodes = nodes
             .iter()
-            .map(|(i, r, n)| {
-                serde_json::from_value::<TreeNode>(serde_json::json!({ "i": i, "r": r, "n": n }))
-                    .expect("node")
-            })
+            .map(|(i, r, n)| TreeNode::new(i, r, n))
             .collect();
         Page::from_tree(nodes, None)
     }

@@ -168,7 +168,7 @@ pub async fn ask(
         ChatMessage::system(JUDGE_PROMPT),
         ChatMessage::user(question),
     ];
-    let result = llm.complete(&messages, until).await;
+    let result = crate::ports::llm::ask(llm.as_ref(), &messages, until).await;
     let c = match result {
         Ok(c) => c,
         Err(e) => {

@@ -212,7 +212,7 @@ pub async fn call(
     messages.extend(round.correction.iter().cloned());
     round.calls += 1;
     let t = Instant::now();
-    let c = match llm.complete(&messages, model_deadline).await {
+    let c = match crate::ports::llm::ask(llm.as_ref(), &messages, model_deadline).await {
         Ok(c) => c,
         Err(LlmError::Timeout) => {
             step.count_call(TokenUsage::default(), t.elapsed());

@@ -10,36 +10,20 @@ use std::time::Instant;
 use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
-use crate::agent::page::{Page, TreeNode};
+use crate::agent::page::Page;
 use crate::agent::render::{render, Budget, Rendered};
 use crate::agent::request::{InteractRequest, PageInput};
 use crate::context::AppContext;
 use crate::error::Error;
 use crate::ports::Compressed;
 
-/// What the step's snapshot is made of: a `dom` as sent, or a tree's nodes, written as JSON
-/// only when the snapshot is compressed (off the request's path in-process).
-#[derive(Clone)]
-enum Raw {
-    Bytes(Arc<[u8]>),
-    Tree(Arc<[TreeNode]>),
-}
-
-impl Raw {
-    fn bytes(&self) -> Arc<[u8]> {
-        match self {
-            Raw::Bytes(b) => b.clone(),
-            Raw::Tree(nodes) => serde_json::to_vec(&**nodes).unwrap_or_default().into(),
-        }
-    }
-}
-
 /// The page of a request: the model, its rendering for the prompt, and the raw content kept
 /// as the step's snapshot.
 pub struct BuiltPage {
     pub page: Page,
     pub rendered: Rendered,
-    snapshot: Raw,
+    /// The page as sent: the tree's JSON or the `dom`.
+    snapshot: Arc<Vec<u8>>,
     compressed: Arc<OnceCell<Compressed>>,
 }
 
@@ -53,16 +37,9 @@ impl std::fmt::Debug for BuiltPage {
 }
 
 impl BuiltPage {
-    /// Size of the raw snapshot (known once it is compressed).
-    pub async fn snapshot_bytes(&self) -> usize {
-        match &self.snapshot {
-            Raw::Bytes(b) => b.len(),
-            Raw::Tree(_) => match self.compressed().await {
-                Ok(c) => c.raw_bytes,
-                // Refused (too large): measured again.
-                Err(_) => self.snapshot.bytes().len(),
-            },
-        }
+    /// Size of the raw snapshot.
+    pub fn snapshot_bytes(&self) -> usize {
+        self.snapshot.len()
     }
 
     /// Starts compressing the snapshot in the background (the in-process flow, as soon as the
@@ -83,8 +60,8 @@ impl BuiltPage {
     }
 }
 
-async fn compress(raw: Raw) -> Result<Compressed, Error> {
-    Ok(on_builder("snapshot compression", move || Compressed::of(&raw.bytes())).await??)
+async fn compress(raw: Arc<Vec<u8>>) -> Result<Compressed, Error> {
+    Ok(on_builder("snapshot compression", move || Compressed::of(&raw)).await??)
 }
 
 /// Runs `work` on the blocking pool with a page builder's permit. The permit goes with the
@@ -123,16 +100,13 @@ fn build(
     input: PageInput,
     viewport: Option<(f64, f64)>,
     budget: Budget,
-) -> Result<(Page, Rendered, Raw), Error> {
+) -> Result<(Page, Rendered, Vec<u8>), Error> {
     let modelling = tracing::debug_span!("interact.page_model").entered();
     let (page, snapshot) = match input {
-        PageInput::Tree(nodes) => {
-            let nodes: Arc<[TreeNode]> = nodes.into();
-            (Page::from_tree(nodes.clone(), viewport), Raw::Tree(nodes))
-        }
+        PageInput::Tree { nodes, sent } => (Page::from_tree(nodes, viewport), sent.into_bytes()),
         PageInput::Dom(dom) => {
             let page = Page::from_dom(&dom).map_err(|e| Error::field("dom", e.to_string()))?;
-            (page, Raw::Bytes(dom.into_bytes().into()))
+            (page, dom.into_bytes())
         }
     };
     drop(modelling);
@@ -188,7 +162,7 @@ pub fn start(
             Ok(BuiltPage {
                 page,
                 rendered,
-                snapshot,
+                snapshot: Arc::new(snapshot),
                 compressed: Arc::default(),
             })
         };

@@ -98,7 +98,7 @@ pub async fn persist(
     step.task.status = d.status;
     step.task.usage.add(step.usage);
     step.task.updated_at = now;
-    let records = records::all(step, &d, req, snapshot.snapshot_bytes().await, now);
+    let records = records::all(step, &d, req, snapshot.snapshot_bytes(), now);
     let messages = messages(step, &d, &req.query, now);
     let store = ctx.store.as_ref();
     let task_write = async {

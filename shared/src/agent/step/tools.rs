@@ -149,7 +149,7 @@ pub async fn run(
         .and_then(Value::as_str)
         .unwrap_or("done")
         .to_owned();
-    let snapshot_bytes = built.snapshot_bytes().await;
+    let snapshot_bytes = built.snapshot_bytes();
     let mut record = records::base(step, &req.url, snapshot_bytes, step.step_index, now);
     record.thought = thought.to_owned();
     record.action = call.to_owned();

@@ -87,7 +87,8 @@ async fn main() {
         "release"
     };
     println!("bench ({profile} build, {runs} runs per start measurement)");
-    // BENCH_ONLY=<section,...> runs some sections: startup, coldstart, memory, cleanup, round-trips, interact,
+    // BENCH_ONLY=<section,...> runs some sections: startup, coldstart, memory, cleanup, round-trips,
+    // interact (BENCH_PAGES=tree|dom for one page), interact-binary,
     // reads, reasoning, search, prompt, login, machine, workspace, exec.
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
@@ -111,6 +112,9 @@ async fn main() {
     }
     if run("interact") {
         work::interact_overhead(runs).await;
+    }
+    if run("interact-binary") {
+        work::interact_binary(runs).await;
     }
     if run("reasoning") {
         reasoning::scripted_task().await;

@@ -164,19 +164,20 @@ pub fn prompt_tokens() {
         };
         let rendered = render(&page, budget);
         let shown = ids_in(&rendered);
-        let kept = page.ids.iter().filter(|id| shown.contains(*id)).count();
-        if kept < page.ids.len() {
+        let ids = page.id_set();
+        let kept = ids.iter().filter(|id| shown.contains(*id)).count();
+        if kept < ids.len() {
             let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
             println!(
                 "    templatized: {name:<40} {:>5} ids {:>6.1}% kept ({})",
-                page.ids.len(),
-                100.0 * kept as f64 / page.ids.len() as f64,
+                ids.len(),
+                100.0 * kept as f64 / ids.len() as f64,
                 rendered.form
             );
         }
         raw_total += count(&text);
         rendered_total += count(&rendered.text);
-        ids_total += page.ids.len();
+        ids_total += ids.len();
         kept_total += kept;
     }
     println!(
@@ -191,7 +192,7 @@ pub fn prompt_tokens() {
 /// default mode): one node per annotated element, named by its text or label, the first 30 in
 /// the viewport and the rest below it, rendered at the default budget.
 fn tree_retention(budget: shared::agent::render::Budget) {
-    use shared::agent::page::{Page, PageContent, TreeNode};
+    use shared::agent::page::{Nodes, Page, PageContent, TreeNode};
     use shared::agent::render::{ids_in, render};
     let role = |tag: &str| match tag {
         "a" => "link",
@@ -216,30 +217,22 @@ fn tree_retention(budget: shared::agent::render::Budget) {
         let PageContent::Dom { tree, .. } = &page.content else {
             continue;
         };
-        let nodes: Vec<TreeNode> = tree
-            .elements()
-            .enumerate()
-            .map(|(order, (k, tag, id))| TreeNode {
-                i: id.to_owned(),
-                r: role(tag).into(),
-                n: tree.label_of(k, 100),
-                v: None,
-                s: None,
-                xy: Some([
-                    20.0,
-                    if order < 30 {
-                        100.0
-                    } else {
-                        2000.0 + order as f64
-                    },
-                ]),
-                r#box: None,
-            })
-            .collect();
+        let mut nodes = Nodes::default();
+        for (order, (k, tag, id)) in tree.elements().enumerate() {
+            let y = if order < 30 {
+                100.0
+            } else {
+                2000.0 + order as f64
+            };
+            nodes.push(TreeNode {
+                xy: Some([20.0, y]),
+                ..TreeNode::new(id, role(tag), &tree.label_of(k, 100))
+            });
+        }
         let n = nodes.len();
         let tree_page = Page::from_tree(nodes, Some((1280.0, 800.0)));
         let rendered = render(&tree_page, budget);
-        let kept = ids_in(&rendered).intersection(&tree_page.ids).count();
+        let kept = ids_in(&rendered).intersection(&tree_page.id_set()).count();
         ids_total += n;
         kept_total += kept;
         let share = 100.0 * kept as f64 / n.max(1) as f64;

@@ -1,60 +1,39 @@
-//! The interact body read in one pass: the tree's nodes are checked as they are read, so no
-//! JSON tree of thousands of node objects is built first and copied again; the other fields
-//! are read as JSON. Same rules and problems as the checks over a parsed body.
+//! The reader the one-pass scan replaced, kept to hold it to: serde_json's visitors over the
+//! same body, with serde_json deciding what is JSON. The tests read every body both ways.
 
 use std::fmt;
 
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::fields::{tree_node, Problems, RawNode, Scalar};
-use crate::agent::page::TreeNode;
-use crate::error::FieldProblem;
-
-/// Node problems reported at most (a broken tree would otherwise flood the answer).
-pub(super) const MAX_NODE_PROBLEMS: usize = 5;
-
-/// The `interactiveTree` field as read.
-pub(super) enum TreeField {
-    Absent,
-    NotArray,
-    Nodes {
-        nodes: Vec<TreeNode>,
-        /// Invalid nodes, and the problems of the first [`MAX_NODE_PROBLEMS`].
-        bad: usize,
-        problems: Vec<FieldProblem>,
-    },
-}
-
-impl TreeField {
-    /// The field of a parsed body, read by the same visitors as a raw body (they take any
-    /// JSON, so a parsed value cannot fail them).
-    pub(super) fn of(v: Option<&Value>) -> Self {
-        v.map_or(TreeField::Absent, |v| {
-            TreeField::deserialize(v).unwrap_or(TreeField::NotArray)
-        })
-    }
-}
+use super::scan::{TreeField, MAX_NODE_PROBLEMS};
+use super::{check, InteractRequest, MAX_TREE_NODES};
+use crate::agent::page::Nodes;
+use crate::error::{Error, FieldProblem};
+use serde_json::value::RawValue;
 
 /// Checks nodes one by one as they come.
 #[derive(Default)]
 struct Collect {
-    nodes: Vec<TreeNode>,
+    nodes: Nodes,
     bad: usize,
     problems: Vec<FieldProblem>,
+    over: usize,
 }
 
 impl Collect {
     fn push(&mut self, raw: RawNode) {
         let k = self.nodes.len() + self.bad;
+        if k >= MAX_TREE_NODES {
+            self.over += 1;
+            return;
+        }
         let mut local = Problems(Vec::new());
-        match tree_node(raw, k, &mut local) {
-            Some(node) => self.nodes.push(node),
-            None => {
-                self.bad += 1;
-                if self.bad <= MAX_NODE_PROBLEMS {
-                    self.problems.extend(local.0);
-                }
+        if !tree_node(raw, k, &mut local, &mut self.nodes) {
+            self.bad += 1;
+            if self.bad <= MAX_NODE_PROBLEMS {
+                self.problems.extend(local.0);
             }
         }
     }
@@ -64,14 +43,28 @@ impl Collect {
             nodes: self.nodes,
             bad: self.bad,
             problems: self.problems,
+            sent: String::new(),
+            over: self.over,
         }
     }
 }
 
 /// The body: the tree as checked nodes, every other field as JSON.
-pub(super) struct Body {
-    pub(super) fields: Map<String, Value>,
-    pub(super) tree: TreeField,
+struct Body {
+    fields: Map<String, Value>,
+    tree: TreeField,
+}
+
+/// The fields and the tree of a raw body as the JSON reader's visitors read them.
+pub(super) fn body(bytes: &[u8]) -> Option<(Map<String, Value>, TreeField)> {
+    let body: Body = serde_json::from_slice(bytes).ok()?;
+    Some((body.fields, body.tree))
+}
+
+/// Reads and validates a raw body as the JSON reader's visitors read it.
+pub(super) fn read(bytes: &[u8]) -> Option<Result<InteractRequest, Error>> {
+    let (fields, tree) = body(bytes)?;
+    Some(check(&fields, tree))
 }
 
 /// Reads what a visitor is given and does not want (a nested array or object).
@@ -89,10 +82,10 @@ fn skip_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
 macro_rules! scalar_visits {
     ($make:expr) => {
         fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-            Ok($make(Scalar::Str(v.to_owned())))
+            Ok($make(Scalar::Str(v.to_owned().into())))
         }
         fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
-            Ok($make(Scalar::Str(v)))
+            Ok($make(Scalar::Str(v.into())))
         }
         fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
             Ok($make(Scalar::Num(v.to_string())))
@@ -115,19 +108,19 @@ macro_rules! scalar_visits {
     };
 }
 
-impl<'de> Deserialize<'de> for Scalar {
+impl<'de> Deserialize<'de> for Scalar<'static> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Scalar;
+            type Value = Scalar<'static>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a JSON value")
             }
             scalar_visits!(|s| s);
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Scalar, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Scalar<'static>, A::Error> {
                 skip_seq(seq).map(|_| Scalar::Other)
             }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Scalar, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Scalar<'static>, A::Error> {
                 skip_map(map).map(|_| Scalar::Other)
             }
         }
@@ -231,20 +224,23 @@ enum Key {
     Other,
 }
 
-impl<'de> Deserialize<'de> for RawNode {
+impl<'de> Deserialize<'de> for RawNode<'static> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = RawNode;
+            type Value = RawNode<'static>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a tree node")
             }
             // Not an object: a node with no fields, reported as such.
             scalar_visits!(|_| RawNode::default());
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<RawNode, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<RawNode<'static>, A::Error> {
                 skip_seq(seq).map(|_| RawNode::default())
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawNode, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<RawNode<'static>, A::Error> {
                 let mut n = RawNode {
                     object: true,
                     ..RawNode::default()
@@ -285,7 +281,7 @@ impl<'de> Deserialize<'de> for TreeField {
             });
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TreeField, A::Error> {
                 let mut c = Collect::default();
-                while let Some(raw) = seq.next_element::<RawNode>()? {
+                while let Some(raw) = seq.next_element::<RawNode<'static>>()? {
                     c.push(raw);
                 }
                 Ok(c.done())
@@ -313,7 +309,11 @@ impl<'de> Deserialize<'de> for Body {
                 };
                 while let Some(key) = map.next_key::<String>()? {
                     if key == "interactiveTree" {
-                        body.tree = map.next_value()?;
+                        let raw: &RawValue = map.next_value()?;
+                        body.tree = serde_json::from_str(raw.get()).map_err(A::Error::custom)?;
+                        if let TreeField::Nodes { sent, .. } = &mut body.tree {
+                            *sent = raw.get().to_owned();
+                        }
                     } else {
                         let value = map.next_value()?;
                         body.fields.insert(key, value);

@@ -1,0 +1,464 @@
+//! The request's checks: every field named, the one-pass reader against the JSON reader.
+
+use super::*;
+use serde_json::json;
+
+/// The one-pass reader and the JSON reader's visitors give the same answer for `text`.
+fn agree(text: &str) {
+    assert_eq!(
+        format!(
+            "{:?}",
+            std::str::from_utf8(text.as_bytes())
+                .ok()
+                .and_then(scan::body)
+                .map(|b| (b.fields, b.tree))
+        ),
+        format!("{:?}", reference::body(text.as_bytes())),
+        "{text}"
+    );
+    assert_eq!(
+        format!("{:?}", read(text.as_bytes())),
+        format!("{:?}", reference::read(text.as_bytes())),
+        "{text}"
+    );
+}
+
+#[test]
+fn one_pass_reading_agrees_with_the_json_reader() {
+    let long = "x".repeat(150);
+    let bodies = [
+        json!({ "url": "https://a.com/", "query": "go", "interactiveTree": [
+            { "i": "1", "r": "btn", "n": "Go", "xy": [1, 2], "box": [0, 0, 3, 4], "extra": { "deep": [1, 2] } },
+            { "i": 7, "r": "link", "n": long, "v": 3.5, "s": true, "xy": [1], "box": "no" },
+            { "i": " 9 ", "r": null, "n": ["a"], "v": { "k": 1 } }
+        ], "domChanges": { "addedCount": 1 }, "viewport": { "width": 800, "height": 600 } }),
+        json!({ "url": "https://a.com/", "query": "go", "interactiveTree": [
+            1, "node", [], null, { "i": "" }, { "i": "a b" }, { "n": "no id" }
+        ] }),
+        json!({ "url": "https://a.com/", "query": "go", "interactiveTree": "nodes" }),
+        json!({ "url": "https://a.com/", "query": "go", "interactiveTree": null, "dom": "<p id=1>x</p>" }),
+        json!({ "url": "https://a.com/", "query": "go", "interactiveTree": { "i": "1" } }),
+        json!({ "query": 5, "interactiveTree": [] }),
+    ];
+    for body in bodies {
+        let text = body.to_string();
+        agree(&text);
+        assert_eq!(
+            format!("{:?}", read(text.as_bytes()).expect("an object")),
+            format!("{:?}", validate(&body)),
+            "{body}"
+        );
+    }
+    assert!(read(b"[1, 2]").is_none());
+    assert!(read(b"{\"url\": ").is_none());
+    // The last of repeated keys counts, as in a parsed body.
+    let twice = br#"{"url":"https://a.com/","query":"go","interactiveTree":"x","interactiveTree":[{"i":"1"}]}"#;
+    assert!(read(twice).expect("object").is_ok());
+    // Where the JSON reader reads text as text, surrogates must pair and numbers fit an f64;
+    // where it skips, only the form counts.
+    let head = r#"{"url":"https://a.com/","query":"go","interactiveTree":["#;
+    for node in [
+        r#"{"i":"1","x":"\ud800"}"#,
+        r#"{"i":"1","n":"\ud800"}"#,
+        r#"{"i":"1","n":"\udc00"}"#,
+        r#"{"i":"1","n":"\ud83d\ude00 \u00e9\/\b\f\n\r\t\"\\"}"#,
+        r#"{"i":"1","n":"\ud83d\u0041"}"#,
+        r#"{"i":"1","n":"\ud83dx"}"#,
+        r#"{"i":"1","x":{"\ud800":1}}"#,
+        r#"{"i":"1","n":{"\ud800":1}}"#,
+        r#"{"i":"1","n":[{"\ud800":1}]}"#,
+        r#"{"\u0069":"1","\ud800":1}"#,
+        r#"{"i":"1","x":1e400}"#,
+        r#"{"i":"1","xy":[1e400,1]}"#,
+        r#"{"i":"1","xy":[-0,0.1],"box":[1.5e3,-97.25,123456789012345678,9007199254740993]}"#,
+        r#"{"i":"1","xy":["\ud800",1]}"#,
+        r#"{"i":1e2,"r":-0,"n":12345678901234567890123,"v":false}"#,
+        r#"{"i":"1","n":"a\u0001b"}"#,
+        r#"{"i":"1","n":"tab	raw"}"#,
+        r#"{"i":"1","xy":[01,2]}"#,
+        r#"{"i":"1","xy":[1.,2]}"#,
+        r#"{"i":"1","xy":[1,2,]}"#,
+        r#"{"i":"1",}"#,
+        r#"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"#,
+    ] {
+        agree(&format!("{head}{node}]}}"));
+    }
+    let deep = |d: usize| {
+        format!(
+            r#"{{"url":"https://a.com/","query":"go","dom":"<a id=1>x</a>","x":{}1{}}}"#,
+            "[".repeat(d),
+            "]".repeat(d)
+        )
+    };
+    for d in [125, 126, 127, 128, 1000] {
+        agree(&deep(d));
+    }
+}
+
+/// A small deterministic generator (xorshift) for the reader's randomized comparison.
+struct Gen(u64);
+
+impl Gen {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len())]
+    }
+
+    fn ws(&mut self) -> &'static str {
+        self.pick(&["", "", "", " ", "\n\t ", "\r\n"])
+    }
+
+    fn string(&mut self) -> String {
+        let pieces = [
+            "Go",
+            "Search box",
+            "  spaced  out ",
+            "é",
+            "😀",
+            r"\u00e9",
+            r"\ud83d\ude00",
+            r#"\""#,
+            r"\\",
+            r"\/",
+            r"\n",
+            r"\t",
+            "\u{7f}",
+            "x..y",
+            "(",
+            "a,b",
+            "42",
+        ];
+        let broken = [
+            r"\ud800",
+            r"\udc00",
+            r"\ud83d\u0041",
+            r"\ud83dx",
+            r"\x",
+            r"\u12",
+            "\u{1}",
+        ];
+        let mut s = String::from("\"");
+        for _ in 0..self.below(4) {
+            let piece = if self.below(60) == 0 {
+                self.pick(&broken)
+            } else {
+                self.pick(&pieces)
+            };
+            s.push_str(piece);
+        }
+        if self.below(20) == 0 {
+            s.push_str(&"n".repeat(150));
+        }
+        s.push('"');
+        s
+    }
+
+    fn number(&mut self) -> String {
+        if self.below(40) == 0 {
+            return self
+                .pick(&["1e400", "-1e400", "00", "1.", "-", ".5", "1e", "+1"])
+                .to_owned();
+        }
+        self.pick(&[
+            "0",
+            "-0",
+            "1",
+            "-1",
+            "7",
+            "97.5",
+            "1e2",
+            "1E+2",
+            "-1.5e-3",
+            "0.1",
+            "3.14159265358979",
+            "123456789012345678901",
+            "9007199254740993",
+            "1e-400",
+            "2.50",
+            "1e22",
+            "1e23",
+            "123456789012345.6",
+            "-97.25",
+            "4096",
+            "0.30000000000000004",
+        ])
+        .to_owned()
+    }
+
+    fn value(&mut self, depth: usize) -> String {
+        match self.below(if depth > 3 { 5 } else { 7 }) {
+            0 | 1 => self.string(),
+            2 => self.number(),
+            3 => self.pick(&["true", "false", "null"]).to_owned(),
+            4 => self.pick(&["[]", "{}", "[1, 2]"]).to_owned(),
+            5 => {
+                let items: Vec<String> =
+                    (0..self.below(4)).map(|_| self.value(depth + 1)).collect();
+                format!("[{}{}]", self.ws(), items.join(","))
+            }
+            _ => {
+                let members: Vec<String> = (0..self.below(4))
+                    .map(|_| format!("{}:{}", self.string(), self.value(depth + 1)))
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+        }
+    }
+
+    fn node(&mut self) -> String {
+        if self.below(20) == 0 {
+            return self.value(2);
+        }
+        let keys = ["i", "r", "n", "v", "s", "xy", "box", "x", r"\u0069"];
+        let members: Vec<String> = (0..1 + self.below(6))
+            .map(|_| {
+                let key = self.pick(&keys);
+                let value = match (key, self.below(3)) {
+                    ("i" | r"\u0069", 0 | 1) => format!("\"{}\"", self.below(50)),
+                    ("r" | "n", 0 | 1) => self.string(),
+                    ("xy" | "box", 0 | 1) => {
+                        let n: Vec<String> = (0..self.below(6)).map(|_| self.number()).collect();
+                        format!("[{}]", n.join(","))
+                    }
+                    _ => self.value(2),
+                };
+                format!("\"{key}\"{}:{}{value}", self.ws(), self.ws())
+            })
+            .collect();
+        let id = if self.below(10) < 7 {
+            format!(r#""i":"{}","#, self.below(50))
+        } else {
+            String::new()
+        };
+        format!("{{{id}{}}}", members.join(","))
+    }
+
+    fn body(&mut self) -> String {
+        let mut members = vec![
+            format!(
+                r#""url":"{}""#,
+                self.pick(&["https://a.com/", "about:blank", "https://b.org/x?y=1", "x"])
+            ),
+            format!(r#""query":"go {}""#, self.below(9)),
+        ];
+        for _ in 0..1 + self.below(3) {
+            let key = self.pick(&[
+                "interactiveTree",
+                "interactiveTree",
+                "dom",
+                "viewport",
+                "lastActionError",
+                "x",
+                "sessionId",
+            ]);
+            let value = if key == "interactiveTree" && self.below(4) > 0 {
+                let nodes: Vec<String> = (0..self.below(6)).map(|_| self.node()).collect();
+                format!("[{}{}]", self.ws(), nodes.join(&format!(",{}", self.ws())))
+            } else {
+                self.value(1)
+            };
+            members.push(format!(r#""{key}":{value}"#));
+        }
+        format!("{}{{{}}}{}", self.ws(), members.join(","), self.ws())
+    }
+
+    /// A few characters deleted, inserted or repeated.
+    fn mutate(&mut self, text: &str) -> String {
+        let mut chars: Vec<char> = text.chars().collect();
+        for _ in 0..1 + self.below(3) {
+            let at = self.below(chars.len() + 1);
+            match self.below(3) {
+                0 if at < chars.len() => {
+                    chars.remove(at);
+                }
+                1 => {
+                    let c = [
+                        '"', '\\', '{', '}', '[', ']', ',', ':', '0', '-', 'e', '.', ' ', 'u',
+                        '\u{1}',
+                    ];
+                    chars.insert(at, c[self.below(c.len())]);
+                }
+                _ => {
+                    let end = (at + self.below(8)).min(chars.len());
+                    let piece: Vec<char> = chars[at.min(end)..end].to_vec();
+                    chars.splice(at..at, piece);
+                }
+            }
+        }
+        chars.into_iter().collect()
+    }
+}
+
+#[test]
+fn one_pass_reading_agrees_with_the_json_reader_on_random_bodies() {
+    // About a quarter are broken by a few characters; of the others, a third are refused for
+    // a field (both readers must agree on which), and some thousands of nodes are compared.
+    let mut g = Gen(0x2545_F491_4F6C_DD1D);
+    for round in 0..10_000 {
+        let body = g.body();
+        let text = if round % 4 == 0 {
+            g.mutate(&body)
+        } else {
+            body
+        };
+        agree(&text);
+    }
+}
+
+fn fields(body: Value) -> Vec<String> {
+    match validate(&body) {
+        Err(Error::Validation(p)) => p.into_iter().map(|x| x.field).collect(),
+        other => panic!("expected validation error, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_captured_first_step_validates() {
+    let body = json!({"url": "http://127.0.0.1:3000/test-page", "query": "Click the Press me button", "tabId": 1123291683,
+        "sessionId": "8131ab15-75ec-448e-80c7-8ef0a28fb1e3", "screenshot": null, "domMode": "semantic",
+        "interactiveTree": [{"i": "1", "r": "inp", "n": "Search box", "xy": [97, 90], "box": [8, 80, 177, 21]},
+                            {"i": "10", "r": "btn", "n": "Press me", "xy": [225, 90], "box": [189, 80, 72, 21]}],
+        "viewport": {"width": 780, "height": 437}, "pageTitle": "Probe Page"});
+    let r = validate(&body).expect("valid");
+    assert_eq!(r.viewport, Some((780.0, 437.0)));
+    let PageInput::Tree { nodes, sent } = &r.page else {
+        panic!("tree")
+    };
+    assert_eq!(nodes.get(1).map(|n| n.i), Some("10"));
+    assert_eq!(
+        serde_json::from_str::<Value>(sent).expect("json"),
+        body["interactiveTree"],
+        "the tree is kept as sent"
+    );
+    assert_eq!(
+        r.session_id.as_deref(),
+        Some("8131ab15-75ec-448e-80c7-8ef0a28fb1e3")
+    );
+}
+
+#[test]
+fn every_bad_field_is_named() {
+    let f = fields(
+        json!({ "query": "", "taskId": "task-1", "lastActionStatus": "done", "domMode": "x", "dom": 5 }),
+    );
+    for want in [
+        "url",
+        "query",
+        "taskId",
+        "lastActionStatus",
+        "domMode",
+        "dom",
+    ] {
+        assert!(f.contains(&want.to_string()), "{want} missing from {f:?}");
+    }
+    for ok in [
+        "about:blank",
+        "data:text/html,<h1>hi</h1>",
+        "chrome://newtab/",
+        "file:///tmp/a.html",
+    ] {
+        assert_eq!(page_url(ok).as_deref(), Some(ok), "{ok}");
+    }
+    let long = format!("data:text/html;charset=utf-8,{}", "x".repeat(10_000));
+    assert_eq!(
+        page_url(&long).as_deref(),
+        Some("data:text/html;charset=utf-8,…")
+    );
+    assert!(page_url(&format!("https://a.com/{}", "x".repeat(5000))).is_none());
+    assert!(is_web_url("https://a.com/") && !is_web_url("about:blank") && !is_web_url("data:,x"));
+    let f = fields(json!({ "url": "not a url", "query": "q", "interactiveTree": [] }));
+    assert_eq!(f, vec!["url", "interactiveTree"]);
+    let f = fields(
+        json!({ "url": "https://a.com", "query": "q", "interactiveTree": [{"i": ""}, {"r": "btn"}, 7] }),
+    );
+    assert_eq!(
+        f,
+        vec![
+            "interactiveTree[0].i",
+            "interactiveTree[1].i",
+            "interactiveTree[2]"
+        ]
+    );
+    let f = fields(
+        json!({ "url": "https://a.com", "query": "q", "dom": "x".repeat(MAX_DOM_CHARS + 1) }),
+    );
+    assert_eq!(f, vec!["dom"]);
+    let f = fields(
+        json!({ "url": "https://a.com", "query": "q".repeat(MAX_QUERY_CHARS + 1), "dom": "<a id=1>x</a>" }),
+    );
+    assert_eq!(f, vec!["query"]);
+    // A tree of more nodes than the limit is refused whole; one at the limit is read.
+    let tree = |n: usize| {
+        let nodes = vec![r#"{"i":"1"}"#; n].join(",");
+        format!(r#"{{"url":"https://a.com/","query":"q","interactiveTree":[{nodes}]}}"#)
+    };
+    let over = read(tree(MAX_TREE_NODES + 1).as_bytes()).expect("an object");
+    assert!(
+        matches!(&over, Err(Error::Validation(p)) if p.len() == 1 && p[0].field == "interactiveTree"),
+        "{over:?}"
+    );
+    let at = read(tree(MAX_TREE_NODES).as_bytes())
+        .expect("an object")
+        .expect("valid");
+    assert!(matches!(at.page, PageInput::Tree { ref nodes, .. } if nodes.len() == MAX_TREE_NODES));
+}
+
+#[test]
+fn client_reports_keep_known_fields_only_and_bounded() {
+    let r = validate(&json!({ "url": "https://a.com/x", "query": "q", "dom": "<a id=1>x</a>",
+        "lastActionStatus": "failure",
+        "lastActionError": { "message": "m".repeat(4_000_000), "code": "ELEMENT_NOT_FOUND", "elementId": 12, "stack": "x".repeat(1000) },
+        "lastActionResult": { "success": false, "actualState": { "blob": "y".repeat(5000) } },
+        "domChanges": { "addedCount": 3, "dropdownOptions": vec!["o"; 500], "urlChanged": "yes" },
+        "clientObservations": { "didUrlChange": true, "extra": 1 } }))
+    .expect("valid");
+    let stored = serde_json::to_string(&r.last_action).expect("json");
+    assert!(stored.len() < 10_000, "{}", stored.len());
+    let e = r.last_action.error.expect("error");
+    assert_eq!(
+        e["message"].as_str().map(|m| m.chars().count()),
+        Some(1_000)
+    );
+    assert_eq!(
+        (e["code"].as_str(), e["elementId"].as_str()),
+        (Some("ELEMENT_NOT_FOUND"), Some("12"))
+    );
+    assert!(e.get("stack").is_none());
+    let res = r.last_action.result.expect("result");
+    assert!(res["actualState"]
+        .as_str()
+        .is_some_and(|s| s.chars().count() == 1_000));
+    let ch = r.last_action.dom_changes.expect("changes");
+    assert_eq!(ch["dropdownOptions"].as_array().map(Vec::len), Some(50));
+    assert!(
+        ch.get("urlChanged").is_none(),
+        "wrong types are dropped, not refused"
+    );
+    assert_eq!(
+        r.last_action.client_observations,
+        Some(json!({ "didUrlChange": true }))
+    );
+}
+
+#[test]
+fn unknown_fields_are_ignored_and_long_names_cut() {
+    let r = validate(
+        &json!({ "url": "https://a.com/x", "query": " q ", "futureField": {"x": 1},
+        "interactiveTree": [{"i": 5, "r": "btn", "n": "n".repeat(300)}] }),
+    )
+    .expect("valid");
+    assert_eq!(r.query, "q");
+    let PageInput::Tree { nodes, .. } = r.page else {
+        panic!("tree")
+    };
+    assert_eq!(
+        nodes.get(0).map(|n| (n.i, n.n.chars().count())),
+        Some(("5", 100))
+    );
+}
