@@ -21,6 +21,8 @@ pub mod snapshots;
 #[cfg(feature = "embedded")]
 pub mod sqlite;
 #[cfg(feature = "embedded")]
+mod sqlite_schema;
+#[cfg(feature = "embedded")]
 mod sqlite_wal;
 pub mod table;
 pub mod table_store;

@@ -13,32 +13,15 @@ use rusqlite::{
 };
 use serde_json::Value;
 
+use super::sqlite_schema as schema;
 use super::sqlite_wal::Checkpoints;
 use super::table::{
-    key_of, Cond, Index, Item, Page, Query, SkCond, TableBackend, Update, Write, EXPIRES_AT, PK, SK,
+    key_of, Cond, Index, Item, Page, Query, SkCond, TableBackend, Update, Write, PK, SK,
 };
 use crate::ports::{StoreError, StoreResult};
 
 /// File name of the database inside the data directory.
 pub const DB_FILE: &str = "agent.db";
-
-/// Schema version stored in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 2;
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS items (
-    pk TEXT NOT NULL,
-    sk TEXT NOT NULL,
-    body TEXT NOT NULL,
-    gsi1pk TEXT,
-    gsi1sk TEXT,
-    gsi2pk TEXT,
-    gsi2sk TEXT,
-    PRIMARY KEY (pk, sk)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS items_gsi1 ON items (gsi1pk, gsi1sk, pk, sk) WHERE gsi1pk IS NOT NULL;
-CREATE INDEX IF NOT EXISTS items_gsi2 ON items (gsi2pk, gsi2sk, pk, sk) WHERE gsi2pk IS NOT NULL;
-";
 
 /// The single table on SQLite.
 pub struct SqliteTable {
@@ -53,7 +36,7 @@ impl std::fmt::Debug for SqliteTable {
     }
 }
 
-fn db_err(e: rusqlite::Error) -> StoreError {
+pub(super) fn db_err(e: rusqlite::Error) -> StoreError {
     match e {
         rusqlite::Error::SqliteFailure(code, _)
             if matches!(
@@ -67,7 +50,7 @@ fn db_err(e: rusqlite::Error) -> StoreError {
     }
 }
 
-fn corrupt(e: serde_json::Error) -> StoreError {
+pub(super) fn corrupt(e: serde_json::Error) -> StoreError {
     StoreError::Internal(format!("corrupt item: {e}"))
 }
 
@@ -78,7 +61,7 @@ fn conflict() -> StoreError {
 impl SqliteTable {
     /// Opens (creating if needed) the database file in `data_dir`, readable by its owner only.
     pub fn open(data_dir: &Path) -> StoreResult<Self> {
-        create_private_dir(data_dir).map_err(|e| {
+        schema::create_private_dir(data_dir).map_err(|e| {
             StoreError::Internal(format!("cannot create {}: {e}", data_dir.display()))
         })?;
         let conn = Connection::open(data_dir.join(DB_FILE)).map_err(db_err)?;
@@ -111,15 +94,7 @@ impl SqliteTable {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(db_err)?;
-        let version: i64 = tx
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(db_err)?;
-        if version < SCHEMA_VERSION {
-            migrate_v1(&tx)?;
-            tx.execute_batch(SCHEMA).map_err(db_err)?;
-            tx.pragma_update(None, "user_version", SCHEMA_VERSION)
-                .map_err(db_err)?;
-        }
+        schema::migrate(&tx)?;
         tx.commit().map_err(db_err)?;
         Ok(Self {
             conn: Mutex::new(conn),
@@ -140,64 +115,15 @@ impl SqliteTable {
             .map_err(db_err)?;
         let out = f(&tx)?;
         tx.commit().map_err(db_err)?;
-        drop(conn);
-        if let Some(c) = &self.checkpoints {
-            c.wrote();
+        if self.checkpoints.as_ref().is_some_and(Checkpoints::wrote) {
+            // The checkpoint thread gave up: SQLite checkpoints inside commits again.
+            if let Err(e) = conn.pragma_update(None, "wal_autocheckpoint", 1000) {
+                tracing::warn!(error = %e, "could not turn SQLite's checkpoints back on");
+            }
         }
+        drop(conn);
         Ok(out)
     }
-}
-
-/// Moves rows of the first layout (body without keys, separate `expires_at`) into the current
-/// one, so data directories created by earlier versions keep their users and tenants.
-fn migrate_v1(tx: &Transaction<'_>) -> StoreResult<()> {
-    let has_old: bool = tx
-        .query_row(
-            "SELECT COUNT(*) FROM pragma_table_info('items') WHERE name = 'expires_at'",
-            [],
-            |r| r.get::<_, i64>(0),
-        )
-        .map_err(db_err)?
-        > 0;
-    if !has_old {
-        return Ok(());
-    }
-    tx.execute_batch("ALTER TABLE items RENAME TO items_v1;")
-        .map_err(db_err)?;
-    tx.execute_batch(SCHEMA).map_err(db_err)?;
-    let rows: Vec<(String, String, String, Option<i64>)> = {
-        let mut stmt = tx
-            .prepare("SELECT pk, sk, body, expires_at FROM items_v1")
-            .map_err(db_err)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-            .map_err(db_err)?;
-        rows.collect::<Result<_, _>>().map_err(db_err)?
-    };
-    for (pk, sk, body, expires) in rows {
-        let mut item: Item = serde_json::from_str(&body).map_err(corrupt)?;
-        item.insert(PK.into(), Value::String(pk));
-        item.insert(SK.into(), Value::String(sk));
-        if let Some(e) = expires {
-            item.insert(EXPIRES_AT.into(), Value::from(e));
-        }
-        store(tx, &item)?;
-    }
-    tx.execute_batch("DROP TABLE items_v1;").map_err(db_err)
-}
-
-#[cfg(unix)]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-}
-
-#[cfg(not(unix))]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
 }
 
 fn load(conn: &Connection, pk: &str, sk: &str) -> StoreResult<Option<Item>> {
@@ -227,7 +153,7 @@ fn text(item: &Item, name: &str) -> Option<String> {
     item.get(name).and_then(Value::as_str).map(str::to_owned)
 }
 
-fn store(tx: &Transaction<'_>, item: &Item) -> StoreResult<()> {
+pub(super) fn store(tx: &Transaction<'_>, item: &Item) -> StoreResult<()> {
     let (pk, sk) = key_of(item).ok_or_else(|| StoreError::Internal("item without PK/SK".into()))?;
     let body = serde_json::to_string(item).map_err(corrupt)?;
     tx.prepare_cached(
@@ -435,7 +361,7 @@ impl TableBackend for SqliteTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapters::table::item_of;
+    use crate::adapters::table::{item_of, EXPIRES_AT};
 
     #[test]
     fn a_prefix_ends_at_its_last_character_plus_one() {
