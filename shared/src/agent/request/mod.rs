@@ -18,9 +18,6 @@ use serde_json::Map;
 
 /// Longest `dom` accepted, in characters.
 pub const MAX_DOM_CHARS: usize = 500_000;
-/// Most `interactiveTree` nodes accepted (large pages send thousands; a body of tiny nodes
-/// would otherwise cost some forty times its size in memory).
-pub const MAX_TREE_NODES: usize = 50_000;
 /// Longest `query`, in characters.
 pub const MAX_QUERY_CHARS: usize = 10_000;
 
@@ -165,15 +162,8 @@ fn check(obj: &Map<String, Value>, tree_field: TreeField) -> Result<InteractRequ
             bad,
             problems,
             sent,
-            over,
         } => {
             p.0.extend(problems);
-            if over > 0 {
-                p.add(
-                    "interactiveTree",
-                    format!("must have at most {MAX_TREE_NODES} nodes"),
-                );
-            }
             if bad > MAX_NODE_PROBLEMS {
                 p.add(
                     "interactiveTree",

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::fields::{tree_node, Problems, RawNode, Scalar};
 use super::scan::{TreeField, MAX_NODE_PROBLEMS};
-use super::{check, InteractRequest, MAX_TREE_NODES};
+use super::{check, InteractRequest};
 use crate::agent::page::Nodes;
 use crate::error::{Error, FieldProblem};
 use serde_json::value::RawValue;
@@ -19,16 +19,11 @@ struct Collect {
     nodes: Nodes,
     bad: usize,
     problems: Vec<FieldProblem>,
-    over: usize,
 }
 
 impl Collect {
     fn push(&mut self, raw: RawNode) {
         let k = self.nodes.len() + self.bad;
-        if k >= MAX_TREE_NODES {
-            self.over += 1;
-            return;
-        }
         let mut local = Problems(Vec::new());
         if !tree_node(raw, k, &mut local, &mut self.nodes) {
             self.bad += 1;
@@ -44,7 +39,6 @@ impl Collect {
             bad: self.bad,
             problems: self.problems,
             sent: String::new(),
-            over: self.over,
         }
     }
 }

@@ -8,7 +8,6 @@ use serde_json::{Map, Value};
 
 use super::fields::{tree_node, Problems, RawNode, Scalar};
 use super::json::{Keys, Reader};
-use super::MAX_TREE_NODES;
 use crate::agent::page::Nodes;
 use crate::error::FieldProblem;
 
@@ -31,8 +30,6 @@ pub(super) enum TreeField {
         problems: Vec<FieldProblem>,
         /// The tree's JSON as sent (the step's page snapshot).
         sent: String,
-        /// Nodes past [`MAX_TREE_NODES`], read and not kept.
-        over: usize,
     },
 }
 
@@ -160,14 +157,10 @@ impl<'a> Reader<'a> {
         let start = self.at;
         // Grown as read (no estimate from the body's size: a body may hold many trees).
         let mut nodes = Nodes::default();
-        let (mut bad, mut problems, mut over) = (0usize, Vec::new(), 0usize);
+        let (mut bad, mut problems) = (0usize, Vec::new());
         self.elements(|r| {
             let raw = r.node()?;
             let k = nodes.len() + bad;
-            if k >= MAX_TREE_NODES {
-                over += 1;
-                return Some(());
-            }
             let mut local = Problems(Vec::new());
             if !tree_node(raw, k, &mut local, &mut nodes) {
                 bad += 1;
@@ -182,7 +175,6 @@ impl<'a> Reader<'a> {
             bad,
             problems,
             sent: self.text[start..self.at].to_owned(),
-            over,
         })
     }
 }
