@@ -47,17 +47,19 @@ async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let principal = verify_bearer(ctx, req.headers())?;
     let idempotency_key = idempotency_key(&req)?;
     let parsing = tracing::debug_span!("interact.parse").entered();
-    // In-process, the body is read in one pass; the phases in other processes need it as JSON.
-    let (request, body) = match ctx.config.agent.orchestrator {
-        Orchestrator::InProcess => match read(req.body()) {
-            Some(request) => (request?, None),
-            // Not a JSON object: the JSON reader says where.
-            None => (validate(&parse_json::<serde_json::Value>(&req)?)?, None),
-        },
-        _ => {
-            let body: serde_json::Value = parse_json(&req)?;
-            (validate(&body)?, Some(body))
+    // The body is read in one pass; the phases in other processes read its text again.
+    let (request, text) = match read(req.body()) {
+        Some(request) => (request?, None),
+        // Not a JSON object: the JSON reader says where.
+        None => {
+            let body = parse_json::<serde_json::Value>(&req)?;
+            (validate(&body)?, Some(body.to_string()))
         }
+    };
+    let body = match ctx.config.agent.orchestrator {
+        Orchestrator::InProcess => None,
+        // Read above, so UTF-8.
+        _ => Some(text.unwrap_or_else(|| String::from_utf8_lossy(req.body()).into_owned())),
     };
     drop(parsing);
     // Compared only when the client sends an `Idempotency-Key`: hashed only then.

@@ -18,6 +18,25 @@ use serde_json::Map;
 
 /// Longest `dom` accepted, in characters.
 pub const MAX_DOM_CHARS: usize = 500_000;
+/// The body's fields the server reads besides `interactiveTree`; any other is skipped unread
+/// (checked only as JSON): unknown fields are ignored, never rejected.
+const KNOWN_FIELDS: [&str; 14] = [
+    "url",
+    "query",
+    "dom",
+    "domMode",
+    "taskId",
+    "sessionId",
+    "lastActionStatus",
+    "lastActionError",
+    "lastActionResult",
+    "domChanges",
+    "clientObservations",
+    "pageTitle",
+    "viewport",
+    "screenshot",
+];
+
 /// Longest `query`, in characters.
 pub const MAX_QUERY_CHARS: usize = 10_000;
 

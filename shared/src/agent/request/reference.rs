@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::fields::{tree_node, Problems, RawNode, Scalar};
 use super::scan::{TreeField, MAX_NODE_PROBLEMS};
-use super::{check, InteractRequest};
+use super::{check, InteractRequest, KNOWN_FIELDS};
 use crate::agent::page::Nodes;
 use crate::error::{Error, FieldProblem};
 use serde_json::value::RawValue;
@@ -308,9 +308,11 @@ impl<'de> Deserialize<'de> for Body {
                         if let TreeField::Nodes { sent, .. } = &mut body.tree {
                             *sent = raw.get().to_owned();
                         }
-                    } else {
+                    } else if KNOWN_FIELDS.contains(&key.as_str()) {
                         let value = map.next_value()?;
                         body.fields.insert(key, value);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
                     }
                 }
                 Ok(body)

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::fields::{tree_node, Problems, RawNode, Scalar};
 use super::json::{Keys, Reader};
+use super::KNOWN_FIELDS;
 use crate::agent::page::Nodes;
 use crate::error::FieldProblem;
 
@@ -52,6 +53,9 @@ pub(super) fn body(text: &str) -> Option<Body> {
     r.members(|r, key| {
         if key == "interactiveTree" {
             body.tree = r.tree()?;
+        } else if !KNOWN_FIELDS.contains(&&*key) {
+            // As the JSON reader ignores a value: its form checked, nothing kept, any depth.
+            r.skip(Keys::Skip)?;
         } else if r.byte()? == b'"' {
             // Text (the `dom` is hundreds of kilobytes): read once, as the JSON reader reads it.
             let value = Value::String(r.string()?.into_owned());

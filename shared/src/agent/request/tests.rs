@@ -92,6 +92,7 @@ fn one_pass_reading_agrees_with_the_json_reader() {
     };
     for d in [125, 126, 127, 128, 1000] {
         agree(&deep(d));
+        agree(&deep(d).replace(r#""x":"#, r#""domChanges":"#));
     }
 }
 
@@ -457,4 +458,27 @@ fn unknown_fields_are_ignored_and_long_names_cut() {
         nodes.get(0).map(|n| (n.i, n.n.chars().count())),
         Some(("5", 100))
     );
+    // An unknown field is never a reason to refuse: neither values no JSON value can hold
+    // (a lone surrogate, a number past f64) nor nesting past the reader's depth.
+    let head = r#"{"url":"https://a.com/","query":"q","dom":"<a id=1>x</a>","#;
+    for unknown in [
+        r#""later":"\ud800""#.to_owned(),
+        r#""later":1e400"#.to_owned(),
+        format!(r#""later":{}1{}"#, "[".repeat(1000), "]".repeat(1000)),
+        format!(
+            r#""later":{}"#,
+            r#"{"a":"#.repeat(300) + "1" + &"}".repeat(300)
+        ),
+    ] {
+        let body = format!("{head}{unknown}}}");
+        assert!(matches!(read(body.as_bytes()), Some(Ok(_))), "{body}");
+        agree(&body);
+    }
+    // A field the server reads is still held to its form.
+    let deep = format!(
+        r#"{head}"viewport":{}1{}}}"#,
+        "[".repeat(1000),
+        "]".repeat(1000)
+    );
+    assert!(!matches!(read(deep.as_bytes()), Some(Ok(_))));
 }

@@ -228,6 +228,6 @@ impl StepContext {
 
 /// Runs a whole step through the step's state machine and returns the response body;
 /// `body` (the request as sent) is kept only when the phases run in other processes.
-pub async fn run(ctx: &AppContext, input: StepInput, body: Option<Value>) -> Result<Value, Error> {
+pub async fn run(ctx: &AppContext, input: StepInput, body: Option<String>) -> Result<Value, Error> {
     flow::run(ctx, input, body).await
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use super::{answer, failure, phases, RunState};
-use crate::agent::request::validate;
+use crate::agent::request::read;
 use crate::agent::step::{page, StepInput};
 use crate::asl::Failure;
 use crate::context::AppContext;
@@ -96,8 +96,9 @@ async fn restore(ctx: &AppContext, event: &Value, with_page: bool) -> Result<Run
     if run.tenant_id() != tenant {
         return Err(Error::internal("the run record belongs to another tenant"));
     }
-    let body = run.body.clone().unwrap_or_default();
-    let request = validate(&body)?;
+    let body = run.body.as_deref().unwrap_or_default();
+    let request = read(body.as_bytes())
+        .ok_or_else(|| Error::internal("the run record's request is not a JSON object"))??;
     let principal = run
         .principal
         .clone()
@@ -148,4 +149,61 @@ pub async fn handle_phase(ctx: &AppContext, event: &Value) -> Result<Value, Fail
         return Err(Failure::new(e.state_error(), "the run could not be saved"));
     }
     out
+}
+
+#[cfg(all(test, feature = "embedded"))]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::auth::Principal;
+    use crate::clock::{Clock, SystemClock};
+    use crate::config::Config;
+    use crate::domain::Role;
+
+    #[tokio::test]
+    async fn a_run_record_gives_the_phases_the_request_as_sent_unknown_fields_and_all() {
+        let config = Config::from_lookup(|k| match k {
+            "JWT_SECRET" => Some("0123456789abcdef0123456789abcdef".into()),
+            "STORE" => Some("memory".into()),
+            _ => None,
+        })
+        .expect("config");
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let stores = crate::context::open_stores(&config.store, clock.clone())
+            .await
+            .expect("stores");
+        let ctx = AppContext::with_parts(config, stores, clock);
+        // Fields no JSON value holds, where the server reads nothing: the phases in other
+        // processes read the body as the interact function did.
+        let body = format!(
+            r#"{{"url":"about:blank","query":"go","dom":"<a id=1>x</a>","later":1e400,"deep":{}1{}}}"#,
+            "[".repeat(500),
+            "]".repeat(500)
+        );
+        let request = read(body.as_bytes()).expect("object").expect("valid");
+        let principal = Principal {
+            user_id: "u1".into(),
+            tenant_id: "acme".into(),
+            email: "ada@acme.com".into(),
+            jti: "j1".into(),
+            expires_at: chrono::Utc::now(),
+            role: Role::Member,
+        };
+        let input = StepInput {
+            principal,
+            request: request.clone(),
+            request_id: "r1".into(),
+            idempotency_key: None,
+            request_hash: String::new(),
+        };
+        let run = RunState::new(input, Some(body), 30_000);
+        save(&ctx, &run).await.expect("saved");
+        let event = serde_json::json!({ "run": { "id": run.id, "tenant": "acme" } });
+        let back = restore(&ctx, &event, false).await.expect("restored");
+        assert_eq!(back.input.map(|i| i.request), Some(request));
+        // Another tenant's name for the run finds nothing.
+        let other = serde_json::json!({ "run": { "id": run.id, "tenant": "globex" } });
+        assert!(restore(&ctx, &other, false).await.is_err());
+    }
 }

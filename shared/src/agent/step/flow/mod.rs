@@ -53,9 +53,9 @@ pub struct RunState {
     pub request_id: String,
     pub idempotency_key: Option<String>,
     pub request_hash: String,
-    /// The request body (the phase function validates it and builds the page again).
+    /// The request body as sent (the phase function reads it again and builds the page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub body: Option<Value>,
+    pub body: Option<String>,
     pub started_unix_ms: i64,
     pub deadline_unix_ms: i64,
     /// The request as validated (in memory only).
@@ -78,7 +78,7 @@ pub struct RunState {
 
 impl RunState {
     /// A run of `input` that must end by `deadline_ms` from now.
-    pub fn new(input: StepInput, body: Option<Value>, deadline_ms: u64) -> Self {
+    pub fn new(input: StepInput, body: Option<String>, deadline_ms: u64) -> Self {
         let now = unix_ms();
         Self {
             id: uuid::Uuid::new_v4().to_string(),
@@ -156,7 +156,7 @@ pub fn answer(output: &Value) -> Result<Value, Error> {
 }
 
 /// Runs a whole step through the state machine and returns the response body.
-pub async fn run(ctx: &AppContext, input: StepInput, body: Option<Value>) -> Result<Value, Error> {
+pub async fn run(ctx: &AppContext, input: StepInput, body: Option<String>) -> Result<Value, Error> {
     // Checked first: without a model nothing is read or written.
     if ctx.llm.is_none() {
         return Err(Error::LlmNotConfigured);
