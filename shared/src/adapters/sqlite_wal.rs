@@ -91,8 +91,13 @@ impl Checkpoints {
         if self.shared.gave_up.load(Ordering::Acquire) {
             return !self.handed_back.swap(true, Ordering::AcqRel);
         }
-        self.shared.lock().dirty = true;
-        self.shared.wake.notify_one();
+        // Only the first write since the last checkpoint began wakes the thread: the writes
+        // after it (a step makes several) cost no system call and no thread switch.
+        let mut s = self.shared.lock();
+        if !s.dirty {
+            s.dirty = true;
+            self.shared.wake.notify_one();
+        }
         false
     }
 }
@@ -167,8 +172,8 @@ fn checkpoint(conn: &Connection) -> Outcome {
     }
 }
 
-/// Waits for a write (then [`INTERVAL`], so writes close together share a checkpoint) or for
-/// the end; `true` at the end. Clears the write mark.
+/// Waits for a write (then [`INTERVAL`], so writes close together share a checkpoint; they do
+/// not wake the thread meanwhile) or for the end; `true` at the end. Clears the write mark.
 fn wait(shared: &Shared) -> bool {
     let mut s = shared.lock();
     while !s.dirty && !s.closing {

@@ -2,6 +2,7 @@
 //! id — no copy of any id, found by binary search; a DOM's map each id to its element, with the
 //! ids template calls pass.
 
+use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use super::{DomTree, Nodes, PageContent};
@@ -17,12 +18,19 @@ pub(super) enum Ids {
     },
 }
 
+/// The order ids are kept and searched in: shorter first, then byte by byte. For the
+/// extension's ids (backend node ids, digits) this is their numeric order, in which a page's
+/// nodes mostly arrive already — so sorting them is a pass that finds them in order.
+fn id_order(a: &str, b: &str) -> Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
 impl Ids {
     pub(super) fn of_tree(nodes: &Nodes) -> Self {
         // u32 holds every position: a tree has fewer nodes than its body has bytes.
         let mut pairs: Vec<(&str, u32)> = nodes.iter().zip(0u32..).map(|(n, k)| (n.i, k)).collect();
         // By id, then position: the first node of each id comes first.
-        pairs.sort_unstable();
+        pairs.sort_unstable_by(|a, b| id_order(a.0, b.0).then(a.1.cmp(&b.1)));
         pairs.dedup_by(|later, first| later.0 == first.0);
         Ids::Sorted(pairs.into_iter().map(|(_, k)| k).collect())
     }
@@ -41,7 +49,7 @@ impl Ids {
         match (self, content) {
             (Ids::Sorted(sorted), PageContent::Tree(nodes)) => {
                 let at = sorted
-                    .binary_search_by(|k| nodes.get(*k as usize).map_or("", |n| n.i).cmp(id))
+                    .binary_search_by(|k| id_order(nodes.get(*k as usize).map_or("", |n| n.i), id))
                     .ok()?;
                 sorted.get(at).map(|k| *k as usize)
             }
@@ -110,5 +118,24 @@ mod tests {
         assert!(page.has_id("10") && !page.has_id("") && !page.has_id("B"));
         assert_eq!(page.element_count(), 4);
         assert_eq!(page.id_set().len(), 4);
+    }
+
+    #[test]
+    fn every_id_of_a_tree_is_found_whatever_the_order_it_came_in() {
+        // Numeric ids in document order, shuffled, with repeats, and ids of other forms.
+        let mut ids: Vec<String> = (0..300).map(|k| (k * 7 % 1000).to_string()).collect();
+        ids.extend(["a", "b10", "b9", "", "007", "7", "z", "10", "1"].map(String::from));
+        ids.extend((0..300).rev().map(|k| (k * 3).to_string()));
+        let nodes: Nodes = ids.iter().map(|i| TreeNode::new(i, "btn", "x")).collect();
+        let page = Page::from_tree(nodes, None);
+        for (k, id) in ids.iter().enumerate() {
+            let first = ids.iter().position(|i| i == id);
+            assert_eq!(page.position(id), first, "{id} at {k}");
+        }
+        for absent in ["9999", "b", "0070", "A", "-1"] {
+            assert_eq!(page.position(absent), None, "{absent}");
+        }
+        let distinct: HashSet<&String> = ids.iter().collect();
+        assert_eq!(page.element_count(), distinct.len());
     }
 }

@@ -3,6 +3,7 @@
 
 mod fields;
 mod json;
+mod number;
 mod reports;
 mod scan;
 

@@ -32,7 +32,10 @@ pub fn page_work(runs: usize) {
         chars_per_token: DEFAULT_CHARS_PER_TOKEN,
     };
     let pages = [
-        ("2000-node tree", json!({ "interactiveTree": big_tree(2000) })),
+        (
+            "2000-node tree",
+            json!({ "interactiveTree": big_tree(2000) }),
+        ),
         ("200000-char dom", json!({ "dom": big_dom() })),
     ];
     for (name, page) in pages {

@@ -9,6 +9,7 @@
 //! this; any profile works (DynamoDB numbers need `MOTO_ENDPOINT`).
 
 mod coldstart;
+mod cpu;
 mod machine;
 mod memory;
 mod pages;
@@ -88,7 +89,8 @@ async fn main() {
     };
     println!("bench ({profile} build, {runs} runs per start measurement)");
     // BENCH_ONLY=<section,...> runs some sections: startup, coldstart, memory, cleanup, round-trips,
-    // interact (BENCH_PAGES=tree|dom for one page), interact-binary,
+    // interact (BENCH_PAGES=tree|dom for one page), page-cpu (parse, page model, render
+    // and compression alone), interact-binary,
     // reads, reasoning, search, prompt, login, machine, workspace, exec.
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
@@ -112,6 +114,9 @@ async fn main() {
     }
     if run("interact") {
         work::interact_overhead(runs).await;
+    }
+    if run("page-cpu") {
+        cpu::page_work(runs);
     }
     if run("interact-binary") {
         work::interact_binary(runs).await;

@@ -174,6 +174,13 @@ pub async fn interact_binary(runs: usize) {
                 "n": format!("Visible link {i} with a long accessible name for the budget"), "v": "value" })).collect::<Vec<_>>() }),
             3,
         ),
+        // No node-count cap: the most nodes a 5 MB body holds, each as small as a node can be
+        // (the memory of a tree grows with its node count more than with its bytes).
+        (
+            "5 MB of the smallest nodes (500 000)",
+            json!({ "interactiveTree": (0..500_000).map(|i| json!({ "i": (i % 10).to_string() })).collect::<Vec<_>>() }),
+            3,
+        ),
         ("500k nested dom", json!({ "dom": deep }), 3),
         ("490k templatized dom", json!({ "dom": wide }), 3),
     ];

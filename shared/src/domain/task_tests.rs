@@ -1,0 +1,60 @@
+use super::*;
+
+fn task(user: &str, status: TaskStatus, steps: u32) -> Task {
+    let mut t = Task::new(
+        "t".into(),
+        "acme".into(),
+        user.into(),
+        None,
+        "q".into(),
+        "https://a.com".into(),
+        Utc::now(),
+        0,
+    );
+    t.status = status;
+    t.step_count = steps;
+    t.lease_owner = Some("r".into());
+    t.lease_until = Some(1);
+    t
+}
+
+#[test]
+fn admission_checks_owner_then_state_then_step_limit() {
+    use Admission::*;
+    assert_eq!(admission(None, "u", 50), Start);
+    let mine = task("u", TaskStatus::Executing, 3);
+    assert_eq!(admission(Some(&mine), "u", 50), Continue);
+    assert_eq!(admission(Some(&mine), "other", 50), NotFound);
+    let done = task("u", TaskStatus::Completed, 3);
+    assert_eq!(
+        admission(Some(&done), "u", 50),
+        Finished(TaskStatus::Completed)
+    );
+    assert_eq!(
+        admission(Some(&task("other", TaskStatus::Failed, 99)), "u", 50),
+        NotFound,
+        "another user's task reveals nothing about its state"
+    );
+    assert_eq!(admission(Some(&mine), "u", 3), StepLimit);
+    let now = Utc::now();
+    let mut idle = task("u", TaskStatus::NeedsUserInput, 3);
+    idle.lease_until = Some(now.timestamp() - 1);
+    let resumed = idle
+        .resumed_at(now, Some("signed in".into()))
+        .expect("resumable");
+    assert_eq!(resumed.status, TaskStatus::Executing);
+    assert_eq!(resumed.resume_note.as_deref(), Some("signed in"));
+    assert!(resumed.lease_owner.is_none());
+    idle.lease_until = Some(now.timestamp() + 30);
+    assert!(matches!(
+        idle.resumed_at(now, None),
+        Err(super::super::TaskError::Busy(_))
+    ));
+    assert_eq!(
+        done.resumed_at(now, None),
+        Err(super::super::TaskError::Finished(TaskStatus::Completed))
+    );
+    let failed = mine.failed_at(Utc::now());
+    assert_eq!(failed.status, TaskStatus::Failed);
+    assert!(failed.lease_owner.is_none() && failed.lease_until.is_none());
+}
