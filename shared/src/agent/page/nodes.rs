@@ -106,6 +106,16 @@ impl Nodes {
         self.slots.get(k).map(|s| self.view(s))
     }
 
+    /// Node `k`'s role and id (without reading its other fields).
+    pub fn role_and_id(&self, k: usize) -> Option<(&str, &str)> {
+        self.slots.get(k).map(|s| (self.at(s.r), self.at(s.i)))
+    }
+
+    /// The nodes' positions (`xy`), in order.
+    pub fn positions(&self) -> impl ExactSizeIterator<Item = Option<[f64; 2]>> + '_ {
+        self.slots.iter().map(|s| s.xy)
+    }
+
     /// The nodes in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = TreeNode<'_>> + Clone + '_ {
         self.slots.iter().map(|s| self.view(s))

@@ -6,6 +6,7 @@
 use super::{grouped_ids, lines_then_ids, not_listed, weight, write_groups, Out, WEIGHT_SCALE};
 use crate::agent::page::{Nodes, TreeNode};
 use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
 
 use crate::text::{collapse_ws_cow, cut_at, truncate_chars};
 
@@ -15,8 +16,8 @@ const OFFSCREEN: &str = "-- below or beside the viewport --";
 /// Longest state list shown on a line.
 const STATES_MAX: usize = 40;
 
-fn in_viewport(n: &TreeNode<'_>, viewport: Option<(f64, f64)>) -> bool {
-    match (viewport, n.xy) {
+fn in_viewport(xy: Option<[f64; 2]>, viewport: Option<(f64, f64)>) -> bool {
+    match (viewport, xy) {
         (Some((w, h)), Some([x, y])) => (0.0..=w).contains(&x) && (0.0..=h).contains(&y),
         _ => true,
     }
@@ -126,25 +127,146 @@ const FORMS: &[(&str, usize, usize, &str)] = &[
     ),
 ];
 
-/// Whether a form's lines (and the off-screen separator) fit in `max`: measured, not written.
-fn fits(
-    visible: &[Parts],
-    offscreen: &[Parts],
-    vis_max: usize,
-    off_max: usize,
-    max: usize,
-) -> bool {
-    let sep = WEIGHT_SCALE;
-    let mut total = 0usize;
-    let mut lines = 0usize;
-    let mut add = |w: usize| {
-        total += w + if lines > 0 { sep } else { 0 };
-        lines += 1;
-        total <= max
-    };
-    visible.iter().all(|p| add(p.weight(vis_max)))
-        && (offscreen.is_empty()
-            || (add(weight(OFFSCREEN)) && offscreen.iter().all(|p| add(p.weight(off_max)))))
+/// The name lengths the forms use (and the last resort's 16), in the order [`Weights`] holds
+/// a line's weight at each.
+const NAME_MAXES: [usize; 6] = [100, 40, 16, 10, 8, 0];
+
+/// A line's weight at each of [`NAME_MAXES`], each worked out when a form is first weighed
+/// that far ([`UNWEIGHED`] until then).
+type Weights = [Cell<u32>; NAME_MAXES.len()];
+
+const UNWEIGHED: u32 = u32::MAX;
+
+fn slot(name_max: usize) -> usize {
+    NAME_MAXES
+        .iter()
+        .position(|m| *m == name_max)
+        .unwrap_or(NAME_MAXES.len() - 1)
+}
+
+/// The page's nodes in the order they are listed (those in the viewport first). A node's
+/// parts and weights are worked out when a form is first weighed that far: a form stops at
+/// the line where it no longer fits, so only as many nodes as a budget can hold are ever
+/// looked at closely, however many the page has.
+struct Listing<'a> {
+    nodes: &'a Nodes,
+    /// Node positions: the first `visible` are in the viewport.
+    order: Vec<u32>,
+    visible: usize,
+    /// The first listed nodes' parts and weights, as far as weighed.
+    seen: RefCell<Vec<(Parts<'a>, Weights)>>,
+}
+
+impl<'a> Listing<'a> {
+    fn of(nodes: &'a Nodes, viewport: Option<(f64, f64)>) -> Self {
+        // u32 holds every position: a tree has fewer nodes than its body has bytes.
+        let (mut order, mut offscreen) = (Vec::new(), Vec::new());
+        for (xy, k) in nodes.positions().zip(0u32..) {
+            if in_viewport(xy, viewport) {
+                order.push(k);
+            } else {
+                offscreen.push(k);
+            }
+        }
+        let visible = order.len();
+        order.append(&mut offscreen);
+        Listing {
+            nodes,
+            order,
+            visible,
+            seen: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Runs `f` on the `k`-th node's parts and weights (worked out up to it first); `None`
+    /// past the end.
+    fn with_seen<T>(&self, k: usize, f: impl FnOnce(&Parts<'a>, &Weights) -> T) -> Option<T> {
+        let mut seen = self.seen.borrow_mut();
+        while seen.len() <= k && seen.len() < self.order.len() {
+            let parts = Parts::of(&self.node(seen.len()));
+            seen.push((parts, std::array::from_fn(|_| Cell::new(UNWEIGHED))));
+        }
+        seen.get(k).map(|(parts, weights)| f(parts, weights))
+    }
+
+    /// The weight of the `k`-th node's line at `NAME_MAXES[slot]`.
+    fn weight(&self, k: usize, slot: usize) -> u64 {
+        let weighed = self.with_seen(k, |parts, weights| {
+            let cell = weights.get(slot)?;
+            if cell.get() == UNWEIGHED {
+                let max = NAME_MAXES.get(slot).copied().unwrap_or(0);
+                // A line is at most a few hundred characters (names cut to 100, states to 40;
+                // ids and roles as sent, within the body): its weight fits below the mark.
+                let w = u32::try_from(parts.weight(max)).unwrap_or(UNWEIGHED - 1);
+                cell.set(w.min(UNWEIGHED - 1));
+            }
+            Some(u64::from(cell.get()))
+        });
+        weighed.flatten().unwrap_or(0)
+    }
+
+    /// The `k`-th node's line with names cut to `name_max`.
+    fn line(&self, k: usize, name_max: usize) -> String {
+        self.with_seen(k, |parts, _| parts.line(name_max))
+            .unwrap_or_default()
+    }
+
+    /// The `k`-th node listed.
+    fn node(&self, k: usize) -> TreeNode<'a> {
+        self.order
+            .get(k)
+            .and_then(|&at| self.nodes.get(at as usize))
+            .unwrap_or_default()
+    }
+
+    /// Whether a form's lines (and the off-screen separator) fit in `max`: weighed, not
+    /// written.
+    fn fits(&self, vis_max: usize, off_max: usize, max: usize) -> bool {
+        let (vis, off) = (slot(vis_max), slot(off_max));
+        let sep = WEIGHT_SCALE as u64;
+        let (mut total, mut lines) = (0u64, 0u64);
+        let mut add = |w: u64| {
+            total += w + if lines > 0 { sep } else { 0 };
+            lines += 1;
+            total <= max as u64
+        };
+        for k in 0..self.order.len() {
+            if k == self.visible && !add(weight(OFFSCREEN) as u64) {
+                return false;
+            }
+            let line = self.weight(k, if k < self.visible { vis } else { off });
+            if !add(line) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The form's text, when it fits in `max`.
+    fn write(&self, vis_max: usize, off_max: usize, max: usize) -> Option<String> {
+        let mut out = Out::new(max);
+        for k in 0..self.order.len() {
+            if k == self.visible {
+                out.line(OFFSCREEN);
+            }
+            let name_max = if k < self.visible { vis_max } else { off_max };
+            out.line(&self.line(k, name_max));
+        }
+        out.finish()
+    }
+
+    /// The `(role, id)` of the listed nodes in `range`.
+    fn kinds(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = (&'a str, &'a str)> + Clone + '_ {
+        range.map(|k| {
+            self.order
+                .get(k)
+                .and_then(|&at| self.nodes.role_and_id(at as usize))
+                .unwrap_or_default()
+        })
+    }
 }
 
 /// Renders `nodes` in at most `max` characters.
@@ -153,32 +275,15 @@ pub fn render(
     viewport: Option<(f64, f64)>,
     max: usize,
 ) -> (&'static str, String, Vec<String>) {
-    let (visible, offscreen): (Vec<TreeNode>, Vec<TreeNode>) =
-        nodes.iter().partition(|n| in_viewport(n, viewport));
-    let vis: Vec<Parts> = visible.iter().map(Parts::of).collect();
-    let off: Vec<Parts> = offscreen.iter().map(Parts::of).collect();
+    let listing = Listing::of(nodes, viewport);
     // The richest form that fits is written once. Every form weighs at least what the last
     // (ids, roles and states) does: when that does not fit, none does.
-    let forms = if fits(&vis, &off, 0, 0, max) {
-        FORMS
-    } else {
-        &[]
-    };
+    let forms = if listing.fits(0, 0, max) { FORMS } else { &[] };
     for &(form, vis_max, off_max, note) in forms {
-        if !fits(&vis, &off, vis_max, off_max, max) {
+        if !listing.fits(vis_max, off_max, max) {
             continue;
         }
-        let mut out = Out::new(max);
-        for p in &vis {
-            out.line(&p.line(vis_max));
-        }
-        if !off.is_empty() {
-            out.line(OFFSCREEN);
-            for p in &off {
-                out.line(&p.line(off_max));
-            }
-        }
-        if let Some(text) = out.finish() {
+        if let Some(text) = listing.write(vis_max, off_max, max) {
             let notes = if note.is_empty() {
                 Vec::new()
             } else {
@@ -187,36 +292,30 @@ pub fn render(
             return (form, text, notes);
         }
     }
-    let ordered: Vec<&Parts> = vis.iter().chain(&off).collect();
-    let items: Vec<(&str, &str)> = visible
-        .iter()
-        .chain(&offscreen)
-        .map(|n| (n.r, n.i))
-        .collect();
-    let lines = |k: usize| ordered[k].line(16);
-    if let Some((text, labelled)) = lines_then_ids(&items, lines, |k| ordered[k].weight(16), max) {
+    let items: Vec<(&str, &str)> = listing.kinds(0..listing.order.len()).collect();
+    let at16 = slot(16);
+    let lines = |k: usize| listing.line(k, 16);
+    let line_weight = |k: usize| listing.weight(k, at16) as usize;
+    if let Some((text, labelled)) = lines_then_ids(&items, lines, line_weight, max) {
         let note = format!(
             "the first {labelled} elements (those in the viewport first) listed with names cut to 16 characters, the other {} by id only, grouped by role (a..b stands for every id from a to b)",
             items.len() - labelled
         );
         return ("tree-list-and-ids", text, vec![note]);
     }
-    grouped(&visible, &offscreen, max)
+    drop(items);
+    grouped(&listing, max)
 }
 
 /// Ids grouped by role; when even those overflow, as many groups' ids as fit, visible first.
-fn grouped(
-    visible: &[TreeNode],
-    offscreen: &[TreeNode],
-    max: usize,
-) -> (&'static str, String, Vec<String>) {
+fn grouped(listing: &Listing<'_>, max: usize) -> (&'static str, String, Vec<String>) {
+    let total = listing.order.len();
     let mut out = Out::new(max);
     let (mut listed, complete) =
-        write_groups(&mut out, grouped_ids(visible.iter().map(|n| (n.r, n.i))));
-    if complete && !offscreen.is_empty() && out.line(OFFSCREEN) {
-        listed += write_groups(&mut out, grouped_ids(offscreen.iter().map(|n| (n.r, n.i)))).0;
+        write_groups(&mut out, grouped_ids(listing.kinds(0..listing.visible)));
+    if complete && listing.visible < total && out.line(OFFSCREEN) {
+        listed += write_groups(&mut out, grouped_ids(listing.kinds(listing.visible..total))).0;
     }
-    let total = visible.len() + offscreen.len();
     let form = if listed == total {
         "tree-ids-grouped"
     } else {
@@ -231,120 +330,5 @@ fn grouped(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::agent::page::Page;
-    use crate::agent::render::tests::budget;
-    use crate::agent::render::{ids_in, render as render_page, weight, Budget, WEIGHT_SCALE};
-
-    fn nodes(count: usize, visible: usize) -> Nodes {
-        let mut out = Nodes::default();
-        for i in 0..count {
-            let (id, name) = (
-                i.to_string(),
-                format!("Link number {i} with a rather long accessible name for testing"),
-            );
-            out.push(TreeNode {
-                s: (i % 7 == 0).then_some("disabled"),
-                xy: Some([10.0, if i < visible { 100.0 } else { 5000.0 }]),
-                ..TreeNode::new(&id, if i % 3 == 0 { "btn" } else { "link" }, &name)
-            });
-        }
-        out
-    }
-
-    #[test]
-    fn a_line_is_measured_exactly_as_it_is_written() {
-        let names = [
-            "",
-            "Go",
-            "  Ünïcödé   näme  with spaces ",
-            "数字 1234567890",
-            &"x".repeat(150),
-        ];
-        for (k, name) in names.iter().enumerate() {
-            let (id, value, states) = (
-                format!("{k}7"),
-                format!("{name} value"),
-                "disabled, checked,".repeat(k + 1),
-            );
-            let node = TreeNode {
-                v: (k % 2 == 0).then_some(value.as_str()),
-                s: (k % 3 == 0).then_some(states.as_str()),
-                ..TreeNode::new(&id, [" btn", " two words ", "", "inp"][k % 4], name)
-            };
-            let parts = Parts::of(&node);
-            for name_max in [0, 8, 10, 16, 40, 100] {
-                assert_eq!(
-                    parts.weight(name_max),
-                    weight(&parts.line(name_max)),
-                    "{node:?} at {name_max}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn tree_lists_visible_nodes_first_and_shortens_names_before_dropping_elements() {
-        let p = Page::from_tree(nodes(50, 5), Some((800.0, 600.0)));
-        let full = render_page(&p, budget(100_000));
-        assert_eq!(full.form, "tree");
-        assert!(full.text.starts_with("[0] btn \"Link number 0"));
-        let lines: Vec<&str> = full.text.lines().collect();
-        assert_eq!(lines[5], OFFSCREEN);
-        let mut forms = Vec::new();
-        for tokens in (50..4000).step_by(25) {
-            let r = render_page(&p, budget(tokens));
-            assert!(r.text.chars().count() <= tokens, "{} at {tokens}", r.form);
-            if !forms.contains(&r.form) {
-                forms.push(r.form);
-            }
-            // Every id is listed whenever the grouped ids alone fit.
-            let all_ids: usize = p
-                .id_set()
-                .iter()
-                .map(|i| (weight(i) + WEIGHT_SCALE) / WEIGHT_SCALE)
-                .sum::<usize>()
-                + 60;
-            if tokens >= all_ids {
-                assert_eq!(ids_in(&r), p.id_set(), "{} at {tokens}", r.form);
-            }
-            for i in 0..5 {
-                assert!(
-                    ids_in(&r).contains(&i.to_string()) || tokens < 60,
-                    "visible {i} kept at {tokens}"
-                );
-            }
-        }
-        assert!(forms.len() >= 6, "{forms:?}");
-    }
-
-    #[test]
-    fn a_huge_visible_tree_stays_within_the_budget() {
-        // 50 000 nodes, all "visible": the rendering is cut, never over the ceiling.
-        let p = Page::from_tree(nodes(50_000, 50_000), None);
-        let r = render_page(&p, budget(15_000));
-        assert!(r.text.chars().count() <= 15_000);
-        assert_eq!(r.form, "tree-ids-trimmed");
-        assert!(
-            r.notes.iter().any(|n| n.contains("are not listed")),
-            "{:?}",
-            r.notes
-        );
-        assert!(ids_in(&r).contains("0"));
-    }
-
-    #[test]
-    fn an_article_sized_tree_lists_every_id() {
-        // 838 links with long names in a 6 000-token budget: every id reaches the prompt.
-        let p = Page::from_tree(nodes(838, 40), Some((800.0, 600.0)));
-        let r = render_page(
-            &p,
-            Budget {
-                max_tokens: 6_000,
-                chars_per_token: 2.5,
-            },
-        );
-        assert_eq!(ids_in(&r), p.id_set(), "{}", r.form);
-    }
-}
+#[path = "tree_tests.rs"]
+mod tests;

@@ -25,20 +25,37 @@ fn time<T>(name: &str, runs: usize, mut work: impl FnMut() -> T) {
     stats(name, ms);
 }
 
+/// BENCH_PAGES=tree,dom,smallest picks pages (tree and dom by default; `smallest` is 5 MB of
+/// the smallest nodes a tree can have, 500 000 of them).
 pub fn page_work(runs: usize) {
-    let runs = runs.max(50);
     let budget = Budget {
         max_tokens: 6_000,
         chars_per_token: DEFAULT_CHARS_PER_TOKEN,
     };
-    let pages = [
-        (
+    let only = std::env::var("BENCH_PAGES").unwrap_or_else(|_| "tree,dom".into());
+    let chosen = |key: &str| only.split(',').any(|p| p.trim() == key);
+    let mut pages = Vec::new();
+    if chosen("tree") {
+        pages.push((
             "2000-node tree",
             json!({ "interactiveTree": big_tree(2000) }),
-        ),
-        ("200000-char dom", json!({ "dom": big_dom() })),
-    ];
-    for (name, page) in pages {
+            runs.max(50),
+        ));
+    }
+    if chosen("dom") {
+        pages.push(("200000-char dom", json!({ "dom": big_dom() }), runs.max(50)));
+    }
+    if chosen("smallest") {
+        let nodes: Vec<_> = (0..500_000)
+            .map(|i| json!({ "i": (i % 10).to_string() }))
+            .collect();
+        pages.push((
+            "500000 smallest nodes",
+            json!({ "interactiveTree": nodes }),
+            runs.min(5),
+        ));
+    }
+    for (name, page, runs) in pages {
         let mut body = page;
         body["url"] = json!("https://www.example.com/");
         body["query"] = json!("Open the first product");

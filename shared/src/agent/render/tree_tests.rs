@@ -1,0 +1,150 @@
+use super::*;
+use crate::agent::page::Page;
+use crate::agent::render::tests::budget;
+use crate::agent::render::{ids_in, render as render_page, weight, Budget, WEIGHT_SCALE};
+
+fn nodes(count: usize, visible: usize) -> Nodes {
+    let mut out = Nodes::default();
+    for i in 0..count {
+        let (id, name) = (
+            i.to_string(),
+            format!("Link number {i} with a rather long accessible name for testing"),
+        );
+        out.push(TreeNode {
+            s: (i % 7 == 0).then_some("disabled"),
+            xy: Some([10.0, if i < visible { 100.0 } else { 5000.0 }]),
+            ..TreeNode::new(&id, if i % 3 == 0 { "btn" } else { "link" }, &name)
+        });
+    }
+    out
+}
+
+#[test]
+fn a_line_is_measured_exactly_as_it_is_written() {
+    let names = [
+        "",
+        "Go",
+        "  Ünïcödé   näme  with spaces ",
+        "数字 1234567890",
+        &"x".repeat(150),
+    ];
+    for (k, name) in names.iter().enumerate() {
+        let (id, value, states) = (
+            format!("{k}7"),
+            format!("{name} value"),
+            "disabled, checked,".repeat(k + 1),
+        );
+        let node = TreeNode {
+            v: (k % 2 == 0).then_some(value.as_str()),
+            s: (k % 3 == 0).then_some(states.as_str()),
+            ..TreeNode::new(&id, [" btn", " two words ", "", "inp"][k % 4], name)
+        };
+        let parts = Parts::of(&node);
+        for name_max in [0, 8, 10, 16, 40, 100] {
+            assert_eq!(
+                parts.weight(name_max),
+                weight(&parts.line(name_max)),
+                "{node:?} at {name_max}"
+            );
+        }
+    }
+}
+
+#[test]
+fn tree_lists_visible_nodes_first_and_shortens_names_before_dropping_elements() {
+    let p = Page::from_tree(nodes(50, 5), Some((800.0, 600.0)));
+    let full = render_page(&p, budget(100_000));
+    assert_eq!(full.form, "tree");
+    assert!(full.text.starts_with("[0] btn \"Link number 0"));
+    let lines: Vec<&str> = full.text.lines().collect();
+    assert_eq!(lines[5], OFFSCREEN);
+    let mut forms = Vec::new();
+    for tokens in (50..4000).step_by(25) {
+        let r = render_page(&p, budget(tokens));
+        assert!(r.text.chars().count() <= tokens, "{} at {tokens}", r.form);
+        if !forms.contains(&r.form) {
+            forms.push(r.form);
+        }
+        // Every id is listed whenever the grouped ids alone fit.
+        let all_ids: usize = p
+            .id_set()
+            .iter()
+            .map(|i| (weight(i) + WEIGHT_SCALE) / WEIGHT_SCALE)
+            .sum::<usize>()
+            + 60;
+        if tokens >= all_ids {
+            assert_eq!(ids_in(&r), p.id_set(), "{} at {tokens}", r.form);
+        }
+        for i in 0..5 {
+            assert!(
+                ids_in(&r).contains(&i.to_string()) || tokens < 60,
+                "visible {i} kept at {tokens}"
+            );
+        }
+    }
+    assert!(forms.len() >= 6, "{forms:?}");
+}
+
+#[test]
+fn the_form_chosen_by_weighing_is_the_first_that_writing_would_fit() {
+    // Written the plain way: each form's lines in order, the first that fits wins.
+    let plain = |nodes: &Nodes, viewport, max| {
+        let (vis, off): (Vec<TreeNode>, Vec<TreeNode>) =
+            nodes.iter().partition(|n| in_viewport(n.xy, viewport));
+        FORMS.iter().find_map(|&(form, vis_max, off_max, _)| {
+            let mut out = Out::new(max);
+            for n in &vis {
+                out.line(&Parts::of(n).line(vis_max));
+            }
+            if !off.is_empty() {
+                out.line(OFFSCREEN);
+                for n in &off {
+                    out.line(&Parts::of(n).line(off_max));
+                }
+            }
+            out.finish().map(|text| (form, text))
+        })
+    };
+    for (count, visible) in [(50, 5), (50, 0), (50, 50), (1, 0), (7, 3)] {
+        let nodes = nodes(count, visible);
+        let viewport = Some((800.0, 600.0));
+        for max in (0..40_000).step_by(97) {
+            let (form, text, _) = render(&nodes, viewport, max);
+            match plain(&nodes, viewport, max) {
+                Some(expected) => {
+                    assert_eq!((form, text), expected, "{count}/{visible} at {max}")
+                }
+                None => assert!(!FORMS.iter().any(|f| f.0 == form), "{form} at {max}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_huge_visible_tree_stays_within_the_budget() {
+    // 50 000 nodes, all "visible": the rendering is cut, never over the ceiling.
+    let p = Page::from_tree(nodes(50_000, 50_000), None);
+    let r = render_page(&p, budget(15_000));
+    assert!(r.text.chars().count() <= 15_000);
+    assert_eq!(r.form, "tree-ids-trimmed");
+    assert!(
+        r.notes.iter().any(|n| n.contains("are not listed")),
+        "{:?}",
+        r.notes
+    );
+    assert!(ids_in(&r).contains("0"));
+}
+
+#[test]
+fn an_article_sized_tree_lists_every_id() {
+    // 838 links with long names in a 6 000-token budget: every id reaches the prompt.
+    let p = Page::from_tree(nodes(838, 40), Some((800.0, 600.0)));
+    let r = render_page(
+        &p,
+        Budget {
+            max_tokens: 6_000,
+            chars_per_token: 2.5,
+        },
+    );
+    assert_eq!(ids_in(&r), p.id_set(), "{}", r.form);
+}
