@@ -3,7 +3,10 @@
 //! step itself (load → decide → guard → persist) lives in `shared::agent::step`.
 
 use ::http::{Method, StatusCode};
-use shared::agent::request::{read, validate};
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use shared::agent::request::{read, validate, InteractRequest};
 use shared::agent::step::{self, StepInput};
 use shared::config::Orchestrator;
 use shared::http::guard::verify_bearer;
@@ -42,35 +45,64 @@ fn idempotency_key(req: &Request) -> Result<Option<String>, Error> {
     Ok(Some(key.to_owned()))
 }
 
-async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    // The signature is checked here; the account is checked with the step's first reads.
-    let principal = verify_bearer(ctx, req.headers())?;
-    let idempotency_key = idempotency_key(&req)?;
-    let parsing = tracing::debug_span!("interact.parse").entered();
-    // The body is read in one pass; the phases in other processes read its text again.
+/// Bodies larger than this are read on a page builder (off the async workers, one per core at
+/// a time with the page builds): a 5 MB tree takes tens of milliseconds to read.
+const INLINE_BODY_BYTES: usize = 256 * 1024;
+
+/// What the body says: the request, the body kept for phases in other processes, and its hash
+/// (for an `Idempotency-Key` only).
+type Read = (InteractRequest, Option<Box<RawValue>>, String);
+
+/// Reads the body in one pass (and hashes it when `hashed`); the phases in other processes
+/// (`kept`) read its text again.
+fn read_body(req: &Request, kept: bool, hashed: bool) -> Result<Read, Error> {
+    let _parsing = tracing::debug_span!("interact.parse").entered();
     let (request, text) = match read(req.body()) {
         Some(request) => (request?, None),
         // Not a JSON object: the JSON reader says where.
         None => {
-            let body = parse_json::<serde_json::Value>(&req)?;
+            let body = parse_json::<serde_json::Value>(req)?;
             (validate(&body)?, Some(body.to_string()))
         }
     };
-    let body = match ctx.config.agent.orchestrator {
-        Orchestrator::InProcess => None,
-        // Read above, so UTF-8.
-        _ => Some(text.unwrap_or_else(|| String::from_utf8_lossy(req.body()).into_owned())),
+    let body = if kept {
+        // Read above, so UTF-8 and JSON.
+        let text = text.unwrap_or_else(|| String::from_utf8_lossy(req.body()).into_owned());
+        Some(RawValue::from_string(text).map_err(Error::internal)?)
+    } else {
+        None
     };
-    drop(parsing);
+    let hash = if hashed {
+        http::body_hash(req)
+    } else {
+        String::new()
+    };
+    Ok((request, body, hash))
+}
+
+async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
+    // The signature is checked here; the account is checked with the step's first reads.
+    let principal = verify_bearer(ctx, req.headers())?;
+    let idempotency_key = idempotency_key(&req)?;
+    let request_id = http::request_id(&req);
+    let kept = !matches!(ctx.config.agent.orchestrator, Orchestrator::InProcess);
     // Compared only when the client sends an `Idempotency-Key`: hashed only then.
-    let request_hash = match &idempotency_key {
-        Some(_) => http::body_hash(&req),
-        None => String::new(),
+    let hashed = idempotency_key.is_some();
+    let (request, body, request_hash) = if req.body().len() <= INLINE_BODY_BYTES {
+        read_body(&req, kept, hashed)?
+    } else {
+        let wait = Duration::from_millis(ctx.config.agent.step_deadline_ms);
+        let job = step::on_builder("reading the body", move || read_body(&req, kept, hashed));
+        tokio::time::timeout(wait, job)
+            .await
+            .unwrap_or(Err(Error::Overloaded(
+                "the page could not be processed in time",
+            )))??
     };
     let input = StepInput {
         principal,
         request,
-        request_id: http::request_id(&req),
+        request_id,
         idempotency_key,
         request_hash,
     };

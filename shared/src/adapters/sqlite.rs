@@ -115,10 +115,12 @@ impl SqliteTable {
             .map_err(db_err)?;
         let out = f(&tx)?;
         tx.commit().map_err(db_err)?;
-        if self.checkpoints.as_ref().is_some_and(Checkpoints::wrote) {
-            // The checkpoint thread gave up: SQLite checkpoints inside commits again.
-            if let Err(e) = conn.pragma_update(None, "wal_autocheckpoint", 1000) {
-                tracing::warn!(error = %e, "could not turn SQLite's checkpoints back on");
+        if let Some(c) = self.checkpoints.as_ref().filter(|c| c.wrote()) {
+            // The checkpoint thread gave up: SQLite checkpoints inside commits again (tried
+            // again with the next write until it takes).
+            match conn.pragma_update(None, "wal_autocheckpoint", 1000) {
+                Ok(()) => c.handed_back(),
+                Err(e) => tracing::warn!(error = %e, "could not turn SQLite's checkpoints back on"),
             }
         }
         drop(conn);

@@ -85,11 +85,12 @@ impl Checkpoints {
         })
     }
 
-    /// A write was committed. `true` once, when the thread has given up: the caller turns
-    /// SQLite's own checkpoints back on.
+    /// A write was committed. `true` when the thread has given up and SQLite's own
+    /// checkpoints are not back on yet: the caller turns them on, then says so
+    /// ([`Checkpoints::handed_back`]).
     pub(super) fn wrote(&self) -> bool {
         if self.shared.gave_up.load(Ordering::Acquire) {
-            return !self.handed_back.swap(true, Ordering::AcqRel);
+            return !self.handed_back.load(Ordering::Acquire);
         }
         // Only the first write since the last checkpoint began wakes the thread: the writes
         // after it (a step makes several) cost no system call and no thread switch.
@@ -99,6 +100,13 @@ impl Checkpoints {
             self.shared.wake.notify_one();
         }
         false
+    }
+}
+
+impl Checkpoints {
+    /// SQLite checkpoints inside commits again.
+    pub(super) fn handed_back(&self) {
+        self.handed_back.store(true, Ordering::Release);
     }
 }
 
@@ -194,7 +202,19 @@ fn wait(shared: &Shared) -> bool {
     s.closing
 }
 
+/// Marks the thread as given up if it ends by a panic (the commits then checkpoint).
+struct GiveUpOnPanic<'a>(&'a Shared);
+
+impl Drop for GiveUpOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.gave_up.store(true, Ordering::Release);
+        }
+    }
+}
+
 fn run(shared: &Shared, mut round: impl FnMut() -> Outcome) {
+    let _panic = GiveUpOnPanic(shared);
     let mut failures = 0;
     loop {
         let closing = wait(shared);

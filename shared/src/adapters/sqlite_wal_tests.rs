@@ -115,9 +115,21 @@ fn a_thread_whose_checkpoints_keep_failing_hands_them_back_once() {
         MAX_FAILURES,
         "retried, then stopped"
     );
-    assert!(c.wrote(), "the commits are told once");
+    assert!(c.wrote(), "the commits are told");
+    assert!(c.wrote(), "until they say their checkpoints are on");
+    c.handed_back();
     assert!(!c.wrote());
+}
+
+#[test]
+fn a_thread_that_panics_hands_checkpoints_back_too() {
+    let c = Checkpoints::spawn(|| panic!("a checkpoint that panics")).expect("thread");
     assert!(!c.wrote());
+    let until = Instant::now() + INTERVAL * 50;
+    while !c.shared.gave_up.load(Ordering::Acquire) && Instant::now() < until {
+        std::thread::sleep(INTERVAL);
+    }
+    assert!(c.wrote(), "the commits are told");
 }
 
 #[test]

@@ -16,11 +16,17 @@ impl Problems {
     }
 }
 
+/// Whether the body reader keeps field `name` (every field read here must be one).
+fn known(name: &str) -> bool {
+    super::KNOWN_FIELDS.contains(&name)
+}
+
 pub(super) fn string_field(
     obj: &Map<String, Value>,
     name: &str,
     p: &mut Problems,
 ) -> Option<String> {
+    debug_assert!(known(name), "{name} is read but the reader skips it");
     match obj.get(name) {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -36,6 +42,7 @@ pub(super) fn object_field(
     name: &str,
     p: &mut Problems,
 ) -> Option<Value> {
+    debug_assert!(known(name), "{name} is read but the reader skips it");
     match obj.get(name) {
         None | Some(Value::Null) => None,
         Some(v @ Value::Object(_)) => Some(v.clone()),

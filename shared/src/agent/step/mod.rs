@@ -50,7 +50,7 @@ pub use guard::{guard, Review};
 pub use load::{Admitted, Loaded};
 pub use memory::MemoryResult;
 pub use model::MAX_CALLS as MAX_MODEL_CALLS;
-pub use page::BuiltPage;
+pub use page::{on_builder, BuiltPage};
 pub use persist::persist;
 pub use response::StepResponse;
 pub use tools::{ToolAction, MAX_TOOLS_PER_REQUEST};
@@ -228,6 +228,10 @@ impl StepContext {
 
 /// Runs a whole step through the step's state machine and returns the response body;
 /// `body` (the request as sent) is kept only when the phases run in other processes.
-pub async fn run(ctx: &AppContext, input: StepInput, body: Option<String>) -> Result<Value, Error> {
+pub async fn run(
+    ctx: &AppContext,
+    input: StepInput,
+    body: Option<Box<serde_json::value::RawValue>>,
+) -> Result<Value, Error> {
     flow::run(ctx, input, body).await
 }

@@ -66,7 +66,7 @@ async fn compress(raw: Arc<Vec<u8>>) -> Result<Compressed, Error> {
 
 /// Runs `work` on the blocking pool with a page builder's permit. The permit goes with the
 /// work: it is held until the work is done, even if the caller gives up waiting for it.
-async fn on_builder<T: Send + 'static>(
+pub async fn on_builder<T: Send + 'static>(
     what: &'static str,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Error> {

@@ -96,7 +96,7 @@ async fn restore(ctx: &AppContext, event: &Value, with_page: bool) -> Result<Run
     if run.tenant_id() != tenant {
         return Err(Error::internal("the run record belongs to another tenant"));
     }
-    let body = run.body.as_deref().unwrap_or_default();
+    let body = run.body.as_deref().map_or("", |b| b.get());
     let request = read(body.as_bytes())
         .ok_or_else(|| Error::internal("the run record's request is not a JSON object"))??;
     let principal = run
@@ -197,8 +197,22 @@ mod tests {
             idempotency_key: None,
             request_hash: String::new(),
         };
-        let run = RunState::new(input, Some(body), 30_000);
+        let raw = serde_json::value::RawValue::from_string(body).expect("JSON");
+        let run = RunState::new(input.clone(), Some(raw), 30_000);
         save(&ctx, &run).await.expect("saved");
+        // The version before read the record's body as a JSON value: it still can (a body
+        // whose every number fits one).
+        let plain = r#"{"url":"about:blank","query":"go","dom":"<a id=1>x</a>","later":[[1]]}"#;
+        let raw = serde_json::value::RawValue::from_string(plain.into()).expect("JSON");
+        let earlier = RunState::new(input, Some(raw), 30_000);
+        save(&ctx, &earlier).await.expect("saved");
+        let record = ctx
+            .snapshots
+            .snapshot("acme", &record_of(&earlier.id), 0)
+            .await;
+        let record: Value = serde_json::from_slice(&record.ok().flatten().unwrap_or_default())
+            .expect("the record is JSON");
+        assert_eq!(record["body"]["later"], serde_json::json!([[1]]));
         let event = serde_json::json!({ "run": { "id": run.id, "tenant": "acme" } });
         let back = restore(&ctx, &event, false).await.expect("restored");
         assert_eq!(back.input.map(|i| i.request), Some(request));

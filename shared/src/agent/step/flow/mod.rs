@@ -13,6 +13,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 pub use phases::{gather, phase, GatherArgs};
@@ -53,9 +54,11 @@ pub struct RunState {
     pub request_id: String,
     pub idempotency_key: Option<String>,
     pub request_hash: String,
-    /// The request body as sent (the phase function reads it again and builds the page).
+    /// The request body as sent, kept in the record as JSON (so a phase function of the
+    /// version before, which read it as a JSON value, reads it too); the phase function reads
+    /// it again with the one-pass reader and builds the page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub body: Option<String>,
+    pub body: Option<Box<RawValue>>,
     pub started_unix_ms: i64,
     pub deadline_unix_ms: i64,
     /// The request as validated (in memory only).
@@ -78,7 +81,7 @@ pub struct RunState {
 
 impl RunState {
     /// A run of `input` that must end by `deadline_ms` from now.
-    pub fn new(input: StepInput, body: Option<String>, deadline_ms: u64) -> Self {
+    pub fn new(input: StepInput, body: Option<Box<RawValue>>, deadline_ms: u64) -> Self {
         let now = unix_ms();
         Self {
             id: uuid::Uuid::new_v4().to_string(),
@@ -156,7 +159,11 @@ pub fn answer(output: &Value) -> Result<Value, Error> {
 }
 
 /// Runs a whole step through the state machine and returns the response body.
-pub async fn run(ctx: &AppContext, input: StepInput, body: Option<String>) -> Result<Value, Error> {
+pub async fn run(
+    ctx: &AppContext,
+    input: StepInput,
+    body: Option<Box<RawValue>>,
+) -> Result<Value, Error> {
     // Checked first: without a model nothing is read or written.
     if ctx.llm.is_none() {
         return Err(Error::LlmNotConfigured);
