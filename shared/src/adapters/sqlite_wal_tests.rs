@@ -96,20 +96,31 @@ fn failures_in_a_row_give_up_and_anything_else_starts_the_count_again() {
     assert_eq!(next(Outcome::Failed, &mut failures), Next::GiveUp);
 }
 
-#[test]
-fn a_thread_whose_checkpoints_keep_failing_hands_them_back_once() {
+/// A checkpoint thread whose every round ends in `outcome`, and its count of rounds.
+fn counting(outcome: Outcome) -> (Checkpoints, Arc<AtomicU32>) {
     let rounds = Arc::new(AtomicU32::new(0));
     let counted = Arc::clone(&rounds);
     let c = Checkpoints::spawn(move || {
         counted.fetch_add(1, Ordering::Relaxed);
-        Outcome::Failed
+        outcome
     })
     .expect("thread");
-    assert!(!c.wrote(), "the thread is still trying");
-    let until = Instant::now() + INTERVAL * (MAX_FAILURES + 25);
+    (c, rounds)
+}
+
+/// Waits (at most `rounds` intervals) for the thread to give up.
+fn until_given_up(c: &Checkpoints, rounds: u32) {
+    let until = Instant::now() + INTERVAL * rounds;
     while !c.shared.gave_up.load(Ordering::Acquire) && Instant::now() < until {
         std::thread::sleep(INTERVAL);
     }
+}
+
+#[test]
+fn a_thread_whose_checkpoints_keep_failing_hands_them_back_once() {
+    let (c, rounds) = counting(Outcome::Failed);
+    assert!(!c.wrote(), "the thread is still trying");
+    until_given_up(&c, MAX_FAILURES + 25);
     assert_eq!(
         rounds.load(Ordering::Relaxed),
         MAX_FAILURES,
@@ -125,22 +136,13 @@ fn a_thread_whose_checkpoints_keep_failing_hands_them_back_once() {
 fn a_thread_that_panics_hands_checkpoints_back_too() {
     let c = Checkpoints::spawn(|| panic!("a checkpoint that panics")).expect("thread");
     assert!(!c.wrote());
-    let until = Instant::now() + INTERVAL * 50;
-    while !c.shared.gave_up.load(Ordering::Acquire) && Instant::now() < until {
-        std::thread::sleep(INTERVAL);
-    }
+    until_given_up(&c, 50);
     assert!(c.wrote(), "the commits are told");
 }
 
 #[test]
 fn the_thread_runs_a_last_checkpoint_and_ends_with_its_table() {
-    let rounds = Arc::new(AtomicU32::new(0));
-    let counted = Arc::clone(&rounds);
-    let c = Checkpoints::spawn(move || {
-        counted.fetch_add(1, Ordering::Relaxed);
-        Outcome::Whole
-    })
-    .expect("thread");
+    let (c, rounds) = counting(Outcome::Whole);
     // Idle: no write, no checkpoint.
     std::thread::sleep(INTERVAL * 2);
     assert_eq!(rounds.load(Ordering::Relaxed), 0);
