@@ -3,7 +3,7 @@
 //! step itself (load → decide → guard → persist) lives in `shared::agent::step`.
 
 use ::http::{Method, StatusCode};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 use shared::agent::request::{read, validate, InteractRequest};
@@ -91,13 +91,9 @@ async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let (request, body, request_hash) = if req.body().len() <= INLINE_BODY_BYTES {
         read_body(&req, kept, hashed)?
     } else {
-        let wait = Duration::from_millis(ctx.config.agent.step_deadline_ms);
+        let deadline = Instant::now() + Duration::from_millis(ctx.config.agent.step_deadline_ms);
         let job = step::on_builder("reading the body", move || read_body(&req, kept, hashed));
-        tokio::time::timeout(wait, job)
-            .await
-            .unwrap_or(Err(Error::Overloaded(
-                "the page could not be processed in time",
-            )))??
+        step::in_time(deadline, async { job.await? }).await?
     };
     let input = StepInput {
         principal,

@@ -6,7 +6,7 @@
 use super::{grouped_ids, lines_then_ids, not_listed, weight, write_groups, Out, WEIGHT_SCALE};
 use crate::agent::page::{Nodes, TreeNode};
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 
 use crate::text::{collapse_ws_cow, cut_at, truncate_chars};
 
@@ -132,10 +132,8 @@ const FORMS: &[(&str, usize, usize, &str)] = &[
 const NAME_MAXES: [usize; 6] = [100, 40, 16, 10, 8, 0];
 
 /// A line's weight at each of [`NAME_MAXES`], each worked out when a form is first weighed
-/// that far ([`UNWEIGHED`] until then).
-type Weights = [Cell<u32>; NAME_MAXES.len()];
-
-const UNWEIGHED: u32 = u32::MAX;
+/// that far.
+type Weights = [Option<u32>; NAME_MAXES.len()];
 
 fn slot(name_max: usize) -> usize {
     NAME_MAXES
@@ -180,29 +178,25 @@ impl<'a> Listing<'a> {
 
     /// Runs `f` on the `k`-th node's parts and weights (worked out up to it first); `None`
     /// past the end.
-    fn with_seen<T>(&self, k: usize, f: impl FnOnce(&Parts<'a>, &Weights) -> T) -> Option<T> {
+    fn with_seen<T>(&self, k: usize, f: impl FnOnce(&Parts<'a>, &mut Weights) -> T) -> Option<T> {
         let mut seen = self.seen.borrow_mut();
         while seen.len() <= k && seen.len() < self.order.len() {
             let parts = Parts::of(&self.node(seen.len()));
-            seen.push((parts, std::array::from_fn(|_| Cell::new(UNWEIGHED))));
+            seen.push((parts, [None; NAME_MAXES.len()]));
         }
-        seen.get(k).map(|(parts, weights)| f(parts, weights))
+        seen.get_mut(k).map(|(parts, weights)| f(parts, weights))
     }
 
     /// The weight of the `k`-th node's line at `NAME_MAXES[slot]`.
     fn weight(&self, k: usize, slot: usize) -> u64 {
         let weighed = self.with_seen(k, |parts, weights| {
-            let cell = weights.get(slot)?;
-            if cell.get() == UNWEIGHED {
-                let max = NAME_MAXES.get(slot).copied().unwrap_or(0);
-                // A line is at most a few hundred characters (names cut to 100, states to 40;
-                // ids and roles as sent, within the body): its weight fits below the mark.
-                let w = u32::try_from(parts.weight(max)).unwrap_or(UNWEIGHED - 1);
-                cell.set(w.min(UNWEIGHED - 1));
-            }
-            Some(u64::from(cell.get()))
+            let max = NAME_MAXES.get(slot).copied().unwrap_or(0);
+            // A line is at most a few hundred characters (names cut to 100, states to 40; ids
+            // and roles as sent, within the body): its weight fits a u32.
+            let w = weights.get_mut(slot)?;
+            Some(*w.get_or_insert_with(|| u32::try_from(parts.weight(max)).unwrap_or(u32::MAX)))
         });
-        weighed.flatten().unwrap_or(0)
+        weighed.flatten().map_or(0, u64::from)
     }
 
     /// The `k`-th node's line with names cut to `name_max`.

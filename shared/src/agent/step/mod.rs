@@ -50,7 +50,7 @@ pub use guard::{guard, Review};
 pub use load::{Admitted, Loaded};
 pub use memory::MemoryResult;
 pub use model::MAX_CALLS as MAX_MODEL_CALLS;
-pub use page::{on_builder, BuiltPage};
+pub use page::{in_time, on_builder, BuiltPage};
 pub use persist::persist;
 pub use response::StepResponse;
 pub use tools::{ToolAction, MAX_TOOLS_PER_REQUEST};

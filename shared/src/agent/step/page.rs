@@ -152,7 +152,6 @@ pub fn start(
         Err(_) => Err(work),
     };
     async move {
-        let wait = deadline.saturating_duration_since(Instant::now());
         let job = async {
             let built = match job {
                 Ok(started) => joined("page building", started).await,
@@ -166,10 +165,19 @@ pub fn start(
                 compressed: Arc::default(),
             })
         };
-        tokio::time::timeout(wait, job)
-            .await
-            .unwrap_or(Err(Error::Overloaded(
-                "the page could not be processed in time",
-            )))
+        in_time(deadline, job).await
     }
+}
+
+/// `job`'s answer, or `Overloaded` when it is not in by `deadline`.
+pub async fn in_time<T>(
+    deadline: Instant,
+    job: impl Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    let wait = deadline.saturating_duration_since(Instant::now());
+    tokio::time::timeout(wait, job)
+        .await
+        .unwrap_or(Err(Error::Overloaded(
+            "the page could not be processed in time",
+        )))
 }
