@@ -33,6 +33,7 @@ pub mod delayed;
 pub mod flows;
 pub mod harness;
 pub mod process;
+pub mod risk_corpus;
 pub mod runtime_api;
 pub mod scripted;
 pub mod workspace_suite;

@@ -7,7 +7,7 @@ use secrecy::SecretString;
 
 use super::{parse_num, ConfigError, SearchConfig};
 use crate::adapters::llm_params::{is_azure, Choice, ParamSettings, TokenParam};
-use crate::domain::risk::RiskPatterns;
+use crate::domain::risk::{RiskKind, RiskPatterns};
 
 /// Settings of the OpenAI-compatible adapter.
 #[derive(Debug, Clone)]
@@ -262,10 +262,10 @@ impl AgentConfig {
                         .unwrap_or_default()
                 };
                 let mut p = RiskPatterns::default();
-                p.payment.extend(words("RISK_PAYMENT_WORDS"));
-                p.deletion.extend(words("RISK_DELETION_WORDS"));
-                p.sending.extend(words("RISK_SENDING_WORDS"));
-                p.credentials.extend(words("RISK_CREDENTIAL_WORDS"));
+                p.add(RiskKind::Payment, words("RISK_PAYMENT_WORDS"));
+                p.add(RiskKind::Deletion, words("RISK_DELETION_WORDS"));
+                p.add(RiskKind::Sending, words("RISK_SENDING_WORDS"));
+                p.add(RiskKind::Credentials, words("RISK_CREDENTIAL_WORDS"));
                 p
             },
         })

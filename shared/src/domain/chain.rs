@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::facts::PageFacts;
 use super::outcome::ActionKind;
-use super::risk::{assess, RiskPatterns};
+use super::risk::{assess, Context, RiskPatterns};
 
 /// Most actions in one chain.
 pub const MAX_CHAIN: usize = 5;
@@ -82,7 +82,7 @@ pub fn chain(
         }
         seen.push(id);
         let target = page.element(id).ok_or(NotChainable::Missing)?;
-        if assess(patterns, kind, Some(&target), page.url(), None).is_some() {
+        if assess(patterns, kind, Some(&target), page, &Context::default()).is_some() {
             return Err(NotChainable::Risky);
         }
         let name = crate::text::single_line(&target.name, 60);

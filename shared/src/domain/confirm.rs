@@ -104,9 +104,13 @@ pub struct PendingConfirmation {
     /// The element as it was asked about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<ElementSnapshot>,
-    /// The page's address without query or fragment.
+    /// The page's address without query or fragment (kept for reading older records).
     #[serde(default)]
     pub page: String,
+    /// The page's whole address, query and fragment included: a yes given on
+    /// `?amount=5&to=alice` is no yes for `?amount=5000&to=mallory`.
+    #[serde(default)]
+    pub url: String,
     /// The page's hash (an action without a target needs the very same page).
     #[serde(default)]
     pub page_hash: String,
@@ -123,10 +127,10 @@ pub fn page_of(url: &str) -> String {
 
 impl PendingConfirmation {
     /// Whether a yes given at step `step_index` on `page` may run the confirmed action: it is
-    /// the next step, the page is the same address, and the element is the same (role, name
-    /// and value) — or, without an element, the page is unchanged.
+    /// the next step, the page is at the very same address (query included), and the element is
+    /// the same (role, name and value) — or, without an element, the page is unchanged.
     pub fn still_applies(&self, step_index: u32, page: &dyn PageFacts) -> bool {
-        if self.step_index + 1 != step_index || page_of(page.url()) != self.page {
+        if self.step_index + 1 != step_index || self.url.is_empty() || page.url() != self.url {
             return false;
         }
         match (&self.element_id, &self.target) {
@@ -202,6 +206,7 @@ mod tests {
             question: "Shall I pay?".into(),
             target: shop.element("10").map(|e| e.snapshot()),
             page: page_of(shop.url()),
+            url: shop.url().to_owned(),
             page_hash: "h1".into(),
         };
         assert!(pending.still_applies(4, &shop));
@@ -209,11 +214,20 @@ mod tests {
         let bank = page_at("https://bank.example/", "h2", vec![("10", "Transfer")]);
         assert!(!pending.still_applies(4, &bank), "another page");
         let renamed = page_at(
-            "https://shop.example.com/cart",
+            "https://shop.example.com/cart?x=1",
             "h3",
             vec![("10", "Pay 900 EUR now")],
         );
         assert!(!pending.still_applies(4, &renamed), "the element changed");
+        let other_query = page_at(
+            "https://shop.example.com/cart?x=1000",
+            "h1",
+            vec![("10", "Pay now")],
+        );
+        assert!(
+            !pending.still_applies(4, &other_query),
+            "a yes is bound to the query too"
+        );
         let press = PendingConfirmation {
             action: "press(\"Enter\")".into(),
             element_id: None,
@@ -222,7 +236,7 @@ mod tests {
         };
         assert!(press.still_applies(4, &shop));
         let changed = page_at(
-            "https://shop.example.com/cart",
+            "https://shop.example.com/cart?x=1",
             "h9",
             vec![("10", "Pay now")],
         );

@@ -22,9 +22,20 @@ pub struct ElementFacts<'a> {
     pub href: Option<&'a str>,
     /// The input type of an `<input>` (`password`, `submit`, ...), when known.
     pub input_type: Option<&'a str>,
+    /// The element's attributes as the page wrote them (`dom` pages: `aria-label`, `title`,
+    /// `alt`, `autocomplete`, `name`, ...; none in the extension's tree).
+    pub attrs: &'a [(String, String)],
 }
 
 impl ElementFacts<'_> {
+    /// The attribute `name`, when the page wrote it.
+    pub fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
     pub fn has_state(&self, state: &str) -> bool {
         self.states
             .split(',')
@@ -73,6 +84,7 @@ impl ElementSnapshot {
             states: Cow::Borrowed(&self.states),
             href: self.href.as_deref(),
             input_type: None,
+            attrs: &[],
         }
     }
 }
@@ -89,6 +101,17 @@ pub trait PageFacts {
     /// ([`lowered`]), when the page has one: a word it does not hold is on no element, which
     /// spares a look at each.
     fn lower_text(&self) -> Option<&str> {
+        None
+    }
+    /// The controls that submitting the form around `field` may press, first the form's
+    /// default button (`None` when the page says nothing of forms: the extension's tree).
+    fn form_submits(&self, field: &str) -> Option<Vec<ElementFacts<'_>>> {
+        let _ = field;
+        None
+    }
+    /// The text of the option of list `select` whose value or text is `value` (`dom` pages).
+    fn option_text(&self, select: &str, value: &str) -> Option<String> {
+        let _ = (select, value);
         None
     }
 }
@@ -232,6 +255,7 @@ pub mod fake {
         pub states: String,
         pub href: Option<String>,
         pub input_type: Option<String>,
+        pub attrs: Vec<(String, String)>,
     }
 
     /// An element with an id, a short role and a name.
@@ -259,6 +283,10 @@ pub mod fake {
         }
         pub fn input(mut self, t: &str) -> Self {
             self.input_type = Some(t.into());
+            self
+        }
+        pub fn attr(mut self, k: &str, v: &str) -> Self {
+            self.attrs.push((k.into(), v.into()));
             self
         }
     }
@@ -307,6 +335,7 @@ pub mod fake {
                 states: Cow::Borrowed(&e.states),
                 href: e.href.as_deref(),
                 input_type: e.input_type.as_deref(),
+                attrs: &e.attrs,
             }))
         }
     }
@@ -334,6 +363,7 @@ mod tests {
             states: "disabled, checked".into(),
             href: None,
             input_type: None,
+            attrs: &[],
         };
         assert!(e.has_state("checked") && e.has_state("DISABLED") && !e.has_state("expanded"));
         assert_eq!(e.snapshot().states, "disabled, checked");

@@ -147,15 +147,9 @@ pub fn leaks_secret(
     query: &str,
 ) -> Option<String> {
     let q = query.to_lowercase();
-    fn words(list: &[String]) -> Vec<&str> {
-        list.iter().map(String::as_str).collect()
-    }
-    let (credentials, card) = (words(&patterns.credentials), words(&patterns.card));
     page.elements().find_map(|e| {
         let value = e.value.as_deref()?.trim().to_lowercase();
-        let secret = e.input_type == Some("password")
-            || super::facts::mentions_any(&e.name, &credentials)
-            || super::facts::mentions_any(&e.name, &card);
+        let secret = super::risk::field_kind(patterns, &e, None).is_some();
         (secret && value.chars().count() >= 4 && q.contains(&value))
             .then(|| single_line(&e.name, 60))
     })

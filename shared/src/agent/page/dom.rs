@@ -25,6 +25,7 @@ pub const KEPT_ATTRIBUTES: &[&str] = &[
     "data-name",
     "name",
     "type",
+    "autocomplete",
     "placeholder",
     "value",
     "role",
@@ -75,6 +76,19 @@ pub struct DomTree {
     labels: Vec<String>,
 }
 
+/// Whether a text run had white space before ([`SPACE_BEFORE`]) and after ([`SPACE_AFTER`])
+/// it as written: `Pa<span>y</span>` reads "Pay", `Pay <span>now</span>` "Pay now".
+const SPACE_BEFORE: u8 = 1;
+const SPACE_AFTER: u8 = 2;
+
+/// Elements that flow inside a line of text: their text joins their neighbours' without a
+/// space unless the page wrote one. Any other element starts a new piece of text.
+const INLINE: &[&str] = &[
+    "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd",
+    "label", "mark", "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var",
+    "del", "ins", "button",
+];
+
 pub fn is_heading(tag: &str) -> bool {
     matches!(tag, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
 }
@@ -93,6 +107,8 @@ pub fn usable_id(id: &str) -> bool {
 #[derive(Default)]
 struct Builder {
     nodes: Vec<DomNode>,
+    /// [`SPACE_BEFORE`] | [`SPACE_AFTER`] of each text node (0 for elements).
+    spacing: Vec<u8>,
     /// Open elements, the root first; at most `MAX_DEPTH` more.
     stack: Vec<usize>,
     /// An element whose content is dropped (templates, drawings, frames).
@@ -105,6 +121,8 @@ struct Builder {
 struct Skip {
     tag: String,
     inner: Vec<String>,
+    /// The drawing's node and the text of its `<title>` so far (an icon's name).
+    icon: Option<(usize, String)>,
 }
 
 impl Skip {
@@ -112,7 +130,13 @@ impl Skip {
         Self {
             tag,
             inner: Vec::new(),
+            icon: None,
         }
+    }
+
+    /// Whether text now belongs to a drawing's `<title>`.
+    fn in_title(&self) -> bool {
+        self.icon.is_some() && self.inner.last().is_some_and(|t| t == "title")
     }
 
     /// Drawings and frames end with an enclosing element whose end tag comes first (a missing
@@ -134,9 +158,18 @@ impl Builder {
         if self.text.is_empty() {
             return;
         }
-        let text = collapse_ws(&std::mem::take(&mut self.text));
+        let raw = std::mem::take(&mut self.text);
+        let text = collapse_ws(&raw);
         if !text.is_empty() {
-            self.push(DomNode::Text(text));
+            let mut spacing = 0;
+            if raw.starts_with(char::is_whitespace) {
+                spacing |= SPACE_BEFORE;
+            }
+            if raw.ends_with(char::is_whitespace) {
+                spacing |= SPACE_AFTER;
+            }
+            let idx = self.push(DomNode::Text(text));
+            self.spacing[idx] = spacing;
         }
     }
 
@@ -145,6 +178,7 @@ impl Builder {
         let parent = self.stack.last().copied().unwrap_or(0);
         let idx = self.nodes.len();
         self.nodes.push(node);
+        self.spacing.push(0);
         if let Some(DomNode::Element { children, .. }) = self.nodes.get_mut(parent) {
             children.push(idx);
         }
@@ -191,9 +225,31 @@ impl Builder {
             return;
         }
         if emptied {
-            self.skip = Some(Skip::new(tag));
+            let mut skip = Skip::new(tag);
+            if skip.tag == "svg" {
+                skip.icon = Some((idx, String::new()));
+            }
+            self.skip = Some(skip);
         } else if self.stack.len() <= MAX_DEPTH {
             self.stack.push(idx);
+        }
+    }
+
+    /// Leaves a skipped element; a drawing's `<title>` becomes its `title` (an icon's name,
+    /// read like an image's `alt`) unless it has one.
+    fn end_skip(&mut self) {
+        let Some(Skip {
+            icon: Some((idx, title)),
+            ..
+        }) = self.skip.take()
+        else {
+            return;
+        };
+        let title = truncate_chars(&collapse_ws(&title), 100);
+        if let Some(DomNode::Element { attrs, .. }) = self.nodes.get_mut(idx) {
+            if !title.is_empty() && !attrs.iter().any(|(k, _)| k == "title") {
+                attrs.push(("title".into(), title));
+            }
         }
     }
 
@@ -212,13 +268,13 @@ impl Builder {
                 return;
             }
             if skip.tag == tag {
-                self.skip = None;
+                self.end_skip();
                 return;
             }
             // The end of an enclosing element ends a drawing or frame with it.
             if skip.ends_with_parent() {
                 if let Some(pos) = open_at(self) {
-                    self.skip = None;
+                    self.end_skip();
                     self.stack.truncate(pos);
                 }
             }
@@ -241,6 +297,7 @@ impl DomTree {
                 attrs: Vec::new(),
                 children: Vec::new(),
             }],
+            spacing: vec![0],
             stack: vec![0],
             ..Builder::default()
         };
@@ -251,14 +308,21 @@ impl DomTree {
                 self_closing,
             } => b.open(name, attrs, self_closing),
             Token::End(name) => b.close(&name),
-            Token::Text(t) => {
-                if b.skip.is_none() {
-                    b.text.push_str(t);
+            Token::Text(t) => match &mut b.skip {
+                None => b.text.push_str(t),
+                Some(skip) if skip.in_title() => {
+                    if let Some((_, title)) = &mut skip.icon {
+                        if title.len() < 400 {
+                            title.push_str(t);
+                        }
+                    }
                 }
-            }
+                Some(_) => {}
+            },
         });
         b.flush_text();
-        let labels = text_labels(&b.nodes);
+        b.end_skip();
+        let labels = text_labels(&b.nodes, &b.spacing);
         DomTree {
             nodes: b.nodes,
             labels,
@@ -298,6 +362,12 @@ impl DomTree {
         if !text.is_empty() {
             return truncate_chars(text, max.min(LABEL_CHARS));
         }
+        self.attribute_label(idx, max)
+    }
+
+    /// A label from an element's attributes alone (a text area's text is its value, not its
+    /// name).
+    pub fn attribute_label(&self, idx: usize, max: usize) -> String {
         if let Some(DomNode::Element { attrs, .. }) = self.nodes.get(idx) {
             for key in [
                 "aria-label",
@@ -316,6 +386,66 @@ impl DomTree {
         String::new()
     }
 
+    /// The `<form>` around node `at` and the last node inside it, if any.
+    pub fn form_around(&self, at: usize) -> Option<(usize, usize)> {
+        let mut found = None;
+        for (k, n) in self.nodes.iter().enumerate().take(at) {
+            if matches!(n, DomNode::Element { tag, .. } if tag == "form") {
+                let end = self.last_inside(k);
+                if at <= end {
+                    found = Some((k, end));
+                }
+            }
+        }
+        found
+    }
+
+    /// The text of the `<option>` inside the element at `select` whose value or text is
+    /// `value`.
+    pub fn option_text(&self, select: usize, value: &str) -> Option<String> {
+        let want = value.trim();
+        for k in select + 1..=self.last_inside(select) {
+            let Some(DomNode::Element {
+                tag,
+                attrs,
+                children,
+                ..
+            }) = self.nodes.get(k)
+            else {
+                continue;
+            };
+            if tag != "option" {
+                continue;
+            }
+            let text: Vec<&str> = children
+                .iter()
+                .filter_map(|&c| match self.nodes.get(c) {
+                    Some(DomNode::Text(t)) => Some(t.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let text = text.join(" ");
+            let by_value = attrs.iter().any(|(a, v)| a == "value" && v.trim() == want);
+            if by_value || text.trim() == want {
+                return Some(text);
+            }
+        }
+        None
+    }
+
+    /// The last node inside `idx` (itself when it has no children): nodes come in document
+    /// order, so an element's content is the run of nodes after it up to its last child's.
+    fn last_inside(&self, mut idx: usize) -> usize {
+        // Each step goes one level down: at most the depth limit of steps.
+        while let Some(DomNode::Element { children, .. }) = self.nodes.get(idx) {
+            match children.last() {
+                Some(&c) => idx = c,
+                None => break,
+            }
+        }
+        idx
+    }
+
     /// The content as lines (tags with ids and kept attributes, and text) for hashing.
     pub fn text_lines(&self) -> impl Iterator<Item = String> + '_ {
         self.nodes.iter().map(|n| match n {
@@ -330,31 +460,60 @@ fn labelled(node: &DomNode) -> bool {
     matches!(node, DomNode::Element { tag, id, .. } if id.is_some() || is_heading(tag))
 }
 
+/// What names an element that shows no text: an icon's `aria-label`, `alt` or `title`.
+fn icon_name(attrs: &[(String, String)]) -> &str {
+    ["aria-label", "alt", "title"]
+        .iter()
+        .find_map(|k| attrs.iter().find(|(a, v)| a == k && !v.trim().is_empty()))
+        .map_or("", |(_, v)| v.as_str())
+}
+
 /// The text prefix of every labelled element, computed bottom-up in one pass: a node's prefix
 /// is built from its children's (each at most `LABEL_CHARS + 1` characters), so the work is
-/// linear in the page whatever its shape. Prefixes of unlabelled elements are dropped as soon
-/// as their parent has used them.
-fn text_labels(nodes: &[DomNode]) -> Vec<String> {
+/// linear in the page whatever its shape. Pieces are joined as a browser shows them: text
+/// split across inline elements without a space between stays one word (`Pa<span>y</span>`),
+/// a block element or white space as written separates; an icon without text is named by its
+/// `aria-label`, `alt` or `title`. Prefixes of unlabelled elements are dropped as soon as their
+/// parent has used them.
+fn text_labels(nodes: &[DomNode], spacing: &[u8]) -> Vec<String> {
     let cap = LABEL_CHARS + 1;
     let mut prefix: Vec<String> = vec![String::new(); nodes.len()];
+    // White space around each node's text as it reads from outside (text runs as written).
+    let mut edges: Vec<u8> = spacing.to_vec();
     for idx in (0..nodes.len()).rev() {
         let DomNode::Element { children, .. } = &nodes[idx] else {
             continue;
         };
         let mut out = String::new();
         let mut count = 0;
+        let mut lead = 0;
+        let mut trail = false;
         for &c in children {
             if count >= cap {
                 break;
             }
-            let piece: &str = match &nodes[c] {
-                DomNode::Text(t) => t,
-                DomNode::Element { .. } => &prefix[c],
+            let (piece, around, block): (&str, u8, bool) = match &nodes[c] {
+                DomNode::Text(t) => (t, spacing.get(c).copied().unwrap_or(0), false),
+                DomNode::Element { tag, attrs, .. } => {
+                    let text = prefix[c].as_str();
+                    let piece = if text.is_empty() {
+                        icon_name(attrs)
+                    } else {
+                        text
+                    };
+                    (piece, edges[c], !INLINE.contains(&tag.as_str()))
+                }
             };
             if piece.is_empty() {
                 continue;
             }
-            if count > 0 {
+            if count == 0 {
+                lead = if block {
+                    SPACE_BEFORE
+                } else {
+                    around & SPACE_BEFORE
+                };
+            } else if trail || block || around & SPACE_BEFORE != 0 {
                 out.push(' ');
                 count += 1;
             }
@@ -362,7 +521,9 @@ fn text_labels(nodes: &[DomNode]) -> Vec<String> {
                 out.push(ch);
                 count += 1;
             }
+            trail = block || around & SPACE_AFTER != 0;
         }
+        edges[idx] = lead | if trail { SPACE_AFTER } else { 0 };
         // Children's prefixes are consumed: free those nobody will ask for.
         for &c in children {
             if !labelled(&nodes[c]) {

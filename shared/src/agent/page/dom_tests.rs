@@ -97,14 +97,35 @@ fn end_tags_inside_skipped_content_close_inner_elements_first() {
 }
 
 #[test]
+fn labels_read_as_the_page_shows_them() {
+    let t = DomTree::parse(
+        r#"<button id="1">Pa<span>y</span> now</button><button id="2">Pay <b>now</b></button><div id="3"><p>One</p><p>Two</p></div><button id="4"><img alt="Delete forever"></button><button id="5"><svg viewBox="0 0 1 1"><title>Send message</title><path d="M0"/></svg></button><a id="6"><i aria-label="Close"></i></a>"#,
+    );
+    let label = |id: &str| {
+        let at = t.elements().find(|(_, _, i)| *i == id).map(|(k, _, _)| k);
+        at.map(|k| t.label_of(k, 100)).unwrap_or_default()
+    };
+    assert_eq!(label("1"), "Pay now");
+    assert_eq!(label("2"), "Pay now");
+    assert_eq!(label("3"), "One Two", "blocks stay apart");
+    assert_eq!(
+        label("4"),
+        "Delete forever",
+        "an image's alt names its button"
+    );
+    assert_eq!(label("5"), "Send message", "so does a drawing's title");
+    assert_eq!(label("6"), "Close");
+}
+
+#[test]
 fn broken_markup_is_parsed_leniently() {
     let t = DomTree::parse(r#"<div><a id="1">x<b>y</div><input id="2"/><p>tail"#);
     assert_eq!(t.ids(), vec!["1", "2"]);
     assert!(texts(&t).contains(&"tail"));
     assert_eq!(
         t.text_of(2),
-        "x y",
-        "the link's text, its unclosed child's included"
+        "xy",
+        "the link's text, its unclosed child's included (inline: no space between, as shown)"
     );
 }
 
@@ -116,7 +137,10 @@ fn deep_nesting_is_flattened_below_the_depth_limit_and_keeps_every_id() {
     assert_eq!(t.ids().len(), 100_000);
     assert!(max_depth(&t) <= MAX_DEPTH + 1, "{}", max_depth(&t));
     assert_eq!(t.text_of(1).chars().count(), LABEL_CHARS + 1);
-    assert!(t.text_of(1).starts_with("w w w"));
+    assert!(
+        t.text_of(1).starts_with("www"),
+        "inline elements join as shown"
+    );
     // Closed nesting as deep, and text after it still lands at the top.
     let closed = format!(
         "{}x{}<p id=\"end\">tail</p>",

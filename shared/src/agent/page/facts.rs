@@ -86,6 +86,7 @@ fn tree_facts(n: TreeNode<'_>) -> ElementFacts<'_> {
         states: Cow::Borrowed(n.s.unwrap_or("")),
         href: None,
         input_type: None,
+        attrs: &[],
     }
 }
 
@@ -102,11 +103,23 @@ impl PageView<'_> {
                 } => Some(ElementFacts {
                     id,
                     role: Cow::Borrowed(dom_role(tag, attrs)),
-                    name: Cow::Owned(tree.label_of(at, 100)),
-                    value: attr(attrs, "value").map(Cow::Borrowed),
+                    // A text area's text is what was typed into it.
+                    name: Cow::Owned(if tag == "textarea" {
+                        tree.attribute_label(at, 100)
+                    } else {
+                        tree.label_of(at, 100)
+                    }),
+                    value: if tag == "textarea" {
+                        Some(tree.text_of(at))
+                            .filter(|t| !t.is_empty())
+                            .map(Cow::Borrowed)
+                    } else {
+                        attr(attrs, "value").map(Cow::Borrowed)
+                    },
                     states: Cow::Owned(dom_states(attrs)),
                     href: attr(attrs, "href"),
                     input_type: (tag == "input").then(|| attr(attrs, "type")).flatten(),
+                    attrs,
                 }),
                 _ => None,
             },
@@ -133,6 +146,43 @@ impl PageFacts for PageView<'_> {
 
     fn lower_text(&self) -> Option<&str> {
         self.page.lower_text()
+    }
+
+    fn option_text(&self, select: &str, value: &str) -> Option<String> {
+        let PageContent::Dom { tree, .. } = &self.page.content else {
+            return None;
+        };
+        tree.option_text(self.page.position(select)?, value)
+    }
+
+    fn form_submits(&self, field: &str) -> Option<Vec<ElementFacts<'_>>> {
+        let PageContent::Dom { tree, .. } = &self.page.content else {
+            return None;
+        };
+        let at = self.page.position(field)?;
+        let (form, end) = tree.form_around(at)?;
+        // The default button first (the first submit button in the form, as implicit
+        // submission presses it), then the other buttons, then links.
+        let mut submits = Vec::new();
+        let mut others = Vec::new();
+        for k in form + 1..=end {
+            let Some(e) = self.facts_at(k) else { continue };
+            let submit = match &tree.nodes[k] {
+                DomNode::Element { tag, attrs, .. } => match tag.as_str() {
+                    "button" => !matches!(attr(attrs, "type"), Some("button" | "reset")),
+                    "input" => matches!(attr(attrs, "type"), Some("submit" | "image")),
+                    _ => false,
+                },
+                DomNode::Text(_) => false,
+            };
+            if submit {
+                submits.push(e);
+            } else if matches!(&*e.role, "btn" | "link") {
+                others.push(e);
+            }
+        }
+        submits.extend(others);
+        Some(submits)
     }
 
     fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_> {

@@ -12,7 +12,7 @@ use crate::agent::action::Action;
 use crate::agent::request::InteractRequest;
 use crate::domain::correction::{choose, Choice, Correction, Failure, Strategy};
 use crate::domain::plan::Plan;
-use crate::domain::risk::assess;
+use crate::domain::risk::{assess, Context};
 use crate::domain::TaskStatus;
 
 /// What the model is told to do for a strategy.
@@ -101,8 +101,8 @@ pub fn correct(
                             facts.patterns,
                             &action.kind(),
                             Some(&t.facts()),
-                            &b.url,
-                            None,
+                            facts.view,
+                            &Context::default(),
                         )
                         .is_some()
                     })

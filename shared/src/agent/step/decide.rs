@@ -17,10 +17,24 @@ pub struct Known<'a> {
     actions: Vec<&'a str>,
     hashes: Vec<&'a str>,
     views: Vec<&'a str>,
+    said: String,
+}
+
+/// What the user wrote for the task: the task itself and the reply this request carries.
+pub fn said(step: &StepContext) -> String {
+    match &step.user_input {
+        Some(reply) => format!("{}\n{reply}", step.task.query),
+        None => step.task.query.clone(),
+    }
 }
 
 impl<'a> Known<'a> {
-    pub fn new(history: &'a [Step], req: &'a InteractRequest, built: &'a BuiltPage) -> Self {
+    pub fn new(
+        history: &'a [Step],
+        req: &'a InteractRequest,
+        built: &'a BuiltPage,
+        said: String,
+    ) -> Self {
         let dom: Vec<&Step> = history.iter().filter(|s| s.kind == StepKind::Dom).collect();
         let (mut hashes, mut views): (Vec<&str>, Vec<&str>) = dom
             .iter()
@@ -41,6 +55,7 @@ impl<'a> Known<'a> {
             actions: dom.iter().map(|s| s.action.as_str()).collect(),
             hashes,
             views,
+            said,
         }
     }
 
@@ -54,6 +69,7 @@ impl<'a> Known<'a> {
             hashes: &self.hashes,
             views: &self.views,
             step_index,
+            said: &self.said,
         }
     }
 }
@@ -68,7 +84,7 @@ pub fn rules(
 ) -> bool {
     let now = ctx.clock.now();
     let history = step.history.clone();
-    let known = Known::new(&history, req, built);
+    let known = Known::new(&history, req, built, said(step));
     let facts = known.facts(ctx, step.step_index);
     let ruled = match shortcut::decide(step, &facts) {
         Some(d) => Some(d),

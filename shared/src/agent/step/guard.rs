@@ -13,7 +13,7 @@ use crate::domain::confirm::{page_of, PendingConfirmation};
 use crate::domain::facts::PageFacts;
 use crate::domain::loops::{detect, LoopKind};
 use crate::domain::outcome::predict;
-use crate::domain::risk::{assess, enter_risk, RiskPatterns};
+use crate::domain::risk::{assess, Context, RiskPatterns};
 use crate::domain::web::leaks_secret;
 use crate::domain::TaskStatus;
 use crate::text::truncate_chars;
@@ -35,6 +35,9 @@ pub struct Facts<'a> {
     /// The same with element positions (see `Page::view`).
     pub views: &'a [&'a str],
     pub step_index: u32,
+    /// What the user wrote: the task and their answers (a value in it may be typed into the
+    /// field it names without asking again).
+    pub said: &'a str,
 }
 
 /// An accepted answer: the decision and what else the model said.
@@ -164,10 +167,13 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
                 facts.patterns,
                 &kind,
                 target.as_ref(),
-                url,
-                out.risk.as_deref(),
-            )
-            .or_else(|| enter_after_typing(a, facts));
+                facts.view,
+                &Context {
+                    focus: focus(facts),
+                    said: facts.said,
+                    flag: out.risk.as_deref(),
+                },
+            );
             if let Some(risk) = risk {
                 let question = format!(
                     "Shall I {}? Reply yes to go ahead, or no to stop.",
@@ -181,6 +187,7 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
                     question: question.clone(),
                     target: target.as_ref().map(|t| t.snapshot()),
                     page: page_of(url),
+                    url: url.to_owned(),
                     page_hash: facts.view.hash().to_owned(),
                 });
                 decision = Decision::ask(
@@ -209,19 +216,10 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
     }))
 }
 
-/// Enter pressed right after typing into a field submits its form: risky when the form's
-/// button is.
-fn enter_after_typing(action: &Action, facts: &Facts<'_>) -> Option<crate::domain::risk::Risk> {
-    let Action::Press(key) = action else {
-        return None;
-    };
-    if !key.eq_ignore_ascii_case("enter") {
-        return None;
-    }
-    match Action::parse(facts.actions.last()?) {
-        Ok(Action::SetValue(field, _)) => enter_risk(facts.patterns, facts.view, &field),
-        _ => None,
-    }
+/// The element the task's last browser action left the focus on, if it is on this page.
+fn focus<'a>(facts: &Facts<'a>) -> Option<crate::domain::facts::ElementFacts<'a>> {
+    let last = Action::parse(facts.actions.last()?).ok()?;
+    facts.view.element(last.element()?)
 }
 
 /// Several `<Action>`s go out as a chain when every one is a safe form fill on this page;
@@ -273,6 +271,7 @@ mod tests {
                 hashes: &hashes,
                 views: &hashes,
                 step_index: 4,
+                said: "",
             },
         )
     }

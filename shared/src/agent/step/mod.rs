@@ -46,7 +46,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use guard::{guard, Review};
+pub use guard::{guard, Facts, Proposal, Review};
 pub use load::{Admitted, Loaded};
 pub use memory::MemoryResult;
 pub use model::MAX_CALLS as MAX_MODEL_CALLS;

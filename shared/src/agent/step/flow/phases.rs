@@ -242,7 +242,7 @@ async fn guard_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Erro
     let deadline = run.deadline();
     let p = parts(run)?;
     let history = p.step.history.clone();
-    let known = decide::Known::new(&history, p.req, p.built);
+    let known = decide::Known::new(&history, p.req, p.built, decide::said(p.step));
     let facts = known.facts(ctx, p.step.step_index);
     let next = model::review(ctx, p.step, p.round, p.req, p.built, &facts, deadline).await;
     let next = match next {

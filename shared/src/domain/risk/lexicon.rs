@@ -1,0 +1,305 @@
+//! The risk gate's phrase table ([`lexicon.txt`](lexicon.txt)): what acts, fields and contexts
+//! look like in some thirty languages, read once and folded as page text is ([`super::fold`]),
+//! and found in a folded text as whole words (a `*` word as a stem), or anywhere for scripts
+//! written without spaces.
+
+use std::sync::OnceLock;
+
+use super::fold::{fold, unspaced, Folded};
+
+/// What a control does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Act {
+    Pay,
+    Delete,
+    Send,
+    Transfer,
+}
+
+/// How sure a phrase is that the control performs its act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Force {
+    /// Only in context: a payment with a price in the name or on a payment page ("Subscribe",
+    /// "Checkout"); a message with a filled text field before the control ("Comment").
+    Context,
+    /// The act's verb ("Delete", "Pay"): risky on controls.
+    Verb,
+    /// The act itself ("Pay now", "Place order"): risky on links too.
+    Commit,
+}
+
+/// What a phrase of the table says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Act(Act, Force),
+    Benign,
+    Filter,
+    Info,
+    InfoHref,
+    PayPage,
+    TransferPage,
+    Confirm,
+    Next,
+    Submit,
+    Secret,
+    Card,
+    CardContext,
+    NotSecret,
+    Negation,
+    CartPage,
+    Code,
+    AuthPage,
+}
+
+impl Kind {
+    fn parse(s: &str) -> Option<Self> {
+        let act = |a, f| Some(Kind::Act(a, f));
+        match s {
+            "pay!" => act(Act::Pay, Force::Commit),
+            "pay" => act(Act::Pay, Force::Verb),
+            "pay?" => act(Act::Pay, Force::Context),
+            "delete!" => act(Act::Delete, Force::Commit),
+            "delete" => act(Act::Delete, Force::Verb),
+            "send!" => act(Act::Send, Force::Commit),
+            "send" => act(Act::Send, Force::Verb),
+            "transfer!" => act(Act::Transfer, Force::Commit),
+            "transfer" => act(Act::Transfer, Force::Verb),
+            "send?" => act(Act::Send, Force::Context),
+            "benign" => Some(Kind::Benign),
+            "filter" => Some(Kind::Filter),
+            "info" => Some(Kind::Info),
+            "infohref" => Some(Kind::InfoHref),
+            "paypage" => Some(Kind::PayPage),
+            "transferpage" => Some(Kind::TransferPage),
+            "confirm" => Some(Kind::Confirm),
+            "next" => Some(Kind::Next),
+            "submit" => Some(Kind::Submit),
+            "secret" => Some(Kind::Secret),
+            "card" => Some(Kind::Card),
+            "card?" => Some(Kind::CardContext),
+            "notsecret" => Some(Kind::NotSecret),
+            "negation" => Some(Kind::Negation),
+            "cartpage" => Some(Kind::CartPage),
+            "code" => Some(Kind::Code),
+            "authpage" => Some(Kind::AuthPage),
+            _ => None,
+        }
+    }
+}
+
+/// One folded phrase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phrase {
+    pub kind: Kind,
+    pub lang: String,
+    /// Folded words; a stem matches any word it begins.
+    words: Vec<(String, bool)>,
+    /// Matched against the words with their marks (the phrase has some).
+    marked: bool,
+    /// Written without spaces: found anywhere in the joined text.
+    joined: Option<String>,
+}
+
+impl Phrase {
+    /// `text` (a `*` ending a word makes it a stem) as a phrase of `kind`.
+    pub fn new(kind: Kind, lang: &str, text: &str) -> Option<Self> {
+        let mut words = Vec::new();
+        let mut marked = false;
+        for raw in text.split_whitespace() {
+            let (raw, stem) = match raw.strip_suffix('*') {
+                Some(r) => (r, true),
+                None => (raw, false),
+            };
+            let f = fold(raw);
+            let n = f.len();
+            for (k, (m, p)) in f.marked.iter().zip(&f.plain).enumerate() {
+                marked |= m != p;
+                words.push((m.clone(), stem && k + 1 == n));
+            }
+        }
+        if words.is_empty() {
+            return None;
+        }
+        // Marks tell words apart only in Vietnamese (`gửi` is not `gui`); elsewhere a page may
+        // drop them (Greek capitals lose their accents) or add them.
+        marked &= lang == "vi";
+        if !marked {
+            for (w, _) in &mut words {
+                w.retain(|c| !unicode_normalization::char::is_combining_mark(c));
+            }
+        }
+        let joined = words
+            .iter()
+            .any(|(w, _)| w.chars().any(unspaced))
+            .then(|| words.iter().map(|(w, _)| w.as_str()).collect::<String>());
+        Some(Self {
+            kind,
+            lang: lang.to_owned(),
+            words,
+            marked,
+            joined,
+        })
+    }
+
+    /// Every place the phrase occurs in `text`.
+    fn find(&self, text: &Folded, out: &mut Vec<Hit>) {
+        let words = text.words(self.marked);
+        if let Some(joined) = &self.joined {
+            let (all, starts) = text.joined(self.marked);
+            let word_at = |c: usize| starts.partition_point(|&s| s <= c).saturating_sub(1);
+            let len = joined.chars().count();
+            for (byte, _) in all.match_indices(joined.as_str()) {
+                let at = all[..byte].chars().count();
+                out.push(Hit {
+                    kind: self.kind,
+                    start: word_at(at),
+                    end: word_at(at + len - 1) + 1,
+                    chars: Some((at, at + len)),
+                });
+            }
+            return;
+        }
+        let n = self.words.len();
+        if n > words.len() {
+            return;
+        }
+        for start in 0..=words.len() - n {
+            let all = self
+                .words
+                .iter()
+                .zip(&words[start..])
+                .all(|((w, stem), t)| {
+                    if *stem {
+                        t.starts_with(w.as_str())
+                    } else {
+                        t == w
+                    }
+                });
+            if all {
+                out.push(Hit {
+                    kind: self.kind,
+                    start,
+                    end: start + n,
+                    chars: None,
+                });
+            }
+        }
+    }
+}
+
+/// Where a phrase occurs: words `start..end` (and the characters of the joined text, for
+/// phrases found in it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    pub kind: Kind,
+    pub start: usize,
+    pub end: usize,
+    pub chars: Option<(usize, usize)>,
+}
+
+impl Hit {
+    /// Whether `self` lies inside `other`.
+    pub fn within(&self, other: &Hit) -> bool {
+        match (self.chars, other.chars) {
+            (Some((a, b)), Some((c, d))) => c <= a && b <= d,
+            _ => other.start <= self.start && self.end <= other.end,
+        }
+    }
+}
+
+/// The table as written.
+const TABLE: &str = include_str!("lexicon.txt");
+
+/// The built-in phrases, read once.
+pub fn builtin() -> &'static [Phrase] {
+    static PHRASES: OnceLock<Vec<Phrase>> = OnceLock::new();
+    PHRASES.get_or_init(|| parse(TABLE).unwrap_or_default())
+}
+
+/// The phrases of a table, or the first line that is not one.
+pub fn parse(table: &str) -> Result<Vec<Phrase>, String> {
+    let mut out = Vec::new();
+    for (n, line) in table.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = || format!("line {}: {line}", n + 1);
+        let (head, phrases) = line.split_once(':').ok_or_else(bad)?;
+        let (lang, kind) = head.trim().split_once(' ').ok_or_else(bad)?;
+        let kind = Kind::parse(kind.trim()).ok_or_else(bad)?;
+        for p in phrases.split('|') {
+            out.push(Phrase::new(kind, lang, p.trim()).ok_or_else(bad)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The hits of `phrases` whose kind `want`s in `text`.
+pub fn hits<'p>(
+    phrases: impl IntoIterator<Item = &'p Phrase>,
+    text: &Folded,
+    want: impl Fn(Kind) -> bool,
+) -> Vec<Hit> {
+    let mut out = Vec::new();
+    for p in phrases {
+        if want(p.kind) {
+            p.find(text, &mut out);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_reads_whole_and_covers_twenty_languages() {
+        let phrases = parse(TABLE).expect("table");
+        assert_eq!(phrases.len(), builtin().len());
+        let mut langs: Vec<&str> = phrases.iter().map(|p| p.lang.as_str()).collect();
+        langs.sort_unstable();
+        langs.dedup();
+        assert!(langs.len() >= 25, "{langs:?}");
+        for lang in &langs {
+            let acts = |a: Act| {
+                phrases
+                    .iter()
+                    .any(|p| p.lang == *lang && matches!(p.kind, Kind::Act(x, _) if x == a))
+            };
+            assert!(
+                acts(Act::Pay) && acts(Act::Delete) && acts(Act::Send) && acts(Act::Transfer),
+                "{lang} lacks an act"
+            );
+        }
+        assert!(parse("en nonsense: x").is_err());
+        assert!(parse("no colon here").is_err());
+    }
+
+    fn found(kind: &str, phrase: &str, text: &str) -> bool {
+        let p = Phrase::new(Kind::parse(kind).expect("kind"), "vi", phrase).expect("phrase");
+        let mut out = Vec::new();
+        p.find(&fold(text), &mut out);
+        !out.is_empty()
+    }
+
+    #[test]
+    fn phrases_match_whole_words_stems_and_unspaced_scripts() {
+        assert!(found("pay", "pay", "Pay now"));
+        assert!(!found("pay", "pay", "Display settings"), "whole words only");
+        assert!(!found("pay", "pay", "Payment methods"));
+        assert!(found("delete", "удал*", "Удалите файл"));
+        assert!(found("pay", "购买", "立即购买商品"));
+        assert!(found("delete", "삭제", "계정삭제하기"));
+        assert!(found("send", "gửi", "Gửi tin nhắn"));
+        assert!(
+            !found("send", "gửi", "GUI settings"),
+            "marks tell words apart"
+        );
+        assert!(
+            found("pay", "pay", "Páy now"),
+            "a mark added to a plain word changes nothing"
+        );
+    }
+}

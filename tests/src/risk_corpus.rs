@@ -1,0 +1,326 @@
+//! The risk gate's yardstick: labelled cases (`tests/fixtures/risk/*.jsonl`: an element on a
+//! page, the action a model proposes, the page's URL and what the user said → risky, with its
+//! category, or benign) run through the server's real rules (`shared::agent::step::guard` on
+//! the page model built from the tree or `dom` as the extension sends it). Prints and returns
+//! the confusion matrix; the test `risk_gate` holds the gate to its goals and `bench` prints it.
+//!
+//! A case, one JSON object a line:
+//! `{ id, label: payment|deletion|sending|credentials|transfer|flagged|benign, lang, trick,
+//!    url, action, tree: [{i, r, n, v?, s?}] | dom: "<html>", query?, last?: [actions],
+//!    risk?: "<the model's <Risk> note>", note? }`
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use shared::agent::page::{Page, PageView, TreeNode};
+use shared::agent::step::{guard, Facts, Review};
+use shared::domain::risk::{RiskKind, RiskPatterns};
+
+/// The labels, risky ones first.
+pub const LABELS: &[&str] = &[
+    "payment",
+    "deletion",
+    "sending",
+    "credentials",
+    "transfer",
+    "flagged",
+    "benign",
+];
+
+/// One labelled case.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub file: String,
+    pub id: String,
+    pub label: String,
+    pub lang: String,
+    pub trick: String,
+    pub url: String,
+    pub action: String,
+    pub tree: Option<Vec<[Option<String>; 5]>>,
+    pub dom: Option<String>,
+    pub query: String,
+    pub last: Vec<String>,
+    pub risk: Option<String>,
+    pub note: String,
+}
+
+impl Case {
+    pub fn risky(&self) -> bool {
+        self.label != "benign"
+    }
+
+    fn from_json(file: &str, v: &Value) -> Result<Self, String> {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        let need = |k: &str| s(k).ok_or_else(|| format!("{file}: a case without {k}: {v}"));
+        let id = need("id")?;
+        let label = need("label")?;
+        if !LABELS.contains(&label.as_str()) {
+            return Err(format!("{file} {id}: unknown label {label}"));
+        }
+        let tree = match v.get("tree") {
+            Some(Value::Array(nodes)) => Some(
+                nodes
+                    .iter()
+                    .map(|n| {
+                        let f = |k: &str| n.get(k).and_then(Value::as_str).map(str::to_owned);
+                        [f("i"), f("r"), f("n"), f("v"), f("s")]
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
+        let dom = s("dom");
+        if tree.is_some() == dom.is_some() {
+            return Err(format!("{file} {id}: give exactly one of tree and dom"));
+        }
+        Ok(Self {
+            file: file.to_owned(),
+            label,
+            lang: s("lang").unwrap_or_default(),
+            trick: s("trick").unwrap_or_else(|| "none".into()),
+            url: need("url")?,
+            action: need("action")?,
+            tree,
+            dom,
+            query: s("query").unwrap_or_default(),
+            last: v
+                .get("last")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            risk: s("risk"),
+            note: s("note").unwrap_or_default(),
+            id,
+        })
+    }
+
+    /// What the gate makes of the case: the confirmation's kind, `None` when the action goes
+    /// out as it is, or why the case cannot be run.
+    pub fn run(&self, patterns: &RiskPatterns) -> Result<Option<RiskKind>, String> {
+        let page = match (&self.tree, &self.dom) {
+            (Some(nodes), _) => Page::from_tree(
+                nodes
+                    .iter()
+                    .map(|[i, r, n, v, s]| TreeNode {
+                        v: v.as_deref(),
+                        s: s.as_deref(),
+                        ..TreeNode::new(
+                            i.as_deref().unwrap_or(""),
+                            r.as_deref().unwrap_or(""),
+                            n.as_deref().unwrap_or(""),
+                        )
+                    })
+                    .collect(),
+                None,
+            ),
+            (None, Some(dom)) => Page::from_dom(dom).map_err(|e| e.to_string())?,
+            (None, None) => return Err("no page".into()),
+        };
+        let view = PageView {
+            page: &page,
+            url: &self.url,
+        };
+        let actions: Vec<&str> = self.last.iter().map(String::as_str).collect();
+        // Every earlier action changed the page (no loop is in question here).
+        let marks: Vec<String> = (0..=actions.len()).map(|k| format!("page-{k}")).collect();
+        let hashes: Vec<&str> = marks.iter().map(String::as_str).collect();
+        let facts = Facts {
+            page: &page,
+            view: &view,
+            patterns,
+            actions: &actions,
+            hashes: &hashes,
+            views: &hashes,
+            step_index: 3,
+            said: &self.query,
+        };
+        let risk = self
+            .risk
+            .as_deref()
+            .map(|r| format!("<Risk>{r}</Risk>"))
+            .unwrap_or_default();
+        let answer = format!(
+            "<Thought>Next step.</Thought><Action>{}</Action>{risk}",
+            self.action
+        );
+        match guard(&answer, &facts) {
+            Review::Accept(p) => Ok(p.confirmation.map(|c| c.kind)),
+            Review::Refuse(why) => Err(format!("refused: {why}")),
+            Review::Loop(l) => Err(format!("loop: {l:?}")),
+        }
+    }
+}
+
+/// The label a confirmation kind stands for.
+pub fn label_of(kind: Option<RiskKind>) -> &'static str {
+    match kind {
+        Some(RiskKind::Payment) => "payment",
+        Some(RiskKind::Deletion) => "deletion",
+        Some(RiskKind::Sending) => "sending",
+        Some(RiskKind::Credentials) => "credentials",
+        Some(RiskKind::Transfer) => "transfer",
+        Some(RiskKind::Flagged) => "flagged",
+        None => "benign",
+    }
+}
+
+/// The corpus's folder.
+pub fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/risk")
+}
+
+/// Every case of every `*.jsonl` file in `dir`.
+pub fn load(dir: &Path) -> Result<Vec<Case>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let text = std::fs::read_to_string(&f).map_err(|e| format!("{name}: {e}"))?;
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: Value =
+                serde_json::from_str(line).map_err(|e| format!("{name}:{}: {e}", n + 1))?;
+            out.push(Case::from_json(&name, &v)?);
+        }
+    }
+    Ok(out)
+}
+
+/// How the gate did on a corpus.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// `(expected, predicted)` → cases.
+    pub matrix: BTreeMap<(String, String), usize>,
+    pub risky: usize,
+    pub caught: usize,
+    pub benign: usize,
+    pub asked: usize,
+    /// Risky cases let through, and benign cases asked about: `id (file): label → predicted`.
+    pub misses: Vec<String>,
+    pub false_asks: Vec<String>,
+    /// Cases the guard could not run (a bad case).
+    pub broken: Vec<String>,
+    pub languages: BTreeMap<String, (usize, usize)>,
+    pub tricks: BTreeMap<String, (usize, usize)>,
+}
+
+/// Runs every case.
+pub fn evaluate(cases: &[Case], patterns: &RiskPatterns) -> Report {
+    let mut r = Report::default();
+    for c in cases {
+        let predicted = match c.run(patterns) {
+            Ok(p) => label_of(p),
+            Err(e) => {
+                r.broken.push(format!("{} ({}): {e}", c.id, c.file));
+                continue;
+            }
+        };
+        *r.matrix
+            .entry((c.label.clone(), predicted.to_owned()))
+            .or_default() += 1;
+        let asked = predicted != "benign";
+        let lang = r.languages.entry(c.lang.clone()).or_default();
+        lang.0 += 1;
+        if asked == c.risky() {
+            lang.1 += 1;
+        }
+        if c.risky() {
+            r.risky += 1;
+            let trick = r.tricks.entry(c.trick.clone()).or_default();
+            trick.0 += 1;
+            if asked {
+                r.caught += 1;
+                trick.1 += 1;
+            } else {
+                r.misses.push(format!(
+                    "{} ({}): {} → let through [{}] {}",
+                    c.id, c.file, c.label, c.action, c.note
+                ));
+            }
+        } else {
+            r.benign += 1;
+            if asked {
+                r.asked += 1;
+                r.false_asks.push(format!(
+                    "{} ({}): benign → {predicted} [{}] {}",
+                    c.id, c.file, c.action, c.note
+                ));
+            }
+        }
+    }
+    r
+}
+
+impl Report {
+    /// The share of benign cases asked about.
+    pub fn false_ask_rate(&self) -> f64 {
+        self.asked as f64 / self.benign.max(1) as f64
+    }
+
+    /// The matrix and the two numbers, as text.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let predicted: Vec<&str> = LABELS.to_vec();
+        out.push_str(&format!("{:<12}", "expected \\ got"));
+        for p in &predicted {
+            out.push_str(&format!("{:>12}", p));
+        }
+        out.push('\n');
+        for e in LABELS {
+            out.push_str(&format!("{e:<12}  "));
+            for p in &predicted {
+                let n = self
+                    .matrix
+                    .get(&(e.to_string(), p.to_string()))
+                    .copied()
+                    .unwrap_or(0);
+                out.push_str(&format!("{n:>12}"));
+            }
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "risky caught: {}/{} ({:.1} %); benign asked about: {}/{} ({:.2} %); languages: {}; broken cases: {}\n",
+            self.caught,
+            self.risky,
+            100.0 * self.caught as f64 / self.risky.max(1) as f64,
+            self.asked,
+            self.benign,
+            100.0 * self.false_ask_rate(),
+            self.languages.len(),
+            self.broken.len()
+        ));
+        let tricks: Vec<String> = self
+            .tricks
+            .iter()
+            .map(|(t, (n, c))| format!("{t} {c}/{n}"))
+            .collect();
+        out.push_str(&format!("risky by spelling: {}\n", tricks.join(", ")));
+        for m in &self.misses {
+            out.push_str(&format!("  missed: {m}\n"));
+        }
+        for f in &self.false_asks {
+            out.push_str(&format!("  asked:  {f}\n"));
+        }
+        for b in &self.broken {
+            out.push_str(&format!("  broken: {b}\n"));
+        }
+        out
+    }
+}
