@@ -88,7 +88,13 @@ pub fn single_line(s: &str, max: usize) -> String {
 /// any `<name` or `</name` (any case, spaces allowed after `<` and `/`) turned into `‹` (one
 /// character for one, so budgets still hold), so it can neither close its own section nor
 /// open another.
-pub const PROMPT_TAGS: &[&str] = &["page", "knowledge", "search-results", "user-data"];
+pub const PROMPT_TAGS: &[&str] = &[
+    "page",
+    "knowledge",
+    "search-results",
+    "user-data",
+    "client-report",
+];
 
 /// `s` as one bounded line of the prompt, its delimiter tags neutralised.
 pub fn prompt_line(s: &str, max: usize) -> String {

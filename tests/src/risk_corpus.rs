@@ -16,6 +16,7 @@ use serde_json::Value;
 use shared::agent::page::{Page, PageView, TreeNode};
 use shared::agent::step::{guard, Facts, Review};
 use shared::domain::risk::{RiskKind, RiskPatterns};
+use shared::domain::secrets::SecretKey;
 
 /// The labels, risky ones first.
 pub const LABELS: &[&str] = &[
@@ -140,6 +141,7 @@ impl Case {
             views: &hashes,
             step_index: 3,
             said: &self.query,
+            secrets: &SecretKey::derive(b"corpus").finder(&[]),
         };
         let risk = self
             .risk

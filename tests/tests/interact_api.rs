@@ -122,7 +122,8 @@ async fn a_three_step_tree_task_runs_to_finish() {
         "{p3}"
     );
     assert!(
-        p3.contains("Outcome of the last action: success; page: 2 elements added"),
+        p3.contains("<client-report note=")
+            && p3.contains("\nsuccess; page: 2 elements added, 0 removed\n</client-report>"),
         "{p3}"
     );
 

@@ -1,7 +1,7 @@
 //! Pure types and rules, no I/O: identities (tenants, users), tasks and their steps, plans,
 //! sessions and messages, email and domain-pattern rules, and the step's rules over page facts
-//! (outcome prediction, verdicts, corrections, loops, the risk gate, blockers, chains), and
-//! web search results as a task keeps them.
+//! (outcome prediction, verdicts, corrections, loops, the risk gate, blockers, chains), the
+//! fingerprints of typed secrets, and web search results as a task keeps them.
 
 pub mod blocker;
 pub mod chain;
@@ -16,6 +16,7 @@ pub mod loops;
 pub mod outcome;
 pub mod plan;
 pub mod risk;
+pub mod secrets;
 pub mod session;
 pub mod site;
 pub mod task;

@@ -105,6 +105,10 @@ pub struct Task {
     /// Organisation knowledge went into one of the task's prompts (`hasOrgKnowledge`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub used_knowledge: bool,
+    /// Fingerprints of what was typed into password, code and card fields during the task
+    /// (never the values: see [`super::secrets`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<super::secrets::SecretMark>,
 }
 
 /// Tokens used by model calls.
@@ -210,6 +214,7 @@ impl Task {
             pre_search: None,
             pending_tool: None,
             used_knowledge: false,
+            secrets: Vec::new(),
         }
     }
 

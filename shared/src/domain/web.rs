@@ -60,6 +60,8 @@ pub enum SearchFailure {
     Failed,
     /// No time was left in the step.
     NoTime,
+    /// The query held what was typed into a password, code or card field: not sent.
+    Withheld,
 }
 
 /// A search as it is stored (with the task for a pre-search, with its step for a tool call)
@@ -89,6 +91,9 @@ impl SearchRecord {
         match (self.failure, self.results.len()) {
             (Some(SearchFailure::Unavailable), _) => {
                 format!("web search is not available; \"{q}\" was not searched")
+            }
+            (Some(SearchFailure::Withheld), _) => {
+                "a search holding what was typed into a secret field was not sent".to_owned()
             }
             (Some(_), _) => format!("the web search for \"{q}\" failed; go on without it"),
             (None, 0) => format!("no web results for \"{q}\""),

@@ -4,6 +4,7 @@
 //! the correction before it is stored.
 
 use super::guard::Facts;
+use crate::domain::secrets::Finder;
 use super::{correct, shortcut, BuiltPage, StepContext};
 use crate::agent::page::PageView;
 use crate::agent::request::InteractRequest;
@@ -18,6 +19,7 @@ pub struct Known<'a> {
     hashes: Vec<&'a str>,
     views: Vec<&'a str>,
     said: String,
+    secrets: Finder,
 }
 
 /// What the user wrote for the task: the task itself and the reply this request carries.
@@ -34,6 +36,7 @@ impl<'a> Known<'a> {
         req: &'a InteractRequest,
         built: &'a BuiltPage,
         said: String,
+        secrets: Finder,
     ) -> Self {
         let dom: Vec<&Step> = history.iter().filter(|s| s.kind == StepKind::Dom).collect();
         let (mut hashes, mut views): (Vec<&str>, Vec<&str>) = dom
@@ -56,6 +59,7 @@ impl<'a> Known<'a> {
             hashes,
             views,
             said,
+            secrets,
         }
     }
 
@@ -70,6 +74,7 @@ impl<'a> Known<'a> {
             views: &self.views,
             step_index,
             said: &self.said,
+            secrets: &self.secrets,
         }
     }
 }
@@ -84,7 +89,13 @@ pub fn rules(
 ) -> bool {
     let now = ctx.clock.now();
     let history = step.history.clone();
-    let known = Known::new(&history, req, built, said(step));
+    let known = Known::new(
+        &history,
+        req,
+        built,
+        said(step),
+        super::secrets::finder(ctx, step),
+    );
     let facts = known.facts(ctx, step.step_index);
     let ruled = match shortcut::decide(step, &facts) {
         Some(d) => Some(d),

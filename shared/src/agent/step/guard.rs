@@ -14,6 +14,7 @@ use crate::domain::facts::PageFacts;
 use crate::domain::loops::{detect, LoopKind};
 use crate::domain::outcome::predict;
 use crate::domain::risk::{assess, Context, RiskPatterns};
+use crate::domain::secrets::Finder;
 use crate::domain::web::leaks_secret;
 use crate::domain::TaskStatus;
 use crate::text::truncate_chars;
@@ -38,6 +39,8 @@ pub struct Facts<'a> {
     /// What the user wrote: the task and their answers (a value in it may be typed into the
     /// field it names without asking again).
     pub said: &'a str,
+    /// The task's typed secrets: no search, address or other field may carry them.
+    pub secrets: &'a Finder,
 }
 
 /// An accepted answer: the decision and what else the model said.
@@ -154,9 +157,17 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
                     "a search query must not contain what is typed into the field {field}"
                 ));
             }
+            if facts.secrets.in_text(q) {
+                return Review::Refuse(
+                    "a search query must not contain what was typed into a password, code or card field".into(),
+                );
+            }
         }
         a if a.is_server_tool() => {}
         a => {
+            if let Some(problem) = carries_secret(a, facts) {
+                return Review::Refuse(problem);
+            }
             let kind = a.kind();
             if let Some(l) = detect(facts.actions, facts.hashes, facts.views, &client) {
                 return Review::Loop(l);
@@ -216,6 +227,30 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
     }))
 }
 
+/// Why `action` would carry a typed secret somewhere it does not belong: in an address, or
+/// typed into a field that is not for secrets.
+fn carries_secret(action: &Action, facts: &Facts<'_>) -> Option<String> {
+    match action {
+        Action::Navigate(url) if facts.secrets.in_text(url) => Some(
+            "an address must not contain what was typed into a password, code or card field".into(),
+        ),
+        Action::SetValue(id, value) if facts.secrets.in_text(value) => {
+            let field = facts.view.element(id)?;
+            let secret_field = crate::domain::risk::sensitive_value(
+                facts.patterns,
+                &field,
+                facts.view,
+                value,
+            );
+            (!secret_field).then(|| {
+                "what was typed into a password, code or card field may only go into such a field"
+                    .into()
+            })
+        }
+        _ => None,
+    }
+}
+
 /// The element the task's last browser action left the focus on, if it is on this page.
 fn focus<'a>(facts: &Facts<'a>) -> Option<crate::domain::facts::ElementFacts<'a>> {
     let last = Action::parse(facts.actions.last()?).ok()?;
@@ -259,6 +294,7 @@ mod tests {
             url: "https://shop.example.com/",
         };
         let patterns = RiskPatterns::default();
+        let secrets = crate::domain::secrets::SecretKey::derive(b"k").finder(&[]);
         let mut hashes: Vec<&str> = actions.iter().map(|_| "before").collect();
         hashes.push("now");
         guard(
@@ -272,6 +308,7 @@ mod tests {
                 views: &hashes,
                 step_index: 4,
                 said: "",
+                secrets: &secrets,
             },
         )
     }

@@ -164,10 +164,11 @@ pub async fn ask(
     if until.saturating_duration_since(now) < SHORTEST {
         return None;
     }
-    let messages = [
+    let mut messages = [
         ChatMessage::system(JUDGE_PROMPT),
         ChatMessage::user(question),
     ];
+    super::secrets::scrub_messages(ctx, step, &mut messages);
     let result = crate::ports::llm::ask(llm.as_ref(), &messages, until).await;
     let c = match result {
         Ok(c) => c,

@@ -37,6 +37,7 @@ mod persist;
 mod records;
 mod response;
 mod search;
+mod secrets;
 mod shortcut;
 mod tools;
 mod verify;

@@ -210,6 +210,7 @@ pub async fn call(
         round.resume_note = step.task.resume_note.take();
     }
     messages.extend(round.correction.iter().cloned());
+    super::secrets::scrub_messages(ctx, step, &mut messages);
     round.calls += 1;
     let t = Instant::now();
     let c = match crate::ports::llm::ask(llm.as_ref(), &messages, model_deadline).await {

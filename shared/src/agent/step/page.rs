@@ -14,6 +14,7 @@ use crate::agent::page::Page;
 use crate::agent::render::{render, Budget, Rendered};
 use crate::agent::request::{InteractRequest, PageInput};
 use crate::context::AppContext;
+use crate::domain::secrets::Finder;
 use crate::error::Error;
 use crate::ports::Compressed;
 
@@ -57,6 +58,19 @@ impl BuiltPage {
         self.compressed
             .get_or_try_init(|| compress(self.snapshot.clone()))
             .await
+    }
+
+    /// The snapshot compressed with the task's typed secrets masked, when it holds one
+    /// (`None`: the page as sent holds none).
+    pub async fn masked(&self, secrets: &Finder) -> Result<Option<Compressed>, Error> {
+        if secrets.is_empty() {
+            return Ok(None);
+        }
+        let raw = String::from_utf8_lossy(&self.snapshot);
+        match secrets.mask_page(&raw) {
+            Some(masked) => Ok(Some(compress(Arc::new(masked.into_bytes())).await?)),
+            None => Ok(None),
+        }
     }
 }
 

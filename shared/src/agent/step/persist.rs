@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use super::response::StepResponse;
-use super::{records, BuiltPage, Decision, StepContext, StepInput};
+use super::{records, secrets, BuiltPage, Decision, StepContext, StepInput};
 use crate::context::AppContext;
 use crate::domain::{Message, MessageRole, TaskError, TaskStatus};
 use crate::error::Error;
@@ -52,6 +52,14 @@ fn messages(step: &StepContext, d: &Decision, query: &str, now: DateTime<Utc>) -
     out
 }
 
+/// A response that typed a secret, as it is kept: a server round (the client calls again and
+/// the step reads the page anew), with the step's thought.
+fn withheld(d: &Decision) -> Decision {
+    let mut round = super::tools::server_round(&d.thought, "secret_withheld", None);
+    round.status = d.status;
+    round
+}
+
 /// What the step changes on its session: the task waiting for the user, exported notes, and
 /// the automatic title of a session made by init before its first task.
 fn session_changes(step: &StepContext, status: TaskStatus, query: &str) -> Option<SessionChanges> {
@@ -89,17 +97,37 @@ pub async fn persist(
     snapshot: &BuiltPage,
     started: Instant,
 ) -> Result<Value, Error> {
-    let d = step
+    let mut d = step
         .decision
         .clone()
         .ok_or_else(|| Error::internal("persist without a decision"))?;
     let req = &input.request;
     let now: DateTime<Utc> = ctx.clock.now();
+    // Typed secrets: what this decision types into secret fields is fingerprinted; the user
+    // reads no secret (the action itself goes out as decided) and nothing kept holds one.
+    let view = crate::agent::page::PageView {
+        page: &snapshot.page,
+        url: &req.url,
+    };
+    secrets::note_typed(ctx, step, &d, &view);
+    let hidden = secrets::finder(ctx, step);
+    secrets::scrub_kept(&hidden, step);
+    d.thought = hidden.scrub(&d.thought).into_owned();
+    d.user_question = d.user_question.map(|q| hidden.scrub(&q).into_owned());
+    let kept = hidden.scrubbed(&d).unwrap_or_else(|| d.clone());
+    let query = hidden.scrub(&req.query);
     step.task.status = d.status;
     step.task.usage.add(step.usage);
     step.task.updated_at = now;
-    let records = records::all(step, &d, req, snapshot.snapshot_bytes(), now);
-    let messages = messages(step, &d, &req.query, now);
+    // The client's report and the user's words go into the records too: all of it is scrubbed.
+    let records: Vec<_> = records::all(step, &kept, req, snapshot.snapshot_bytes(), now)
+        .into_iter()
+        .map(|r| hidden.scrubbed(&r).unwrap_or(r))
+        .collect();
+    let messages: Vec<_> = messages(step, &kept, &query, now)
+        .into_iter()
+        .map(|m| hidden.scrubbed(&m).unwrap_or(m))
+        .collect();
     let store = ctx.store.as_ref();
     let task_write = async {
         if step.is_new {
@@ -123,7 +151,7 @@ pub async fn persist(
         &format!(
             "step {} decided: {}",
             step.step_index,
-            crate::agent::action::redacted(&d.action)
+            crate::agent::action::redacted(&kept.action)
         ),
         Some(json!({
             "status": d.status,
@@ -141,7 +169,7 @@ pub async fn persist(
     let mut new_session = step.new_session.clone();
     let changes = match (
         &mut new_session,
-        session_changes(step, d.status, &req.query),
+        session_changes(step, d.status, &query),
     ) {
         (Some(s), Some(c)) => {
             if let Some(w) = c.waiting_task_id {
@@ -175,10 +203,12 @@ pub async fn persist(
             },
         ),
         async {
-            let compressed = snapshot
-                .compressed()
-                .await
-                .map_err(|e| StoreError::Internal(e.to_string()))?;
+            let internal = |e: Error| StoreError::Internal(e.to_string());
+            let masked = snapshot.masked(&hidden).await.map_err(internal)?;
+            let compressed = match &masked {
+                Some(m) => m,
+                None => snapshot.compressed().await.map_err(internal)?,
+            };
             ctx.snapshots
                 .put_compressed(&step.tenant_id, &step.task.id, step.first_index, compressed)
                 .await
@@ -210,19 +240,23 @@ pub async fn persist(
     }
 
     let duration_ms = started.elapsed().as_millis() as u64;
-    let response = serde_json::to_value(StepResponse::new(step, &d, duration_ms))
-        .map_err(|e| Error::internal(format!("response serialisation: {e}")))?;
+    let to_json = |d: &Decision| {
+        serde_json::to_value(StepResponse::new(step, d, duration_ms))
+            .map_err(|e| Error::internal(format!("response serialisation: {e}")))
+    };
+    let response = to_json(&d)?;
+    // The copy kept for a retry and sent to the realtime channel holds no secret: a response
+    // that types one is kept as a server round, so a retry reads the page again.
+    let copy = if kept.action != d.action || kept.chain != d.chain {
+        to_json(&withheld(&d))?
+    } else {
+        response.clone()
+    };
     // Events go to the session's channel only when its messages were stored: the session (and
     // so the channel) is this user's.
     if let Ok(stored) = &stored_messages {
-        crate::realtime::notify(
-            ctx,
-            &step.session_id,
-            Some(&step.task.id),
-            stored,
-            Some(&response),
-        )
-        .await;
+        crate::realtime::notify(ctx, &step.session_id, Some(&step.task.id), stored, Some(&copy))
+            .await;
     }
     if let Some(key) = &input.idempotency_key {
         let keep_until = now + chrono::Duration::hours(IDEMPOTENCY_HOURS);
@@ -232,7 +266,7 @@ pub async fn persist(
                 &step.user_id,
                 key,
                 &input.request_id,
-                &response,
+                &copy,
                 keep_until,
             )
             .await

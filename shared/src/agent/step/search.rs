@@ -8,24 +8,32 @@ use std::time::Instant;
 use chrono::{DateTime, Utc};
 
 use crate::context::AppContext;
+use crate::domain::secrets::{Finder, HIDDEN};
 use crate::domain::web::{condense, search_site, SearchFailure, SearchRecord, SearchScope};
 use crate::ports::web_search::{SearchError, SearchQuery};
 use crate::text::single_line;
 
 static UNCONFIGURED: Once = Once::new();
 
-/// Searches for `query` from the page at `url`, giving up at `deadline`.
+/// Searches for `query` from the page at `url`, giving up at `deadline`. A query that holds
+/// one of the task's typed `secrets` is not sent.
 pub async fn search(
     ctx: &AppContext,
     query: &str,
     url: &str,
     deadline: Instant,
     now: DateTime<Utc>,
+    secrets: &Finder,
 ) -> SearchRecord {
     let started = Instant::now();
     let site = search_site(url);
+    let withheld = secrets.in_text(query);
     let mut record = SearchRecord {
-        query: single_line(query, crate::domain::web::QUERY_CHARS),
+        query: if withheld {
+            HIDDEN.to_owned()
+        } else {
+            single_line(query, crate::domain::web::QUERY_CHARS)
+        },
         site: site.clone(),
         scope: SearchScope::Web,
         results: Vec::new(),
@@ -34,6 +42,10 @@ pub async fn search(
         at: now,
         failure: None,
     };
+    if withheld {
+        record.failure = Some(SearchFailure::Withheld);
+        return record;
+    }
     let Some(engine) = ctx.search.as_ref() else {
         UNCONFIGURED.call_once(|| {
             tracing::info!("web search is not configured (TAVILY_API_KEY); searches are skipped");

@@ -116,7 +116,10 @@ pub async fn run(
         Action::GoogleSearch(q) => {
             let record = match earlier_search(step, q) {
                 Some(r) => r,
-                None => search(ctx, q, &req.url, search_deadline(deadline), now).await,
+                None => {
+                    let secrets = super::secrets::finder(ctx, step);
+                    search(ctx, q, &req.url, search_deadline(deadline), now, &secrets).await
+                }
             };
             let message = record.summary();
             (json!({ "message": message, "search": record }), None)

@@ -113,6 +113,17 @@ fn one_time_code(scope: &Scope<'_>, field: &ElementFacts<'_>, value: &str) -> bo
     named && (scope.page_is(Kind::AuthPage) || scope.page_is(Kind::PayPage))
 }
 
+/// What kind of secret typing `value` into `field` types: a secret field's, or a one-time
+/// code's.
+pub(super) fn sensitive(
+    scope: &Scope<'_>,
+    field: &ElementFacts<'_>,
+    value: &str,
+) -> Option<Sensitive> {
+    field_kind(scope.patterns, field, Some(scope.page))
+        .or_else(|| one_time_code(scope, field, value).then_some(Sensitive::Secret))
+}
+
 /// The risk of typing `value` into `field`.
 pub(super) fn typing(
     scope: &Scope<'_>,
@@ -123,11 +134,7 @@ pub(super) fn typing(
     if value.trim().is_empty() {
         return None;
     }
-    let kind = match field_kind(scope.patterns, field, Some(scope.page)) {
-        Some(k) => k,
-        None if one_time_code(scope, field, value) => Sensitive::Secret,
-        None => return None,
-    };
+    let kind = sensitive(scope, field, value)?;
     if given_by_user(scope.patterns, kind, value, said) {
         return None;
     }

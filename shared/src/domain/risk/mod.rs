@@ -121,6 +121,17 @@ fn label(target: &ElementFacts<'_>) -> String {
     }
 }
 
+/// Whether typing `value` into `field` on `page` types a secret: a password, code or card
+/// field's value, or a one-time code.
+pub fn sensitive_value(
+    patterns: &RiskPatterns,
+    field: &ElementFacts<'_>,
+    page: &dyn PageFacts,
+    value: &str,
+) -> bool {
+    field::sensitive(&act::Scope::new(patterns, page), field, value).is_some()
+}
+
 /// The risk of `action` on `target` on `page`, if any.
 pub fn assess(
     patterns: &RiskPatterns,

@@ -9,6 +9,7 @@ use crate::agent::prompt::KNOWLEDGE_CHARS;
 use crate::agent::request::InteractRequest;
 use crate::agent::step::model::{self, Next, Round};
 use crate::agent::step::{
+    secrets,
     budget, decide, load, page, persist, search, tools, verify, BuiltPage, Loaded, StepContext,
     StepInput,
 };
@@ -119,6 +120,7 @@ async fn load_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Error
         Loaded::Ready(admitted) => *admitted,
     };
     let (mut step, built) = load::enter(ctx, input, admitted, page_job).await?;
+    secrets::observe(ctx, &mut step, &built, &input.request.url);
     step.phases.loaded_us = run.started().elapsed().as_micros() as u64;
     let out = json!({ "replay": false, "isNew": step.is_new, "knowledge": step.org_knowledge });
     run.step = Some(step);
@@ -135,6 +137,8 @@ pub struct GatherArgs {
     query: String,
     search: Option<String>,
     deadline: std::time::Instant,
+    /// The task's typed secrets (a search holding one is not sent).
+    secrets: Vec<crate::domain::secrets::SecretMark>,
 }
 
 impl GatherArgs {
@@ -147,6 +151,7 @@ impl GatherArgs {
             query: step.task.query.clone(),
             search: run.round.tool.as_ref().and_then(|t| t.pre_search.clone()),
             deadline: run.deadline(),
+            secrets: step.task.secrets.clone(),
         })
     }
 }
@@ -158,7 +163,8 @@ pub async fn gather(ctx: &AppContext, name: &str, args: GatherArgs) -> Result<Va
             return Ok(json!({}));
         };
         let until = tools::search_deadline(args.deadline);
-        let record = search::search(ctx, &q, &args.url, until, ctx.clock.now()).await;
+        let secrets = secrets::key(ctx).finder(&args.secrets);
+        let record = search::search(ctx, &q, &args.url, until, ctx.clock.now(), &secrets).await;
         return Ok(json!({ "search": record }));
     }
     let Some(k) = &ctx.knowledge else {
@@ -242,7 +248,13 @@ async fn guard_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Erro
     let deadline = run.deadline();
     let p = parts(run)?;
     let history = p.step.history.clone();
-    let known = decide::Known::new(&history, p.req, p.built, decide::said(p.step));
+    let known = decide::Known::new(
+        &history,
+        p.req,
+        p.built,
+        decide::said(p.step),
+        secrets::finder(ctx, p.step),
+    );
     let facts = known.facts(ctx, p.step.step_index);
     let next = model::review(ctx, p.step, p.round, p.req, p.built, &facts, deadline).await;
     let next = match next {

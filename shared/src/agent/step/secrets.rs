@@ -1,0 +1,121 @@
+//! The task's typed secrets in a step ([`crate::domain::secrets`]): values of password, code
+//! and card fields on the page are fingerprinted as soon as the page is read, and so is every
+//! value the decision types into such a field; then no prompt, search, returned address or
+//! question carries them, and nothing the step stores does.
+
+use crate::agent::action::Action;
+use crate::agent::page::PageView;
+use crate::context::AppContext;
+use crate::domain::facts::PageFacts;
+use crate::domain::risk::sensitive_value;
+use crate::domain::secrets::{remember, Finder, SecretKey, SecretMark};
+use crate::ports::llm::ChatMessage;
+use secrecy::ExposeSecret;
+
+use super::{BuiltPage, Decision, StepContext};
+
+/// Most page elements looked at for filled secret fields.
+const FIELD_SCAN: usize = 5_000;
+
+/// The fingerprints' key of this server.
+pub fn key(ctx: &AppContext) -> SecretKey {
+    SecretKey::derive(ctx.config.jwt.secret.expose_secret().as_bytes())
+}
+
+/// A value a page shows in place of one it hides (`••••`).
+fn masked(value: &str) -> bool {
+    value
+        .chars()
+        .all(|c| matches!(c, '•' | '*' | '●' | '·' | '∙' | '⁕') || c.is_whitespace())
+}
+
+/// Fingerprints the values of this page's secret fields (typed by the agent or by the user).
+pub fn observe(ctx: &AppContext, step: &mut StepContext, built: &BuiltPage, url: &str) {
+    let view = PageView {
+        page: &built.page,
+        url,
+    };
+    let key = key(ctx);
+    let patterns = &ctx.config.agent.risk;
+    let filled: Vec<SecretMark> = view
+        .elements()
+        .take(FIELD_SCAN)
+        .filter(|e| {
+            e.value
+                .as_deref()
+                .is_some_and(|v| !v.trim().is_empty() && !masked(v))
+        })
+        .filter(|e| sensitive_value(patterns, e, &view, e.value.as_deref().unwrap_or("")))
+        .filter_map(|e| key.mark(e.value.as_deref().unwrap_or("")))
+        .collect();
+    for m in filled {
+        remember(&mut step.task.secrets, m);
+    }
+}
+
+/// Fingerprints what `d` types into secret fields of the page (its action and its chain).
+pub fn note_typed(ctx: &AppContext, step: &mut StepContext, d: &Decision, view: &PageView<'_>) {
+    let key = key(ctx);
+    let patterns = &ctx.config.agent.risk;
+    let actions = std::iter::once(d.action.as_str()).chain(d.chain.iter().map(|c| c.action.as_str()));
+    for a in actions {
+        let Ok(Action::SetValue(id, value)) = Action::parse(a) else {
+            continue;
+        };
+        let Some(field) = view.element(&id) else {
+            continue;
+        };
+        if sensitive_value(patterns, &field, view, &value) {
+            if let Some(m) = key.mark(&value) {
+                remember(&mut step.task.secrets, m);
+            }
+        }
+    }
+}
+
+/// A finder of the task's secrets.
+pub fn finder(ctx: &AppContext, step: &StepContext) -> Finder {
+    key(ctx).finder(&step.task.secrets)
+}
+
+/// The messages of a model call with the task's secrets hidden.
+pub fn scrub_messages(ctx: &AppContext, step: &StepContext, messages: &mut [ChatMessage]) {
+    if step.task.secrets.is_empty() {
+        return;
+    }
+    let f = finder(ctx, step);
+    for m in messages {
+        if let std::borrow::Cow::Owned(clean) = f.scrub(&m.content) {
+            m.content = clean;
+        }
+    }
+}
+
+/// What the step keeps with the secrets hidden: the task (its query, notes, plan and
+/// questions; its fingerprints stay as they are), the verdict and correction, the user's
+/// answer, the session's notes and the records of the server tools it ran.
+pub fn scrub_kept(f: &Finder, step: &mut StepContext) {
+    if f.is_empty() {
+        return;
+    }
+    let marks = std::mem::take(&mut step.task.secrets);
+    if let Some(clean) = f.scrubbed(&step.task) {
+        step.task = clean;
+    }
+    step.task.secrets = marks;
+    if let Some(v) = step.verification.as_ref().and_then(|v| f.scrubbed(v)) {
+        step.verification = Some(v);
+    }
+    if let Some(c) = step.correction.as_ref().and_then(|c| f.scrubbed(c)) {
+        step.correction = Some(c);
+    }
+    if let Some(m) = step.session_memory.as_ref().and_then(|m| f.scrubbed(m)) {
+        step.session_memory = Some(m);
+    }
+    if let Some(u) = &step.user_input {
+        step.user_input = Some(f.scrub(u).into_owned());
+    }
+    if let Some(t) = f.scrubbed(&step.tool_steps) {
+        step.tool_steps = t;
+    }
+}

@@ -1,0 +1,356 @@
+//! Typed secrets: what is typed into a password, code or card field during a task (by the
+//! agent, or by the user on a page the agent sees) must never leave again — not in a search
+//! query, an address the server returns, a question to the user, a later prompt, or anything
+//! stored. The server keeps no copy: a task carries only keyed fingerprints ([`SecretMark`]: a
+//! SipHash-2-4 of the value's letters and digits under a key derived from the server's own
+//! secret, which no store holds), and finds a secret again in any text by fingerprinting
+//! every stretch of that text's letters and digits of a secret's length — so a card number
+//! written with spaces or dashes, a password in a URL or a code in a sentence is found in any
+//! formatting. A short secret (under 8 letters and digits: a 3-digit security code, a PIN) is
+//! found only as a whole word, so `123` is not found inside `41235`.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+use siphasher::sip128::{Hasher128, SipHasher24};
+
+/// What a found secret is replaced with.
+pub const HIDDEN: &str = "[secret]";
+/// Shortest secret fingerprinted (letters and digits): shorter values tell nothing apart.
+pub const MIN_CHARS: usize = 3;
+/// Longest secret fingerprinted; longer values are cut to their first this many.
+const MAX_CHARS: usize = 256;
+/// Secrets under this many letters and digits are found only as whole words.
+const WHOLE_WORD_BELOW: usize = 8;
+/// Most fingerprints a task keeps (the oldest go first).
+pub const MAX_MARKS: usize = 24;
+
+/// The fingerprint of one secret: its length in letters and digits and a keyed hash of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SecretMark {
+    pub len: u16,
+    /// The keyed hash, hex.
+    pub mac: String,
+}
+
+/// The key of the fingerprints, derived from the server's secret (never stored).
+#[derive(Clone)]
+pub struct SecretKey([u8; 16]);
+
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretKey(…)")
+    }
+}
+
+/// The letters and digits a secret is compared by, lower-cased.
+fn letters(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .take(MAX_CHARS)
+        .collect()
+}
+
+impl SecretKey {
+    /// The key for a server whose own secret is `server_secret`.
+    pub fn derive(server_secret: &[u8]) -> Self {
+        let mut key = [0u8; 16];
+        if let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(server_secret) {
+            mac.update(b"typed-secret-marks/v1");
+            key.copy_from_slice(&mac.finalize().into_bytes()[..16]);
+        }
+        Self(key)
+    }
+
+    fn hash(&self, chars: &[char]) -> u128 {
+        let mut h = SipHasher24::new_with_key(&self.0);
+        for c in chars {
+            let mut buf = [0u8; 4];
+            std::hash::Hasher::write(&mut h, c.encode_utf8(&mut buf).as_bytes());
+        }
+        h.finish128().into()
+    }
+
+    /// The fingerprint of `value`, when it has enough letters and digits to be one.
+    pub fn mark(&self, value: &str) -> Option<SecretMark> {
+        let chars = letters(value);
+        (chars.len() >= MIN_CHARS).then(|| SecretMark {
+            len: chars.len() as u16,
+            mac: format!("{:032x}", self.hash(&chars)),
+        })
+    }
+
+    /// A finder of `marks` in texts.
+    pub fn finder(&self, marks: &[SecretMark]) -> Finder {
+        let marks: Vec<(usize, u128)> = marks
+            .iter()
+            .filter_map(|m| Some((m.len as usize, u128::from_str_radix(&m.mac, 16).ok()?)))
+            .collect();
+        let mut lens: Vec<usize> = marks.iter().map(|m| m.0).collect();
+        lens.sort_unstable();
+        lens.dedup();
+        Finder {
+            key: self.clone(),
+            marks,
+            lens,
+        }
+    }
+}
+
+/// Adds `mark` to `marks` (once; the oldest go beyond [`MAX_MARKS`]).
+pub fn remember(marks: &mut Vec<SecretMark>, mark: SecretMark) {
+    if !marks.contains(&mark) {
+        marks.push(mark);
+    }
+    let extra = marks.len().saturating_sub(MAX_MARKS);
+    marks.drain(..extra);
+}
+
+/// One letter or digit of a text: where it is, and whether a word starts or ends there.
+struct Letter {
+    c: char,
+    bytes: Range<usize>,
+    starts_word: bool,
+    ends_word: bool,
+}
+
+/// The characters of `text` with where each is written; a letter or digit written as a
+/// percent escape (`%32` in a URL) counts as itself.
+fn units(text: &str) -> Vec<(char, Range<usize>)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(text.len());
+    let mut iter = text.char_indices();
+    while let Some((at, c)) = iter.next() {
+        if c == '%' {
+            let hex = bytes.get(at + 1..at + 3).and_then(|h| std::str::from_utf8(h).ok());
+            if let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                if b.is_ascii_alphanumeric() {
+                    out.push((char::from(b), at..at + 3));
+                    iter.next();
+                    iter.next();
+                    continue;
+                }
+            }
+        }
+        out.push((c, at..at + c.len_utf8()));
+    }
+    out
+}
+
+fn letters_of(text: &str) -> Vec<Letter> {
+    let units = units(text);
+    let mut out: Vec<Letter> = Vec::new();
+    for (k, (c, bytes)) in units.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            continue;
+        }
+        let prev_alnum = k > 0 && units[k - 1].0.is_alphanumeric();
+        let next_alnum = units.get(k + 1).is_some_and(|(n, _)| n.is_alphanumeric());
+        let lower: Vec<char> = c.to_lowercase().collect();
+        let n = lower.len();
+        for (j, l) in lower.into_iter().enumerate() {
+            out.push(Letter {
+                c: l,
+                bytes: bytes.clone(),
+                starts_word: !prev_alnum && j == 0,
+                ends_word: !next_alnum && j + 1 == n,
+            });
+        }
+    }
+    out
+}
+
+/// Finds a task's secrets in texts.
+#[derive(Debug, Clone)]
+pub struct Finder {
+    key: SecretKey,
+    /// Length and hash of each secret.
+    marks: Vec<(usize, u128)>,
+    lens: Vec<usize>,
+}
+
+impl Finder {
+    pub fn is_empty(&self) -> bool {
+        self.marks.is_empty()
+    }
+
+    /// Where the secrets are in `text` (byte ranges from a secret's first letter to its last).
+    pub fn find(&self, text: &str) -> Vec<Range<usize>> {
+        if self.marks.is_empty() || text.len() < MIN_CHARS {
+            return Vec::new();
+        }
+        let ls = letters_of(text);
+        let chars: Vec<char> = ls.iter().map(|l| l.c).collect();
+        let mut found: Vec<Range<usize>> = Vec::new();
+        for &len in &self.lens {
+            if len > chars.len() {
+                continue;
+            }
+            for start in 0..=chars.len() - len {
+                let (first, last) = (&ls[start], &ls[start + len - 1]);
+                if len < WHOLE_WORD_BELOW && !(first.starts_word && last.ends_word) {
+                    continue;
+                }
+                let mac = self.key.hash(&chars[start..start + len]);
+                if self.marks.iter().any(|&(l, m)| l == len && m == mac) {
+                    found.push(first.bytes.start..last.bytes.end);
+                }
+            }
+        }
+        found.sort_by_key(|r| r.start);
+        found
+    }
+
+    /// Whether `text` holds a secret (letters and digits as written or percent-escaped).
+    pub fn in_text(&self, text: &str) -> bool {
+        !self.find(text).is_empty()
+    }
+
+    /// `text` with every secret replaced by [`HIDDEN`].
+    pub fn scrub<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let found = self.find(text);
+        if found.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for r in found {
+            if r.start < at {
+                // Overlapping finds: extend the hidden stretch.
+                at = at.max(r.end);
+                continue;
+            }
+            out.push_str(&text[at..r.start]);
+            out.push_str(HIDDEN);
+            at = r.end;
+        }
+        out.push_str(&text[at..]);
+        Cow::Owned(out)
+    }
+
+    /// Every string inside `value` scrubbed.
+    pub fn scrub_json(&self, value: &mut serde_json::Value) {
+        if self.marks.is_empty() {
+            return;
+        }
+        let mut stack = vec![value];
+        while let Some(v) = stack.pop() {
+            match v {
+                serde_json::Value::String(s) => {
+                    if let Cow::Owned(clean) = self.scrub(s) {
+                        *s = clean;
+                    }
+                }
+                serde_json::Value::Array(items) => stack.extend(items.iter_mut()),
+                serde_json::Value::Object(map) => stack.extend(map.values_mut()),
+                _ => {}
+            }
+        }
+    }
+
+    /// `item` with every string in it scrubbed (through its JSON form).
+    pub fn scrubbed<T>(&self, item: &T) -> Option<T>
+    where
+        T: Serialize + serde::de::DeserializeOwned,
+    {
+        let mut v = serde_json::to_value(item).ok()?;
+        self.scrub_json(&mut v);
+        serde_json::from_value(v).ok()
+    }
+
+    /// A page as sent (the tree's JSON or the `dom`) with the letters of every secret in it
+    /// replaced by `*`; escape sequences are left whole, so JSON stays JSON.
+    pub fn mask_page(&self, raw: &str) -> Option<String> {
+        let found = self.find(raw);
+        if found.is_empty() {
+            return None;
+        }
+        let mut out = String::with_capacity(raw.len());
+        let mut escaped = false;
+        let mut hidden = found.iter().peekable();
+        for (at, c) in raw.char_indices() {
+            while hidden.peek().is_some_and(|r| r.end <= at) {
+                hidden.next();
+            }
+            let inside = hidden.peek().is_some_and(|r| r.start <= at);
+            if escaped {
+                escaped = false;
+                out.push(c);
+                continue;
+            }
+            if c == '\\' {
+                escaped = true;
+                out.push(c);
+                continue;
+            }
+            out.push(if inside && c.is_alphanumeric() { '*' } else { c });
+        }
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> SecretKey {
+        SecretKey::derive(b"test-server-secret-0123456789abcdef")
+    }
+
+    #[test]
+    fn a_secret_is_found_in_any_formatting_and_only_as_itself() {
+        let k = key();
+        let marks: Vec<SecretMark> = ["hunter2", "4111 1111 1111 1111", "123"]
+            .iter()
+            .filter_map(|v| k.mark(v))
+            .collect();
+        let f = k.finder(&marks);
+        assert!(f.in_text("why is HUNTER2 rejected"));
+        assert!(f.in_text("card 4111-1111-1111-1111 declined"));
+        assert!(f.in_text("4111111111111111"));
+        assert!(f.in_text("https://evil.test/?pw=hunter2"));
+        assert!(f.in_text("https://evil.test/?pw=hun%74er2"), "percent-encoded");
+        assert_eq!(f.scrub("?pw=hun%74er2&x=1"), "?pw=[secret]&x=1");
+        assert!(f.in_text("the code is 123."));
+        assert!(!f.in_text("call 41235 now"), "a short secret only as a whole word");
+        assert!(!f.in_text("hunter"), "not a prefix");
+        assert_eq!(
+            f.scrub("typed hunter2 and cvc 123"),
+            "typed [secret] and cvc [secret]"
+        );
+        let other = SecretKey::derive(b"another-server-secret-0123456789ab");
+        assert!(!other.finder(&marks).in_text("hunter2"), "the key matters");
+    }
+
+    #[test]
+    fn marks_hold_no_secret_and_stay_bounded() {
+        let k = key();
+        let m = k.mark("hunter2").expect("mark");
+        assert!(!m.mac.contains("hunter2") && m.len == 7);
+        assert_eq!(k.mark("ab"), None, "too short to tell apart");
+        let mut marks = Vec::new();
+        for n in 0..40 {
+            remember(&mut marks, k.mark(&format!("secret-{n}")).expect("mark"));
+        }
+        remember(&mut marks, k.mark("secret-39").expect("mark"));
+        assert_eq!(marks.len(), MAX_MARKS);
+    }
+
+    #[test]
+    fn pages_keep_their_form_when_masked() {
+        let k = key();
+        let marks = vec![k.mark("hunter2").expect("mark")];
+        let f = k.finder(&marks);
+        let raw = r#"[{"i":"5","r":"inp","n":"Password","v":"hunter2"},{"i":"6","n":"a\nb"}]"#;
+        let masked = f.mask_page(raw).expect("masked");
+        assert!(!masked.contains("hunter2"));
+        assert!(serde_json::from_str::<serde_json::Value>(&masked).is_ok(), "{masked}");
+        let mut v = serde_json::json!({ "a": ["x hunter2 y", { "b": "HUNTER2" }] });
+        f.scrub_json(&mut v);
+        assert_eq!(v.to_string(), r#"{"a":["x [secret] y",{"b":"[secret]"}]}"#);
+    }
+}
