@@ -221,6 +221,8 @@ pub struct Report {
     pub broken: Vec<String>,
     pub languages: BTreeMap<String, (usize, usize)>,
     pub tricks: BTreeMap<String, (usize, usize)>,
+    /// Per file: risky, caught, benign, asked.
+    pub files: BTreeMap<String, [usize; 4]>,
 }
 
 /// Runs every case.
@@ -238,6 +240,14 @@ pub fn evaluate(cases: &[Case], patterns: &RiskPatterns) -> Report {
             .entry((c.label.clone(), predicted.to_owned()))
             .or_default() += 1;
         let asked = predicted != "benign";
+        let file = r.files.entry(c.file.clone()).or_default();
+        if c.risky() {
+            file[0] += 1;
+            file[1] += usize::from(asked);
+        } else {
+            file[2] += 1;
+            file[3] += usize::from(asked);
+        }
         let lang = r.languages.entry(c.lang.clone()).or_default();
         lang.0 += 1;
         if asked == c.risky() {
@@ -308,6 +318,11 @@ impl Report {
             self.languages.len(),
             self.broken.len()
         ));
+        for (f, [risky, caught, benign, asked]) in &self.files {
+            out.push_str(&format!(
+                "{f}: risky caught {caught}/{risky}, benign asked about {asked}/{benign}\n"
+            ));
+        }
         let tricks: Vec<String> = self
             .tricks
             .iter()

@@ -72,7 +72,10 @@ async fn everything_kept(h: &Harness, search: &ScriptedSearch, answer: &Value) -
 async fn a_password_given_for_the_sign_in_is_typed_and_then_never_leaves(dynamodb: bool) {
     let (h, search) = with_search(dynamodb).await;
     h.llm.push([
-        Reply::action("I type the password you gave.", "setValue(2, \"Hunter22x\")"),
+        Reply::action(
+            "I type the password you gave.",
+            "setValue(2, \"Hunter22x\")",
+        ),
         Reply::action("Signing in.", "click(3)"),
         Reply::action("Why was it slow?", "googleSearch(\"hunter22x login slow\")"),
         Reply::action(
@@ -158,7 +161,10 @@ async fn card_details_typed_after_a_yes_stay_out_of_searches_in_any_formatting(d
             "Looking it up.",
             "googleSearch(\"card 4111-1111-1111-1111 declined\")",
         ),
-        Reply::action("Looking up the code.", "googleSearch(\"what does cvc 737 mean\")"),
+        Reply::action(
+            "Looking up the code.",
+            "googleSearch(\"what does cvc 737 mean\")",
+        ),
         Reply::action("Stopping here.", "fail(\"the card was declined\")"),
     ]);
     let pay = |card: &str, cvc: &str| {

@@ -126,7 +126,9 @@ fn units(text: &str) -> Vec<(char, Range<usize>)> {
     let mut iter = text.char_indices();
     while let Some((at, c)) = iter.next() {
         if c == '%' {
-            let hex = bytes.get(at + 1..at + 3).and_then(|h| std::str::from_utf8(h).ok());
+            let hex = bytes
+                .get(at + 1..at + 3)
+                .and_then(|h| std::str::from_utf8(h).ok());
             if let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                 if b.is_ascii_alphanumeric() {
                     out.push((char::from(b), at..at + 3));
@@ -287,7 +289,11 @@ impl Finder {
                 out.push(c);
                 continue;
             }
-            out.push(if inside && c.is_alphanumeric() { '*' } else { c });
+            out.push(if inside && c.is_alphanumeric() {
+                '*'
+            } else {
+                c
+            });
         }
         Some(out)
     }
@@ -313,10 +319,16 @@ mod tests {
         assert!(f.in_text("card 4111-1111-1111-1111 declined"));
         assert!(f.in_text("4111111111111111"));
         assert!(f.in_text("https://evil.test/?pw=hunter2"));
-        assert!(f.in_text("https://evil.test/?pw=hun%74er2"), "percent-encoded");
+        assert!(
+            f.in_text("https://evil.test/?pw=hun%74er2"),
+            "percent-encoded"
+        );
         assert_eq!(f.scrub("?pw=hun%74er2&x=1"), "?pw=[secret]&x=1");
         assert!(f.in_text("the code is 123."));
-        assert!(!f.in_text("call 41235 now"), "a short secret only as a whole word");
+        assert!(
+            !f.in_text("call 41235 now"),
+            "a short secret only as a whole word"
+        );
         assert!(!f.in_text("hunter"), "not a prefix");
         assert_eq!(
             f.scrub("typed hunter2 and cvc 123"),
@@ -348,7 +360,10 @@ mod tests {
         let raw = r#"[{"i":"5","r":"inp","n":"Password","v":"hunter2"},{"i":"6","n":"a\nb"}]"#;
         let masked = f.mask_page(raw).expect("masked");
         assert!(!masked.contains("hunter2"));
-        assert!(serde_json::from_str::<serde_json::Value>(&masked).is_ok(), "{masked}");
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&masked).is_ok(),
+            "{masked}"
+        );
         let mut v = serde_json::json!({ "a": ["x hunter2 y", { "b": "HUNTER2" }] });
         f.scrub_json(&mut v);
         assert_eq!(v.to_string(), r#"{"a":["x [secret] y",{"b":"[secret]"}]}"#);

@@ -4,11 +4,11 @@
 //! the correction before it is stored.
 
 use super::guard::Facts;
-use crate::domain::secrets::Finder;
 use super::{correct, shortcut, BuiltPage, StepContext};
 use crate::agent::page::PageView;
 use crate::agent::request::InteractRequest;
 use crate::domain::plan::Plan;
+use crate::domain::secrets::Finder;
 use crate::domain::{Step, StepKind, TaskStatus};
 
 /// What the guard's facts borrow: the page and the task's earlier browser actions.

@@ -236,12 +236,8 @@ fn carries_secret(action: &Action, facts: &Facts<'_>) -> Option<String> {
         ),
         Action::SetValue(id, value) if facts.secrets.in_text(value) => {
             let field = facts.view.element(id)?;
-            let secret_field = crate::domain::risk::sensitive_value(
-                facts.patterns,
-                &field,
-                facts.view,
-                value,
-            );
+            let secret_field =
+                crate::domain::risk::sensitive_value(facts.patterns, &field, facts.view, value);
             (!secret_field).then(|| {
                 "what was typed into a password, code or card field may only go into such a field"
                     .into()

@@ -167,10 +167,7 @@ pub async fn persist(
     );
     // A session created with this step carries its changes from the start.
     let mut new_session = step.new_session.clone();
-    let changes = match (
-        &mut new_session,
-        session_changes(step, d.status, &query),
-    ) {
+    let changes = match (&mut new_session, session_changes(step, d.status, &query)) {
         (Some(s), Some(c)) => {
             if let Some(w) = c.waiting_task_id {
                 s.waiting_task_id = w;
@@ -255,8 +252,14 @@ pub async fn persist(
     // Events go to the session's channel only when its messages were stored: the session (and
     // so the channel) is this user's.
     if let Ok(stored) = &stored_messages {
-        crate::realtime::notify(ctx, &step.session_id, Some(&step.task.id), stored, Some(&copy))
-            .await;
+        crate::realtime::notify(
+            ctx,
+            &step.session_id,
+            Some(&step.task.id),
+            stored,
+            Some(&copy),
+        )
+        .await;
     }
     if let Some(key) = &input.idempotency_key {
         let keep_until = now + chrono::Duration::hours(IDEMPOTENCY_HOURS);

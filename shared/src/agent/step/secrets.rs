@@ -57,7 +57,8 @@ pub fn observe(ctx: &AppContext, step: &mut StepContext, built: &BuiltPage, url:
 pub fn note_typed(ctx: &AppContext, step: &mut StepContext, d: &Decision, view: &PageView<'_>) {
     let key = key(ctx);
     let patterns = &ctx.config.agent.risk;
-    let actions = std::iter::once(d.action.as_str()).chain(d.chain.iter().map(|c| c.action.as_str()));
+    let actions =
+        std::iter::once(d.action.as_str()).chain(d.chain.iter().map(|c| c.action.as_str()));
     for a in actions {
         let Ok(Action::SetValue(id, value)) = Action::parse(a) else {
             continue;

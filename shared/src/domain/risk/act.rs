@@ -17,8 +17,8 @@ use super::{label, ElementFacts, PageFacts, Risk, RiskKind, RiskPatterns};
 const FORM_REACH: usize = 25;
 /// Elements looked at for card fields on a page.
 const CARD_SCAN: usize = 2_000;
-/// Elements before a "Comment" or "Reply" looked at for the text it would send.
-const COMPOSER_REACH: usize = 12;
+/// Elements before and after a "Send" or "Transfer" looked at for what it would send.
+const COMPOSER_REACH: usize = 20;
 /// Longest name a generic "Confirm" is read in (words).
 const GENERIC_WORDS: usize = 4;
 /// Names longer than this (words) are titles when they are links.
@@ -133,6 +133,16 @@ impl<'a> Scope<'a> {
             return None;
         }
         let names = names_of(el);
+        let agreeing = matches!(&*el.role, "chk" | "checkbox" | "switch")
+            && names.iter().any(|n| {
+                self.read(n, |k| k == Kind::Agree)
+                    .iter()
+                    .any(|r| !r.hits.is_empty())
+            });
+        if agreeing {
+            // Agreeing to terms acts on nothing by itself.
+            return None;
+        }
         let readings: Vec<Reading<'_>> = names
             .iter()
             .flat_map(|n| {
@@ -155,8 +165,9 @@ impl<'a> Scope<'a> {
         let on_cart = self.page_is(Kind::CartPage);
         for r in &readings {
             for (act, force, hit) in acts(r) {
-                // On a cart page, buying leads to the checkout (the act itself still counts),
-                // and removing an item is undone by adding it again.
+                // A cart page leads to the checkout: buying there pays only beside card fields
+                // or a price (the act itself still counts), and removing an item is undone by
+                // adding it again.
                 if on_cart && act == Act::Delete && force == Force::Verb {
                     continue;
                 }
@@ -166,13 +177,14 @@ impl<'a> Scope<'a> {
                     force
                 };
                 let counts = match (class, force) {
-                    (Class::Link, Force::Commit) => true,
                     // A link that shows the price it pays ("Pay $25.00") is the act.
                     (Class::Link, _) if act == Act::Pay && has_amount(r.raw) => true,
-                    (Class::Link, _) => whole(r, &hit) && !navigates(el),
+                    (Class::Link, Force::Commit) => true,
+                    (Class::Link, _) => {
+                        whole(r, &hit) && !navigates(el) && self.in_context(act, r.raw, el)
+                    }
                     (_, Force::Commit | Force::Verb) => true,
-                    (_, Force::Context) if act == Act::Pay => self.pay_context(r.raw),
-                    (_, Force::Context) => self.composer_filled(el),
+                    (_, Force::Context) => self.in_context(act, r.raw, el),
                 };
                 if counts && best.is_none_or(|(_, f)| force > f) {
                     best = Some((act, force));
@@ -196,22 +208,56 @@ impl<'a> Scope<'a> {
         has_amount(raw) || self.page_is(Kind::PayPage) || self.has_cards()
     }
 
-    /// Whether a text field just before `el` (or in its form) holds text: then "Comment" or
-    /// "Reply" sends it rather than opening a composer.
-    fn composer_filled(&self, el: &ElementFacts<'_>) -> bool {
+    /// Whether an act of a context-bound phrase happens here: a payment with a price in the
+    /// name, on a payment page or beside card fields; a message next to a filled text field
+    /// (what "Send" or "Comment" would send, rather than opening a composer); a transfer on a
+    /// transfer page, with an amount in the name, or next to a filled field holding digits.
+    fn in_context(&self, act: Act, raw: &str, el: &ElementFacts<'_>) -> bool {
+        match act {
+            Act::Pay => self.pay_context(raw),
+            Act::Send => self.filled_near(el, |_| true),
+            Act::Transfer => {
+                self.page_is(Kind::TransferPage)
+                    || has_amount(raw)
+                    || self.filled_near(el, |v| v.chars().any(|c| c.is_ascii_digit()))
+            }
+            Act::Delete => true,
+        }
+    }
+
+    /// Whether a field within [`COMPOSER_REACH`] elements of `el` (before or after it) holds
+    /// a value that `counts`.
+    fn filled_near(&self, el: &ElementFacts<'_>, counts: impl Fn(&str) -> bool) -> bool {
         let filled = |e: &ElementFacts<'_>| {
             class_of(&e.role) == Class::Field
-                && e.value.as_deref().is_some_and(|v| !v.trim().is_empty())
+                && e.value
+                    .as_deref()
+                    .is_some_and(|v| !v.trim().is_empty() && counts(v))
         };
         let mut before: std::collections::VecDeque<bool> = std::collections::VecDeque::new();
+        let mut after: Option<usize> = None;
         for e in self.page.elements().take(CARD_SCAN) {
-            if e.id == el.id {
-                return before.iter().any(|f| *f);
+            match after.as_mut() {
+                Some(0) => break,
+                Some(left) => {
+                    *left -= 1;
+                    if filled(&e) {
+                        return true;
+                    }
+                }
+                None if e.id == el.id => {
+                    if before.iter().any(|f| *f) {
+                        return true;
+                    }
+                    after = Some(COMPOSER_REACH);
+                }
+                None => {
+                    if before.len() == COMPOSER_REACH {
+                        before.pop_front();
+                    }
+                    before.push_back(filled(&e));
+                }
             }
-            if before.len() == COMPOSER_REACH {
-                before.pop_front();
-            }
-            before.push_back(filled(&e));
         }
         false
     }
@@ -338,9 +384,10 @@ impl<'a> Scope<'a> {
                 )
         });
         if cue {
+            // The query carries the act's parameters: any act the path names is performed.
             return path_read
                 .iter()
-                .find_map(|r| acts(r).into_iter().find(|(_, f, _)| *f >= Force::Verb))
+                .find_map(|r| acts(r).into_iter().next())
                 .map(|(act, _, _)| RiskKind::of(act));
         }
         None

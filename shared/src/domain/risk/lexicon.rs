@@ -19,8 +19,9 @@ pub enum Act {
 /// How sure a phrase is that the control performs its act.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Force {
-    /// Only in context: a payment with a price in the name or on a payment page ("Subscribe",
-    /// "Checkout"); a message with a filled text field before the control ("Comment").
+    /// Only in context: a payment with a price in the name, on a payment page or beside card
+    /// fields ("Subscribe", "Buy now"); a message or a transfer next to a filled field (what
+    /// would be sent, an amount) or on a transfer page ("Send", "Transfer").
     Context,
     /// The act's verb ("Delete", "Pay"): risky on controls.
     Verb,
@@ -33,6 +34,7 @@ pub enum Force {
 pub enum Kind {
     Act(Act, Force),
     Benign,
+    Agree,
     Filter,
     Info,
     InfoHref,
@@ -65,7 +67,9 @@ impl Kind {
             "transfer!" => act(Act::Transfer, Force::Commit),
             "transfer" => act(Act::Transfer, Force::Verb),
             "send?" => act(Act::Send, Force::Context),
+            "transfer?" => act(Act::Transfer, Force::Context),
             "benign" => Some(Kind::Benign),
+            "agree" => Some(Kind::Agree),
             "filter" => Some(Kind::Filter),
             "info" => Some(Kind::Info),
             "infohref" => Some(Kind::InfoHref),
@@ -210,10 +214,23 @@ impl Hit {
 /// The table as written.
 const TABLE: &str = include_str!("lexicon.txt");
 
-/// The built-in phrases, read once.
+/// The built-in phrases, read once. The table is compiled in and read whole by a unit test;
+/// should a line ever fail to read, the lines before and after it still count.
 pub fn builtin() -> &'static [Phrase] {
     static PHRASES: OnceLock<Vec<Phrase>> = OnceLock::new();
-    PHRASES.get_or_init(|| parse(TABLE).unwrap_or_default())
+    PHRASES.get_or_init(|| {
+        TABLE
+            .lines()
+            .filter_map(|line| match parse(line) {
+                Ok(phrases) => Some(phrases),
+                Err(e) => {
+                    tracing::error!(line = %e, "a line of the risk gate's phrase table does not read");
+                    None
+                }
+            })
+            .flatten()
+            .collect()
+    })
 }
 
 /// The phrases of a table, or the first line that is not one.

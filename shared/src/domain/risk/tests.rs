@@ -27,7 +27,7 @@ fn acts_are_risky_in_many_languages() {
         ("Confirm payment", RiskKind::Payment),
         ("Complete payment", RiskKind::Payment),
         ("Order now", RiskKind::Payment),
-        ("Jetzt kaufen", RiskKind::Payment),
+        ("Zahlungspflichtig bestellen", RiskKind::Payment),
         ("Оплатить заказ", RiskKind::Payment),
         ("Zapłać teraz", RiskKind::Payment),
         ("Slutför köp", RiskKind::Payment),
@@ -35,7 +35,7 @@ fn acts_are_risky_in_many_languages() {
         ("Zaplatit nyní", RiskKind::Payment),
         ("Siparişi tamamla", RiskKind::Payment),
         ("注文を確定する", RiskKind::Payment),
-        ("立即购买", RiskKind::Payment),
+        ("立即支付", RiskKind::Payment),
         ("결제하기", RiskKind::Payment),
         ("ادفع الآن", RiskKind::Payment),
         ("अभी भुगतान करें", RiskKind::Payment),
@@ -63,7 +63,23 @@ fn acts_are_risky_in_many_languages() {
         ("转账", RiskKind::Transfer),
         ("송금", RiskKind::Transfer),
     ] {
-        assert_eq!(click("btn", name, SHOP), Some(kind), "{name}");
+        // Where each act is done: a checkout, a composer with its text, a transfer form.
+        let url = match kind {
+            RiskKind::Transfer => "https://bank.example.com/transfer/review",
+            _ => "https://shop.example.com/checkout/review",
+        };
+        let p = page(
+            url,
+            vec![
+                el("1", "inp", "Message").value("See you at five"),
+                el("7", "btn", name),
+            ],
+        );
+        assert_eq!(
+            risk_on(&p, ActionKind::Click("7"), &Context::default()),
+            Some(kind),
+            "{name}"
+        );
     }
 }
 

@@ -9,9 +9,8 @@ use crate::agent::prompt::KNOWLEDGE_CHARS;
 use crate::agent::request::InteractRequest;
 use crate::agent::step::model::{self, Next, Round};
 use crate::agent::step::{
-    secrets,
-    budget, decide, load, page, persist, search, tools, verify, BuiltPage, Loaded, StepContext,
-    StepInput,
+    budget, decide, load, page, persist, search, secrets, tools, verify, BuiltPage, Loaded,
+    StepContext, StepInput,
 };
 use crate::context::AppContext;
 use crate::domain::web::SearchRecord;
