@@ -185,7 +185,90 @@ async fn the_clients_report_stays_in_its_data_block(dynamodb: bool) {
     );
 }
 
+async fn blockers_stop_only_what_they_stop_and_the_user_always_gets_the_model_back(dynamodb: bool) {
+    let h = on_store(dynamodb, |o| o).await;
+    h.llm.push([
+        Reply::action("Opening the deals.", "click(50)"),
+        Reply::action("Sending the note.", "click(2)"),
+        Reply::action("You signed in; opening the orders.", "click(3)"),
+        Reply::action("Searching again.", "click(1)"),
+    ]);
+    // A sign-in box in the header of a normal page.
+    let mut page = vec![
+        node("10", "inp", "Email"),
+        node("11", "inp", "Password"),
+        node("12", "btn", "Sign in"),
+    ];
+    page.extend((0..40).map(|k| node(&(100 + k).to_string(), "link", "Product")));
+    page.push(node("50", "link", "Today's deals"));
+    let r = h
+        .ok(&start(
+            "Find today's deals",
+            "https://shop.example.com/account/home",
+            page,
+        ))
+        .await;
+    assert_eq!(r["action"], "click(50)", "{r}");
+    // A small page whose link mentions a captcha.
+    let contact = vec![
+        node("1", "inp", "Message"),
+        node("2", "btn", "Send"),
+        node("3", "link", "Protected by reCAPTCHA - Privacy - Terms"),
+    ];
+    let mut b = start(
+        "Send them a thank-you note",
+        "https://a.example.com/contact",
+        contact,
+    );
+    b["interactiveTree"][0]["v"] = json!("Thank you!");
+    let r = h.ok(&b).await;
+    assert_eq!(
+        r["action"], "ask_user()",
+        "the send itself is asked about: {r}"
+    );
+    assert!(r.get("blockerInfo").is_none(), "{r}");
+    // A real login wall waits for the user; their answer goes to the model even if the page
+    // still shows the form.
+    let wall = || {
+        vec![
+            node("1", "inp", "Email"),
+            node("2", "inp", "Password"),
+            node("3", "btn", "Sign in"),
+        ]
+    };
+    let b1 = start(
+        "Show my order history",
+        "https://shop.example.com/login",
+        wall(),
+    );
+    let r1 = h.ok(&b1).await;
+    assert_eq!(r1["status"], "awaiting_user");
+    let r2 = h.ok(&reply_here(&b1, &r1, "I signed in, go on")).await;
+    assert_eq!(
+        r2["action"], "click(3)",
+        "the model decides after the answer: {r2}"
+    );
+    // A captcha: after a resume, the model decides.
+    let captcha = || vec![node("5", "frame", "reCAPTCHA"), node("1", "btn", "Search")];
+    let c1 = start("Search for lamps", "https://shop.example.com/", captcha());
+    let rc = h.ok(&c1).await;
+    assert_eq!(rc["status"], "awaiting_user");
+    let resumed = h
+        .resume(
+            rc["sessionId"].as_str().expect("s"),
+            rc["taskId"].as_str().expect("t"),
+            &json!({ "resolutionMethod": "user_action_on_web" }),
+        )
+        .await;
+    assert_eq!(resumed.status(), 200);
+    let again = h
+        .ok(&next(&c1, &rc, "https://shop.example.com/", captcha()))
+        .await;
+    assert_eq!(again["action"], "click(1)", "{again}");
+}
+
 api_tests::on_both_stores!(
+    blockers_stop_only_what_they_stop_and_the_user_always_gets_the_model_back,
     a_yes_covers_the_address_it_was_given_on_and_no_other,
     every_acting_kind_is_gated_and_plain_ones_are_not,
     the_clients_report_stays_in_its_data_block,

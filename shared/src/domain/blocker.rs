@@ -90,30 +90,42 @@ const ACCOUNT_TASK: &[&str] = &[
 
 /// A login page is small or says so in its address; a page with a login box in its header is
 /// not a wall.
-const LOGIN_PAGE_ELEMENTS: usize = 30;
+const LOGIN_PAGE_ELEMENTS: usize = 20;
+/// A captcha alone on a page this small walls it.
+const CHALLENGE_PAGE_ELEMENTS: usize = 30;
 
-/// The blocker on `page` for a task asking `query`, if any.
+/// Roles an element of a challenge itself has: the box to tick, the frame, the picture, the
+/// field to type the characters into.
+fn challenge_role(role: &str) -> bool {
+    matches!(
+        role,
+        "chk" | "checkbox" | "switch" | "frame" | "iframe" | "el" | "img" | "inp" | "textbox"
+    )
+}
+
+/// The blocker on `page` for a task asking `query`, if any: a blocker is what stops the task —
+/// a challenge on the page (the box to tick, its frame, a field for the characters), or a page
+/// that is a login wall (a small page, or a sign-in address, asking for a password). A link
+/// that mentions a captcha, or a sign-in box in a normal page's header, stops nothing.
 pub fn detect(page: &dyn PageFacts, query: &str) -> Option<BlockerInfo> {
-    // A captcha walls the page when the page is little else (a challenge page), says so in
-    // its address, or shows the challenge itself to tick ("I'm not a robot"); captcha links
-    // and images inside a side form of a big page (a contact or "send to a friend" box) do
-    // not stop a task elsewhere on it.
-    let mut captcha = false;
+    let mut mentioned = false;
     let mut challenge = false;
     let look = ROBOT_CHECK.on_page(page) || CAPTCHA.on_page(page);
     for e in page.elements().filter(|_| look) {
-        let robot = ROBOT_CHECK.in_text(&e.name);
-        if robot
-            || CAPTCHA.in_text(&e.name)
+        let link = e.role == "link";
+        let named = CAPTCHA.in_text(&e.name)
             || e.href
-                .is_some_and(|h| mentions_any(h, &["recaptcha", "hcaptcha", "turnstile"]))
-        {
-            captcha = true;
-            challenge |= robot || matches!(&*e.role, "chk" | "checkbox" | "switch");
+                .is_some_and(|h| mentions_any(h, &["recaptcha", "hcaptcha", "turnstile"]));
+        mentioned |= named || ROBOT_CHECK.in_text(&e.name);
+        if link {
+            continue;
         }
+        challenge |= ROBOT_CHECK.in_text(&e.name)
+            || (named
+                && (challenge_role(&e.role) || page.element_count() <= CHALLENGE_PAGE_ELEMENTS));
     }
     let challenge_url = mentions_any(page.url(), &["captcha", "challenge", "sorry"]);
-    if captcha && (challenge || challenge_url || page.element_count() <= LOGIN_PAGE_ELEMENTS) {
+    if challenge || (mentioned && challenge_url) {
         return Some(BlockerInfo {
             kind: BlockerKind::Captcha,
             description: "The page asks to prove that a human is using it".into(),
@@ -134,23 +146,32 @@ pub fn detect(page: &dyn PageFacts, query: &str) -> Option<BlockerInfo> {
     if !password {
         return None;
     }
-    let says_sign_in = page.elements().any(|e| SIGN_IN.in_text(&e.name));
+    let says_sign_in = page
+        .elements()
+        .any(|e| e.role != "link" && SIGN_IN.in_text(&e.name));
     let login_url = mentions_any(
-        page.url(),
-        &["login", "signin", "sign-in", "sign_in", "auth", "account"],
+        &address_path(page.url()),
+        &[
+            "login", "signin", "sign-in", "sign_in", "auth", "sso", "logon", "anmelden",
+        ],
     );
     if says_sign_in && (login_url || page.element_count() <= LOGIN_PAGE_ELEMENTS) {
         return Some(BlockerInfo {
             kind: BlockerKind::LoginRequired,
             description: "The page asks to sign in before the task can go on".into(),
             user_message: Some(
-                "Please sign in on the page (I never type passwords for you), then tell me to continue."
+                "Please sign in on the page, then tell me to continue (or tell me in the chat how to go on)."
                     .into(),
             ),
             resolution_methods: vec!["user_action_on_web".into()],
         });
     }
     None
+}
+
+/// The host and path of `url`, without its query (a `?next=/login` says nothing of the page).
+fn address_path(url: &str) -> String {
+    url.split(['?', '#']).next().unwrap_or(url).to_owned()
 }
 
 static CONSENT: WordSet = WordSet::new(&[
@@ -323,10 +344,31 @@ mod tests {
             None,
             "signing in is the task"
         );
-        // A big page with a login box in its header is not a wall.
+        // A big page with a login box in its header is not a wall, nor is its account page.
         let mut big = FakePage::new("https://news.example.com/", login.els.clone());
         big.els.extend((0..40).map(|_| el("9", "link", "Story")));
         assert_eq!(detect(&big, "read the top story"), None);
+        big.url = "https://news.example.com/account/saved?from=login".into();
+        assert_eq!(detect(&big, "read my saved stories"), None);
+        // A link that mentions a captcha, on a small page, stops nothing.
+        let small = FakePage::new(
+            "https://a.com/contact",
+            vec![
+                el("1", "inp", "Your message"),
+                el("2", "btn", "Send"),
+                el("3", "link", "Protected by reCAPTCHA - Privacy - Terms"),
+            ],
+        );
+        assert_eq!(detect(&small, "send them a note"), None);
+        let mut typed = small.clone();
+        typed
+            .els
+            .push(el("4", "inp", "Type the CAPTCHA characters"));
+        assert_eq!(
+            detect(&typed, "send them a note").map(|b| b.kind),
+            Some(BlockerKind::Captcha),
+            "a field for the characters is the challenge"
+        );
     }
 
     #[test]

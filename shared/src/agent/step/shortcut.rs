@@ -1,6 +1,7 @@
 //! Decisions the rules make without the model, in order: the user's yes to a confirmation
-//! (exactly the confirmed action, once), a blocker the user must clear (captcha, login wall),
-//! a cookie banner the agent dismisses itself. A refusal or an unclear reply becomes a note
+//! (exactly the confirmed action, once), a blocker the user must clear (captcha, login wall —
+//! not on the request that brings the user's answer or resume, which the model reads), a
+//! cookie banner the agent dismisses itself. A refusal or an unclear reply becomes a note
 //! for the model.
 
 use super::guard::{review_own, Facts, Review};
@@ -67,7 +68,10 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
             None => step.task.confirmation = Some(pending),
         }
     }
-    if let Some(blocker) = detect(facts.view, &step.task.query) {
+    // After the user answered or resumed, the model decides how to go on (the page may still
+    // show what stopped the task: the user may have solved it another way, or said how).
+    let user_spoke = step.user_input.is_some() || step.task.resume_note.is_some();
+    if let Some(blocker) = detect(facts.view, &step.task.query).filter(|_| !user_spoke) {
         let question = blocker
             .user_message
             .clone()
