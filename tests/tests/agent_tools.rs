@@ -563,6 +563,60 @@ async fn status_and_the_switch(dynamodb: bool) {
     expect_error(r, 403, "AGENT_TOOLS_DISABLED").await;
 }
 
+/// The contract everywhere: unknown request fields are ignored, never a 400 — and never kept
+/// with a parked call.
+async fn unknown_fields_are_ignored(dynamodb: bool) {
+    let a = agent(dynamodb).await;
+    let extra = json!({ "clientVersion": "1.2.3", "trace": { "id": 7 } });
+    let with = |mut v: Value| {
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        v
+    };
+    let (status, v) = a
+        .tool(
+            "fs/write",
+            with(json!({ "path": "u.txt", "content": "u\n" })),
+        )
+        .await;
+    assert_eq!(status, 202, "{v}");
+    assert_eq!(v["data"]["args"]["path"], "u.txt");
+    assert!(v["data"]["args"].get("clientVersion").is_none(), "{v}");
+    let d = a.approve(v["data"]["approvalId"].as_str().unwrap()).await;
+    assert_eq!(d["status"], "done", "{d}");
+    for (route, args, want) in [
+        ("fs/search", json!({ "pattern": "u" }), 200),
+        ("fs/search", json!({ "glob": "*.txt" }), 200),
+        ("fs/mkdir", json!({ "path": "d" }), 202),
+        ("fs/delete", json!({ "path": "u.txt" }), 202),
+        (
+            "fs/patch",
+            json!({ "path": "u.txt", "patch": "--- a/u.txt\n+++ b/u.txt\n@@ -1 +1 @@\n-u\n+v\n" }),
+            202,
+        ),
+        ("exec", json!({ "program": "ls", "args": ["-l"] }), 202),
+    ] {
+        let (status, v) = a.tool(route, with(args)).await;
+        assert_eq!(status, want, "{route}: {v}");
+    }
+    let r = a
+        .decide(
+            &a.pending("fs/mkdir", json!({ "path": "e" })).await,
+            with(json!({ "decision": "reject" })),
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    let r = a
+        .send(
+            Method::POST,
+            "/api/v1/agent/workspace/select",
+            Some(with(json!({ "workspaceId": "proj" }))),
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+}
+
 on_both_stores!(
     files_search_and_patches,
     traversal_is_refused_and_touches_nothing,
@@ -571,4 +625,5 @@ on_both_stores!(
     batches_are_decided_together_individual_ones_alone,
     other_tenants_and_users_see_nothing,
     status_and_the_switch,
+    unknown_fields_are_ignored,
 );

@@ -19,7 +19,7 @@ pub const MAX_ARG_BYTES: usize = 4_096;
 pub const SEARCH_PATH: &str = "/opt/bin:/usr/local/bin:/usr/bin:/bin";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ExecArgs {
     /// A bare program name from the workspace's allowlist.
     pub program: String,
