@@ -378,6 +378,22 @@ async fn batches_are_decided_together_individual_ones_alone(dynamodb: bool) {
     )
     .await;
     assert_eq!(v["details"][0]["field"], "approvalIds");
+    // The refusal is audited, and decided nothing.
+    let view = a.view().await;
+    let refused: Vec<&Value> = view["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "approval.approve" && e["outcome"] == "VALIDATION_ERROR")
+        .collect();
+    assert_eq!(refused.len(), 1, "{view}");
+    assert_eq!(refused[0]["approved"], false);
+    assert!(refused[0]["target"].as_str().unwrap().contains(&del));
+    assert!(view["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|x| x["status"] == "pending"));
     let r = a
         .decide(&one, json!({ "decision": "approve", "approvalIds": [two] }))
         .await;
