@@ -34,6 +34,7 @@ fn user(tenant_id: &str, email: &str, clock: &ManualClock) -> User {
         disabled: false,
         role: shared::domain::Role::Member,
         created_at: clock.now(),
+        tokens_valid_after: None,
     }
 }
 
