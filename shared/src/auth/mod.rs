@@ -1,6 +1,7 @@
 //! Authentication: password hashing, access tokens, login throttling, and the rules a
 //! request's principal is checked by (the checks themselves run in `http::guard`).
 
+pub mod attempts;
 pub mod password;
 pub mod rate_limit;
 pub mod token;
