@@ -216,7 +216,12 @@ pub fn urlencode(s: &str) -> String {
         .collect()
 }
 
+/// A command run's scratch directory.
+pub fn scratch_path(exec_id: &str) -> std::path::PathBuf {
+    shared::tools::runner::scratch_dir(exec_id)
+}
+
 /// Whether a command run's scratch directory is still there.
 pub fn scratch_left(exec_id: &str) -> bool {
-    shared::tools::runner::scratch_dir(exec_id).exists()
+    scratch_path(exec_id).exists()
 }
