@@ -3,7 +3,8 @@
 //! S3-compatible server. Files, search, patches, approvals (run once, never when rejected or
 //! expired), stale versions, traversal attempts, tenant isolation and the audit trail.
 
-use api_tests::agent::{agent, agent_with, PW};
+use api_tests::agent::{agent, agent_setup, agent_with, AgentSetup, PW};
+use api_tests::AppOptions;
 use api_tests::{expect_error, on_both_stores};
 use chrono::Duration;
 use reqwest::Method;
@@ -11,6 +12,17 @@ use serde_json::{json, Value};
 use shared::clock::Clock;
 use shared::domain::Role;
 use shared::provisioning::{create_workspace, NewWorkspace};
+
+async fn agent_with_options(dynamodb: bool, opts: AppOptions) -> api_tests::agent::Agent {
+    agent_setup(
+        dynamodb,
+        AgentSetup {
+            opts,
+            ..AgentSetup::default()
+        },
+    )
+    .await
+}
 
 async fn files_search_and_patches(dynamodb: bool) {
     let a = agent(dynamodb).await;
@@ -633,6 +645,59 @@ async fn unknown_fields_are_ignored(dynamodb: bool) {
     assert_eq!(r.status(), 200);
 }
 
+/// `/api/v1/agent/*` is rate-limited per user and per tenant like interact: under parallel
+/// requests exactly the limit is served, the rest get 429 with `Retry-After` and an ISO
+/// `resetAt`; refused requests are not counted, another tenant is untouched, and the window's
+/// end lets the user in again.
+async fn agent_routes_are_rate_limited_per_user_and_tenant(dynamodb: bool) {
+    let a = agent_with_options(
+        dynamodb,
+        AppOptions::default()
+            .set("AGENT_RATE_PER_USER", "5")
+            .set("AGENT_RATE_PER_TENANT", "8"),
+    )
+    .await;
+    // workspace/select (in the set-up) was the first of ada's five.
+    let list = a.q("fs/list", "");
+    let answers =
+        futures::future::join_all((0..12).map(|_| a.send(Method::GET, &list, None))).await;
+    let mut statuses: Vec<u16> = answers.iter().map(|r| r.status().as_u16()).collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, [vec![200; 4], vec![429; 8]].concat());
+    for r in answers.into_iter().filter(|r| r.status() == 429) {
+        let retry: i64 = r.headers()["retry-after"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((1..=60).contains(&retry), "{retry}");
+        let v = expect_error(r, 429, "RATE_LIMIT").await;
+        let reset = chrono::DateTime::parse_from_rfc3339(v["resetAt"].as_str().unwrap())
+            .expect("an ISO resetAt");
+        assert_eq!(reset.timestamp() - a.app.clock.now().timestamp(), retry);
+    }
+    // The tenant has 3 of its 8 left (ada's refusals did not count): carol gets 3.
+    a.app.seed_user("acme", "carol@acme.com", PW).await;
+    let carol = a.app.login("carol@acme.com", PW).await;
+    let answers = futures::future::join_all(
+        (0..6).map(|_| a.send_as(&carol, Method::GET, "/api/v1/agent/workspaces", None)),
+    )
+    .await;
+    let ok = answers.iter().filter(|r| r.status() == 200).count();
+    let limited = answers.iter().filter(|r| r.status() == 429).count();
+    assert_eq!((ok, limited), (3, 3));
+    // Another tenant is not affected.
+    a.app.seed_user("other", "bob@other.com", PW).await;
+    let bob = a.app.login("bob@other.com", PW).await;
+    let r = a
+        .send_as(&bob, Method::GET, "/api/v1/agent/workspaces", None)
+        .await;
+    assert_eq!(r.status(), 200);
+    a.app.clock.advance(Duration::seconds(60));
+    let r = a.send(Method::GET, &a.q("fs/list", ""), None).await;
+    assert_eq!(r.status(), 200);
+}
+
 on_both_stores!(
     files_search_and_patches,
     traversal_is_refused_and_touches_nothing,
@@ -642,4 +707,41 @@ on_both_stores!(
     other_tenants_and_users_see_nothing,
     status_and_the_switch,
     unknown_fields_are_ignored,
+    agent_routes_are_rate_limited_per_user_and_tenant,
 );
+
+/// Searches take turns: with every turn of the process held, a search waits and is answered
+/// `503` with `Retry-After` when none comes free; once one is free, searches run again — a
+/// parallel burst of them all answered, one turn at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn searches_wait_for_a_turn_and_never_run_without_one() {
+    let a = agent_with_options(
+        false,
+        AppOptions::default().set("AGENT_SEARCH_CONCURRENCY", "1"),
+    )
+    .await;
+    a.write("a.txt", "needle\n").await;
+    let held = a
+        .app
+        .ctx
+        .search_turns
+        .clone()
+        .acquire_owned()
+        .await
+        .unwrap();
+    let (status, v) = a.tool("fs/search", json!({ "pattern": "needle" })).await;
+    assert_eq!(status, 503, "{v}");
+    assert_eq!(v["code"], "SERVICE_UNAVAILABLE");
+    // A glob reads no file: it needs no turn.
+    let (status, _) = a.tool("fs/search", json!({ "glob": "*.txt" })).await;
+    assert_eq!(status, 200);
+    drop(held);
+    let answers = futures::future::join_all(
+        (0..8).map(|_| a.tool("fs/search", json!({ "pattern": "needle" }))),
+    )
+    .await;
+    for (status, v) in answers {
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["data"]["matches"][0]["path"], "a.txt");
+    }
+}

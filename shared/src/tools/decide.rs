@@ -300,6 +300,13 @@ pub(super) async fn run_now(
     match call {
         ToolCall::Exec(args) => super::execs::start(ctx, p, opened, args).await,
         ToolCall::Mcp(args) => super::mcp::call(ctx, &p.tenant_id, args).await,
-        _ => super::run::run(opened.files.as_ref(), call, ctx.config.tools.max_file_bytes).await,
+        _ => {
+            // A search reads up to 32 MiB: it waits for one of the process's search turns.
+            let _turn = match call {
+                ToolCall::Grep(_) => Some(super::limits::search_turn(ctx).await?),
+                _ => None,
+            };
+            super::run::run(opened.files.as_ref(), call, ctx.config.tools.max_file_bytes).await
+        }
     }
 }
