@@ -698,6 +698,81 @@ async fn agent_routes_are_rate_limited_per_user_and_tenant(dynamodb: bool) {
     assert_eq!(r.status(), 200);
 }
 
+/// Pending approvals are capped per user, in number and in bytes of their arguments: of
+/// parallel calls exactly the cap is parked, the rest get 429 `TOO_MANY_PENDING_APPROVALS`
+/// with `Retry-After` and `resetAt`, and leave nothing behind; deciding frees room, and
+/// approvals nobody decided stop counting once they have expired.
+async fn pending_approvals_are_capped_per_user(dynamodb: bool) {
+    let a = agent_with_options(
+        dynamodb,
+        AppOptions::default()
+            .set("AGENT_MAX_PENDING_APPROVALS", "5")
+            .set("AGENT_MAX_PENDING_BYTES", "200000"),
+    )
+    .await;
+    let park = |path: String, content: String| {
+        let a = &a;
+        async move {
+            a.tool("fs/write", json!({ "path": path, "content": content }))
+                .await
+        }
+    };
+    let answers =
+        futures::future::join_all((0..12).map(|i| park(format!("f{i}.txt"), "x".into()))).await;
+    let parked: Vec<String> = answers
+        .iter()
+        .filter(|(s, _)| *s == 202)
+        .map(|(_, v)| v["data"]["approvalId"].as_str().unwrap().to_owned())
+        .collect();
+    let statuses: Vec<u16> = answers.iter().map(|(s, _)| *s).collect();
+    assert_eq!(parked.len(), 5, "{statuses:?}");
+    for (status, v) in answers.iter().filter(|(s, _)| *s != 202) {
+        assert_eq!(*status, 429, "{v}");
+        assert_eq!(v["code"], "TOO_MANY_PENDING_APPROVALS", "{v}");
+        assert!(v["resetAt"].is_string(), "{v}");
+    }
+    let r = a
+        .send(
+            Method::POST,
+            "/api/v1/agent/fs/mkdir",
+            Some(json!({ "sessionId": a.session, "path": "d" })),
+        )
+        .await;
+    assert!(r.headers().contains_key("retry-after"));
+    expect_error(r, 429, "TOO_MANY_PENDING_APPROVALS").await;
+    // Nothing of the refused calls stays: five approvals, and reads still run.
+    let view = a.view().await;
+    assert_eq!(view["approvals"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        a.ok(Method::GET, &a.q("fs/list", ""), json!(null)).await["data"]["entries"],
+        json!([])
+    );
+    // Deciding frees room.
+    for id in &parked {
+        let r = a.decide(id, json!({ "decision": "reject" })).await;
+        assert_eq!(r.status(), 200);
+    }
+    // Bytes: 60 kB writes against 200 kB, in parallel: three fit.
+    let big = "y".repeat(60_000);
+    let answers =
+        futures::future::join_all((0..6).map(|i| park(format!("b{i}.txt"), big.clone()))).await;
+    let statuses: Vec<u16> = answers.iter().map(|(s, _)| *s).collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 202).count(),
+        3,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 429).count(),
+        3,
+        "{statuses:?}"
+    );
+    // Undecided approvals expire; once their lifetime has passed they no longer count.
+    a.app.clock.advance(Duration::seconds(2 * 900));
+    let (status, v) = park("late.txt".into(), big.clone()).await;
+    assert_eq!(status, 202, "{v}");
+}
+
 on_both_stores!(
     files_search_and_patches,
     traversal_is_refused_and_touches_nothing,
@@ -708,6 +783,7 @@ on_both_stores!(
     status_and_the_switch,
     unknown_fields_are_ignored,
     agent_routes_are_rate_limited_per_user_and_tenant,
+    pending_approvals_are_capped_per_user,
 );
 
 /// Searches take turns: with every turn of the process held, a search waits and is answered

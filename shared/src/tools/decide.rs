@@ -197,6 +197,8 @@ async fn decide_one(
         }
         Err(e) => return Err(e.into()),
     }
+    // Decided: no longer pending.
+    super::limits::release_pending(ctx, a).await;
     if !approve {
         return Ok(json!({ "approvalId": a.id, "status": "rejected" }));
     }
