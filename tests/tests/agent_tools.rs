@@ -773,6 +773,128 @@ async fn pending_approvals_are_capped_per_user(dynamodb: bool) {
     assert_eq!(status, 202, "{v}");
 }
 
+/// The session view pages its audit trail and approvals with cursors, filters the trail by
+/// action and outcome, and keeps every answer under 1 MB: a delete behind 205 listings is
+/// found (by paging, and at once by filter), and 40 approvals of 31 kB each come in pages.
+async fn the_audit_view_pages_filters_and_stays_under_a_megabyte(dynamodb: bool) {
+    let a = agent(dynamodb).await;
+    a.write("gone.txt", "x").await;
+    let id = a.pending("fs/delete", json!({ "path": "gone.txt" })).await;
+    assert_eq!(a.approve(&id).await["status"], "done");
+    let list = a.q("fs/list", "");
+    for _ in 0..(205 / 41) {
+        let batch =
+            futures::future::join_all((0..41).map(|_| a.send(Method::GET, &list, None))).await;
+        assert!(batch.iter().all(|r| r.status() == 200));
+    }
+    let base = format!("/api/v1/agent/sessions/{}", a.session);
+    let page = |query: String| {
+        let a = &a;
+        let url = format!("{base}{query}");
+        async move {
+            let r = a.send(Method::GET, &url, None).await;
+            let status = r.status().as_u16();
+            let bytes = r.bytes().await.expect("body");
+            assert!(bytes.len() < 1_000_000, "{} bytes", bytes.len());
+            let v: Value = serde_json::from_slice(&bytes).expect("json");
+            (status, v)
+        }
+    };
+    // Page through everything: every item once, newest first, the delete among them.
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let q = match &cursor {
+            Some(c) => format!("?limit=50&cursor={c}"),
+            None => "?limit=50".into(),
+        };
+        let (status, v) = page(q).await;
+        assert_eq!(status, 200, "{v}");
+        pages += 1;
+        let items = v["data"]["audit"].as_array().unwrap();
+        assert!(items.len() <= 50);
+        seen.extend(items.iter().cloned());
+        match v["data"]["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+        assert!(pages < 20, "paging never ends");
+    }
+    let ids: std::collections::HashSet<&str> =
+        seen.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), seen.len(), "an item came twice");
+    assert!(seen.len() >= 205 + 4, "{}", seen.len());
+    let stamps: Vec<&str> = seen
+        .iter()
+        .map(|e| e["timestamp"].as_str().unwrap())
+        .collect();
+    assert!(stamps.windows(2).all(|w| w[0] >= w[1]), "newest first");
+    assert!(seen
+        .iter()
+        .any(|e| e["action"] == "fs.delete" && e["outcome"] == "ok"));
+    // A filter finds it at once.
+    let (_, v) = page("?action=fs.delete&outcome=ok".into()).await;
+    let found = v["data"]["audit"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{v}");
+    assert_eq!(found[0]["target"], "gone.txt");
+    let (_, v) = page("?action=fs.delete,approval.approve".into()).await;
+    assert!(v["data"]["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["action"] == "fs.delete" || e["action"] == "approval.approve"));
+    // Bad paging input names the field.
+    for (q, field) in [
+        ("?cursor=%%%", "cursor"),
+        ("?cursor=bm90IGEgY3Vyc29y", "cursor"),
+        ("?limit=0", "limit"),
+        ("?limit=abc", "limit"),
+        ("?approvalsCursor=!!", "approvalsCursor"),
+    ] {
+        let (status, v) = page(q.into()).await;
+        assert_eq!(
+            (status, v["details"][0]["field"].as_str()),
+            (400, Some(field)),
+            "{q}: {v}"
+        );
+    }
+    // Forty approvals of 31 kB: more than one answer can hold; paged, each under 1 MB.
+    let content = "z".repeat(31_000);
+    for i in 0..40 {
+        a.pending(
+            "fs/write",
+            json!({ "path": format!("w{i}.txt"), "content": content }),
+        )
+        .await;
+    }
+    let mut approvals = 0;
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let q = match &cursor {
+            Some(c) => format!("?approvalsCursor={c}"),
+            None => String::new(),
+        };
+        let (status, v) = page(q).await;
+        assert_eq!(status, 200);
+        pages += 1;
+        approvals += v["data"]["approvals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["toolName"] == "fs.write" && x["status"] == "pending")
+            .count();
+        match v["data"]["approvalsNextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+        assert!(pages < 20, "paging never ends");
+    }
+    assert_eq!(approvals, 40);
+    assert!(pages > 1);
+}
+
 on_both_stores!(
     files_search_and_patches,
     traversal_is_refused_and_touches_nothing,
@@ -784,6 +906,7 @@ on_both_stores!(
     unknown_fields_are_ignored,
     agent_routes_are_rate_limited_per_user_and_tenant,
     pending_approvals_are_capped_per_user,
+    the_audit_view_pages_filters_and_stays_under_a_megabyte,
 );
 
 /// Searches take turns: with every turn of the process held, a search waits and is answered
