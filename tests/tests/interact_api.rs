@@ -744,15 +744,7 @@ async fn resolve_forwards_only_the_normalised_url_the_check_looked_at() {
         ),
         ("HTTPS://App.Example.COM:443/x", "https://app.example.com/x"),
     ] {
-        let r = h
-            .app
-            .client
-            .get(h.app.url("/api/knowledge/resolve"))
-            .query(&[("url", sent)])
-            .bearer_auth(&h.token)
-            .send()
-            .await
-            .expect("send");
+        let r = h.resolve(sent).await;
         assert_eq!(r.status(), 200, "{sent}");
         let got = kn.queries().last().cloned().expect("forwarded");
         let url = form_urlencoded::parse(got.as_bytes())
@@ -762,15 +754,7 @@ async fn resolve_forwards_only_the_normalised_url_the_check_looked_at() {
     }
     // A host the check refuses is never forwarded, whatever another parser would make of it.
     let before = kn.queries().len();
-    let r = h
-        .app
-        .client
-        .get(h.app.url("/api/knowledge/resolve"))
-        .query(&[("url", "https://evil.com\\@www.example.com/")])
-        .bearer_auth(&h.token)
-        .send()
-        .await
-        .expect("send");
+    let r = h.resolve("https://evil.com\\@www.example.com/").await;
     let v: Value = r.json().await.expect("json");
     assert_eq!(v["hasOrgKnowledge"], false, "{v}");
     assert_eq!(kn.queries().len(), before);

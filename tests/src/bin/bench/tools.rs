@@ -10,25 +10,15 @@ use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use api_tests::process::{demo_credentials, login, peak_rss_kib, start_local_api_with};
+use api_tests::process::{
+    access_token, demo_credentials, peak_rss_kib, rss_kib, start_local_api_with,
+};
 use serde_json::{json, Value};
 
 use super::{elapsed_ms, p50};
 
 const FILES: usize = 64;
 const FILE_BYTES: usize = 512 * 1024;
-
-/// The resident memory of a running process (`VmRSS`), in KiB.
-fn rss_kib(pid: u32) -> Option<u64> {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()?
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
 
 fn seed(root: &std::path::Path) {
     let dir = root.join("big");
@@ -65,12 +55,7 @@ async fn parallel_searches(n: usize) {
     let mut api = start_local_api_with(data.path(), Stdio::null(), &envs).await;
     let pid = api.child.id().expect("pid");
     let (email, password) = demo_credentials(&api.output);
-    let v: Value = login(&api.base, &email, &password)
-        .await
-        .json()
-        .await
-        .expect("login");
-    let token = v["accessToken"].as_str().expect("token").to_owned();
+    let token = access_token(&api.base, &email, &password).await;
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(0)
         .timeout(Duration::from_secs(120))
