@@ -1,10 +1,9 @@
 //! Login attempts, per email and per client address. Each scope keeps two counters in the
 //! login window: its attempts (failures plus attempts in flight, taken atomically while below
 //! the limit before a password is checked, so parallel guesses never get more checks than the
-//! limit) and its failures alone. When the attempts are used up the failures decide: a window
-//! full of failures refuses (`429` until it ends, the right password too); one held by
-//! attempts still in flight — which give their slot back when they succeed — makes the attempt
-//! wait for a slot instead, so correct passwords that arrive together are not refused (an
+//! limit) and its failures alone. A window full of failures refuses (`429` until it ends, the
+//! right password too); one whose attempts are used up by attempts still in flight — which
+//! give their slot back when they succeed — makes the attempt wait for a slot instead, so correct passwords that arrive together are not refused (an
 //! office behind one NAT, a client retrying in parallel).
 
 use std::time::Duration;
@@ -107,27 +106,34 @@ impl LoginAttempt {
         let mut pause = FIRST_PAUSE;
         loop {
             let now = clock.now();
-            let taken = futures::future::join_all(self.scopes().map(|s| s.take(store, now))).await;
-            if taken.iter().all(|t| matches!(t, Ok(true))) {
+            // The failures are read with every try: a success clears an email's attempts while
+            // others may still fail, so a free slot alone does not mean the window has room.
+            let (taken, failed_out) = tokio::join!(
+                futures::future::join_all(self.scopes().map(|s| s.take(store, now))),
+                futures::future::join_all(self.scopes().map(|s| s.failed_out(store, now))),
+            );
+            let refused = self
+                .scopes()
+                .zip(&failed_out)
+                .find(|(_, out)| matches!(out, Ok(true)))
+                .map(|(scope, _)| scope.window.limited(now));
+            if refused.is_none() && taken.iter().all(|t| matches!(t, Ok(true))) {
                 return Ok(Entered { at: now });
             }
-            // Give back whatever this try took, then see why the others were full.
+            // Give back whatever this try took.
             for (scope, t) in self.scopes().zip(&taken) {
                 if matches!(t, Ok(true)) {
                     scope.window.give_back(store, &scope.attempts, now).await;
                 }
             }
-            let mut full = Vec::new();
-            for (scope, t) in self.scopes().zip(taken) {
-                if !t? {
-                    full.push(scope);
-                }
+            if let Some(e) = refused {
+                return Err(e);
             }
-            for scope in &full {
-                if scope.failed_out(store, now).await? {
-                    return Err(scope.window.limited(now));
-                }
+            for (t, out) in taken.into_iter().zip(failed_out) {
+                t?;
+                out?;
             }
+            // Slots held by attempts in flight: wait for one to come back.
             if started.elapsed() + pause > MAX_WAIT {
                 return Err(Error::RateLimited {
                     retry_after_seconds: 1,
