@@ -58,6 +58,8 @@ pub struct AppContext {
     pub workspaces: WorkspaceOpener,
     /// Recent workspace-storage checks of the agent tools' status route.
     pub tools_status: StatusCache,
+    /// Turns of the workspace searches this process runs at once (`AGENT_SEARCH_CONCURRENCY`).
+    pub search_turns: Arc<tokio::sync::Semaphore>,
     /// Where approved commands run.
     pub runner: Arc<dyn CommandRunner>,
     /// The tenants' MCP servers, reached over Streamable HTTP.
@@ -146,6 +148,7 @@ impl AppContext {
             },
             &workspaces,
         );
+        let search_turns = Arc::new(tokio::sync::Semaphore::new(config.tools.search_concurrency));
         Self {
             config,
             store: stores.store,
@@ -160,6 +163,7 @@ impl AppContext {
             realtime,
             workspaces,
             tools_status: StatusCache::default(),
+            search_turns,
             runner,
             mcp,
         }

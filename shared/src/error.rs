@@ -74,6 +74,15 @@ pub enum Error {
         retry_after_seconds: i64,
         reset_at: DateTime<Utc>,
     },
+    /// A per-user or per-tenant quantity is at its limit until `reset_at` (or until the caller
+    /// frees some of it); answered `429` with `code`, `Retry-After` and `resetAt`.
+    #[error("limit reached ({code}) until {reset_at}")]
+    LimitReached {
+        code: &'static str,
+        message: String,
+        retry_after_seconds: i64,
+        reset_at: DateTime<Utc>,
+    },
     /// The tenant's daily token budget is used up.
     #[error("token budget exceeded until {reset_at}")]
     TokenBudgetExceeded {

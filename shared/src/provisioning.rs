@@ -145,6 +145,7 @@ pub async fn create_user(
         disabled: false,
         role,
         created_at: now,
+        tokens_valid_after: None,
     };
     match store.create_user(&user).await {
         Ok(()) => Ok(user),

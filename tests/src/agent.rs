@@ -50,18 +50,29 @@ pub async fn agent_with(dynamodb: bool, enabled: bool) -> Agent {
     .await
 }
 
+/// Limits the tests of other things should not run into; a test of a limit sets its own.
+const ROOMY_LIMITS: &[(&str, &str)] = &[
+    ("AGENT_RATE_PER_USER", "100000"),
+    ("AGENT_RATE_PER_TENANT", "100000"),
+    ("AGENT_MAX_PENDING_APPROVALS", "1000"),
+    ("AGENT_MAX_PENDING_BYTES", "1073741824"),
+];
+
 pub async fn agent_setup(dynamodb: bool, setup: AgentSetup) -> Agent {
     let enabled = !setup.disabled;
     let dir = tempfile::tempdir().expect("tempdir");
-    let opts = AppOptions {
-        dynamodb,
-        ..setup.opts
+    let mut opts = setup.opts;
+    for (name, value) in ROOMY_LIMITS {
+        if !opts.agent_env.iter().any(|(k, _)| k == name) {
+            opts = opts.set(name, *value);
+        }
     }
-    .set("AGENT_TOOLS_ENABLED", enabled.to_string())
-    .set(
-        "AGENT_WORKSPACES_DIR",
-        dir.path().join("workspaces").display().to_string(),
-    );
+    let opts = AppOptions { dynamodb, ..opts }
+        .set("AGENT_TOOLS_ENABLED", enabled.to_string())
+        .set(
+            "AGENT_WORKSPACES_DIR",
+            dir.path().join("workspaces").display().to_string(),
+        );
     let app = TestApp::spawn_with(opts).await;
     app.seed_user("acme", "ada@acme.com", PW).await;
     let root = workspace_root(dynamodb).await;
@@ -216,7 +227,12 @@ pub fn urlencode(s: &str) -> String {
         .collect()
 }
 
+/// A command run's scratch directory.
+pub fn scratch_path(exec_id: &str) -> std::path::PathBuf {
+    shared::tools::runner::scratch_dir(exec_id)
+}
+
 /// Whether a command run's scratch directory is still there.
 pub fn scratch_left(exec_id: &str) -> bool {
-    shared::tools::runner::scratch_dir(exec_id).exists()
+    scratch_path(exec_id).exists()
 }

@@ -34,6 +34,7 @@ fn user(tenant_id: &str, email: &str, clock: &ManualClock) -> User {
         disabled: false,
         role: shared::domain::Role::Member,
         created_at: clock.now(),
+        tokens_valid_after: None,
     }
 }
 
@@ -53,17 +54,36 @@ pub async fn users(stores: Stores, clock: &ManualClock) {
         .expect("get")
         .expect("present");
     assert_eq!(got, a, "the first writer's user is kept");
+    let a = got;
     assert!(store
         .user_by_email(&Email::parse("b@x.com").expect("e"))
         .await
         .expect("get")
         .is_none());
 
+    assert_eq!(a.tokens_valid_after, None);
+    clock.advance(Duration::milliseconds(1_500));
     let disabled = store
         .set_user_disabled(&a.email, true)
         .await
         .expect("disable");
     assert!(disabled.disabled);
+    // A disable ends every token issued until then, and enabling again keeps the cut-off.
+    assert_eq!(disabled.tokens_valid_after, Some(clock.now()));
+    clock.advance(Duration::seconds(5));
+    let enabled = store
+        .set_user_disabled(&a.email, false)
+        .await
+        .expect("enable");
+    assert!(!enabled.disabled);
+    assert_eq!(
+        enabled.tokens_valid_after, disabled.tokens_valid_after,
+        "kept when enabled again"
+    );
+    store
+        .set_user_disabled(&a.email, true)
+        .await
+        .expect("disable");
     assert!(
         store
             .user_by_email(&a.email)
@@ -1771,4 +1791,108 @@ pub async fn session_counts(stores: Stores, clock: &ManualClock) {
     // Another user and another tenant count nothing of these.
     assert_eq!(count("t1", "u2", all).await, 0);
     assert_eq!(count("t2", "u1", all).await, 0);
+}
+
+/// An agent session's audit trail and approvals, newest first, page by page after a position:
+/// every item once, in order, nothing of another tenant's or another session's.
+pub async fn agent_trail_pages(stores: Stores, clock: &ManualClock) {
+    use shared::ports::agent_tools::{approval_position, audit_position};
+    use shared::tools::model::{Approval, ApprovalStatus, AuditEntry, Tier};
+    let store = stores.store;
+    let keep = clock.now() + Duration::days(1);
+    let entry = |session: &str, i: usize| AuditEntry {
+        id: uuid::Uuid::new_v4().to_string(),
+        session_id: session.into(),
+        user_id: "u1".into(),
+        action: format!("fs.list{}", i % 3),
+        target: format!("t{i}"),
+        approved: Some(true),
+        timestamp: clock.now(),
+        outcome: "ok".into(),
+        duration_ms: 1,
+        approval_id: None,
+    };
+    let approval = |tenant: &str, session: &str| Approval {
+        id: uuid::Uuid::new_v4().to_string(),
+        tenant_id: tenant.into(),
+        session_id: session.into(),
+        user_id: "u1".into(),
+        workspace_id: "w".into(),
+        workspace_name: "W".into(),
+        tool_name: "fs.write".into(),
+        args: json!({ "path": "a" }),
+        args_stored: false,
+        args_bytes: 10,
+        tier: Tier::Batch,
+        status: ApprovalStatus::Pending,
+        created_at: clock.now(),
+        decide_by: clock.now().timestamp() + 900,
+        decided_at: None,
+        decided_by: None,
+        outcome: None,
+    };
+    let mut written = Vec::new();
+    for i in 0..25 {
+        // Two items in the same millisecond now and then: the id orders them.
+        if i % 4 != 0 {
+            clock.advance(Duration::milliseconds(7));
+        }
+        let e = entry("s1", i);
+        store.append_audit("t1", &e, keep).await.expect("audit");
+        written.push(e);
+        store
+            .append_audit("t1", &entry("s2", i), keep)
+            .await
+            .expect("other session");
+        store
+            .append_audit("t2", &entry("s1", i), keep)
+            .await
+            .expect("other tenant");
+        store
+            .create_approval(&approval("t1", "s1"), keep)
+            .await
+            .expect("approval");
+        store
+            .create_approval(&approval("t2", "s1"), keep)
+            .await
+            .expect("other tenant's approval");
+    }
+    written.sort_by_key(|e| std::cmp::Reverse(audit_position(e)));
+    let mut seen = Vec::new();
+    let mut before: Option<String> = None;
+    for _ in 0..10 {
+        let (page, more) = store
+            .audit_trail("t1", "s1", before.as_deref(), 7)
+            .await
+            .expect("page");
+        assert!(page.len() <= 7);
+        before = page.last().map(audit_position);
+        seen.extend(page);
+        if !more {
+            break;
+        }
+    }
+    assert_eq!(seen, written, "every item once, newest first");
+    let mut approvals = Vec::new();
+    let mut before: Option<String> = None;
+    for _ in 0..10 {
+        let (page, more) = store
+            .session_approvals("t1", "s1", before.as_deref(), 10)
+            .await
+            .expect("page");
+        before = page.last().map(approval_position);
+        approvals.extend(page);
+        if !more {
+            break;
+        }
+    }
+    assert_eq!(approvals.len(), 25);
+    assert!(approvals.iter().all(|a| a.tenant_id == "t1"));
+    let positions: Vec<String> = approvals.iter().map(approval_position).collect();
+    assert!(positions.windows(2).all(|w| w[0] > w[1]), "newest first");
+    let (none, _) = store
+        .audit_trail("t3", "s1", None, 50)
+        .await
+        .expect("another tenant");
+    assert!(none.is_empty());
 }

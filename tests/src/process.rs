@@ -109,16 +109,36 @@ pub fn demo_credentials(output: &[String]) -> (String, String) {
     (at("email"), at("password"))
 }
 
-/// The peak resident memory of a running process (`VmHWM`), in KiB.
-pub fn peak_rss_kib(pid: u32) -> Option<u64> {
+/// A memory figure of a running process (`VmHWM:`, `VmRSS:`), in KiB.
+fn status_kib(pid: u32, field: &str) -> Option<u64> {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()?
         .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
+        .find(|l| l.starts_with(field))?
         .split_whitespace()
         .nth(1)?
         .parse()
         .ok()
+}
+
+/// The peak resident memory of a running process (`VmHWM`), in KiB.
+pub fn peak_rss_kib(pid: u32) -> Option<u64> {
+    status_kib(pid, "VmHWM:")
+}
+
+/// The resident memory of a running process now (`VmRSS`), in KiB.
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    status_kib(pid, "VmRSS:")
+}
+
+/// The access token of a login against a running server (panics unless it succeeds).
+pub async fn access_token(base: &str, email: &str, password: &str) -> String {
+    let v: serde_json::Value = login(base, email, password)
+        .await
+        .json()
+        .await
+        .expect("json");
+    v["accessToken"].as_str().expect("token").to_owned()
 }
 
 /// `POST /api/v1/auth/login` against a running server.

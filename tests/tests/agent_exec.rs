@@ -167,7 +167,7 @@ async fn allowlist_and_output(dynamodb: bool) {
     names.sort_unstable();
     assert_eq!(
         names,
-        vec!["HOME", "LANG", "NO_COLOR", "PATH", "TERM"],
+        vec!["HOME", "LANG", "NO_COLOR", "PATH", "TERM", "TMPDIR"],
         "{out}"
     );
     // Paths leaving the workspace copy are not allowed arguments.
@@ -288,10 +288,82 @@ async fn a_run_is_taken_by_one_runner(dynamodb: bool) {
     assert_eq!(ends, 1, "it ran once");
 }
 
+/// No argument of an allowlisted program may resolve outside the workspace copy, whatever the
+/// pattern allows (`ls -la ..` listed the host's temporary directory, other runs' scratch
+/// copies included); each run works in a private directory of its own (`HOME` and `TMPDIR`
+/// too), gone when it ends.
+async fn arguments_stay_in_the_copy_and_runs_are_private(dynamodb: bool) {
+    let a = agent_setup(
+        dynamodb,
+        AgentSetup {
+            allow: vec![
+                "ls=-[la]+ [a-z0-9_.]+".into(),
+                "echo=.*".into(),
+                "printenv".into(),
+            ],
+            opts: AppOptions::default().set("AGENT_EXEC_MAX_SECONDS", "30"),
+            ..AgentSetup::default()
+        },
+    )
+    .await;
+    a.write("notes.txt", "n\n").await;
+    // Another run's scratch copy, where runs used to sit side by side.
+    let decoy = std::env::temp_dir().join(format!("agent-exec-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&decoy).unwrap();
+    std::fs::write(decoy.join("their-secret.txt"), "s").unwrap();
+    for (program, args) in [
+        ("ls", vec!["-la", ".."]),
+        ("ls", vec![".."]),
+        ("echo", vec!["../../etc/passwd"]),
+        ("echo", vec!["/etc/passwd"]),
+        ("echo", vec!["--file=/etc/passwd"]),
+        ("echo", vec!["-f/etc/passwd"]),
+        ("echo", vec!["a/../../b"]),
+        ("echo", vec!["~/x"]),
+    ] {
+        let (status, v) = a
+            .tool("exec", json!({ "program": program, "args": args }))
+            .await;
+        assert_eq!(
+            (status, v["code"].as_str()),
+            (403, Some("COMMAND_NOT_ALLOWED")),
+            "{program} {args:?}: {v}"
+        );
+    }
+    // Inside the copy is fine.
+    let id = started(&a, "ls", &["-la", "."], None).await;
+    let (v, out) = ended(&a, &id).await;
+    assert_eq!(v["exitCode"], 0, "{v}");
+    assert!(out.contains("notes.txt"), "{out}");
+    assert!(!out.contains("agent-exec"), "{out}");
+    let id = started(&a, "echo", &["a/../b", "x=y", "-n", "https://h/p"], None).await;
+    assert_eq!(ended(&a, &id).await.0["exitCode"], 0);
+    // Each run's HOME and TMPDIR sit in its own directory, gone when it ends.
+    let mut homes = Vec::new();
+    for _ in 0..2 {
+        let id = started(&a, "printenv", &[], None).await;
+        let (_, out) = ended(&a, &id).await;
+        let var = |name: &str| {
+            out.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}=")))
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(|| panic!("{name} in {out}"))
+        };
+        let run_dir = api_tests::agent::scratch_path(&id);
+        assert!(var("HOME").starts_with(&run_dir), "{out}");
+        assert!(var("TMPDIR").starts_with(&run_dir), "{out}");
+        assert!(!api_tests::agent::scratch_left(&id));
+        homes.push(var("HOME"));
+    }
+    assert_ne!(homes[0], homes[1]);
+    std::fs::remove_dir_all(&decoy).unwrap();
+}
+
 on_both_stores!(
     a_run_is_taken_by_one_runner,
     allowlist_and_output,
     limits_and_cancellation,
     only_writers_change_the_workspace,
     other_users_see_no_runs,
+    arguments_stay_in_the_copy_and_runs_are_private,
 );

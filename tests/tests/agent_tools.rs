@@ -3,7 +3,8 @@
 //! S3-compatible server. Files, search, patches, approvals (run once, never when rejected or
 //! expired), stale versions, traversal attempts, tenant isolation and the audit trail.
 
-use api_tests::agent::{agent, agent_with, PW};
+use api_tests::agent::{agent, agent_setup, agent_with, AgentSetup, PW};
+use api_tests::AppOptions;
 use api_tests::{expect_error, on_both_stores};
 use chrono::Duration;
 use reqwest::Method;
@@ -11,6 +12,17 @@ use serde_json::{json, Value};
 use shared::clock::Clock;
 use shared::domain::Role;
 use shared::provisioning::{create_workspace, NewWorkspace};
+
+async fn agent_with_options(dynamodb: bool, opts: AppOptions) -> api_tests::agent::Agent {
+    agent_setup(
+        dynamodb,
+        AgentSetup {
+            opts,
+            ..AgentSetup::default()
+        },
+    )
+    .await
+}
 
 async fn files_search_and_patches(dynamodb: bool) {
     let a = agent(dynamodb).await;
@@ -378,6 +390,22 @@ async fn batches_are_decided_together_individual_ones_alone(dynamodb: bool) {
     )
     .await;
     assert_eq!(v["details"][0]["field"], "approvalIds");
+    // The refusal is audited, and decided nothing.
+    let view = a.view().await;
+    let refused: Vec<&Value> = view["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "approval.approve" && e["outcome"] == "VALIDATION_ERROR")
+        .collect();
+    assert_eq!(refused.len(), 1, "{view}");
+    assert_eq!(refused[0]["approved"], false);
+    assert!(refused[0]["target"].as_str().unwrap().contains(&del));
+    assert!(view["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|x| x["status"] == "pending"));
     let r = a
         .decide(&one, json!({ "decision": "approve", "approvalIds": [two] }))
         .await;
@@ -563,6 +591,310 @@ async fn status_and_the_switch(dynamodb: bool) {
     expect_error(r, 403, "AGENT_TOOLS_DISABLED").await;
 }
 
+/// The contract everywhere: unknown request fields are ignored, never a 400 — and never kept
+/// with a parked call.
+async fn unknown_fields_are_ignored(dynamodb: bool) {
+    let a = agent(dynamodb).await;
+    let extra = json!({ "clientVersion": "1.2.3", "trace": { "id": 7 } });
+    let with = |mut v: Value| {
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        v
+    };
+    let (status, v) = a
+        .tool(
+            "fs/write",
+            with(json!({ "path": "u.txt", "content": "u\n" })),
+        )
+        .await;
+    assert_eq!(status, 202, "{v}");
+    assert_eq!(v["data"]["args"]["path"], "u.txt");
+    assert!(v["data"]["args"].get("clientVersion").is_none(), "{v}");
+    let d = a.approve(v["data"]["approvalId"].as_str().unwrap()).await;
+    assert_eq!(d["status"], "done", "{d}");
+    for (route, args, want) in [
+        ("fs/search", json!({ "pattern": "u" }), 200),
+        ("fs/search", json!({ "glob": "*.txt" }), 200),
+        ("fs/mkdir", json!({ "path": "d" }), 202),
+        ("fs/delete", json!({ "path": "u.txt" }), 202),
+        (
+            "fs/patch",
+            json!({ "path": "u.txt", "patch": "--- a/u.txt\n+++ b/u.txt\n@@ -1 +1 @@\n-u\n+v\n" }),
+            202,
+        ),
+        ("exec", json!({ "program": "ls", "args": ["-l"] }), 202),
+    ] {
+        let (status, v) = a.tool(route, with(args)).await;
+        assert_eq!(status, want, "{route}: {v}");
+    }
+    let r = a
+        .decide(
+            &a.pending("fs/mkdir", json!({ "path": "e" })).await,
+            with(json!({ "decision": "reject" })),
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    let r = a
+        .send(
+            Method::POST,
+            "/api/v1/agent/workspace/select",
+            Some(with(json!({ "workspaceId": "proj" }))),
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+}
+
+/// `/api/v1/agent/*` is rate-limited per user and per tenant like interact: under parallel
+/// requests exactly the limit is served, the rest get 429 with `Retry-After` and an ISO
+/// `resetAt`; refused requests are not counted, another tenant is untouched, and the window's
+/// end lets the user in again.
+async fn agent_routes_are_rate_limited_per_user_and_tenant(dynamodb: bool) {
+    let a = agent_with_options(
+        dynamodb,
+        AppOptions::default()
+            .set("AGENT_RATE_PER_USER", "5")
+            .set("AGENT_RATE_PER_TENANT", "8"),
+    )
+    .await;
+    // workspace/select (in the set-up) was the first of ada's five.
+    let list = a.q("fs/list", "");
+    let answers =
+        futures::future::join_all((0..12).map(|_| a.send(Method::GET, &list, None))).await;
+    let mut statuses: Vec<u16> = answers.iter().map(|r| r.status().as_u16()).collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, [vec![200; 4], vec![429; 8]].concat());
+    for r in answers.into_iter().filter(|r| r.status() == 429) {
+        let retry: i64 = r.headers()["retry-after"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((1..=60).contains(&retry), "{retry}");
+        let v = expect_error(r, 429, "RATE_LIMIT").await;
+        let reset = chrono::DateTime::parse_from_rfc3339(v["resetAt"].as_str().unwrap())
+            .expect("an ISO resetAt");
+        assert_eq!(reset.timestamp() - a.app.clock.now().timestamp(), retry);
+    }
+    // The tenant has 3 of its 8 left (ada's refusals did not count): carol gets 3.
+    a.app.seed_user("acme", "carol@acme.com", PW).await;
+    let carol = a.app.login("carol@acme.com", PW).await;
+    let answers = futures::future::join_all(
+        (0..6).map(|_| a.send_as(&carol, Method::GET, "/api/v1/agent/workspaces", None)),
+    )
+    .await;
+    let ok = answers.iter().filter(|r| r.status() == 200).count();
+    let limited = answers.iter().filter(|r| r.status() == 429).count();
+    assert_eq!((ok, limited), (3, 3));
+    // Another tenant is not affected.
+    a.app.seed_user("other", "bob@other.com", PW).await;
+    let bob = a.app.login("bob@other.com", PW).await;
+    let r = a
+        .send_as(&bob, Method::GET, "/api/v1/agent/workspaces", None)
+        .await;
+    assert_eq!(r.status(), 200);
+    a.app.clock.advance(Duration::seconds(60));
+    let r = a.send(Method::GET, &a.q("fs/list", ""), None).await;
+    assert_eq!(r.status(), 200);
+}
+
+/// Pending approvals are capped per user, in number and in bytes of their arguments: of
+/// parallel calls exactly the cap is parked, the rest get 429 `TOO_MANY_PENDING_APPROVALS`
+/// with `Retry-After` and `resetAt`, and leave nothing behind; deciding frees room, and
+/// approvals nobody decided stop counting once they have expired.
+async fn pending_approvals_are_capped_per_user(dynamodb: bool) {
+    let a = agent_with_options(
+        dynamodb,
+        AppOptions::default()
+            .set("AGENT_MAX_PENDING_APPROVALS", "5")
+            .set("AGENT_MAX_PENDING_BYTES", "200000"),
+    )
+    .await;
+    let park = |path: String, content: String| {
+        let a = &a;
+        async move {
+            a.tool("fs/write", json!({ "path": path, "content": content }))
+                .await
+        }
+    };
+    let answers =
+        futures::future::join_all((0..12).map(|i| park(format!("f{i}.txt"), "x".into()))).await;
+    let parked: Vec<String> = answers
+        .iter()
+        .filter(|(s, _)| *s == 202)
+        .map(|(_, v)| v["data"]["approvalId"].as_str().unwrap().to_owned())
+        .collect();
+    let statuses: Vec<u16> = answers.iter().map(|(s, _)| *s).collect();
+    assert_eq!(parked.len(), 5, "{statuses:?}");
+    for (status, v) in answers.iter().filter(|(s, _)| *s != 202) {
+        assert_eq!(*status, 429, "{v}");
+        assert_eq!(v["code"], "TOO_MANY_PENDING_APPROVALS", "{v}");
+        assert!(v["resetAt"].is_string(), "{v}");
+    }
+    let r = a
+        .send(
+            Method::POST,
+            "/api/v1/agent/fs/mkdir",
+            Some(json!({ "sessionId": a.session, "path": "d" })),
+        )
+        .await;
+    assert!(r.headers().contains_key("retry-after"));
+    expect_error(r, 429, "TOO_MANY_PENDING_APPROVALS").await;
+    // Nothing of the refused calls stays: five approvals, and reads still run.
+    let view = a.view().await;
+    assert_eq!(view["approvals"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        a.ok(Method::GET, &a.q("fs/list", ""), json!(null)).await["data"]["entries"],
+        json!([])
+    );
+    // Deciding frees room.
+    for id in &parked {
+        let r = a.decide(id, json!({ "decision": "reject" })).await;
+        assert_eq!(r.status(), 200);
+    }
+    // Bytes: 60 kB writes against 200 kB, in parallel: three fit.
+    let big = "y".repeat(60_000);
+    let answers =
+        futures::future::join_all((0..6).map(|i| park(format!("b{i}.txt"), big.clone()))).await;
+    let statuses: Vec<u16> = answers.iter().map(|(s, _)| *s).collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 202).count(),
+        3,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 429).count(),
+        3,
+        "{statuses:?}"
+    );
+    // Undecided approvals expire; once their lifetime has passed they no longer count.
+    a.app.clock.advance(Duration::seconds(2 * 900));
+    let (status, v) = park("late.txt".into(), big.clone()).await;
+    assert_eq!(status, 202, "{v}");
+}
+
+/// The session view pages its audit trail and approvals with cursors, filters the trail by
+/// action and outcome, and keeps every answer under 1 MB: a delete behind 205 listings is
+/// found (by paging, and at once by filter), and 40 approvals of 31 kB each come in pages.
+async fn the_audit_view_pages_filters_and_stays_under_a_megabyte(dynamodb: bool) {
+    let a = agent(dynamodb).await;
+    a.write("gone.txt", "x").await;
+    let id = a.pending("fs/delete", json!({ "path": "gone.txt" })).await;
+    assert_eq!(a.approve(&id).await["status"], "done");
+    let list = a.q("fs/list", "");
+    for _ in 0..(205 / 41) {
+        let batch =
+            futures::future::join_all((0..41).map(|_| a.send(Method::GET, &list, None))).await;
+        assert!(batch.iter().all(|r| r.status() == 200));
+    }
+    let base = format!("/api/v1/agent/sessions/{}", a.session);
+    let page = |query: String| {
+        let a = &a;
+        let url = format!("{base}{query}");
+        async move {
+            let r = a.send(Method::GET, &url, None).await;
+            let status = r.status().as_u16();
+            let bytes = r.bytes().await.expect("body");
+            assert!(bytes.len() < 1_000_000, "{} bytes", bytes.len());
+            let v: Value = serde_json::from_slice(&bytes).expect("json");
+            (status, v)
+        }
+    };
+    // Page through everything: every item once, newest first, the delete among them.
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let q = match &cursor {
+            Some(c) => format!("?limit=50&cursor={c}"),
+            None => "?limit=50".into(),
+        };
+        let (status, v) = page(q).await;
+        assert_eq!(status, 200, "{v}");
+        pages += 1;
+        let items = v["data"]["audit"].as_array().unwrap();
+        assert!(items.len() <= 50);
+        seen.extend(items.iter().cloned());
+        match v["data"]["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+        assert!(pages < 20, "paging never ends");
+    }
+    let ids: std::collections::HashSet<&str> =
+        seen.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), seen.len(), "an item came twice");
+    assert!(seen.len() >= 205 + 4, "{}", seen.len());
+    let stamps: Vec<&str> = seen
+        .iter()
+        .map(|e| e["timestamp"].as_str().unwrap())
+        .collect();
+    assert!(stamps.windows(2).all(|w| w[0] >= w[1]), "newest first");
+    assert!(seen
+        .iter()
+        .any(|e| e["action"] == "fs.delete" && e["outcome"] == "ok"));
+    // A filter finds it at once.
+    let (_, v) = page("?action=fs.delete&outcome=ok".into()).await;
+    let found = v["data"]["audit"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{v}");
+    assert_eq!(found[0]["target"], "gone.txt");
+    let (_, v) = page("?action=fs.delete,approval.approve".into()).await;
+    assert!(v["data"]["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["action"] == "fs.delete" || e["action"] == "approval.approve"));
+    // Bad paging input names the field.
+    for (q, field) in [
+        ("?cursor=%%%", "cursor"),
+        ("?cursor=bm90IGEgY3Vyc29y", "cursor"),
+        ("?limit=0", "limit"),
+        ("?limit=abc", "limit"),
+        ("?approvalsCursor=!!", "approvalsCursor"),
+    ] {
+        let (status, v) = page(q.into()).await;
+        assert_eq!(
+            (status, v["details"][0]["field"].as_str()),
+            (400, Some(field)),
+            "{q}: {v}"
+        );
+    }
+    // Forty approvals of 31 kB: more than one answer can hold; paged, each under 1 MB.
+    let content = "z".repeat(31_000);
+    for i in 0..40 {
+        a.pending(
+            "fs/write",
+            json!({ "path": format!("w{i}.txt"), "content": content }),
+        )
+        .await;
+    }
+    let mut approvals = 0;
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let q = match &cursor {
+            Some(c) => format!("?approvalsCursor={c}"),
+            None => String::new(),
+        };
+        let (status, v) = page(q).await;
+        assert_eq!(status, 200);
+        pages += 1;
+        approvals += v["data"]["approvals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["toolName"] == "fs.write" && x["status"] == "pending")
+            .count();
+        match v["data"]["approvalsNextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+        assert!(pages < 20, "paging never ends");
+    }
+    assert_eq!(approvals, 40);
+    assert!(pages > 1);
+}
+
 on_both_stores!(
     files_search_and_patches,
     traversal_is_refused_and_touches_nothing,
@@ -571,4 +903,44 @@ on_both_stores!(
     batches_are_decided_together_individual_ones_alone,
     other_tenants_and_users_see_nothing,
     status_and_the_switch,
+    unknown_fields_are_ignored,
+    agent_routes_are_rate_limited_per_user_and_tenant,
+    pending_approvals_are_capped_per_user,
+    the_audit_view_pages_filters_and_stays_under_a_megabyte,
 );
+
+/// Searches take turns: with every turn of the process held, a search waits and is answered
+/// `503` with `Retry-After` when none comes free; once one is free, searches run again — a
+/// parallel burst of them all answered, one turn at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn searches_wait_for_a_turn_and_never_run_without_one() {
+    let a = agent_with_options(
+        false,
+        AppOptions::default().set("AGENT_SEARCH_CONCURRENCY", "1"),
+    )
+    .await;
+    a.write("a.txt", "needle\n").await;
+    let held = a
+        .app
+        .ctx
+        .search_turns
+        .clone()
+        .acquire_owned()
+        .await
+        .unwrap();
+    let (status, v) = a.tool("fs/search", json!({ "pattern": "needle" })).await;
+    assert_eq!(status, 503, "{v}");
+    assert_eq!(v["code"], "SERVICE_UNAVAILABLE");
+    // A glob reads no file: it needs no turn.
+    let (status, _) = a.tool("fs/search", json!({ "glob": "*.txt" })).await;
+    assert_eq!(status, 200);
+    drop(held);
+    let answers = futures::future::join_all(
+        (0..8).map(|_| a.tool("fs/search", json!({ "pattern": "needle" }))),
+    )
+    .await;
+    for (status, v) in answers {
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["data"]["matches"][0]["path"], "a.txt");
+    }
+}

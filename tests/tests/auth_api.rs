@@ -514,3 +514,69 @@ async fn a_revoked_token_stays_rejected_after_a_restart_of_the_file_store() {
     expect_error(app.get_session(&revoked).await, 401, "UNAUTHORIZED").await;
     assert_eq!(app.get_session(&kept).await.status(), 200);
 }
+
+/// A test app on the embedded store or on DynamoDB + S3, with one user.
+async fn app_on(dynamodb: bool, opts: AppOptions) -> TestApp {
+    let app = TestApp::spawn_with(AppOptions { dynamodb, ..opts }).await;
+    app.seed_user("acme", "ada@acme.com", PW).await;
+    app
+}
+
+/// Disabling a user ends every token issued before it for good: re-enabling the user does
+/// not revive them; tokens issued after re-enabling work, and other users' are untouched.
+async fn a_disable_ends_every_token_issued_before_it(dynamodb: bool) {
+    let app = app_on(dynamodb, AppOptions::default()).await;
+    app.seed_user("acme", "bob@acme.com", PW).await;
+    let old = app.login("ada@acme.com", PW).await;
+    let bobs = app.login("bob@acme.com", PW).await;
+    assert_eq!(app.get_session(&old).await.status(), 200);
+    let email = shared::domain::Email::parse("ada@acme.com").expect("e");
+    let store = app.ctx.store.clone();
+    app.clock.advance(Duration::seconds(5));
+    store
+        .set_user_disabled(&email, true)
+        .await
+        .expect("disable");
+    expect_error(app.get_session(&old).await, 401, "UNAUTHORIZED").await;
+    app.clock.advance(Duration::seconds(5));
+    store
+        .set_user_disabled(&email, false)
+        .await
+        .expect("enable");
+    expect_error(app.get_session(&old).await, 401, "UNAUTHORIZED").await;
+    let new = app.login("ada@acme.com", PW).await;
+    assert_eq!(app.get_session(&new).await.status(), 200);
+    assert_eq!(app.get_session(&bobs).await.status(), 200);
+    // A second disable and enable ends the newer token too.
+    app.clock.advance(Duration::seconds(5));
+    store
+        .set_user_disabled(&email, true)
+        .await
+        .expect("disable");
+    store
+        .set_user_disabled(&email, false)
+        .await
+        .expect("enable");
+    expect_error(app.get_session(&new).await, 401, "UNAUTHORIZED").await;
+}
+
+/// Correct passwords are not refused for arriving together: ten at once for one email, and
+/// forty users at once from one address (an office behind one NAT) all log in. (Failures
+/// still refuse, the right password too, until the window ends:
+/// `repeated_failures_for_one_email_get_429_until_the_window_ends` here, and
+/// `hardening::parallel_login_guesses_get_no_more_checks_than_the_limit` under parallel guesses.)
+async fn parallel_correct_logins_are_not_refused(dynamodb: bool) {
+    // 3 failures per email, 10 per address per window (the test defaults).
+    let app = app_on(dynamodb, AppOptions::default()).await;
+    let same = futures::future::join_all((0..10).map(|_| app.login_status("ada@acme.com", PW)));
+    assert_eq!(same.await, vec![200; 10]);
+    let emails: Vec<String> = (0..40).map(|i| format!("u{i}@acme.com")).collect();
+    futures::future::join_all(emails.iter().map(|e| app.seed_user("acme", e, PW))).await;
+    let office = futures::future::join_all(emails.iter().map(|e| app.login_status(e, PW)));
+    assert_eq!(office.await, vec![200; 40]);
+}
+
+api_tests::on_both_stores!(
+    a_disable_ends_every_token_issued_before_it,
+    parallel_correct_logins_are_not_refused,
+);

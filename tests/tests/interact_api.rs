@@ -728,6 +728,39 @@ async fn resolve_proxies_allowed_domains_and_answers_others_without_a_call() {
     expect_error(r, 401, "UNAUTHORIZED").await;
 }
 
+/// The proxy forwards only the URL its domain check looked at, normalised: a URL that one
+/// parser reads as an allowed host and another as a foreign one (`\@`) goes out as the parser
+/// of the check read it, without credentials or fragment.
+#[tokio::test]
+async fn resolve_forwards_only_the_normalised_url_the_check_looked_at() {
+    let (h, kn) = knowledge_harness().await;
+    for (sent, forwarded) in [
+        (
+            "https://www.example.com\\@evil.com/",
+            "https://www.example.com/@evil.com/",
+        ),
+        (
+            "https://user:secret@app.example.com/a/../b?q=1#frag",
+            "https://app.example.com/b?q=1",
+        ),
+        ("HTTPS://App.Example.COM:443/x", "https://app.example.com/x"),
+    ] {
+        let r = h.resolve(sent).await;
+        assert_eq!(r.status(), 200, "{sent}");
+        let got = kn.queries().last().cloned().expect("forwarded");
+        let url = form_urlencoded::parse(got.as_bytes())
+            .find(|(k, _)| k == "url")
+            .map(|(_, v)| v.into_owned());
+        assert_eq!(url.as_deref(), Some(forwarded), "{sent}: {got}");
+    }
+    // A host the check refuses is never forwarded, whatever another parser would make of it.
+    let before = kn.queries().len();
+    let r = h.resolve("https://evil.com\\@www.example.com/").await;
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(v["hasOrgKnowledge"], false, "{v}");
+    assert_eq!(kn.queries().len(), before);
+}
+
 /// Users start tasks on `about:blank` and `data:` pages: any absolute URL a browser can show is
 /// accepted, a long `data:` URL is kept as its media type, and no knowledge is looked up for a
 /// page that is not on the web.

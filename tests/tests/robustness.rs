@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use api_tests::process::{
-    demo_credentials, login, peak_rss_kib, start_local_api_with, LocalApiProcess,
+    access_token, demo_credentials, login, peak_rss_kib, start_local_api_with, LocalApiProcess,
 };
 use api_tests::scripted::{Reply, ScriptedLlm};
 use api_tests::TestApp;
@@ -348,12 +348,7 @@ async fn fuzzed_interact_bodies_never_abort_the_server_and_get_flat_answers() {
     llm.fallback(Reply::action("Waiting for the page.", "wait(1)"));
     let (mut api, _dir) = local_api(&llm, &[]).await;
     let (email, password) = demo_credentials(&api.output);
-    let token: Value = login(&api.base, &email, &password)
-        .await
-        .json()
-        .await
-        .expect("json");
-    let token = token["accessToken"].as_str().expect("token").to_owned();
+    let token = access_token(&api.base, &email, &password).await;
     let client = reqwest::Client::new();
     let mut rng = StdRng::seed_from_u64(0x5eed_1d0c);
     let mut tasks: Vec<String> = Vec::new();

@@ -102,6 +102,7 @@ suite!(
     session_queries,
     session_counts,
     preferences_and_logs,
+    agent_trail_pages,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

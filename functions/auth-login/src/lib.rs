@@ -1,12 +1,14 @@
 //! `POST /api/v1/auth/login`: email + password → access token. Unknown email and wrong
-//! password answer the same `401 INVALID_CREDENTIALS` after the same amount of hashing work;
-//! attempts per email and per client address are counted before the password is checked and
-//! refused with `429` beyond the limit (a success clears them).
+//! password answer the same `401 INVALID_CREDENTIALS` after the same amount of hashing work.
+//! Failures per email and per client address are counted; an attempt takes a slot in each
+//! before its password is checked, waits while the slots are held by attempts in flight and is
+//! refused with `429` once the window is full of failures (`auth::attempts`). A success clears
+//! the email's failures.
 
 use ::http::{Method, StatusCode};
 use serde::{Deserialize, Serialize};
+use shared::auth::attempts::LoginAttempt;
 use shared::auth::password::MAX_PASSWORD_LEN;
-use shared::auth::rate_limit::FixedWindow;
 use shared::auth::AccountView;
 use shared::domain::Email;
 use shared::error::FieldProblem;
@@ -62,73 +64,53 @@ fn validate(body: &LoginBody) -> Result<Email, Error> {
 async fn login(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let body: LoginBody = parse_json(&req)?;
     let email = validate(&body)?;
+    // The token's issue time precedes the user's read: a disable that lands after the read
+    // (and so is not seen by it) is later than the token, and ends it.
     let now = ctx.clock.now();
-    let limits = ctx.config.login_limits;
-    let per_email = FixedWindow {
-        limit: limits.max_failures_per_email,
-        window_seconds: limits.window_seconds,
-    };
-    let per_address = FixedWindow {
-        limit: limits.max_failures_per_address,
-        window_seconds: limits.window_seconds,
-    };
-    let email_key = format!("login-email#{email}");
-    let address_key = http::source_ip(&req).map(|ip| format!("login-address#{ip}"));
+    let address = http::source_ip(&req);
+    let attempt = LoginAttempt::new(&ctx.config.login_limits, email.as_str(), address.as_deref());
     let store = ctx.store.as_ref();
 
-    // Every attempt is counted before its password is checked, atomically and only while the
-    // window has room, so parallel guesses cannot get more checks than the limit. The counts
-    // and the user lookup are independent: one round trip for all three.
-    let (email_taken, address_taken, user) = tokio::join!(
-        per_email.take(store, &email_key, now),
-        async {
-            match &address_key {
-                Some(key) => per_address.take(store, key, now).await,
-                None => Ok(true),
-            }
-        },
+    // A slot per email and per address is taken before the password is checked (waiting for
+    // attempts in flight, refused when the window is full of failures); the user is looked up
+    // meanwhile.
+    let (entered, user) = tokio::join!(
+        attempt.enter(store, ctx.clock.as_ref()),
         ctx.store.user_by_email(&email),
     );
-    let (email_ok, address_ok) = (
-        matches!(email_taken, Ok(true)),
-        matches!(address_taken, Ok(true)),
-    );
-    if !(email_ok && address_ok) {
-        // Refused (or the store failed): give back whichever count this attempt did take.
-        if email_ok {
-            per_email.give_back(store, &email_key, now).await;
-        }
-        if let (true, Some(key)) = (address_ok, &address_key) {
-            per_address.give_back(store, key, now).await;
-        }
-        email_taken?;
-        address_taken?;
-        let refused_by = if email_ok { per_address } else { per_email };
-        return Err(refused_by.limited(now));
-    }
-    let user = user?;
-    let phc = user.as_ref().map(|u| u.password_hash.clone());
-    let matches = ctx.passwords.verify_async(body.password, phc).await?;
-
-    // A failed attempt stays counted.
+    let entered = entered?;
     let user = match user {
-        Some(user) if matches => user,
-        _ => return Err(Error::InvalidCredentials),
-    };
-    if user.disabled {
-        return Err(Error::AccountDisabled);
-    }
-    // A success clears the email's failures and does not count against the address.
-    let (tenant, reset, ()) = tokio::join!(
-        ctx.store.tenant(&user.tenant_id),
-        per_email.reset(store, &email_key, now),
-        async {
-            if let Some(key) = &address_key {
-                per_address.give_back(store, key, now).await;
-            }
+        Ok(u) => u,
+        Err(e) => {
+            attempt.abandoned(store, entered).await;
+            return Err(e.into());
         }
+    };
+    let phc = user.as_ref().map(|u| u.password_hash.clone());
+    let matches = match ctx.passwords.verify_async(body.password, phc).await {
+        Ok(m) => m,
+        Err(e) => {
+            attempt.abandoned(store, entered).await;
+            return Err(e);
+        }
+    };
+    let user = match user {
+        Some(user) if matches && !user.disabled => user,
+        // A disabled account, with the right password.
+        Some(_) if matches => {
+            attempt.failed(store, entered).await;
+            return Err(Error::AccountDisabled);
+        }
+        _ => {
+            attempt.failed(store, entered).await;
+            return Err(Error::InvalidCredentials);
+        }
+    };
+    let (tenant, cleared) = tokio::join!(
+        ctx.store.tenant(&user.tenant_id),
+        attempt.succeeded(store, entered)
     );
-    reset?;
+    cleared?;
     let tenant = tenant?.ok_or_else(|| {
         Error::internal(format!(
             "tenant {} of user {} is missing",

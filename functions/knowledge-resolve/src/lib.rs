@@ -8,7 +8,7 @@
 use ::http::{Method, StatusCode};
 use lambda_http::RequestExt;
 use serde_json::json;
-use shared::domain::site::host_of;
+use shared::domain::site::normalised_url;
 use shared::http::guard::authenticate;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::{AppContext, Error};
@@ -40,14 +40,10 @@ async fn resolve(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     if query.is_some_and(|q| q.chars().count() > 10_000) {
         return Err(Error::field("query", "must be at most 10000 characters"));
     }
-    let host =
-        host_of(raw).ok_or_else(|| Error::field("url", "must be an absolute URL or a hostname"))?;
-    // A bare hostname is passed on as a URL, which is what the extraction service expects.
-    let url = if raw.contains("://") {
-        raw.to_owned()
-    } else {
-        format!("https://{host}/")
-    };
+    // The domain check and the service see the same URL: the one parsed and serialised here
+    // (a bare hostname becomes `https://<host>/`), never the text as sent.
+    let (url, host) = normalised_url(raw)
+        .ok_or_else(|| Error::field("url", "must be an absolute URL or a hostname"))?;
 
     let domains = ctx.store.allowed_domains(&principal.tenant_id).await?;
     let empty = || {

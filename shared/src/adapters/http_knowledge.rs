@@ -1,5 +1,6 @@
 //! The `Knowledge` adapter for the knowledge extraction service
-//! (`GET /api/knowledge/resolve?url&query&tenantId`), its answer read with a size limit.
+//! (`GET /api/knowledge/resolve?url&query&tenantId`), its answer read with a size limit. The
+//! URL goes out normalised (`domain::site::normalised_url`), never as the caller's text.
 
 use std::time::Duration;
 
@@ -47,8 +48,12 @@ impl Knowledge for HttpKnowledge {
         query: Option<&str>,
         tenant_id: &str,
     ) -> Result<KnowledgeResult, KnowledgeError> {
+        // Only a URL as the domain check reads it goes out (the callers check the host of
+        // this same serialisation).
+        let (url, _) = crate::domain::site::normalised_url(url)
+            .ok_or_else(|| KnowledgeError("not a URL".into()))?;
         let client = self.client.get();
-        let mut params = vec![("url", url), ("tenantId", tenant_id)];
+        let mut params = vec![("url", url.as_str()), ("tenantId", tenant_id)];
         if let Some(q) = query {
             params.push(("query", q));
         }

@@ -1,6 +1,7 @@
 //! Authentication: password hashing, access tokens, login throttling, and the rules a
 //! request's principal is checked by (the checks themselves run in `http::guard`).
 
+pub mod attempts;
 pub mod password;
 pub mod rate_limit;
 pub mod token;
@@ -77,8 +78,9 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Whether a verified token's account may still act: the token is not revoked, its user
-/// still exists in its tenant, and the user is not disabled. A user disabled after the token
-/// was issued is refused at once, not when the token expires.
+/// still exists in its tenant, the user is not disabled, and the token was issued after the
+/// user was last disabled. A user disabled after the token was issued is refused at once, not
+/// when the token expires — and re-enabling the user does not bring the token back.
 pub fn account_verdict(p: &Principal, revoked: bool, user: Option<&User>) -> Result<Role, Error> {
     if revoked {
         return Err(Error::Unauthorized("token revoked"));
@@ -88,6 +90,15 @@ pub fn account_verdict(p: &Principal, revoked: bool, user: Option<&User>) -> Res
         .ok_or(Error::Unauthorized("user no longer exists"))?;
     if user.disabled {
         return Err(Error::Unauthorized("user disabled"));
+    }
+    if let Some(cut) = user.tokens_valid_after {
+        // A token whose issue time is unknown (issued before ids carried it) is older than
+        // any cut-off, which is only ever set after such ids stopped being issued.
+        if token::issued_at(&p.jti).is_none_or(|at| at <= cut) {
+            return Err(Error::Unauthorized(
+                "token issued before the user was disabled",
+            ));
+        }
     }
     Ok(user.role)
 }
@@ -123,6 +134,7 @@ mod tests {
             disabled,
             role,
             created_at: chrono::Utc::now(),
+            tokens_valid_after: None,
         }
     }
 

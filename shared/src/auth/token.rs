@@ -1,5 +1,8 @@
 //! Access tokens: HS256 JWTs with the algorithm pinned, `iss`/`aud` required, a unique `jti`
-//! for revocation, and expiry checked against the `Clock` port (not the system clock).
+//! for revocation, and expiry checked against the `Clock` port (not the system clock). The
+//! `jti` is a UUIDv7 whose timestamp is the issue time in milliseconds: it is the one claim a
+//! principal carries to the account check, which refuses tokens issued before the user was
+//! last disabled.
 
 use chrono::{DateTime, Duration, Utc};
 use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -48,6 +51,25 @@ impl Claims {
             role: crate::domain::Role::Member,
         }
     }
+}
+
+/// A unique token id that carries its issue time (a UUIDv7 stamped with `now` from the
+/// `Clock` port, to the millisecond).
+fn token_id(now: DateTime<Utc>) -> String {
+    let secs = u64::try_from(now.timestamp()).unwrap_or(0);
+    let ts = uuid::Timestamp::from_unix(uuid::NoContext, secs, now.timestamp_subsec_nanos());
+    uuid::Uuid::new_v7(ts).to_string()
+}
+
+/// When the token with id `jti` was issued, to the millisecond; `None` for ids that carry no
+/// time (tokens issued before ids were UUIDv7).
+pub fn issued_at(jti: &str) -> Option<DateTime<Utc>> {
+    let id = uuid::Uuid::parse_str(jti).ok()?;
+    if id.get_version() != Some(uuid::Version::SortRand) {
+        return None;
+    }
+    let (secs, nanos) = id.get_timestamp()?.to_unix();
+    DateTime::from_timestamp(i64::try_from(secs).ok()?, nanos)
 }
 
 /// A freshly signed token.
@@ -108,7 +130,7 @@ impl TokenService {
             aud: self.audience.clone(),
             iat: now.timestamp(),
             exp: expires_at.timestamp(),
-            jti: uuid::Uuid::new_v4().to_string(),
+            jti: token_id(now),
         };
         let token = encode(&Header::new(ALGORITHM), &claims, &self.encoding)
             .map_err(|e| Error::internal(format!("token signing failed: {e}")))?;
@@ -164,10 +186,22 @@ mod tests {
             disabled: false,
             role: crate::domain::Role::Member,
             created_at: Utc::now(),
+            tokens_valid_after: None,
         }
     }
 
     const KEY: &str = "k-0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn token_ids_carry_their_issue_time_to_the_millisecond() {
+        let now = DateTime::from_timestamp_millis(1_800_000_123_456).expect("time");
+        let t = TokenService::new(&cfg(KEY))
+            .issue(&user(), now)
+            .expect("token");
+        assert_eq!(issued_at(&t.jti), Some(now));
+        assert_eq!(issued_at(&uuid::Uuid::new_v4().to_string()), None);
+        assert_eq!(issued_at("not-a-uuid"), None);
+    }
 
     #[test]
     fn issued_token_verifies_until_it_expires() {

@@ -24,6 +24,15 @@ pub struct ToolsConfig {
     pub exec_max_seconds: u64,
     /// Output (stdout and stderr together) kept per command; beyond it the command is stopped.
     pub exec_output_bytes: u64,
+    /// Requests to `/api/v1/agent/*` per user and per tenant per window (`429` beyond).
+    pub rate_per_user: u64,
+    pub rate_per_tenant: u64,
+    pub rate_window_seconds: i64,
+    /// Workspace searches (grep) one process runs at once; others wait their turn.
+    pub search_concurrency: usize,
+    /// Pending approvals a user may have, and the bytes of their arguments.
+    pub max_pending_approvals: u64,
+    pub max_pending_bytes: u64,
 }
 
 /// Where approved commands run.
@@ -95,6 +104,18 @@ impl ToolsConfig {
                 1024 * 1024,
                 1024,
                 16 * 1024 * 1024,
+            )?,
+            rate_per_user: parse_num(&get, "AGENT_RATE_PER_USER", 240, 1, 1_000_000)?,
+            rate_per_tenant: parse_num(&get, "AGENT_RATE_PER_TENANT", 2_400, 1, 10_000_000)?,
+            rate_window_seconds: parse_num(&get, "AGENT_RATE_WINDOW_SECONDS", 60, 1, 3_600)?,
+            search_concurrency: parse_num(&get, "AGENT_SEARCH_CONCURRENCY", 2, 1, 64)?,
+            max_pending_approvals: parse_num(&get, "AGENT_MAX_PENDING_APPROVALS", 20, 1, 1_000)?,
+            max_pending_bytes: parse_num(
+                &get,
+                "AGENT_MAX_PENDING_BYTES",
+                8 * 1024 * 1024,
+                1024,
+                1024 * 1024 * 1024,
             )?,
         })
     }

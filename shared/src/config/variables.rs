@@ -314,6 +314,36 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "largest file the agent tools read, write, patch or search",
     ),
     (
+        "AGENT_RATE_PER_USER",
+        "240",
+        "`/api/v1/agent/*` requests per user per window (429 with Retry-After and resetAt beyond)",
+    ),
+    (
+        "AGENT_RATE_PER_TENANT",
+        "2400",
+        "`/api/v1/agent/*` requests per tenant per window",
+    ),
+    (
+        "AGENT_RATE_WINDOW_SECONDS",
+        "60",
+        "length of the agent tools' rate window",
+    ),
+    (
+        "AGENT_SEARCH_CONCURRENCY",
+        "2",
+        "workspace searches (grep) one process runs at once (1..=64); others wait up to 10 s, then 503",
+    ),
+    (
+        "AGENT_MAX_PENDING_APPROVALS",
+        "20",
+        "pending (undecided) approvals a user may have; beyond it a call that needs one answers 429",
+    ),
+    (
+        "AGENT_MAX_PENDING_BYTES",
+        "8388608",
+        "bytes of arguments a user's pending approvals may hold in all",
+    ),
+    (
         "RUST_LOG",
         "info",
         "log filter: local-api and the tools take tracing's EnvFilter syntax; functions take `level` and `target=level` directives, and Lambda's `AWS_LAMBDA_LOG_LEVEL`, when set, is their default level",

@@ -53,6 +53,10 @@ pub struct User {
     #[serde(default)]
     pub role: Role,
     pub created_at: DateTime<Utc>,
+    /// Tokens issued at or before this instant are refused: set when the user is disabled, and
+    /// kept when they are enabled again, so a disable ends every token issued before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_valid_after: Option<DateTime<Utc>>,
 }
 
 impl std::fmt::Debug for User {
@@ -107,6 +111,7 @@ mod tests {
             disabled: false,
             role: Role::Member,
             created_at: Utc::now(),
+            tokens_valid_after: None,
         };
         assert!(!format!("{u:?}").contains("argon2id"));
     }

@@ -29,6 +29,29 @@ pub fn host_of(url_or_host: &str) -> Option<String> {
     ok.then(|| host.to_ascii_lowercase())
 }
 
+/// A page address as it may be passed on, with the host it names: an absolute URL parsed the
+/// way browsers do (WHATWG) and serialised again without credentials or fragment, or
+/// `https://<host>/` for a bare hostname. Whoever checks the host must pass on this URL, never
+/// the text it was given: parsers disagree on text like `https://a.test\@b.test/` (a browser
+/// reads host `a.test`, an RFC 3986 parser `b.test`), the serialisation leaves no room for that.
+pub fn normalised_url(url_or_host: &str) -> Option<(String, String)> {
+    let s = url_or_host.trim();
+    if !s.contains("://") {
+        let host = host_of(s)?;
+        return Some((format!("https://{host}/"), host));
+    }
+    let mut url = reqwest::Url::parse(s).ok()?;
+    let host = url
+        .host_str()?
+        .trim_matches(['[', ']'])
+        .to_ascii_lowercase();
+    // Both only fail for URLs without a host, which were refused above.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.set_fragment(None);
+    Some((url.to_string(), host))
+}
+
 /// The registrable ("root") domain of a host.
 pub fn root_domain(host: &str) -> String {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
@@ -50,6 +73,25 @@ mod tests {
         assert_eq!(root_domain("localhost"), "localhost");
         assert_eq!(root_domain("192.168.1.1"), "192.168.1.1");
         assert_eq!(root_domain("::1"), "::1");
+    }
+
+    #[test]
+    fn urls_are_passed_on_as_the_host_check_read_them() {
+        let n = |s: &str| normalised_url(s).expect(s);
+        assert_eq!(
+            n("https://www.kb.test\\@evil.com/"),
+            (
+                "https://www.kb.test/@evil.com/".into(),
+                "www.kb.test".into()
+            )
+        );
+        assert_eq!(
+            n("https://u:p@KB.test:443/a/../b?q#f"),
+            ("https://kb.test/b?q".into(), "kb.test".into())
+        );
+        assert_eq!(n("kb.test"), ("https://kb.test/".into(), "kb.test".into()));
+        assert_eq!(normalised_url("https://"), None);
+        assert_eq!(normalised_url("not a host"), None);
     }
 
     #[test]

@@ -14,10 +14,12 @@ use crate::tools::approvals::{self, CallOutcome};
 use crate::tools::calls::ToolCall;
 use crate::tools::session::require_enabled;
 
-/// The authenticated caller of an enabled agent route.
+/// The authenticated caller of an enabled agent route, counted against the agent tools' rate
+/// limits (`429` beyond them).
 pub async fn caller(ctx: &AppContext, req: &Request) -> Result<Principal, Error> {
     let p = authenticate(ctx, req.headers()).await?;
     require_enabled(ctx)?;
+    crate::tools::limits::count_request(ctx, &p).await?;
     Ok(p)
 }
 

@@ -89,6 +89,7 @@ pub fn classify(e: &Error) -> (StatusCode, &'static str, String) {
             "RATE_LIMIT",
             format!("Too many requests; retry after {retry_after_seconds} seconds"),
         ),
+        Error::LimitReached { code, message, .. } => (S::TOO_MANY_REQUESTS, code, message.clone()),
         Error::TokenBudgetExceeded { reset_at, .. } => (
             S::TOO_MANY_REQUESTS,
             "TOKEN_BUDGET_EXCEEDED",
@@ -229,9 +230,9 @@ pub fn error_response(e: &Error) -> Response {
     let (status, code, message) = classify(e);
     let (details, reset_at) = match e {
         Error::Validation(p) => (p.clone(), None),
-        Error::RateLimited { reset_at, .. } | Error::TokenBudgetExceeded { reset_at, .. } => {
-            (Vec::new(), Some(crate::time::iso(*reset_at)))
-        }
+        Error::RateLimited { reset_at, .. }
+        | Error::TokenBudgetExceeded { reset_at, .. }
+        | Error::LimitReached { reset_at, .. } => (Vec::new(), Some(crate::time::iso(*reset_at))),
         _ => (Vec::new(), None),
     };
     let body = ErrorBody {
@@ -248,6 +249,10 @@ pub fn error_response(e: &Error) -> Response {
             ..
         }
         | Error::TokenBudgetExceeded {
+            retry_after_seconds,
+            ..
+        }
+        | Error::LimitReached {
             retry_after_seconds,
             ..
         } => Some(*retry_after_seconds),

@@ -48,13 +48,16 @@ pub trait AgentToolStore: Send + Sync {
     /// Stores a new pending approval, kept until `expires_at`.
     async fn create_approval(&self, a: &Approval, expires_at: DateTime<Utc>) -> StoreResult<()>;
     async fn approval(&self, tenant_id: &str, id: &str) -> StoreResult<Option<Approval>>;
-    /// A session's approvals, newest first, at most `limit`.
+    /// A session's approvals, newest first: at most `limit` of those older than the one at
+    /// position `before` ([`approval_position`]; from the newest when `None`), and whether
+    /// more may follow.
     async fn session_approvals(
         &self,
         tenant_id: &str,
         session_id: &str,
+        before: Option<&str>,
         limit: usize,
-    ) -> StoreResult<Vec<Approval>>;
+    ) -> StoreResult<(Vec<Approval>, bool)>;
     /// Moves an approval from `change.from` to `change.to` and appends `audit` (kept until
     /// `audit_expires_at`) in one transaction; leaving `pending` also requires its `decideBy`
     /// not to have passed. `Conflict` (and nothing written) when it is no longer in `from` or
@@ -75,13 +78,16 @@ pub trait AgentToolStore: Send + Sync {
         entry: &AuditEntry,
         expires_at: DateTime<Utc>,
     ) -> StoreResult<()>;
-    /// A session's audit trail, newest first, at most `limit`.
+    /// A session's audit trail, newest first: at most `limit` items older than the one at
+    /// position `before` ([`audit_position`]; from the newest when `None`), and whether more
+    /// may follow.
     async fn audit_trail(
         &self,
         tenant_id: &str,
         session_id: &str,
+        before: Option<&str>,
         limit: usize,
-    ) -> StoreResult<Vec<AuditEntry>>;
+    ) -> StoreResult<(Vec<AuditEntry>, bool)>;
 
     /// Records a command run that has started, kept until `expires_at`.
     async fn create_exec(&self, exec: &ExecRecord, expires_at: DateTime<Utc>) -> StoreResult<()>;
@@ -110,6 +116,17 @@ pub trait AgentToolStore: Send + Sync {
         after: Option<u64>,
         limit: usize,
     ) -> StoreResult<(Vec<Chunk>, bool)>;
+}
+
+/// Where an audit item stands in its session's trail (its time, then its id): what a page of
+/// the trail continues after.
+pub fn audit_position(e: &AuditEntry) -> String {
+    format!("{}#{}", crate::time::iso(e.timestamp), e.id)
+}
+
+/// Where an approval stands among its session's approvals (created, then id).
+pub fn approval_position(a: &Approval) -> String {
+    format!("{}#{}", crate::time::iso(a.created_at), a.id)
 }
 
 /// How a command ended.

@@ -13,7 +13,9 @@ pub trait UserStore: Send + Sync {
     async fn create_user(&self, user: &User) -> StoreResult<()>;
     /// The user with this email, if any.
     async fn user_by_email(&self, email: &Email) -> StoreResult<Option<User>>;
-    /// Disables or re-enables a user; `NotFound` if there is none.
+    /// Disables or re-enables a user; `NotFound` if there is none. Disabling also sets the
+    /// user's `tokens_valid_after` to now: tokens issued until then stay refused after the
+    /// user is enabled again.
     async fn set_user_disabled(&self, email: &Email, disabled: bool) -> StoreResult<User>;
     /// Users of one tenant, or of all tenants (administration only).
     async fn list_users(&self, tenant_id: Option<&str>) -> StoreResult<Vec<User>>;

@@ -146,13 +146,17 @@ pub async fn call(
     let id = uuid::Uuid::new_v4().to_string();
     let args = call.args();
     let serialized = serde_json::to_vec(&call).map_err(Error::internal)?;
-    let args_stored = serialized.len() > INLINE_ARGS_BYTES;
-    if args_stored {
-        ctx.snapshots
-            .put_snapshot(&p.tenant_id, &stored_call_id(&id), 0, &serialized)
-            .await?;
+    let args_bytes = serialized.len() as u64;
+    // Room among the user's pending approvals first: a refused call leaves nothing behind.
+    if let Err(e) = super::limits::reserve_pending(ctx, p, args_bytes).await {
+        record.approved = None;
+        record.outcome = crate::http::error::classify(&e).1.to_owned();
+        audit(ctx, p, record).await?;
+        return Err(e);
     }
+    let args_stored = serialized.len() > INLINE_ARGS_BYTES;
     let mut approval = Approval {
+        args_bytes,
         id: id.clone(),
         tenant_id: p.tenant_id.clone(),
         session_id: session_id.to_owned(),
@@ -174,9 +178,21 @@ pub async fn call(
         decided_by: None,
         outcome: None,
     };
-    ctx.store
-        .create_approval(&approval, session::retention_end(ctx, now))
-        .await?;
+    let parked = async {
+        if args_stored {
+            ctx.snapshots
+                .put_snapshot(&p.tenant_id, &stored_call_id(&id), 0, &serialized)
+                .await?;
+        }
+        ctx.store
+            .create_approval(&approval, session::retention_end(ctx, now))
+            .await
+            .map_err(Error::from)
+    };
+    if let Err(e) = parked.await {
+        super::limits::release_pending(ctx, &approval).await;
+        return Err(e);
+    }
     record.approved = None;
     record.outcome = "pending".into();
     record.approval_id = Some(&id);
@@ -203,6 +219,7 @@ mod tests {
             tool_name: "fs.write".into(),
             args: Value::Null,
             args_stored: false,
+            args_bytes: 0,
             tier: Tier::Batch,
             status,
             created_at: t0,

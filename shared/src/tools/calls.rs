@@ -1,6 +1,8 @@
 //! Tool calls as data: each route's arguments, the tool's name (the extension's MCP names),
 //! its approval tier and what it acts on. Arguments are checked here, before a call runs or is
-//! parked for approval, so a bad path is a 400 at once and never a pending approval.
+//! parked for approval, so a bad path is a 400 at once and never a pending approval. Fields a
+//! tool does not know are ignored, as everywhere in the contract (and dropped: an approval
+//! stores the arguments as parsed).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -17,7 +19,7 @@ pub const MAX_PATCH_BYTES: usize = 1024 * 1024;
 pub const MAX_MATCHES: usize = 1_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct PathArgs {
     #[serde(default)]
     pub path: String,
@@ -34,7 +36,7 @@ pub enum Encoding {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct WriteArgs {
     pub path: String,
     pub content: String,
@@ -49,7 +51,7 @@ pub struct WriteArgs {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct PatchArgs {
     pub path: String,
     /// A unified diff of this one file.
@@ -59,7 +61,7 @@ pub struct PatchArgs {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct SearchArgs {
     /// A regular expression searched line by line (grep); without it, files are listed (glob).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,7 +79,7 @@ pub struct SearchArgs {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct DeleteArgs {
     pub path: String,
     #[serde(default)]
@@ -318,8 +320,9 @@ mod tests {
             matches!(&e, Error::Validation(p) if p[0].field == "path"),
             "{e:?}"
         );
-        let e = ToolCall::from_args("fs.read", json!({ "path": "a", "x": 1 })).unwrap_err();
-        assert!(matches!(&e, Error::Validation(_)), "{e:?}");
+        // Unknown fields are ignored (the contract), and never stored with the call.
+        let known = ToolCall::from_args("fs.read", json!({ "path": "a", "x": 1 })).unwrap();
+        assert_eq!(known.args(), json!({ "path": "a" }));
         let bad = ToolCall::from_args("fs.read", json!({ "path": "../etc/passwd" })).unwrap();
         assert!(
             matches!(bad.validate(1024, 60), Err(Error::Validation(p)) if p[0].field == "path")

@@ -59,6 +59,40 @@ pub fn reaches_outside(rule: &CommandRule) -> bool {
     })
 }
 
+/// Whether an argument could name a path outside the directory a command runs in, whatever
+/// the program makes of it: an absolute or home-relative path, or one whose `..` climbs above
+/// where it starts — the argument itself, an option's value after `=` (`--file=/etc/passwd`)
+/// or a short option's attached value (`-f/etc/passwd`). Such arguments are refused for every
+/// program, whatever its patterns allow: a pattern cannot know which arguments are paths.
+pub fn leaves_directory(arg: &str) -> bool {
+    let mut candidates = vec![arg];
+    if let Some((_, value)) = arg.split_once('=') {
+        candidates.push(value);
+    }
+    if arg.starts_with('-') && !arg.starts_with("--") {
+        candidates.extend(arg.get(2..));
+    }
+    candidates.into_iter().any(climbs_out)
+}
+
+fn climbs_out(path: &str) -> bool {
+    if path.starts_with('/') || path.starts_with('~') {
+        return true;
+    }
+    let mut depth = 0usize;
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return true,
+            },
+            _ => depth += 1,
+        }
+    }
+    false
+}
+
 /// Most argument patterns per program.
 pub const MAX_PATTERNS: usize = 32;
 
@@ -156,6 +190,39 @@ mod tests {
             for p in &r.args {
                 assert!(anchored(p).is_ok(), "{p}");
             }
+        }
+    }
+
+    #[test]
+    fn arguments_that_climb_out_are_found_in_every_form() {
+        for out in [
+            "..",
+            "../x",
+            "a/../..",
+            "./../x",
+            "/etc/passwd",
+            "~",
+            "~/x",
+            "--file=/etc/passwd",
+            "--dir=..",
+            "-f/etc/passwd",
+            "-C..",
+        ] {
+            assert!(leaves_directory(out), "{out:?}");
+        }
+        for inside in [
+            "-la",
+            "-n",
+            ".",
+            "a/../b",
+            "x=y",
+            "...",
+            "a~b",
+            "https://h/p",
+            "",
+            "--",
+        ] {
+            assert!(!leaves_directory(inside), "{inside:?}");
         }
     }
 

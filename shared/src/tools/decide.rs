@@ -39,8 +39,7 @@ fn refusal(a: &Approval, now: DateTime<Utc>) -> Error {
     }
 }
 
-/// Loads the approvals of one decision: each the caller's own; a group only of `batch` ones
-/// of one session.
+/// Loads the approvals of one decision, each the caller's own (another's is missing).
 async fn load_group(
     ctx: &AppContext,
     p: &Principal,
@@ -55,23 +54,73 @@ async fn load_group(
             _ => return Err(approval_missing()),
         }
     }
-    if out.len() > 1 {
-        let session = &out[0].session_id;
-        if out
-            .iter()
-            .any(|a| a.tier != Tier::Batch || &a.session_id != session)
-        {
-            return Err(Error::field(
-                "approvalIds",
-                "a group may hold only batch-tier approvals of one session; decide the others one at a time",
-            ));
-        }
-    }
     Ok(out)
+}
+
+/// A group may hold only `batch`-tier approvals of one session.
+fn check_group(group: &[Approval]) -> Result<(), Error> {
+    let Some(first) = group.first() else {
+        return Ok(());
+    };
+    if group.len() > 1
+        && group
+            .iter()
+            .any(|a| a.tier != Tier::Batch || a.session_id != first.session_id)
+    {
+        return Err(Error::field(
+            "approvalIds",
+            "a group may hold only batch-tier approvals of one session; decide the others one at a time",
+        ));
+    }
+    Ok(())
+}
+
+/// Audits a refused group decision in every session it named (nothing was decided), so a
+/// refusal shows in the trail the administrator reads, like any other refused call.
+async fn audit_refused_group(
+    ctx: &AppContext,
+    p: &Principal,
+    group: &[Approval],
+    approve: bool,
+    refused: &Error,
+) -> Result<(), Error> {
+    let started = Instant::now();
+    let code = crate::http::error::classify(refused).1;
+    let mut sessions: Vec<&str> = group.iter().map(|a| a.session_id.as_str()).collect();
+    sessions.sort_unstable();
+    sessions.dedup();
+    let target = group
+        .iter()
+        .map(|a| a.id.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    for session_id in sessions {
+        let first = group.iter().find(|a| a.session_id == session_id);
+        let record = Audit {
+            session_id,
+            action: decision_action(approve),
+            target: &target,
+            approved: Some(false),
+            outcome: code.to_owned(),
+            started,
+            approval_id: first.map(|a| a.id.as_str()),
+        };
+        audit(ctx, p, record).await?;
+    }
+    Ok(())
+}
+
+fn decision_action(approve: bool) -> &'static str {
+    if approve {
+        "approval.approve"
+    } else {
+        "approval.reject"
+    }
 }
 
 /// Approves (running each call once) or rejects `ids`, in order. The first is the one the
 /// route names: if it cannot be decided the request fails; the others report their own state.
+/// A group that may not be decided together is refused whole, and audited.
 pub async fn decide(
     ctx: &AppContext,
     p: &Principal,
@@ -79,6 +128,10 @@ pub async fn decide(
     approve: bool,
 ) -> Result<Vec<Value>, Error> {
     let group = load_group(ctx, p, ids).await?;
+    if let Err(refused) = check_group(&group) {
+        audit_refused_group(ctx, p, &group, approve, &refused).await?;
+        return Err(refused);
+    }
     let mut results = Vec::with_capacity(group.len());
     for (i, a) in group.iter().enumerate() {
         match decide_one(ctx, p, a, approve).await {
@@ -104,11 +157,7 @@ async fn decide_one(
     let now = ctx.clock.now();
     let decision = |approved: bool, outcome: String| Audit {
         session_id: &a.session_id,
-        action: if approve {
-            "approval.approve"
-        } else {
-            "approval.reject"
-        },
+        action: decision_action(approve),
         target: &a.id,
         approved: Some(approved),
         outcome,
@@ -148,6 +197,8 @@ async fn decide_one(
         }
         Err(e) => return Err(e.into()),
     }
+    // Decided: no longer pending.
+    super::limits::release_pending(ctx, a).await;
     if !approve {
         return Ok(json!({ "approvalId": a.id, "status": "rejected" }));
     }
@@ -251,6 +302,13 @@ pub(super) async fn run_now(
     match call {
         ToolCall::Exec(args) => super::execs::start(ctx, p, opened, args).await,
         ToolCall::Mcp(args) => super::mcp::call(ctx, &p.tenant_id, args).await,
-        _ => super::run::run(opened.files.as_ref(), call, ctx.config.tools.max_file_bytes).await,
+        _ => {
+            // A search reads up to 32 MiB: it waits for one of the process's search turns.
+            let _turn = match call {
+                ToolCall::Grep(_) => Some(super::limits::search_turn(ctx).await?),
+                _ => None,
+            };
+            super::run::run(opened.files.as_ref(), call, ctx.config.tools.max_file_bytes).await
+        }
     }
 }

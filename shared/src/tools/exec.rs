@@ -19,7 +19,7 @@ pub const MAX_ARG_BYTES: usize = 4_096;
 pub const SEARCH_PATH: &str = "/opt/bin:/usr/local/bin:/usr/bin:/bin";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ExecArgs {
     /// A bare program name from the workspace's allowlist.
     pub program: String,
@@ -73,8 +73,18 @@ impl ExecArgs {
         Ok(())
     }
 
-    /// The allowlist entry that permits this command, if any.
+    /// Whether an argument names a path outside the workspace copy (refused whatever the
+    /// allowlist says: see [`commands::leaves_directory`]).
+    fn leaves_copy(&self) -> bool {
+        self.args.iter().any(|a| commands::leaves_directory(a))
+    }
+
+    /// The allowlist entry that permits this command, if any: none when an argument names a
+    /// path outside the workspace copy, whatever the patterns allow.
     pub fn allowed<'a>(&self, rules: &'a [CommandRule]) -> Option<&'a CommandRule> {
+        if self.leaves_copy() {
+            return None;
+        }
         rules.iter().find(|r| {
             r.program == self.program
                 && commands::allows(std::slice::from_ref(r), &self.program, &self.args)
@@ -85,7 +95,12 @@ impl ExecArgs {
     pub fn require_allowed<'a>(&self, rules: &'a [CommandRule]) -> Result<&'a CommandRule, Error> {
         self.allowed(rules).ok_or_else(|| Error::Denied {
             code: "COMMAND_NOT_ALLOWED",
-            message: if rules.iter().any(|r| r.program == self.program) {
+            message: if self.leaves_copy() {
+                format!(
+                    "An argument of `{}` names a path outside the workspace (absolute, `~` or climbing out with `..`)",
+                    self.program
+                )
+            } else if rules.iter().any(|r| r.program == self.program) {
                 format!(
                     "An argument of `{}` is not allowed in this workspace",
                     self.program
@@ -124,11 +139,13 @@ pub fn resolve_program(program: &str) -> Option<PathBuf> {
     })
 }
 
-/// The whole environment a command gets (the server's is cleared first).
-pub fn environment(home: &std::path::Path) -> Vec<(&'static str, String)> {
+/// The whole environment a command gets (the server's is cleared first): `HOME` and `TMPDIR`
+/// are the run's own directories.
+pub fn environment(home: &std::path::Path, tmp: &std::path::Path) -> Vec<(&'static str, String)> {
     vec![
         ("PATH", SEARCH_PATH.to_owned()),
         ("HOME", home.display().to_string()),
+        ("TMPDIR", tmp.display().to_string()),
         ("LANG", "C.UTF-8".to_owned()),
         ("TERM", "dumb".to_owned()),
         ("NO_COLOR", "1".to_owned()),

@@ -20,7 +20,7 @@ pub const MAX_SERVERS: usize = 20;
 const MAX_ARGUMENT_BYTES: usize = 256 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct McpArgs {
     pub server: String,
     pub tool: String,

@@ -11,6 +11,7 @@ mod decide;
 mod errors;
 pub mod exec;
 pub mod execs;
+pub mod limits;
 pub mod mcp;
 pub mod model;
 pub mod patch;

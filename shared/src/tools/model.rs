@@ -101,6 +101,10 @@ pub struct Approval {
     pub args: Value,
     #[serde(default)]
     pub args_stored: bool,
+    /// Bytes of the call as parked (what counts against the user's pending bytes); 0 for
+    /// approvals parked before pending approvals were counted.
+    #[serde(default)]
+    pub args_bytes: u64,
     pub tier: Tier,
     pub status: ApprovalStatus,
     pub created_at: DateTime<Utc>,

@@ -3,7 +3,6 @@
 //! cancellation polled from the run's record. Output is kept in arrival order across stdout
 //! and stderr and stored as chunks of at most 8 KiB (a Pusher message stays under 10 KB).
 
-use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -146,13 +145,12 @@ async fn read_pipe(
     }
 }
 
-/// Runs the program in `dir` (with `home` as its `HOME`) until it exits, times out, is
-/// cancelled or fills its output.
+/// Runs the program in the run's `work` directory (its `home` and `tmp` as `HOME` and
+/// `TMPDIR`) until it exits, times out, is cancelled or fills its output.
 pub async fn run_process(
     env: &RunEnv,
     exec: &ExecRecord,
-    dir: &Path,
-    home: &Path,
+    run: &super::runner::RunDirs,
     started: Instant,
 ) -> ExecEnd {
     let Some(program) = resolve_program(&exec.program) else {
@@ -164,9 +162,9 @@ pub async fn run_process(
     };
     let mut cmd = tokio::process::Command::new(&program);
     cmd.args(&exec.args)
-        .current_dir(dir)
+        .current_dir(&run.work)
         .env_clear()
-        .envs(environment(home))
+        .envs(environment(&run.home, &run.tmp))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,7 +1,7 @@
 //! Runs one (validated, approved) workspace tool call and shapes its result.
 
 use base64::Engine;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use serde_json::{json, Value};
 
 use super::calls::{path_arg, Encoding, PatchArgs, SearchArgs, ToolCall, WriteArgs};
@@ -12,10 +12,10 @@ use crate::ports::workspace::{Precondition, Workspace, WsError};
 
 /// Most entries one listing returns.
 pub const MAX_LIST_ENTRIES: usize = 1_000;
-/// Files a search reads at a time (and then scans off the async workers).
-const SEARCH_CHUNK: usize = 64;
-/// Parallel reads of a search (S3 round trips overlap).
-const SEARCH_READS: usize = 32;
+/// Files a search holds at once: read ahead (S3 round trips overlap) while one is scanned off
+/// the async workers. With each file at most `AGENT_MAX_FILE_BYTES`, this bounds a search's
+/// memory (4 MiB at the default), however many bytes it reads in all.
+pub const SEARCH_READS: usize = 4;
 
 /// Runs `call` in `ws` (its arguments were validated when it was asked for; what depends on
 /// the workspace — paths, sizes — is checked here as it runs).
@@ -158,38 +158,34 @@ async fn search(ws: &dyn Workspace, a: &SearchArgs, max_file: u64) -> Result<Val
         budget -= size;
         readable.push(p);
     }
-    for chunk in readable.chunks(SEARCH_CHUNK) {
-        let contents: Vec<_> = futures::stream::iter(chunk.iter().cloned())
-            .map(|p| async move {
-                match ws.read(&p, max_file).await {
-                    Ok(c) => Ok(Some((p.to_string(), c.bytes))),
-                    // Changed or removed since the walk: skip it.
-                    Err(WsError::NotFound(_) | WsError::TooLarge { .. } | WsError::NotAFile(_)) => {
-                        Ok(None)
-                    }
-                    Err(e) => Err(e),
+    // Each file is scanned as it arrives and dropped; at most SEARCH_READS are held at once.
+    let mut reads = futures::stream::iter(readable)
+        .map(|p| async move {
+            match ws.read(&p, max_file).await {
+                Ok(c) => Ok(Some((p.to_string(), c.bytes))),
+                // Changed or removed since the walk: skip it.
+                Err(WsError::NotFound(_) | WsError::TooLarge { .. } | WsError::NotAFile(_)) => {
+                    Ok(None)
                 }
-            })
-            .buffered(SEARCH_READS)
-            .try_collect()
-            .await?;
+                Err(e) => Err(e),
+            }
+        })
+        .buffered(SEARCH_READS);
+    while let Some(read) = reads.next().await {
+        let Some((path, bytes)) = read? else {
+            continue;
+        };
         let m = matcher.clone();
         let found = std::mem::take(&mut matches);
-        let (found, full, n) = tokio::task::spawn_blocking(move || {
+        let (found, full) = tokio::task::spawn_blocking(move || {
             let mut out = found;
-            let mut n = 0;
-            for (path, bytes) in contents.into_iter().flatten() {
-                n += 1;
-                if m.scan(&path, &bytes, &mut out) {
-                    return (out, true, n);
-                }
-            }
-            (out, false, n)
+            let full = m.scan(&path, &bytes, &mut out);
+            (out, full)
         })
         .await
         .map_err(|e| Error::internal(format!("search task: {e}")))?;
         matches = found;
-        scanned += n;
+        scanned += 1;
         if full {
             truncated = true;
             break;

@@ -1,7 +1,8 @@
 //! Running an approved command. The workspace is copied into a scratch directory (a local
-//! directory and an S3 prefix alike — so the command sees regular files only, never a link out),
-//! the program runs there with a cleared environment, no shell, its own process group, a time
-//! limit, an output limit and cancellation; stdout and stderr are stored as ordered chunks (and
+//! directory and an S3 prefix alike — so the command sees regular files only, never a link out)
+//! inside a private directory of the run's own (with its `HOME` and `TMPDIR`), the program runs
+//! there with a cleared environment, no shell, its own process group, a time limit, an output
+//! limit and cancellation; stdout and stderr are stored as ordered chunks (and
 //! pushed as `exec_output` events), and only an allowlisted writer's changes are written back.
 
 use std::collections::HashMap;
@@ -200,20 +201,21 @@ pub async fn run_job(env: &RunEnv, ws: Arc<dyn Workspace>, exec: ExecRecord, wri
         let end = failed(env, started, "the command was not started in time".into());
         return finish(env, &exec, end).await;
     }
-    let dir = scratch_dir(&exec.id);
-    let home = PathBuf::from(format!("{}-home", dir.display()));
-    let made = async {
-        tokio::fs::create_dir_all(&dir).await?;
-        tokio::fs::create_dir_all(&home).await
-    };
-    let end = match made.await {
+    let root = scratch_dir(&exec.id);
+    let made = tokio::task::spawn_blocking({
+        let root = root.clone();
+        move || RunDirs::make(&root)
+    })
+    .await
+    .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+    let end = match made {
         Err(e) => failed(env, started, format!("scratch directory: {}", e.kind())),
-        Ok(()) => match materialize(ws.as_ref(), &dir).await {
+        Ok(run) => match materialize(ws.as_ref(), &run.work).await {
             Err(e) => failed(env, started, e),
             Ok(copied) => {
-                let mut end = super::process::run_process(env, &exec, &dir, &home, started).await;
+                let mut end = super::process::run_process(env, &exec, &run, started).await;
                 if writes && end.status == ExecStatus::Exited {
-                    if let Err(e) = write_back(ws.as_ref(), &dir, &copied).await {
+                    if let Err(e) = write_back(ws.as_ref(), &run.work, &copied).await {
                         end.error = Some(e);
                     }
                 }
@@ -221,8 +223,7 @@ pub async fn run_job(env: &RunEnv, ws: Arc<dyn Workspace>, exec: ExecRecord, wri
             }
         },
     };
-    remove_scratch(dir).await;
-    remove_scratch(home).await;
+    remove_scratch(root).await;
     finish(env, &exec, end).await;
 }
 
@@ -373,7 +374,49 @@ pub async fn run_recorded(
     Ok(())
 }
 
-/// The scratch directory of a run (for tests that look for leftovers).
+/// Where runs' private directories are made: one directory, readable by this user only.
+fn runs_root() -> PathBuf {
+    std::env::temp_dir().join("agent-exec-runs")
+}
+
+/// The private directory of a run (removed when it ends; tests look for leftovers).
 pub fn scratch_dir(exec_id: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("agent-exec-{exec_id}"))
+    runs_root().join(exec_id)
+}
+
+/// A run's private directories: the workspace copy it runs in, its `HOME` and its `TMPDIR`,
+/// all inside one directory of its own (mode 0700, made new for the run), so nothing a run
+/// reaches through `..` or its temporary files is another run's.
+pub struct RunDirs {
+    pub work: PathBuf,
+    pub home: PathBuf,
+    pub tmp: PathBuf,
+}
+
+impl RunDirs {
+    /// Makes the run's directory `root` (which must not exist yet) and its parts.
+    fn make(root: &Path) -> std::io::Result<Self> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        let parent = runs_root();
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&parent)?;
+        // Refuse a parent someone else planted (a link, another owner's directory).
+        let meta = std::fs::symlink_metadata(&parent)?;
+        if !meta.is_dir() {
+            return Err(std::io::ErrorKind::AlreadyExists.into());
+        }
+        std::fs::set_permissions(&parent, std::fs::Permissions::from_mode(0o700))?;
+        std::fs::DirBuilder::new().mode(0o700).create(root)?;
+        let dirs = Self {
+            work: root.join("work"),
+            home: root.join("home"),
+            tmp: root.join("tmp"),
+        };
+        for d in [&dirs.work, &dirs.home, &dirs.tmp] {
+            std::fs::DirBuilder::new().mode(0o700).create(d)?;
+        }
+        Ok(dirs)
+    }
 }

@@ -1,6 +1,7 @@
 //! Workspaces, agent sessions, approvals and audit items.
 
 use super::*;
+use crate::ports::agent_tools::{approval_position, audit_position};
 use crate::ports::{AgentToolStore, ApprovalChange, ExecEnd};
 use crate::tools::model::{
     AgentSession, Approval, ApprovalStatus, AuditEntry, Chunk, ExecRecord, McpServerRecord,
@@ -60,12 +61,7 @@ pub(super) fn with_ttl(mut item: Item, expires_at: DateTime<Utc>) -> Item {
 fn audit_key(tenant_id: &str, entry: &AuditEntry) -> (String, String) {
     (
         keys::agent_session_children_pk(tenant_id, &entry.session_id),
-        format!(
-            "{}{}#{}",
-            keys::AUDIT_PREFIX,
-            crate::time::iso(entry.timestamp),
-            entry.id
-        ),
+        format!("{}{}", keys::AUDIT_PREFIX, audit_position(entry)),
     )
 }
 
@@ -156,10 +152,7 @@ impl AgentToolStore for TableStore {
             Index::Gsi1.pk().into(),
             Value::from(keys::session_approvals_pk(&a.tenant_id, &a.session_id)),
         );
-        item.insert(
-            Index::Gsi1.sk().into(),
-            Value::from(format!("{}#{}", crate::time::iso(a.created_at), a.id)),
-        );
+        item.insert(Index::Gsi1.sk().into(), Value::from(approval_position(a)));
         self.table
             .put(with_ttl(item, expires_at), Cond::Missing)
             .await
@@ -174,17 +167,17 @@ impl AgentToolStore for TableStore {
         &self,
         tenant_id: &str,
         session_id: &str,
+        before: Option<&str>,
         limit: usize,
-    ) -> StoreResult<Vec<Approval>> {
-        Ok(self
-            .live_page(
-                Query::partition(keys::session_approvals_pk(tenant_id, session_id))
-                    .on(Index::Gsi1)
-                    .backward()
-                    .limit(limit),
-            )
-            .await?
-            .0)
+    ) -> StoreResult<(Vec<Approval>, bool)> {
+        let mut q = Query::partition(keys::session_approvals_pk(tenant_id, session_id))
+            .on(Index::Gsi1)
+            .backward()
+            .limit(limit);
+        if let Some(b) = before {
+            q = q.sk(SkCond::Below(b.to_owned()));
+        }
+        self.live_page(q).await
     }
 
     async fn change_approval(
@@ -248,17 +241,21 @@ impl AgentToolStore for TableStore {
         &self,
         tenant_id: &str,
         session_id: &str,
+        before: Option<&str>,
         limit: usize,
-    ) -> StoreResult<Vec<AuditEntry>> {
-        Ok(self
-            .live_page(
-                Query::partition(keys::agent_session_children_pk(tenant_id, session_id))
-                    .sk(SkCond::Prefix(keys::AUDIT_PREFIX.into()))
-                    .backward()
-                    .limit(limit),
-            )
-            .await?
-            .0)
+    ) -> StoreResult<(Vec<AuditEntry>, bool)> {
+        // The partition holds audit items only: below a position is the older part of it.
+        let sk = match before {
+            Some(b) => SkCond::Below(format!("{}{b}", keys::AUDIT_PREFIX)),
+            None => SkCond::Prefix(keys::AUDIT_PREFIX.into()),
+        };
+        self.live_page(
+            Query::partition(keys::agent_session_children_pk(tenant_id, session_id))
+                .sk(sk)
+                .backward()
+                .limit(limit),
+        )
+        .await
     }
 
     async fn create_exec(&self, exec: &ExecRecord, expires_at: DateTime<Utc>) -> StoreResult<()> {

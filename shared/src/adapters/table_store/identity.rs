@@ -17,8 +17,16 @@ impl UserStore for TableStore {
     }
 
     async fn set_user_disabled(&self, email: &Email, disabled: bool) -> StoreResult<User> {
+        let mut fields = vec![("disabled", Value::Bool(disabled))];
+        if disabled {
+            // Every token issued until now ends for good (enabling again keeps the cut-off).
+            fields.push((
+                "tokens_valid_after",
+                Value::from(crate::time::iso(self.clock.now())),
+            ));
+        }
         let update = Update {
-            set: set(vec![("disabled", Value::Bool(disabled))]),
+            set: set(fields),
             ..Update::default()
         };
         match self

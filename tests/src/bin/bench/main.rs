@@ -19,6 +19,7 @@ mod search;
 mod starts;
 mod store;
 mod timing;
+mod tools;
 mod work;
 mod workspace;
 
@@ -91,7 +92,7 @@ async fn main() {
     // BENCH_ONLY=<section,...> runs some sections: startup, coldstart, memory, cleanup, round-trips,
     // interact (BENCH_PAGES=tree|dom for one page), page-cpu (parse, page model, render
     // and compression alone), interact-binary,
-    // reads, reasoning, search, prompt, login, machine, workspace, exec.
+    // reads, reasoning, search, prompt, login, machine, workspace, exec, agent-search.
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
     if run("startup") {
@@ -135,6 +136,9 @@ async fn main() {
     }
     if run("workspace") {
         workspace::workspaces(runs).await;
+    }
+    if run("agent-search") {
+        tools::search_memory().await;
     }
     if run("exec") {
         workspace::exec_first_output(runs).await;
