@@ -92,7 +92,7 @@ async fn main() {
     // BENCH_ONLY=<section,...> runs some sections: startup, coldstart, memory, cleanup, round-trips,
     // interact (BENCH_PAGES=tree|dom for one page), page-cpu (parse, page model, render
     // and compression alone), interact-binary,
-    // reads, reasoning, search, prompt, login, machine, workspace, exec, agent-search.
+    // reads, reasoning, search, prompt, login, machine, workspace, exec, agent-search, risk.
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
     if run("startup") {
@@ -145,5 +145,27 @@ async fn main() {
     }
     if run("login") {
         starts::login_latency(runs).await;
+    }
+    if run("risk") {
+        risk_gate();
+    }
+}
+
+/// The risk gate's confusion matrix on its labelled corpus (`tests/fixtures/risk/`).
+fn risk_gate() {
+    use api_tests::risk_corpus::{corpus_dir, evaluate, load};
+    match load(&corpus_dir()) {
+        Ok(cases) => {
+            let started = Instant::now();
+            let report = evaluate(&cases, &shared::domain::risk::RiskPatterns::default());
+            println!(
+                "risk gate: {} cases in {:.1} ms ({:.3} ms a case)",
+                cases.len(),
+                elapsed_ms(started),
+                elapsed_ms(started) / cases.len().max(1) as f64
+            );
+            println!("{}", report.render());
+        }
+        Err(e) => println!("risk gate: the corpus cannot be read: {e}"),
     }
 }
