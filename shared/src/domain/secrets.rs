@@ -4,10 +4,10 @@
 //! stored. The server keeps no copy: a task carries only keyed fingerprints ([`SecretMark`]: a
 //! SipHash-2-4 of the value's letters and digits under a key derived from the server's own
 //! secret, which no store holds), and finds a secret again in any text by fingerprinting
-//! every stretch of that text's letters and digits of a secret's length — so a card number
-//! written with spaces or dashes, a password in a URL or a code in a sentence is found in any
-//! formatting. A short secret (under 8 letters and digits: a 3-digit security code, a PIN) is
-//! found only as a whole word, so `123` is not found inside `41235`.
+//! every stretch of that text's letters and digits of a secret's length that starts a word —
+//! so a card number written with spaces or dashes, a password in a URL or a code in a
+//! sentence is found in any formatting. A short secret (under 8 letters and digits: a 3-digit
+//! security code, a PIN) is found only as a whole word, so `123` is not found inside `41235`.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -194,7 +194,9 @@ impl Finder {
             }
             for start in 0..=chars.len() - len {
                 let (first, last) = (&ls[start], &ls[start + len - 1]);
-                if len < WHOLE_WORD_BELOW && !(first.starts_word && last.ends_word) {
+                // A secret starts a word wherever it is written (separators and formatting
+                // start words); only stretches that do are fingerprinted, which spares most.
+                if !first.starts_word || (len < WHOLE_WORD_BELOW && !last.ends_word) {
                     continue;
                 }
                 let mac = self.key.hash(&chars[start..start + len]);

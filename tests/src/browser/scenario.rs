@@ -66,8 +66,9 @@ pub fn shop_scenarios() -> Vec<Scenario> {
             name: "checkout-confirmed",
             start: shop("/cart"),
             task: "Check out my cart: ship to Ada Lovelace, 12 St James's Square, London, with express shipping, and place the order.",
-            // The checkout's "Continue" and then "Place order" are each confirmed.
-            replies: vec!["Yes, go ahead.", "yes"],
+            // "Continue to review" on the shipping form pays nothing and goes through; "Place
+            // order" is confirmed first.
+            replies: vec!["Yes, go ahead."],
             checks: vec![
                 Check::Status("completed"),
                 Check::Js("location.pathname === '/order/confirmed'"),

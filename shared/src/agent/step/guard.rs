@@ -397,6 +397,20 @@ mod tests {
             not_chain.decision.chain.is_empty(),
             "a chain with a missing field is not sent"
         );
+        let p = page(&[
+            ("3", "inp", "Name"),
+            ("5", "switch", "Delete my data permanently"),
+        ]);
+        let risky_item = accepted(review_on(
+            "<Action>setValue(3, \"Ada\")</Action><Action>check(5)</Action>",
+            &p,
+            &[],
+        ));
+        assert!(
+            risky_item.decision.chain.is_empty() && risky_item.confirmation.is_none(),
+            "a chain with a risky item is not sent: its first action goes alone"
+        );
+        assert_eq!(risky_item.decision.action, "setValue(3, \"Ada\")");
         assert_eq!(not_chain.decision.action, "setValue(3, \"Ada\")");
     }
 }
