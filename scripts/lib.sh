@@ -3,6 +3,23 @@
 # Where tools and build products live between runs (outside the clone).
 TOOLS_DIR="${AGENT_TOOLS_DIR:-$HOME/.cache/agent-backend}"
 
+# The read-only brief (corpus pages, client captures) sits beside the repository as shared/.
+# A clone made elsewhere (a temporary directory) finds it beside the repository it was cloned
+# from. BRIEF_DIR overrides both; the tests read it.
+if [ -z "${BRIEF_DIR:-}" ]; then
+  repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  origin="$(git -C "$repo_root" config --get remote.origin.url 2>/dev/null || true)"
+  for candidate in "$repo_root/../shared" "${origin%/}/../shared"; do
+    if [ -d "$candidate/corpus" ]; then
+      BRIEF_DIR="$(cd "$candidate" && pwd)"
+      break
+    fi
+  done
+fi
+if [ -n "${BRIEF_DIR:-}" ]; then
+  export BRIEF_DIR
+fi
+
 # ensure_venv DIR REQUIREMENTS: creates the virtualenv DIR and installs REQUIREMENTS into it,
 # again only when the requirements file changed.
 ensure_venv() {

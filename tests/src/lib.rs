@@ -50,6 +50,14 @@ use shared::context::Stores;
 use shared::AppContext;
 use tokio::sync::oneshot;
 
+/// The read-only brief beside the repository (`shared/`: corpus pages, client captures), or
+/// where `BRIEF_DIR` says (`scripts/lib.sh` sets it for a clone made elsewhere).
+pub fn brief_dir() -> PathBuf {
+    std::env::var_os("BRIEF_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
+}
+
 /// The signing key every test app uses.
 pub const TEST_KEY: &str = "test-signing-key-0123456789abcdef0123456789";
 /// The one extension origin test apps allow.

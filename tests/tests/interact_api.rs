@@ -11,12 +11,13 @@ use shared::domain::{MessageRole, TaskStatus};
 
 /// The interact bodies the shipping extension sent (first and follow-up step).
 fn captured_steps() -> (Value, Value) {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/client-captures/startup-and-two-step-task.jsonl"
-    );
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{path}: {e} (shared/ must sit beside the repository)"));
+    let path = api_tests::brief_dir().join("client-captures/startup-and-two-step-task.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (shared/ must sit beside the repository, or BRIEF_DIR name it)",
+            path.display()
+        )
+    });
     let bodies: Vec<Value> = text
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

@@ -68,6 +68,28 @@ const MAX_WORDS: usize = 6;
 
 /// A user's reply to a confirmation: `Some(true)` yes, `Some(false)` no, `None` unclear.
 pub fn reply_is_yes(reply: &str) -> Option<bool> {
+    reply_naming(reply, &[])
+}
+
+/// Words a reply may use to name the act it answers ("yes, place the order").
+fn act_words(kind: RiskKind) -> &'static [&'static str] {
+    match kind {
+        RiskKind::Payment => &[
+            "pay", "buy", "order", "place", "purchase", "checkout", "book",
+        ],
+        RiskKind::Deletion => &["delete", "remove", "erase", "cancel", "close"],
+        RiskKind::Sending => &["send", "post", "publish", "reply", "submit"],
+        RiskKind::Transfer => &["transfer", "send", "money", "wire", "pay"],
+        RiskKind::Credentials => &["type", "enter", "use", "password", "code"],
+        RiskKind::Flagged => &[],
+    }
+}
+
+/// Articles and the like a reply naming the act may carry.
+const NAMING: &[&str] = &["the", "a", "an", "my", "now", "and", "to"];
+
+/// [`reply_is_yes`] where the reply may also name the act with `naming` words.
+fn reply_naming(reply: &str, naming: &[String]) -> Option<bool> {
     let lower = reply.trim().to_lowercase();
     if lower.is_empty() || lower.contains('?') {
         return None;
@@ -76,10 +98,21 @@ pub fn reply_is_yes(reply: &str) -> Option<bool> {
         .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | '!' | ';' | ':'))
         .filter(|w| !w.is_empty())
         .collect();
-    if words.is_empty() || words.len() > MAX_WORDS {
+    let max = if naming.is_empty() {
+        MAX_WORDS
+    } else {
+        MAX_WORDS + 3
+    };
+    if words.is_empty() || words.len() > max {
         return None;
     }
-    let all_in = |lists: &[&[&str]]| words.iter().all(|w| lists.iter().any(|l| l.contains(w)));
+    let named =
+        |w: &&str| naming.iter().any(|n| n == w) || (!naming.is_empty() && NAMING.contains(w));
+    let all_in = |lists: &[&[&str]]| {
+        words
+            .iter()
+            .all(|w| lists.iter().any(|l| l.contains(w)) || named(w))
+    };
     let any_of = |list: &[&str]| words.iter().any(|w| list.contains(w));
     if any_of(YES) && !any_of(NO) && all_in(&[YES, FILLER]) {
         return Some(true);
@@ -126,6 +159,25 @@ pub fn page_of(url: &str) -> String {
 }
 
 impl PendingConfirmation {
+    /// The user's reply to this question: a plain yes or no, which may name the act ("yes,
+    /// place the order", "no, don't delete it") by its element's words or the act's own.
+    pub fn reply(&self, reply: &str) -> Option<bool> {
+        let mut naming: Vec<String> = act_words(self.kind)
+            .iter()
+            .map(|w| (*w).to_owned())
+            .collect();
+        if let Some(t) = &self.target {
+            naming.extend(
+                t.name
+                    .to_lowercase()
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+        reply_naming(reply, &naming)
+    }
+
     /// Whether a yes given at step `step_index` on `page` may run the confirmed action: it is
     /// the next step, the page is at the very same address (query included), and the element is
     /// the same (role, name and value) — or, without an element, the page is unchanged.
@@ -179,6 +231,42 @@ mod tests {
             "yes yes yes yes yes yes yes",
         ] {
             assert_eq!(reply_is_yes(unclear), None, "{unclear}");
+        }
+    }
+
+    #[test]
+    fn a_yes_may_name_the_act_it_confirms() {
+        let page = FakePage::new(
+            "https://shop.example/checkout",
+            [el("10", "btn", "Place order")],
+        );
+        let pending = PendingConfirmation {
+            action: "click(10)".into(),
+            element_id: Some("10".into()),
+            step_index: 1,
+            kind: RiskKind::Payment,
+            question: "Shall I place the order?".into(),
+            target: page.element("10").map(|e| e.snapshot()),
+            page: page_of(page.url()),
+            url: page.url().to_owned(),
+            page_hash: "h".into(),
+        };
+        for yes in [
+            "yes, place the order",
+            "Yes please, place my order",
+            "ok, pay now",
+            "yes",
+        ] {
+            assert_eq!(pending.reply(yes), Some(true), "{yes}");
+        }
+        assert_eq!(pending.reply("no, don't place the order"), Some(false));
+        for unclear in [
+            "yes, but order the cheaper one",
+            "place the order",
+            "yes, delete my account",
+            "OK, but first search for cheaper ones",
+        ] {
+            assert_eq!(pending.reply(unclear), None, "{unclear}");
         }
     }
 

@@ -21,8 +21,18 @@ use siphasher::sip128::{Hasher128, SipHasher24};
 pub const HIDDEN: &str = "[secret]";
 /// Shortest secret fingerprinted (letters and digits): shorter values tell nothing apart.
 pub const MIN_CHARS: usize = 3;
-/// Longest secret fingerprinted; longer values are cut to their first this many.
-const MAX_CHARS: usize = 256;
+/// Longest secret fingerprinted (letters and digits); a longer value typed by the agent is
+/// fingerprinted by its first this many, which are then hidden wherever they stand.
+const MAX_CHARS: usize = 128;
+/// Longest value of a page's secret field fingerprinted: a page cannot make every later scan
+/// slow with long values of its own.
+pub const MAX_OBSERVED_CHARS: usize = 64;
+/// Most fingerprints of values seen on pages (the rest of [`MAX_MARKS`] is kept for what the
+/// agent types: a page cannot push those out).
+pub const MAX_OBSERVED: usize = 8;
+/// Longest text searched for secrets at once (a page snapshot beyond it is not kept when the
+/// task has secrets).
+pub const MAX_SCAN_BYTES: usize = 1 << 20;
 /// Secrets under this many letters and digits are found only as whole words.
 const WHOLE_WORD_BELOW: usize = 8;
 /// Most fingerprints a task keeps (the oldest go first).
@@ -34,6 +44,9 @@ pub struct SecretMark {
     pub len: u16,
     /// The keyed hash, hex.
     pub mac: String,
+    /// Typed by the agent (rather than seen in a page's field).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub typed: bool,
 }
 
 /// The key of the fingerprints, derived from the server's secret (never stored).
@@ -66,11 +79,14 @@ impl SecretKey {
         Self(key)
     }
 
+    fn hasher(&self) -> SipHasher24 {
+        SipHasher24::new_with_key(&self.0)
+    }
+
     fn hash(&self, chars: &[char]) -> u128 {
-        let mut h = SipHasher24::new_with_key(&self.0);
-        for c in chars {
-            let mut buf = [0u8; 4];
-            std::hash::Hasher::write(&mut h, c.encode_utf8(&mut buf).as_bytes());
+        let mut h = self.hasher();
+        for &c in chars {
+            feed(&mut h, c);
         }
         h.finish128().into()
     }
@@ -81,6 +97,18 @@ impl SecretKey {
         (chars.len() >= MIN_CHARS).then(|| SecretMark {
             len: chars.len() as u16,
             mac: format!("{:032x}", self.hash(&chars)),
+            typed: true,
+        })
+    }
+
+    /// The fingerprint of a value seen in a page's secret field, unless it is too long to be
+    /// worth one (see [`MAX_OBSERVED_CHARS`]).
+    pub fn seen(&self, value: &str) -> Option<SecretMark> {
+        let n = value.chars().filter(|c| c.is_alphanumeric()).count();
+        let mark = self.mark(value).filter(|_| n <= MAX_OBSERVED_CHARS)?;
+        Some(SecretMark {
+            typed: false,
+            ..mark
         })
     }
 
@@ -101,13 +129,31 @@ impl SecretKey {
     }
 }
 
-/// Adds `mark` to `marks` (once; the oldest go beyond [`MAX_MARKS`]).
+fn feed(h: &mut SipHasher24, c: char) {
+    let mut buf = [0u8; 4];
+    std::hash::Hasher::write(h, c.encode_utf8(&mut buf).as_bytes());
+}
+
+/// Adds `mark` to `marks`, once. A value seen on pages is kept while fewer than
+/// [`MAX_OBSERVED`] are; a typed one always is, the oldest seen (then the oldest typed) going
+/// beyond [`MAX_MARKS`].
 pub fn remember(marks: &mut Vec<SecretMark>, mark: SecretMark) {
-    if !marks.contains(&mark) {
-        marks.push(mark);
+    let same = |m: &SecretMark| m.len == mark.len && m.mac == mark.mac;
+    if let Some(known) = marks.iter_mut().find(|m| same(m)) {
+        known.typed |= mark.typed;
+        return;
     }
-    let extra = marks.len().saturating_sub(MAX_MARKS);
-    marks.drain(..extra);
+    if !mark.typed {
+        if marks.iter().filter(|m| !m.typed).count() < MAX_OBSERVED && marks.len() < MAX_MARKS {
+            marks.push(mark);
+        }
+        return;
+    }
+    marks.push(mark);
+    while marks.len() > MAX_MARKS {
+        let oldest = marks.iter().position(|m| !m.typed).unwrap_or(0);
+        marks.remove(oldest);
+    }
 }
 
 /// One letter or digit of a text: where it is, and whether a word starts or ends there.
@@ -166,6 +212,17 @@ fn letters_of(text: &str) -> Vec<Letter> {
     out
 }
 
+/// A page as it may be kept when a task has secrets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Masked {
+    /// It holds none.
+    Clean,
+    /// It held some, now `*`.
+    Masked(String),
+    /// Too large to search ([`MAX_SCAN_BYTES`]): not kept.
+    TooLarge,
+}
+
 /// Finds a task's secrets in texts.
 #[derive(Debug, Clone)]
 pub struct Finder {
@@ -186,22 +243,24 @@ impl Finder {
             return Vec::new();
         }
         let ls = letters_of(text);
-        let chars: Vec<char> = ls.iter().map(|l| l.c).collect();
+        let longest = self.lens.last().copied().unwrap_or(0);
         let mut found: Vec<Range<usize>> = Vec::new();
-        for &len in &self.lens {
-            if len > chars.len() {
-                continue;
-            }
-            for start in 0..=chars.len() - len {
-                let (first, last) = (&ls[start], &ls[start + len - 1]);
-                // A secret starts a word wherever it is written (separators and formatting
-                // start words); only stretches that do are fingerprinted, which spares most.
-                if !first.starts_word || (len < WHOLE_WORD_BELOW && !last.ends_word) {
+        // A secret starts a word wherever it is written (separators and formatting start
+        // words): from each word start, one pass feeds the hash letter by letter and reads it
+        // at each secret length — work bounded by the words times the longest secret.
+        for start in (0..ls.len()).filter(|&k| ls[k].starts_word) {
+            let mut h = self.key.hasher();
+            let mut lens = self.lens.iter().peekable();
+            for (k, l) in ls[start..].iter().take(longest).enumerate() {
+                feed(&mut h, l.c);
+                let len = k + 1;
+                while lens.next_if(|&&n| n < len).is_some() {}
+                if lens.peek() != Some(&&len) || (len < WHOLE_WORD_BELOW && !l.ends_word) {
                     continue;
                 }
-                let mac = self.key.hash(&chars[start..start + len]);
-                if self.marks.iter().any(|&(l, m)| l == len && m == mac) {
-                    found.push(first.bytes.start..last.bytes.end);
+                let mac: u128 = h.finish128().into();
+                if self.marks.iter().any(|&(n, m)| n == len && m == mac) {
+                    found.push(ls[start].bytes.start..l.bytes.end);
                 }
             }
         }
@@ -267,11 +326,17 @@ impl Finder {
     }
 
     /// A page as sent (the tree's JSON or the `dom`) with the letters of every secret in it
-    /// replaced by `*`; escape sequences are left whole, so JSON stays JSON.
-    pub fn mask_page(&self, raw: &str) -> Option<String> {
+    /// replaced by `*` (escape sequences are left whole, so JSON stays JSON).
+    pub fn mask_page(&self, raw: &str) -> Masked {
+        if self.marks.is_empty() {
+            return Masked::Clean;
+        }
+        if raw.len() > MAX_SCAN_BYTES {
+            return Masked::TooLarge;
+        }
         let found = self.find(raw);
         if found.is_empty() {
-            return None;
+            return Masked::Clean;
         }
         let mut out = String::with_capacity(raw.len());
         let mut escaped = false;
@@ -297,7 +362,7 @@ impl Finder {
                 c
             });
         }
-        Some(out)
+        Masked::Masked(out)
     }
 }
 
@@ -352,6 +417,18 @@ mod tests {
         }
         remember(&mut marks, k.mark("secret-39").expect("mark"));
         assert_eq!(marks.len(), MAX_MARKS);
+        // A page's values cannot push out what the agent typed.
+        let typed = marks.clone();
+        for n in 0..40 {
+            remember(&mut marks, k.seen(&format!("page-{n}")).expect("seen"));
+        }
+        assert_eq!(marks, typed, "seen values only fill room that is free");
+        let mut few = vec![k.mark("typed-one").expect("mark")];
+        for n in 0..40 {
+            remember(&mut few, k.seen(&format!("page-{n}")).expect("seen"));
+        }
+        assert_eq!(few.len(), 1 + MAX_OBSERVED);
+        assert_eq!(k.seen(&"x".repeat(MAX_OBSERVED_CHARS + 1)), None);
     }
 
     #[test]
@@ -360,12 +437,16 @@ mod tests {
         let marks = vec![k.mark("hunter2").expect("mark")];
         let f = k.finder(&marks);
         let raw = r#"[{"i":"5","r":"inp","n":"Password","v":"hunter2"},{"i":"6","n":"a\nb"}]"#;
-        let masked = f.mask_page(raw).expect("masked");
+        let Masked::Masked(masked) = f.mask_page(raw) else {
+            panic!("not masked")
+        };
         assert!(!masked.contains("hunter2"));
         assert!(
             serde_json::from_str::<serde_json::Value>(&masked).is_ok(),
             "{masked}"
         );
+        let huge = format!("{raw}{}", " word".repeat(MAX_SCAN_BYTES / 5 + 1));
+        assert_eq!(f.mask_page(&huge), Masked::TooLarge, "not searched, not kept");
         let mut v = serde_json::json!({ "a": ["x hunter2 y", { "b": "HUNTER2" }] });
         f.scrub_json(&mut v);
         assert_eq!(v.to_string(), r#"{"a":["x [secret] y",{"b":"[secret]"}]}"#);

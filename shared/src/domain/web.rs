@@ -144,6 +144,9 @@ pub fn search_site(url: &str) -> Option<String> {
     (host.contains('.') && !address).then(|| host.to_owned())
 }
 
+/// Page elements looked at for secret fields a search could leak.
+const FIELD_SCAN: usize = 5_000;
+
 /// The label of a password, code or card field of `page` whose value (4 characters or more)
 /// appears in `query`: such a search would send what the user typed there to a search engine.
 pub fn leaks_secret(
@@ -152,9 +155,9 @@ pub fn leaks_secret(
     query: &str,
 ) -> Option<String> {
     let q = query.to_lowercase();
-    page.elements().find_map(|e| {
+    page.elements().take(FIELD_SCAN).find_map(|e| {
         let value = e.value.as_deref()?.trim().to_lowercase();
-        let secret = super::risk::field_kind(patterns, &e, None).is_some();
+        let secret = super::risk::field_kind(patterns, &e).is_some();
         (secret && value.chars().count() >= 4 && q.contains(&value))
             .then(|| single_line(&e.name, 60))
     })

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use http_body_util::{BodyExt, Full};
@@ -23,11 +23,11 @@ use super::shop;
 /// The host corpus pages are served from.
 pub const CORPUS_HOST: &str = "corpus.test";
 
-/// The corpus directory beside the repository (`CORPUS_DIR` overrides it).
+/// The corpus directory of the brief (`CORPUS_DIR` overrides it).
 pub fn corpus_dir() -> PathBuf {
     std::env::var_os("CORPUS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"))
+        .unwrap_or_else(|| crate::brief_dir().join("corpus"))
 }
 
 /// The address each corpus page is served at: `http://corpus.test/<file>` (one host

@@ -63,7 +63,9 @@ pub enum Action {
     SelectOption(String, String),
     Check(String),
     Uncheck(String),
-    Finish,
+    /// With the model's answer, when it gave one (shown in the thought; the client gets
+    /// `finish()`).
+    Finish(Option<String>),
     /// With the model's reason (not sent to the client).
     Fail(Option<String>),
     /// With the model's question (sent as `userQuestion`).
@@ -222,9 +224,8 @@ impl Action {
                 arity(1)?;
                 Action::Uncheck(element_id(a(0))?)
             }
-            "finish" => {
-                arity(0)?;
-                Action::Finish
+            "finish" if n <= 1 => {
+                Action::Finish(args.first().filter(|r| !r.trim().is_empty()).cloned())
             }
             "fail" if n <= 1 => {
                 Action::Fail(args.first().filter(|r| !r.trim().is_empty()).cloned())
@@ -232,7 +233,7 @@ impl Action {
             "ask_user" if n <= 1 => {
                 Action::AskUser(args.first().filter(|q| !q.trim().is_empty()).cloned())
             }
-            "fail" | "ask_user" => {
+            "finish" | "fail" | "ask_user" => {
                 return Err(format!("{}() takes at most one argument", name.trim()))
             }
             "remember" => {
@@ -295,7 +296,7 @@ impl Action {
             Action::SelectOption(id, v) => format!("selectOption({id}, {})", quote(v)?),
             Action::Check(id) => format!("check({id})"),
             Action::Uncheck(id) => format!("uncheck({id})"),
-            Action::Finish => "finish()".into(),
+            Action::Finish(_) => "finish()".into(),
             Action::Fail(_) => "fail()".into(),
             Action::AskUser(_) => "ask_user()".into(),
             Action::Remember(k, v) => format!("remember({}, {})", quote(k)?, quote(v)?),
@@ -333,7 +334,7 @@ impl Action {
             Action::Wait(_) | Action::Scroll { .. } | Action::FindText(_) => {
                 ActionKind::Passive(None)
             }
-            Action::Finish
+            Action::Finish(_)
             | Action::Fail(_)
             | Action::AskUser(_)
             | Action::Remember(..)

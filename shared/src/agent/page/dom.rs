@@ -40,6 +40,11 @@ pub const KEPT_ATTRIBUTES: &[&str] = &[
     "selected",
 ];
 
+/// Longest attribute value kept (and shown to the model).
+pub const ATTRIBUTE_CHARS: usize = 100;
+/// Longest `href` kept: as long as an address an action can carry.
+pub const HREF_CHARS: usize = 2_000;
+
 /// Attributes that carry the element id, most specific first.
 pub const ID_ATTRIBUTES: &[&str] = &["data-element-id", "data-id", "id"];
 
@@ -212,7 +217,17 @@ impl Builder {
         let kept = attrs
             .into_iter()
             .filter(|(k, _)| KEPT_ATTRIBUTES.contains(&k.as_str()))
-            .map(|(k, v)| (k, truncate_chars(&collapse_ws(&v), 100)))
+            .map(|(k, v)| {
+                // An address is kept whole (the risk gate reads what it performs); the prompt
+                // shows every attribute cut to ATTRIBUTE_CHARS.
+                let max = if k == "href" {
+                    HREF_CHARS
+                } else {
+                    ATTRIBUTE_CHARS
+                };
+                let v = truncate_chars(&collapse_ws(&v), max);
+                (k, v)
+            })
             .collect();
         let emptied = KEPT_BUT_EMPTIED.contains(&tag.as_str());
         let idx = self.push(DomNode::Element {

@@ -22,6 +22,7 @@ fn attrs_html(id: Option<&str>, attrs: &[(String, String)], only: Option<&[&str]
         if only.is_some_and(|o| !o.contains(&k.as_str())) {
             continue;
         }
+        let v = truncate_chars(v, crate::agent::page::dom::ATTRIBUTE_CHARS);
         out.push_str(&format!(" {k}=\"{}\"", v.replace('"', "'")));
     }
     out

@@ -36,7 +36,7 @@ pub async fn accept(
     let chat_only = step.is_new && p.task_type.as_deref() == Some("chat_only");
     // Whether finish() is checked is decided on the plan as it was: naming the last plan step
     // does not complete the others.
-    let finishing = matches!(p.action, Action::Finish);
+    let finishing = matches!(p.action, Action::Finish(_));
     let verified = tools::verified_here(step);
     let check = finishing
         && !chat_only
@@ -46,11 +46,11 @@ pub async fn accept(
         step.task.confirmation = Some(c.clone());
     }
     match &p.action {
-        Action::Finish if chat_only => {
+        Action::Finish(_) if chat_only => {
             step.task.task_type = Some("chat_only".into());
             Outcome::Done(Box::new(p.decision))
         }
-        Action::Finish if check => {
+        Action::Finish(_) if check => {
             let verdict = match verified {
                 Some(v) => Some(v),
                 None => judge_finish(ctx, step, req, built, &p.decision.thought, deadline).await,

@@ -81,10 +81,10 @@ fn executable(raw: &str, page: &Page) -> Result<(Action, String), String> {
     Ok((action, client))
 }
 
-/// The model's thought with a `fail` reason folded in, never empty.
+/// The model's thought with a `fail` reason or a `finish` answer folded in, never empty.
 fn thought_of(out: &ModelOutput, action: &Action, client: &str) -> String {
     let mut thought = out.thought.trim().to_owned();
-    if let Action::Fail(Some(r)) = action {
+    if let Action::Fail(Some(r)) | Action::Finish(Some(r)) = action {
         if !thought.contains(r.as_str()) {
             thought = format!("{thought} {r}").trim().to_owned();
         }
@@ -127,7 +127,7 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
     let mut decision = Decision::new(thought.clone(), client.clone(), TaskStatus::Executing);
     let mut confirmation = None;
     match &action {
-        Action::Finish => decision.status = TaskStatus::Completed,
+        Action::Finish(_) => decision.status = TaskStatus::Completed,
         Action::Fail(_) => decision.status = TaskStatus::Failed,
         Action::AskUser(q) => {
             let question = q
@@ -237,7 +237,7 @@ fn carries_secret(action: &Action, facts: &Facts<'_>) -> Option<String> {
         Action::SetValue(id, value) if facts.secrets.in_text(value) => {
             let field = facts.view.element(id)?;
             let secret_field =
-                crate::domain::risk::sensitive_value(facts.patterns, &field, facts.view, value);
+                crate::domain::risk::Secrets::new(facts.patterns, facts.view).typed(&field, value);
             (!secret_field).then(|| {
                 "what was typed into a password, code or card field may only go into such a field"
                     .into()

@@ -174,7 +174,7 @@ mod tests {
         }
         let (r, _) = apply(&remember, &mut task, Some(&mut session)).expect("tool");
         assert!(!r.success, "the notes of a task are bounded");
-        assert!(apply(&Action::Finish, &mut task, Some(&mut session)).is_none());
+        assert!(apply(&Action::Finish(None), &mut task, Some(&mut session)).is_none());
         let (r, changed) = apply(&export, &mut task, None).expect("tool");
         assert!(!r.success && !changed, "no export into an unknown session");
     }

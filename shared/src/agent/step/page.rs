@@ -14,7 +14,7 @@ use crate::agent::page::Page;
 use crate::agent::render::{render, Budget, Rendered};
 use crate::agent::request::{InteractRequest, PageInput};
 use crate::context::AppContext;
-use crate::domain::secrets::Finder;
+use crate::domain::secrets::{Finder, Masked};
 use crate::error::Error;
 use crate::ports::Compressed;
 
@@ -60,16 +60,20 @@ impl BuiltPage {
             .await
     }
 
-    /// The snapshot compressed with the task's typed secrets masked, when it holds one
-    /// (`None`: the page as sent holds none).
+    /// The snapshot to keep for a task with typed `secrets`: compressed with them masked,
+    /// `Ok(None)` when it holds none (keep [`BuiltPage::compressed`]), or an error when it is
+    /// too large to search (then it is not kept).
     pub async fn masked(&self, secrets: &Finder) -> Result<Option<Compressed>, Error> {
         if secrets.is_empty() {
             return Ok(None);
         }
         let raw = String::from_utf8_lossy(&self.snapshot);
         match secrets.mask_page(&raw) {
-            Some(masked) => Ok(Some(compress(Arc::new(masked.into_bytes())).await?)),
-            None => Ok(None),
+            Masked::Clean => Ok(None),
+            Masked::Masked(masked) => Ok(Some(compress(Arc::new(masked.into_bytes())).await?)),
+            Masked::TooLarge => Err(Error::internal(
+                "the page is too large to search for the task's secrets; its snapshot is not kept",
+            )),
         }
     }
 }

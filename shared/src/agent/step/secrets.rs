@@ -7,8 +7,9 @@ use crate::agent::action::Action;
 use crate::agent::page::PageView;
 use crate::context::AppContext;
 use crate::domain::facts::PageFacts;
-use crate::domain::risk::sensitive_value;
-use crate::domain::secrets::{remember, Finder, SecretKey, SecretMark};
+use crate::domain::outcome::DomExpectation;
+use crate::domain::risk::Secrets;
+use crate::domain::secrets::{remember, Finder, SecretKey, SecretMark, HIDDEN};
 use crate::ports::llm::ChatMessage;
 use secrecy::ExposeSecret;
 
@@ -16,6 +17,34 @@ use super::{BuiltPage, Decision, StepContext};
 
 /// Most page elements looked at for filled secret fields.
 const FIELD_SCAN: usize = 5_000;
+
+/// `expectations` of an earlier step as they can be checked on `view`: a value kept as
+/// [`HIDDEN`] (a secret typed into a field) is expected to be the task's secret still — met when
+/// the field now holds exactly one of the task's secrets, or shows it masked.
+pub fn expectations_on(
+    f: &Finder,
+    expectations: Vec<DomExpectation>,
+    view: &dyn PageFacts,
+) -> Vec<DomExpectation> {
+    expectations
+        .into_iter()
+        .map(|e| match e {
+            DomExpectation::ValueEquals { element_id, value } if value == HIDDEN => {
+                let now = view
+                    .element(&element_id)
+                    .and_then(|el| el.value.map(|v| v.into_owned()))
+                    .unwrap_or_default();
+                let holds =
+                    !now.trim().is_empty() && (masked(&now) || f.scrub(now.trim()) == HIDDEN);
+                DomExpectation::ValueEquals {
+                    element_id,
+                    value: if holds { now } else { value },
+                }
+            }
+            other => other,
+        })
+        .collect()
+}
 
 /// The fingerprints' key of this server.
 pub fn key(ctx: &AppContext) -> SecretKey {
@@ -36,7 +65,7 @@ pub fn observe(ctx: &AppContext, step: &mut StepContext, built: &BuiltPage, url:
         url,
     };
     let key = key(ctx);
-    let patterns = &ctx.config.agent.risk;
+    let secrets = Secrets::new(&ctx.config.agent.risk, &view);
     let filled: Vec<SecretMark> = view
         .elements()
         .take(FIELD_SCAN)
@@ -45,8 +74,8 @@ pub fn observe(ctx: &AppContext, step: &mut StepContext, built: &BuiltPage, url:
                 .as_deref()
                 .is_some_and(|v| !v.trim().is_empty() && !masked(v))
         })
-        .filter(|e| sensitive_value(patterns, e, &view, e.value.as_deref().unwrap_or("")))
-        .filter_map(|e| key.mark(e.value.as_deref().unwrap_or("")))
+        .filter(|e| secrets.typed(e, e.value.as_deref().unwrap_or("")))
+        .filter_map(|e| key.seen(e.value.as_deref().unwrap_or("")))
         .collect();
     for m in filled {
         remember(&mut step.task.secrets, m);
@@ -56,7 +85,7 @@ pub fn observe(ctx: &AppContext, step: &mut StepContext, built: &BuiltPage, url:
 /// Fingerprints what `d` types into secret fields of the page (its action and its chain).
 pub fn note_typed(ctx: &AppContext, step: &mut StepContext, d: &Decision, view: &PageView<'_>) {
     let key = key(ctx);
-    let patterns = &ctx.config.agent.risk;
+    let secrets = Secrets::new(&ctx.config.agent.risk, view);
     let actions =
         std::iter::once(d.action.as_str()).chain(d.chain.iter().map(|c| c.action.as_str()));
     for a in actions {
@@ -66,7 +95,7 @@ pub fn note_typed(ctx: &AppContext, step: &mut StepContext, d: &Decision, view: 
         let Some(field) = view.element(&id) else {
             continue;
         };
-        if sensitive_value(patterns, &field, view, &value) {
+        if secrets.typed(&field, &value) {
             if let Some(m) = key.mark(&value) {
                 remember(&mut step.task.secrets, m);
             }

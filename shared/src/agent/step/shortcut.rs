@@ -8,7 +8,7 @@ use super::guard::{review_own, Facts, Review};
 use super::{Decision, StepContext};
 use crate::agent::action::Action;
 use crate::domain::blocker::{cookie_dismissal, detect};
-use crate::domain::confirm::{reply_is_yes, PendingConfirmation};
+use crate::domain::confirm::PendingConfirmation;
 use crate::domain::facts::PageFacts;
 use crate::domain::outcome::predict;
 use crate::domain::TaskStatus;
@@ -46,7 +46,7 @@ fn confirmed(
 /// A decision without the model, or `None` (notes for the model may have been added).
 pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
     if let Some(pending) = step.task.confirmation.take() {
-        match step.user_input.as_deref().map(reply_is_yes) {
+        match step.user_input.as_deref().map(|r| pending.reply(r)) {
             Some(Some(true)) => {
                 if let Some(d) = confirmed(&pending, step.step_index, facts.view) {
                     return Some(d);

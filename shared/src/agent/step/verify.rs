@@ -143,12 +143,12 @@ pub async fn verify(
         url: &b.url,
         hash: &b.page_hash,
     });
-    let checks = check(
-        &expectations_of(&prev),
-        before.as_ref(),
+    let expectations = super::secrets::expectations_on(
+        &super::secrets::finder(ctx, step),
+        expectations_of(&prev),
         &view,
-        report.changed,
     );
+    let checks = check(&expectations, before.as_ref(), &view, report.changed);
     let now = ctx.clock.now();
     let actual = actual_state(&checks, &view);
     let mut v = match verdict(&report, &checks) {

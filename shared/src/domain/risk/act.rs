@@ -19,6 +19,8 @@ const FORM_REACH: usize = 25;
 const CARD_SCAN: usize = 2_000;
 /// Elements before and after a "Send" or "Transfer" looked at for what it would send.
 const COMPOSER_REACH: usize = 20;
+/// Most query pairs of an address read (more than an action's text can hold).
+const MAX_QUERY_PAIRS: usize = 2_000;
 /// Longest name a generic "Confirm" is read in (words).
 const GENERIC_WORDS: usize = 4;
 /// Names longer than this (words) are titles when they are links.
@@ -83,7 +85,7 @@ impl<'a> Scope<'a> {
     }
 
     /// Whether the page holds a field for card details.
-    fn has_cards(&self) -> bool {
+    pub fn has_cards(&self) -> bool {
         *self
             .cards
             .get_or_init(|| page_asks_for_cards(self.patterns, self.page))
@@ -161,6 +163,7 @@ impl<'a> Scope<'a> {
         if link && readings.iter().any(informational) {
             return None;
         }
+        let question = link && readings.iter().any(asks);
         let mut best: Option<(Act, Force)> = None;
         let on_cart = self.page_is(Kind::CartPage);
         for r in &readings {
@@ -180,6 +183,7 @@ impl<'a> Scope<'a> {
                     // A link that shows the price it pays ("Pay $25.00") is the act.
                     (Class::Link, _) if act == Act::Pay && has_amount(r.raw) => true,
                     (Class::Link, Force::Commit) => true,
+                    (Class::Link, _) if question => false,
                     (Class::Link, _) => {
                         whole(r, &hit) && !navigates(el) && self.in_context(act, r.raw, el)
                     }
@@ -335,7 +339,9 @@ impl<'a> Scope<'a> {
                 };
                 Some((decode(k).to_ascii_lowercase(), decode(v)))
             })
-            .take(64)
+            // Every pair: a page may pad the act's parameters behind others. The address is
+            // bounded (an action's text, an `href` as kept).
+            .take(MAX_QUERY_PAIRS)
             .collect();
         for (k, v) in &pairs {
             if matches!(
@@ -531,11 +537,16 @@ fn whole(r: &Reading<'_>, hit: &Hit) -> bool {
 
 /// Whether a link's name reads as a question, an article title or a help entry.
 fn informational(r: &Reading<'_>) -> bool {
-    r.raw.contains(['?', '？', '؟'])
-        || r.folded.len() > TITLE_WORDS
+    r.folded.len() > TITLE_WORDS
         || r.hits
             .iter()
             .any(|h| h.kind == Kind::Info && (h.start == 0 || h.chars.is_some()))
+}
+
+/// Whether a name asks a question ("Why was my payment declined?"): a link named so is reading,
+/// unless its name holds the act itself (a page may add a `?` to "Pay now").
+fn asks(r: &Reading<'_>) -> bool {
+    r.raw.contains(['?', '？', '؟'])
 }
 
 /// Whether `text` holds a price: a currency sign or code next to a number.
@@ -620,7 +631,7 @@ pub fn page_asks_for_cards(patterns: &RiskPatterns, page: &dyn PageFacts) -> boo
     page.elements()
         .take(CARD_SCAN)
         .filter(|e| class_of(&e.role) == Class::Field)
-        .any(|e| field_kind(patterns, &e, None) == Some(Sensitive::Card))
+        .any(|e| field_kind(patterns, &e) == Some(Sensitive::Card))
 }
 
 /// Whether the model's `<Risk>` note says there is no risk ("None — just opens the menu",

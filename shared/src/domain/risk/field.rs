@@ -5,10 +5,10 @@
 //! secrets. A value the user wrote in the task itself, together with a word for the field's
 //! kind ("log in as ada with password X"), may be typed into such a field without asking again.
 
-use super::act::{page_asks_for_cards, Scope};
+use super::act::Scope;
 use super::fold::{fold, variants};
 use super::lexicon::{hits, Kind};
-use super::{label, ElementFacts, PageFacts, Risk, RiskKind, RiskPatterns};
+use super::{label, ElementFacts, Risk, RiskKind, RiskPatterns};
 
 /// What a sensitive field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,12 +29,18 @@ const CARD_AUTOCOMPLETE: &[&str] = &[
     "cc-exp-year",
 ];
 
-/// What kind of secret `el` takes, if any; `page` (when given) tells whether an expiry date
-/// belongs to a card.
-pub fn field_kind(
+/// What kind of secret `el` takes, if any (an expiry date counts as a card's only beside other
+/// card fields: see [`kind_beside`]).
+pub fn field_kind(patterns: &RiskPatterns, el: &ElementFacts<'_>) -> Option<Sensitive> {
+    kind_beside(patterns, el, || false)
+}
+
+/// What kind of secret `el` takes, `beside_cards` telling whether the page asks for card
+/// details elsewhere (then an expiry date is a card's).
+fn kind_beside(
     patterns: &RiskPatterns,
     el: &ElementFacts<'_>,
-    page: Option<&dyn PageFacts>,
+    beside_cards: impl Fn() -> bool,
 ) -> Option<Sensitive> {
     if el
         .input_type
@@ -69,7 +75,6 @@ pub fn field_kind(
             if kept(Kind::Secret) {
                 return Some(Sensitive::Secret);
             }
-            let beside_cards = || page.is_some_and(|p| page_asks_for_cards(patterns, p));
             if kept(Kind::Card) || (kept(Kind::CardContext) && beside_cards()) {
                 found = Some(Sensitive::Card);
             }
@@ -120,7 +125,7 @@ pub(super) fn sensitive(
     field: &ElementFacts<'_>,
     value: &str,
 ) -> Option<Sensitive> {
-    field_kind(scope.patterns, field, Some(scope.page))
+    kind_beside(scope.patterns, field, || scope.has_cards())
         .or_else(|| one_time_code(scope, field, value).then_some(Sensitive::Secret))
 }
 

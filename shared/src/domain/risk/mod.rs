@@ -121,15 +121,19 @@ fn label(target: &ElementFacts<'_>) -> String {
     }
 }
 
-/// Whether typing `value` into `field` on `page` types a secret: a password, code or card
-/// field's value, or a one-time code.
-pub fn sensitive_value(
-    patterns: &RiskPatterns,
-    field: &ElementFacts<'_>,
-    page: &dyn PageFacts,
-    value: &str,
-) -> bool {
-    field::sensitive(&act::Scope::new(patterns, page), field, value).is_some()
+/// Which values typed into a page's fields are secrets: a password, code or card field's, or a
+/// one-time code (one per page, so what it learns of the page it learns once).
+pub struct Secrets<'a>(act::Scope<'a>);
+
+impl<'a> Secrets<'a> {
+    pub fn new(patterns: &'a RiskPatterns, page: &'a dyn PageFacts) -> Self {
+        Self(act::Scope::new(patterns, page))
+    }
+
+    /// Whether typing `value` into `field` types a secret.
+    pub fn typed(&self, field: &ElementFacts<'_>, value: &str) -> bool {
+        field::sensitive(&self.0, field, value).is_some()
+    }
 }
 
 /// The risk of `action` on `target` on `page`, if any.

@@ -137,6 +137,11 @@ fn reading_choosing_and_opening_are_left_alone() {
         "a link that is the act"
     );
     assert_eq!(click("link", "Delete", SHOP), Some(RiskKind::Deletion));
+    assert_eq!(
+        click("link", "Pay now?", SHOP),
+        Some(RiskKind::Payment),
+        "a question mark does not make the act a question"
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::{elapsed_ms, stats};
 
 fn corpus_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
+    api_tests::brief_dir().join("corpus")
 }
 
 /// Annotates a page the way the extension's fallback mode does: every link, button, input,
