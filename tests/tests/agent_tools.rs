@@ -660,10 +660,10 @@ async fn agent_routes_are_rate_limited_per_user_and_tenant(dynamodb: bool) {
     // workspace/select (in the set-up) was the first of ada's five.
     let list = a.q("fs/list", "");
     let answers =
-        futures::future::join_all((0..12).map(|_| a.send(Method::GET, &list, None))).await;
+        futures::future::join_all((0..30).map(|_| a.send(Method::GET, &list, None))).await;
     let mut statuses: Vec<u16> = answers.iter().map(|r| r.status().as_u16()).collect();
     statuses.sort_unstable();
-    assert_eq!(statuses, [vec![200; 4], vec![429; 8]].concat());
+    assert_eq!(statuses, [vec![200; 4], vec![429; 26]].concat());
     for r in answers.into_iter().filter(|r| r.status() == 429) {
         let retry: i64 = r.headers()["retry-after"]
             .to_str()
@@ -718,7 +718,7 @@ async fn pending_approvals_are_capped_per_user(dynamodb: bool) {
         }
     };
     let answers =
-        futures::future::join_all((0..12).map(|i| park(format!("f{i}.txt"), "x".into()))).await;
+        futures::future::join_all((0..30).map(|i| park(format!("f{i}.txt"), "x".into()))).await;
     let parked: Vec<String> = answers
         .iter()
         .filter(|(s, _)| *s == 202)

@@ -446,7 +446,11 @@ mod tests {
             "{masked}"
         );
         let huge = format!("{raw}{}", " word".repeat(MAX_SCAN_BYTES / 5 + 1));
-        assert_eq!(f.mask_page(&huge), Masked::TooLarge, "not searched, not kept");
+        assert_eq!(
+            f.mask_page(&huge),
+            Masked::TooLarge,
+            "not searched, not kept"
+        );
         let mut v = serde_json::json!({ "a": ["x hunter2 y", { "b": "HUNTER2" }] });
         f.scrub_json(&mut v);
         assert_eq!(v.to_string(), r#"{"a":["x [secret] y",{"b":"[secret]"}]}"#);
