@@ -147,7 +147,7 @@ async fn a_password_given_for_the_sign_in_is_typed_and_then_never_leaves(dynamod
     assert!(
         !kept.contains("hunter22x") && !kept.contains("hunter%322x"),
         "kept: {}",
-        &kept[kept.find("hunter").unwrap_or(0).saturating_sub(200)..][..400.min(kept.len())]
+        kept.chars().take(400).collect::<String>()
     );
     assert!(kept.contains("[secret]"));
 }

@@ -325,6 +325,18 @@ impl Finder {
         serde_json::from_value(v).ok()
     }
 
+    /// Each of `items` scrubbed ([`Finder::scrubbed`]; one that cannot go through JSON is kept
+    /// as it is).
+    pub fn scrubbed_all<T>(&self, items: Vec<T>) -> Vec<T>
+    where
+        T: Serialize + serde::de::DeserializeOwned,
+    {
+        items
+            .into_iter()
+            .map(|item| self.scrubbed(&item).unwrap_or(item))
+            .collect()
+    }
+
     /// A page as sent (the tree's JSON or the `dom`) with the letters of every secret in it
     /// replaced by `*` (escape sequences are left whole, so JSON stays JSON).
     pub fn mask_page(&self, raw: &str) -> Masked {

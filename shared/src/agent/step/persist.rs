@@ -103,31 +103,20 @@ pub async fn persist(
         .ok_or_else(|| Error::internal("persist without a decision"))?;
     let req = &input.request;
     let now: DateTime<Utc> = ctx.clock.now();
-    // Typed secrets: what this decision types into secret fields is fingerprinted; the user
-    // reads no secret (the action itself goes out as decided) and nothing kept holds one.
-    let view = crate::agent::page::PageView {
-        page: &snapshot.page,
-        url: &req.url,
-    };
-    secrets::note_typed(ctx, step, &d, &view);
-    let hidden = secrets::finder(ctx, step);
-    secrets::scrub_kept(&hidden, step);
-    d.thought = hidden.scrub(&d.thought).into_owned();
-    d.user_question = d.user_question.map(|q| hidden.scrub(&q).into_owned());
-    let kept = hidden.scrubbed(&d).unwrap_or_else(|| d.clone());
+    let (hidden, kept) = secrets::hide(ctx, step, &mut d, &snapshot.page, &req.url);
     let query = hidden.scrub(&req.query);
     step.task.status = d.status;
     step.task.usage.add(step.usage);
     step.task.updated_at = now;
     // The client's report and the user's words go into the records too: all of it is scrubbed.
-    let records: Vec<_> = records::all(step, &kept, req, snapshot.snapshot_bytes(), now)
-        .into_iter()
-        .map(|r| hidden.scrubbed(&r).unwrap_or(r))
-        .collect();
-    let messages: Vec<_> = messages(step, &kept, &query, now)
-        .into_iter()
-        .map(|m| hidden.scrubbed(&m).unwrap_or(m))
-        .collect();
+    let records = hidden.scrubbed_all(records::all(
+        step,
+        &kept,
+        req,
+        snapshot.snapshot_bytes(),
+        now,
+    ));
+    let messages = hidden.scrubbed_all(messages(step, &kept, &query, now));
     let store = ctx.store.as_ref();
     let task_write = async {
         if step.is_new {

@@ -83,7 +83,7 @@ pub fn observe(ctx: &AppContext, step: &mut StepContext, built: &BuiltPage, url:
 }
 
 /// Fingerprints what `d` types into secret fields of the page (its action and its chain).
-pub fn note_typed(ctx: &AppContext, step: &mut StepContext, d: &Decision, view: &PageView<'_>) {
+fn note_typed(ctx: &AppContext, step: &mut StepContext, d: &Decision, view: &PageView<'_>) {
     let key = key(ctx);
     let secrets = Secrets::new(&ctx.config.agent.risk, view);
     let actions =
@@ -101,6 +101,29 @@ pub fn note_typed(ctx: &AppContext, step: &mut StepContext, d: &Decision, view: 
             }
         }
     }
+}
+
+/// What the step keeps and shows once its decision `d` is made: what `d` types into secret
+/// fields is fingerprinted, the step's kept state is scrubbed ([`scrub_kept`]), the thought and
+/// question the user reads are scrubbed in `d` (whose action goes out as decided), and the
+/// decision as it is kept comes back with its actions' secrets hidden too.
+pub fn hide(
+    ctx: &AppContext,
+    step: &mut StepContext,
+    d: &mut Decision,
+    page: &crate::agent::page::Page,
+    url: &str,
+) -> (Finder, Decision) {
+    note_typed(ctx, step, d, &PageView { page, url });
+    let hidden = finder(ctx, step);
+    scrub_kept(&hidden, step);
+    d.thought = hidden.scrub(&d.thought).into_owned();
+    d.user_question = d
+        .user_question
+        .take()
+        .map(|q| hidden.scrub(&q).into_owned());
+    let kept = hidden.scrubbed(&*d).unwrap_or_else(|| d.clone());
+    (hidden, kept)
 }
 
 /// A finder of the task's secrets.
@@ -124,7 +147,7 @@ pub fn scrub_messages(ctx: &AppContext, step: &StepContext, messages: &mut [Chat
 /// What the step keeps with the secrets hidden: the task (its query, notes, plan and
 /// questions; its fingerprints stay as they are), the verdict and correction, the user's
 /// answer, the session's notes and the records of the server tools it ran.
-pub fn scrub_kept(f: &Finder, step: &mut StepContext) {
+fn scrub_kept(f: &Finder, step: &mut StepContext) {
     if f.is_empty() {
         return;
     }
