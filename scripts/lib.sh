@@ -151,6 +151,23 @@ start_mcp() {
 stop_mcp() { stop_pid "${MCP_PID:-}"; }
 
 # Debian's chromium, for the real-browser end-to-end tests (CHROMIUM names another binary).
+# ensure_miniwob: the MiniWoB++ task pages (the `miniwob` package, MIT, only its files: no
+# selenium or gymnasium) in the tools venv; exports MINIWOB_DIR, its html/ folder.
+MINIWOB_VERSION=1.1.0
+ensure_miniwob() {
+  local py="$TOOLS_DIR/venv/bin/python" find dir
+  find='import importlib.metadata as m, pathlib, sys
+d = m.distribution("miniwob")
+print(pathlib.Path(d.locate_file("miniwob/html")) if d.version == sys.argv[1] else "")'
+  dir="$("$py" -c "$find" "$MINIWOB_VERSION" 2>/dev/null || true)"
+  if [ -z "$dir" ] || [ ! -f "$dir/core/core.js" ]; then
+    echo "== installing miniwob==$MINIWOB_VERSION (its task pages only) into $TOOLS_DIR/venv"
+    "$TOOLS_DIR/venv/bin/pip" install --quiet --disable-pip-version-check --no-deps "miniwob==$MINIWOB_VERSION"
+    dir="$("$py" -c "$find" "$MINIWOB_VERSION")"
+  fi
+  export MINIWOB_DIR="$dir"
+}
+
 ensure_chromium() {
   if [ -n "${CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1; then
     return 0

@@ -76,9 +76,12 @@ pub fn detect(
     // and it has not run too many times in a row.
     let first = actions.len().saturating_sub(WINDOW);
     let in_a_row = seq.iter().rev().take_while(|a| **a == seq[n - 1]).count();
+    // A container's scroll position is not on the page the server sees (a textarea's text, a
+    // list inside a box): its scrolls count as progress up to the same cap.
+    let container = candidate.trim_start().starts_with("scroll_container(");
     let scrolling = scrolls(candidate)
         && in_a_row <= MAX_SCROLLS_IN_A_ROW
-        && (first..actions.len()).all(|k| seq[k] != seq[n - 1] || changed(k));
+        && (container || (first..actions.len()).all(|k| seq[k] != seq[n - 1] || changed(k)));
     if !scrolling && n >= 3 && seq[n - 3..].iter().all(|a| *a == seq[n - 1]) {
         return Some(LoopKind::Repeated);
     }
@@ -95,10 +98,14 @@ pub fn detect(
     {
         return Some(LoopKind::Frequent);
     }
-    // The last three actions (four views of the page) changed nothing.
-    if actions.len() >= 3
+    // The last three actions (four views of the page) changed nothing, and the candidate is
+    // one of them: trying it again cannot help. A different candidate (another element, a
+    // navigation) gets its chance: marking rows one by one may change nothing the page shows.
+    if !scrolling
+        && actions.len() >= 3
         && hashes.len() == actions.len() + 1
         && (actions.len() - 3..actions.len()).all(|k| !changed(k))
+        && seq[n - 4..n - 1].contains(&seq[n - 1])
     {
         return Some(LoopKind::Stalled);
     }
@@ -142,6 +149,7 @@ mod tests {
             detect(&down, &same, &stuck, "scroll(true, 1)"),
             Some(LoopKind::Repeated)
         );
+        // Stuck scrolls do not block a click somewhere else.
         assert_eq!(
             detect(
                 &down[..3],
@@ -149,7 +157,7 @@ mod tests {
                 &["v1", "v1", "v1", "v1"],
                 "click(3)"
             ),
-            Some(LoopKind::Stalled)
+            None
         );
         // A view change from a click is not progress for the stall rule.
         assert_eq!(
@@ -157,9 +165,30 @@ mod tests {
                 &["click(1)", "click(2)", "click(3)"],
                 &same[..4],
                 &moving[..4],
-                "click(4)"
+                "click(2)"
             ),
             Some(LoopKind::Stalled)
+        );
+        // A container's scrolls leave no trace on the page: up to the cap in a row.
+        let box_down = ["scroll_container(5, \"down\")"; 9];
+        let flat = ["x"; 10];
+        assert_eq!(
+            detect(&box_down[..4], &flat[..5], &flat[..5], box_down[0]),
+            None
+        );
+        assert_eq!(
+            detect(&box_down, &flat, &flat, box_down[0]),
+            Some(LoopKind::Repeated)
+        );
+        // Another element after a stall is not refused (odd-or-even marks rows one by one).
+        assert_eq!(
+            detect(
+                &["click(1)", "click(2)", "click(3)"],
+                &same[..4],
+                &moving[..4],
+                "click(4)"
+            ),
+            None
         );
         // A scroll the other way is judged on its own repeats; a stuck one does not block it.
         let mixed = [
@@ -239,9 +268,17 @@ mod tests {
             d(
                 &["click(1)", "click(2)", "click(3)"],
                 &["x", "x", "x", "x"],
-                "click(4)"
+                "click(1)"
             ),
             Some(LoopKind::Stalled)
+        );
+        assert_eq!(
+            d(
+                &["click(1)", "click(2)", "click(3)"],
+                &["x", "x", "x", "x"],
+                "navigate(\"https://a.com/\")"
+            ),
+            None
         );
         assert_eq!(d(&["click(1)", "click(2)"], &h[..3], "click(3)"), None);
         assert_eq!(

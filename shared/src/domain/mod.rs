@@ -12,6 +12,7 @@ pub mod email;
 pub mod errors;
 pub mod facts;
 pub mod identity;
+pub mod intervention;
 pub mod loops;
 pub mod outcome;
 pub mod plan;

@@ -167,6 +167,16 @@ pub fn predict(
     })
 }
 
+/// A password field shows what was typed as one mask character per character.
+fn masks(shown: &str, typed: &str) -> bool {
+    let typed = typed.trim();
+    !typed.is_empty()
+        && shown.chars().count() == typed.chars().count()
+        && shown
+            .chars()
+            .all(|c| matches!(c, '•' | '●' | '∗' | '*' | '·'))
+}
+
 /// How one expectation fared on the next page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Check {
@@ -203,6 +213,10 @@ pub fn check(
                         || (!value.is_empty() && now.contains(value.trim()))
                     {
                         Check::Met(format!("element {element_id} holds {}", quoted(now)))
+                    } else if masks(now, value) {
+                        Check::Met(format!(
+                            "element {element_id} shows a masked value of the typed length"
+                        ))
                     } else {
                         Check::Unmet(format!(
                             "element {element_id} holds {} instead of {}",
@@ -295,6 +309,29 @@ mod tests {
             .expect("o")
             .dom_expectations
             .is_empty());
+    }
+
+    #[test]
+    fn a_password_field_masking_the_typed_value_meets_its_expectation() {
+        let exp = |v: &str| DomExpectation::ValueEquals {
+            element_id: "4".into(),
+            value: v.into(),
+        };
+        let after = page("https://a.com/", "h2", &[("4", "inp", "", Some("•••"), "")]);
+        assert!(matches!(
+            check(&[exp("3hI")], None, &after, None)[0],
+            Check::Met(_)
+        ));
+        // Another length, or a value that is not a mask, is no match.
+        assert!(matches!(
+            check(&[exp("secret")], None, &after, None)[0],
+            Check::Unmet(_)
+        ));
+        let plain = page("https://a.com/", "h2", &[("4", "inp", "", Some("abc"), "")]);
+        assert!(matches!(
+            check(&[exp("3hI")], None, &plain, None)[0],
+            Check::Unmet(_)
+        ));
     }
 
     #[test]

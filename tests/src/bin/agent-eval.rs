@@ -1,25 +1,38 @@
-//! agent-eval: the browser scenarios as a benchmark for real models. Starts local-api (in
-//! memory) with the model `LLM_*` points at, headless Chromium and the loopback web, runs
-//! each scenario as the extension would, and prints per scenario and in total: success,
-//! interact steps, model calls, prompt/completion tokens and the estimated cost.
+//! agent-eval: the browser scenarios and MiniWoB++ as a benchmark for real models. Starts
+//! local-api (in memory) with the model `LLM_*` points at, headless Chromium and the loopback
+//! web, runs each scenario or episode as the extension would, and prints per scenario (or
+//! task) and in total: success, interact steps, model calls, prompt/completion tokens, the
+//! estimated cost and the server's interventions by kind.
 //!
 //! ```text
-//! agent-eval [--scripted] [--only <name,...>] [--max-steps <n>]
+//! agent-eval [--suite local|miniwob] [--scripted] [--json] [--max-steps <n>]
+//!            [--only|--tasks <name,...>] [--seeds <n>] [--parallel <n>]
 //! agent-eval --list
 //! agent-eval --tree <url | corpus file>     the interactiveTree the client would send
 //! ```
+//! `--suite local` (default) runs the shop and corpus scenarios; `--suite miniwob` the
+//! supported MiniWoB task types (or `--tasks`, any of the package's 125), `--seeds` seeds each
+//! (5). `--scripted` answers with the scripted model (local) or the prompt-only policy
+//! (miniwob), exactly as the tests do. `CLIENT=ideal` runs the idealised client instead of
+//! the shipping extension's measured behaviour.
 //! Prices: `EVAL_PRICE_IN` / `EVAL_PRICE_OUT` in USD per million tokens (list prices of the
 //! default model `gpt-5-mini` when unset and that model is used). `--scripted` runs the
 //! scripted model (checks the scenarios themselves; no key needed).
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use serde::Serialize;
+
+use api_tests::browser::actions::Client;
 use api_tests::browser::cdp::Browser;
+use api_tests::browser::miniwob::{all_tasks, miniwob_dir, run_all, serve, TASKS};
 use api_tests::browser::model::BrowserModel;
 use api_tests::browser::page::snapshot;
+use api_tests::browser::policy::Policy;
 use api_tests::browser::rig::Rig;
-use api_tests::browser::run::open;
+use api_tests::browser::run::{open, Options};
 use api_tests::browser::scenario::{all_scenarios, Scenario};
 use api_tests::browser::site::{corpus_urls, Site};
 use api_tests::AppOptions;
@@ -40,11 +53,12 @@ const LLM_VARS: &[&str] = &[
     "LLM_MAX_RETRIES",
 ];
 
-/// USD per million prompt and completion tokens.
-fn prices() -> Option<(f64, f64)> {
+/// USD per million prompt and completion tokens (none for a scripted model unless set).
+fn prices(scripted: bool) -> Option<(f64, f64)> {
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok());
     match (env("EVAL_PRICE_IN"), env("EVAL_PRICE_OUT")) {
         (Some(i), Some(o)) => Some((i, o)),
+        _ if scripted => None,
         _ => {
             let model = std::env::var("LLM_MODEL").unwrap_or_else(|_| "gpt-5-mini".into());
             (model == "gpt-5-mini").then_some((0.25, 2.0))
@@ -76,13 +90,98 @@ async fn tree(target: &str) -> Result<(), String> {
     Ok(())
 }
 
-async fn eval(args: &[String]) -> Result<bool, String> {
-    let scripted = args.iter().any(|a| a == "--scripted");
-    let only: Option<Vec<String>> =
-        arg_after(args, "--only").map(|o| o.split(',').map(str::to_owned).collect());
-    let max_steps: usize = arg_after(args, "--max-steps")
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(20);
+/// One run of the table: a scenario or a MiniWoB task's episodes.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Row {
+    name: String,
+    runs: usize,
+    solved: usize,
+    steps: usize,
+    llm_calls: u64,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    cost_usd: Option<f64>,
+    interventions: BTreeMap<String, u64>,
+    seconds: f64,
+    note: String,
+}
+
+impl Row {
+    fn add(
+        &mut self,
+        solved: bool,
+        steps: usize,
+        calls: u64,
+        tokens: (u64, u64),
+        kinds: &BTreeMap<String, u64>,
+    ) {
+        self.runs += 1;
+        self.solved += usize::from(solved);
+        self.steps += steps;
+        self.llm_calls += calls;
+        self.prompt_tokens += tokens.0;
+        self.completion_tokens += tokens.1;
+        for (k, n) in kinds {
+            *self.interventions.entry(k.clone()).or_default() += n;
+        }
+    }
+
+    fn price(&mut self, price: Option<(f64, f64)>) {
+        self.cost_usd = price.map(|(i, o)| {
+            (self.prompt_tokens as f64 * i + self.completion_tokens as f64 * o) / 1e6
+        });
+    }
+
+    fn print(&self) {
+        let kinds: Vec<String> = self
+            .interventions
+            .iter()
+            .map(|(k, n)| format!("{k}:{n}"))
+            .collect();
+        println!(
+            "{:<28} {:>5}/{:<3} {:>5} {:>5} {:>8} {:>7} {:>9} {:>6.1}  {} {}",
+            self.name,
+            self.solved,
+            self.runs,
+            self.steps,
+            self.llm_calls,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.cost_usd
+                .map_or("n/a".to_owned(), |c| format!("{c:.4}")),
+            self.seconds,
+            kinds.join(" "),
+            self.note.chars().take(160).collect::<String>()
+        );
+    }
+}
+
+/// The app's model settings: the scripted model's address, or what `LLM_*` points at.
+fn app_options(scripted: Option<&str>) -> Result<AppOptions, String> {
+    if let Some(base) = scripted {
+        return Ok(AppOptions::with_llm(base));
+    }
+    if std::env::var("LLM_API_KEY").is_err() && std::env::var("OPENAI_API_KEY").is_err() {
+        return Err("set LLM_API_KEY (and LLM_BASE_URL / LLM_MODEL) or pass --scripted".into());
+    }
+    let mut o = AppOptions::default();
+    for k in LLM_VARS {
+        if let Ok(v) = std::env::var(k) {
+            o = o.set(k, v);
+        }
+    }
+    Ok(o.set(
+        "LLM_TIMEOUT_MS",
+        std::env::var("LLM_TIMEOUT_MS").unwrap_or_else(|_| "60000".into()),
+    ))
+}
+
+/// The browser scenarios (`--suite local`).
+async fn local_rows(args: &[String], scripted: bool, max_steps: usize) -> Result<Vec<Row>, String> {
+    let only: Option<Vec<String>> = arg_after(args, "--only")
+        .or_else(|| arg_after(args, "--tasks"))
+        .map(|o| o.split(',').map(str::to_owned).collect());
     let scenarios: Vec<Scenario> = all_scenarios()
         .into_iter()
         .filter(|s| only.as_ref().is_none_or(|o| o.iter().any(|n| n == s.name)))
@@ -95,83 +194,183 @@ async fn eval(args: &[String]) -> Result<bool, String> {
     } else {
         None
     };
-    let opts = match &model {
-        Some(m) => AppOptions::with_llm(&m.base_url),
-        None => {
-            if std::env::var("LLM_API_KEY").is_err() && std::env::var("OPENAI_API_KEY").is_err() {
-                return Err(
-                    "set LLM_API_KEY (and LLM_BASE_URL / LLM_MODEL) or pass --scripted".into(),
-                );
-            }
-            let mut o = AppOptions::default();
-            for k in LLM_VARS {
-                if let Ok(v) = std::env::var(k) {
-                    o = o.set(k, v);
-                }
-            }
-            o.set(
-                "LLM_TIMEOUT_MS",
-                std::env::var("LLM_TIMEOUT_MS").unwrap_or_else(|_| "60000".into()),
-            )
-        }
-    };
-    let rig = Rig::start(opts).await?;
-    let price = prices();
-    println!(
-        "model: {}\n{:<26} {:>7} {:>5} {:>5} {:>8} {:>7} {:>9} {:>6}  note",
-        if scripted {
-            "scripted".to_owned()
-        } else {
-            std::env::var("LLM_MODEL").unwrap_or_else(|_| "gpt-5-mini".into())
-        },
-        "scenario",
-        "result",
-        "steps",
-        "calls",
-        "prompt",
-        "compl",
-        "cost $",
-        "s"
-    );
-    let (mut passed, mut steps, mut calls, mut prompt, mut completion) = (0, 0, 0, 0, 0);
+    let rig = Rig::start(app_options(model.as_ref().map(|m| m.base_url.as_str()))?).await?;
+    let mut rows = Vec::new();
     for s in &scenarios {
         let started = Instant::now();
-        let (out, failed) = rig.attempt(s, model.as_ref(), max_steps).await?;
-        let ok = failed.is_empty();
-        passed += usize::from(ok);
-        steps += out.steps;
-        calls += out.llm_calls;
-        prompt += out.prompt_tokens;
-        completion += out.completion_tokens;
-        let cost = price.map_or("n/a".to_owned(), |(i, o)| {
-            format!(
-                "{:.4}",
-                (out.prompt_tokens as f64 * i + out.completion_tokens as f64 * o) / 1e6
-            )
-        });
-        let note = out.error.clone().unwrap_or_else(|| failed.join("; "));
-        println!(
-            "{:<26} {:>7} {:>5} {:>5} {:>8} {:>7} {:>9} {:>6.1}  {}",
-            s.name,
-            if ok { "pass" } else { "FAIL" },
+        let (out, failed) = rig
+            .attempt(s, model.as_ref(), Options::new(max_steps))
+            .await?;
+        let mut row = Row {
+            name: s.name.to_owned(),
+            note: out.error.clone().unwrap_or_else(|| failed.join("; ")),
+            ..Row::default()
+        };
+        row.add(
+            failed.is_empty(),
             out.steps,
             out.llm_calls,
-            out.prompt_tokens,
-            out.completion_tokens,
-            cost,
-            started.elapsed().as_secs_f64(),
-            note.chars().take(160).collect::<String>()
+            (out.prompt_tokens, out.completion_tokens),
+            &out.interventions,
         );
+        row.seconds = started.elapsed().as_secs_f64();
+        rows.push(row);
     }
-    let cost = price.map_or(
-        "n/a (set EVAL_PRICE_IN / EVAL_PRICE_OUT)".to_owned(),
-        |(i, o)| format!("{:.4}", (prompt as f64 * i + completion as f64 * o) / 1e6),
-    );
+    Ok(rows)
+}
+
+/// MiniWoB++ episodes (`--suite miniwob`): the supported task types (or `--tasks`, any of
+/// the package's), `--seeds` seeds each.
+async fn miniwob_rows(
+    args: &[String],
+    scripted: bool,
+    max_steps: usize,
+) -> Result<Vec<Row>, String> {
+    let dir = miniwob_dir().ok_or(
+        "the miniwob package is missing (scripts/agent-eval installs it; or set MINIWOB_DIR)",
+    )?;
+    let available = all_tasks(&dir);
+    let tasks: Vec<String> = match arg_after(args, "--tasks") {
+        Some(t) => t.split(',').map(str::to_owned).collect(),
+        None => TASKS.iter().map(|(t, _)| (*t).to_owned()).collect(),
+    };
+    if let Some(bad) = tasks.iter().find(|t| !available.contains(t)) {
+        return Err(format!(
+            "no MiniWoB task {bad:?} (see {})",
+            dir.join("miniwob").display()
+        ));
+    }
+    let seeds: u64 = arg_after(args, "--seeds")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5);
+    let parallel: usize = arg_after(args, "--parallel")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(if scripted { 4 } else { 2 });
+    let base = serve(dir).await?;
+    let policy = if scripted {
+        Some(Policy::start().await)
+    } else {
+        None
+    };
+    let rig = Rig::start(app_options(policy.as_ref().map(|p| p.base_url.as_str()))?).await?;
+    let episodes: Vec<(String, u64)> = tasks
+        .iter()
+        .flat_map(|t| (0..seeds).map(move |s| (t.clone(), s)))
+        .collect();
+    let results = run_all(
+        &rig.agent,
+        &rig.browser,
+        base,
+        &episodes,
+        parallel,
+        max_steps,
+    )
+    .await;
+    let mut rows: Vec<Row> = Vec::new();
+    for e in &results {
+        if rows.last().is_none_or(|r| r.name != e.task) {
+            rows.push(Row {
+                name: e.task.clone(),
+                ..Row::default()
+            });
+        }
+        let Some(row) = rows.last_mut() else { continue };
+        row.add(
+            e.solved,
+            e.steps,
+            e.llm_calls,
+            (e.prompt_tokens, e.completion_tokens),
+            &e.interventions,
+        );
+        row.seconds += e.seconds;
+        if !e.solved && row.note.is_empty() {
+            row.note = format!(
+                "seed {}: {}{}",
+                e.seed,
+                e.status,
+                e.error
+                    .as_deref()
+                    .map(|x| format!(" ({x})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    Ok(rows)
+}
+
+async fn eval(args: &[String]) -> Result<bool, String> {
+    let scripted = args.iter().any(|a| a == "--scripted");
+    let json = args.iter().any(|a| a == "--json");
+    let suite = arg_after(args, "--suite").unwrap_or_else(|| "local".into());
+    let max_steps: usize = arg_after(args, "--max-steps")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20);
+    let mut rows = match suite.as_str() {
+        "local" => local_rows(args, scripted, max_steps).await?,
+        "miniwob" => miniwob_rows(args, scripted, max_steps).await?,
+        other => return Err(format!("unknown suite {other:?} (local or miniwob)")),
+    };
+    let price = prices(scripted);
+    let mut total = Row {
+        name: "total".into(),
+        ..Row::default()
+    };
+    for r in &mut rows {
+        r.price(price);
+        total.add(
+            false,
+            r.steps,
+            r.llm_calls,
+            (r.prompt_tokens, r.completion_tokens),
+            &r.interventions,
+        );
+        total.runs += r.runs - 1;
+        total.solved += r.solved;
+        total.seconds += r.seconds;
+    }
+    total.price(price);
+    let model = if scripted {
+        "scripted".to_owned()
+    } else {
+        std::env::var("LLM_MODEL").unwrap_or_else(|_| "gpt-5-mini".into())
+    };
+    let passed = total.solved == total.runs;
+    if json {
+        let out = serde_json::json!({
+            "suite": suite,
+            "model": model,
+            "client": format!("{:?}", Client::from_env()).to_lowercase(),
+            "prices": price.map(|(i, o)| serde_json::json!({ "inputPerMillion": i, "outputPerMillion": o })),
+            "rows": rows,
+            "total": total,
+            "successRate": if total.runs == 0 { 0.0 } else { total.solved as f64 / total.runs as f64 },
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+        return Ok(passed);
+    }
     println!(
-        "total: {passed}/{} passed, {steps} steps, {calls} model calls, {prompt} prompt + {completion} completion tokens, cost ${cost}",
-        scenarios.len()
+        "suite: {suite}, model: {model}\n{:<28} {:>9} {:>5} {:>5} {:>8} {:>7} {:>9} {:>6}  interventions note",
+        "task", "solved", "steps", "calls", "prompt", "compl", "cost $", "s"
     );
-    Ok(passed == scenarios.len())
+    for r in &rows {
+        r.print();
+    }
+    total.print();
+    println!(
+        "success rate {:.1} % ({} of {}){}",
+        100.0 * total.solved as f64 / total.runs.max(1) as f64,
+        total.solved,
+        total.runs,
+        if price.is_none() {
+            "; cost: set EVAL_PRICE_IN / EVAL_PRICE_OUT"
+        } else {
+            ""
+        }
+    );
+    Ok(passed)
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

@@ -2,12 +2,41 @@
 //! the arguments on commas outside quotes, strips one pair of quotes (no unescaping) and acts
 //! on the element whose `i` is the id, through the DevTools protocol (mouse and key events for
 //! clicks and keys, the element's own properties and events for values and options).
+//!
+//! [`Client::Extension`] behaves as the shipping extension was measured to (CONTRACT.md,
+//! "Measured by driving the shipping extension"): `setValue` blurs the field; `press` sends a
+//! key event with no key code, so Enter never submits a form, and reports success; a window
+//! `scroll()` works once per document and later ones only report success; `findText` scrolls
+//! to the text when it exists and reports success either way; chains fail on their first item
+//! (see `run`). [`Client::Ideal`] does what each action's name promises, for comparison.
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use super::cdp::Tab;
+use super::page::Snapshot;
+
+/// Which client executes the actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Client {
+    /// The shipping extension as measured.
+    #[default]
+    Extension,
+    /// A client that does what each action's name promises (Enter submits, every scroll
+    /// scrolls, `findText` reports a missing text, chains run).
+    Ideal,
+}
+
+impl Client {
+    /// `CLIENT=ideal` picks the idealised client (for comparison); anything else the extension.
+    pub fn from_env() -> Self {
+        match std::env::var("CLIENT").as_deref() {
+            Ok("ideal") => Self::Ideal,
+            _ => Self::Extension,
+        }
+    }
+}
 
 /// An action the client understood: its name and arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,21 +104,35 @@ fn failed(code: &'static str, message: impl Into<String>) -> Failure {
     }
 }
 
-/// The action's element, which must be on the page the action was chosen for.
-fn element(p: &Parsed, ids: &[&str]) -> Result<u64, Failure> {
+/// The action's element, which must be on the page the action was chosen for: its backend
+/// node id (a `dom` page's `data-id` is looked up in the document).
+async fn element(tab: &Tab, p: &Parsed, page: &Snapshot) -> Result<u64, Failure> {
     let id = p.args.first().map(String::as_str).unwrap_or("");
-    if !ids.contains(&id) {
-        return Err(failed(
-            "ELEMENT_NOT_FOUND",
-            format!("element {id} is not on the page"),
-        ));
-    }
-    id.parse().map_err(|_| {
+    let missing = || {
         failed(
             "ELEMENT_NOT_FOUND",
             format!("element {id} is not on the page"),
         )
-    })
+    };
+    if !page.ids().contains(&id) {
+        return Err(missing());
+    }
+    if !page.dom_ids {
+        return id.parse().map_err(|_| missing());
+    }
+    let found = tab
+        .call(
+            "Runtime.evaluate",
+            json!({ "expression": format!("document.querySelector('[data-id=\"{id}\"]')") }),
+        )
+        .await
+        .map_err(|_| missing())?;
+    let object = found["result"]["objectId"].as_str().ok_or_else(missing)?;
+    let node = tab
+        .call("DOM.describeNode", json!({ "objectId": object }))
+        .await
+        .map_err(|_| missing())?;
+    node["node"]["backendNodeId"].as_u64().ok_or_else(missing)
 }
 
 fn arg(p: &Parsed, k: usize) -> Result<&str, Failure> {
@@ -153,11 +196,15 @@ fn key_event(key: &str) -> Value {
             "windowsVirtualKeyCode": vk, "text": text })
 }
 
-const SET_VALUE: &str = "function (v) { this.scrollIntoView({ block: 'center' }); this.focus();
+/// Sets the value; the extension then blurs the field (`blur` true).
+const SET_VALUE: &str =
+    "function (v, blur) { this.scrollIntoView({ block: 'center' }); this.focus();
   if ('value' in this) this.value = v; else this.textContent = v;
   this.dispatchEvent(new Event('input', { bubbles: true }));
   this.dispatchEvent(new Event('change', { bubbles: true }));
-  return 'value' in this ? this.value === v : true; }";
+  const ok = 'value' in this ? this.value === v : true;
+  if (blur) this.blur();
+  return ok; }";
 
 const SELECT: &str = "function (v) { const o = [...(this.options || [])]
     .find(o => o.value === v || o.text.trim() === v || o.label === v);
@@ -174,28 +221,38 @@ const SCROLL_CONTAINER: &str =
   const [x, y] = { up: [0, -v], down: [0, v], left: [-h, 0], right: [h, 0] }[d] || [0, v];
   this.scrollBy(x, y); return true; }";
 
-/// Executes one browser action on the page whose element ids are `ids`.
-pub async fn execute(tab: &Tab, p: &Parsed, ids: &[&str]) -> Result<(), Failure> {
+/// The extension's window scroll: the first of a document scrolls, later ones do nothing.
+const SCROLL_ONCE: &str = "(pages) => { if (window.__agentScrolled) return false;
+  window.__agentScrolled = true; window.scrollBy(0, innerHeight * pages); return true; }";
+
+/// Executes one browser action on the page whose element ids are `ids`, as `client` does.
+pub async fn execute(
+    tab: &Tab,
+    client: Client,
+    p: &Parsed,
+    page: &Snapshot,
+) -> Result<(), Failure> {
     match p.name.as_str() {
         "click" => {
-            let at = centre(tab, element(p, ids)?).await?;
+            let at = centre(tab, element(tab, p, page).await?).await?;
             mouse(tab, "mouseMoved", at).await?;
             mouse(tab, "mousePressed", at).await?;
             mouse(tab, "mouseReleased", at).await
         }
         "hover" => {
-            let at = centre(tab, element(p, ids)?).await?;
+            let at = centre(tab, element(tab, p, page).await?).await?;
             mouse(tab, "mouseMoved", at).await
         }
         "setValue" => {
-            let node = element(p, ids)?;
-            match script(tab, node, SET_VALUE, &[json!(arg(p, 1)?)]).await? {
+            let node = element(tab, p, page).await?;
+            let blur = client == Client::Extension;
+            match script(tab, node, SET_VALUE, &[json!(arg(p, 1)?), json!(blur)]).await? {
                 Value::Bool(true) => Ok(()),
                 _ => Err(failed("ACTION_FAILED", "the field did not take the value")),
             }
         }
         "selectOption" => {
-            let node = element(p, ids)?;
+            let node = element(tab, p, page).await?;
             let value = arg(p, 1)?;
             match script(tab, node, SELECT, &[json!(value)]).await? {
                 Value::Bool(true) => Ok(()),
@@ -203,11 +260,23 @@ pub async fn execute(tab: &Tab, p: &Parsed, ids: &[&str]) -> Result<(), Failure>
             }
         }
         "check" | "uncheck" => {
-            let node = element(p, ids)?;
+            let node = element(tab, p, page).await?;
             match script(tab, node, TICK, &[json!(p.name == "check")]).await? {
                 Value::Bool(true) => Ok(()),
                 _ => Err(failed("ACTION_FAILED", "the box did not change")),
             }
+        }
+        "press" if client == Client::Extension => {
+            // The key alone: no code, no key code, no text (nothing submits, nothing types).
+            for kind in ["keyDown", "keyUp"] {
+                tab.call(
+                    "Input.dispatchKeyEvent",
+                    json!({ "type": kind, "key": arg(p, 0)? }),
+                )
+                .await
+                .map_err(|e| failed("ACTION_FAILED", e))?;
+            }
+            Ok(())
         }
         "press" => {
             let mut event = key_event(arg(p, 0)?);
@@ -230,16 +299,18 @@ pub async fn execute(tab: &Tab, p: &Parsed, ids: &[&str]) -> Result<(), Failure>
                 .and_then(|n| n.trim().parse().ok())
                 .unwrap_or(1.0);
             let sign = if down { 1.0 } else { -1.0 };
-            tab.eval(&format!(
-                "window.scrollBy(0, innerHeight * {})",
-                sign * pages.clamp(0.0, 10.0)
-            ))
-            .await
-            .map(|_| ())
-            .map_err(|e| failed("ACTION_FAILED", e))
+            let pages = sign * pages.clamp(0.0, 10.0);
+            let js = match client {
+                Client::Extension => format!("({SCROLL_ONCE})({pages})"),
+                Client::Ideal => format!("window.scrollBy(0, innerHeight * {pages})"),
+            };
+            tab.eval(&js)
+                .await
+                .map(|_| ())
+                .map_err(|e| failed("ACTION_FAILED", e))
         }
         "scroll_container" => {
-            let node = element(p, ids)?;
+            let node = element(tab, p, page).await?;
             script(tab, node, SCROLL_CONTAINER, &[json!(arg(p, 1)?)])
                 .await
                 .map(|_| ())
@@ -266,6 +337,16 @@ pub async fn execute(tab: &Tab, p: &Parsed, ids: &[&str]) -> Result<(), Failure>
                 .and_then(|n| n.trim().parse().ok())
                 .unwrap_or(1.0);
             tokio::time::sleep(Duration::from_secs_f64(s.clamp(0.0, 3.0))).await;
+            Ok(())
+        }
+        "findText" if client == Client::Extension => {
+            // Scrolls to the text when it is there; success either way, with no result.
+            let _ = tab
+                .eval(&format!(
+                    "window.find({}, false, false, true)",
+                    json!(arg(p, 0)?)
+                ))
+                .await;
             Ok(())
         }
         "findText" => {

@@ -6,10 +6,13 @@
 pub mod actions;
 pub mod cdp;
 pub mod corpus;
+pub mod miniwob;
 pub mod model;
 pub mod page;
+pub mod policy;
 pub mod rig;
 pub mod run;
 pub mod scenario;
 pub mod shop;
 pub mod site;
+pub mod solve;

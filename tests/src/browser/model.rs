@@ -21,6 +21,8 @@ pub enum Intent {
     Press(&'static str),
     /// Scrolls a page down until an element with this name is on the page (then goes on).
     ScrollUntil(&'static str),
+    /// `findText` of the second text until an element named by the first is on the page.
+    FindUntil(&'static str, &'static str),
     Navigate(&'static str),
     GoBack,
     /// Several field fills in one answer (a chain).
@@ -72,6 +74,7 @@ fn action(intent: &Intent, prompt: &str) -> Result<String, String> {
         Intent::Tick(n) => format!("check({})", id(n)?),
         Intent::Press(k) => format!("press({})", quoted(k)),
         Intent::ScrollUntil(_) => "scroll(true, 1)".to_owned(),
+        Intent::FindUntil(_, text) => format!("findText({})", quoted(text)),
         Intent::Navigate(u) => format!("navigate({})", quoted(u)),
         Intent::GoBack => "goBack()".to_owned(),
         Intent::Finish(_) => "finish()".to_owned(),
@@ -104,11 +107,13 @@ fn next(s: &mut State, prompt: &str) -> String {
         };
         let thought = format!("Scripted step: {intent:?}");
         let actions: Result<Vec<String>, String> = match &intent {
-            Intent::ScrollUntil(n) if find(prompt, n).is_some() => {
+            Intent::ScrollUntil(n) | Intent::FindUntil(n, _) if find(prompt, n).is_some() => {
                 s.script.pop_front();
                 continue;
             }
-            Intent::ScrollUntil(_) => action(&intent, prompt).map(|a| vec![a]),
+            Intent::ScrollUntil(_) | Intent::FindUntil(..) => {
+                action(&intent, prompt).map(|a| vec![a])
+            }
             Intent::Chain(items) => items.iter().map(|i| action(i, prompt)).collect(),
             Intent::Finish(answer) => {
                 s.script.pop_front();
@@ -127,7 +132,7 @@ fn next(s: &mut State, prompt: &str) -> String {
         };
         return match actions {
             Ok(actions) => {
-                if !matches!(intent, Intent::ScrollUntil(_)) {
+                if !matches!(intent, Intent::ScrollUntil(_) | Intent::FindUntil(..)) {
                     s.script.pop_front();
                 }
                 let lines: Vec<String> = actions

@@ -1,7 +1,10 @@
 //! What the extension reads from a page: the `interactiveTree` built from the browser's
 //! accessibility tree in the client's node format (`i` = backend node id, short roles, names,
-//! values, states, `xy`/`box`), the URL, title and viewport, and the page's settling after
-//! an action (DOM mutations counted by an observer every document gets, loads, requests).
+//! values, states, `xy`/`box` in document coordinates — unchanged by scrolling, as the
+//! shipping client sends them), or in the `dom` mode the page's simplified HTML with a
+//! `data-id` on every visible element; the URL, title and viewport, and the page's settling
+//! after an action (DOM mutations counted by an observer every document gets, loads,
+//! requests).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -36,7 +39,8 @@ pub fn short_role(role: &str) -> Option<&'static str> {
     Some(match role {
         "button" | "PopUpButton" | "ToggleButton" => "btn",
         "link" => "link",
-        "textbox" | "searchbox" | "spinbutton" | "TextField" => "inp",
+        "textbox" | "searchbox" | "spinbutton" | "TextField" | "date" | "DateTime"
+        | "InputTime" => "inp",
         "combobox" | "listbox" => "sel",
         "checkbox" | "menuitemcheckbox" => "chk",
         "radio" | "menuitemradio" => "radio",
@@ -83,12 +87,22 @@ pub struct Snapshot {
     pub title: String,
     pub viewport: (u64, u64),
     pub nodes: Vec<Value>,
-    /// The page's HTML (at most 500 000 characters) when it has no interactive element:
-    /// the client then sends the page in its `full` mode instead.
+    /// The page's HTML (at most 500 000 characters): in the `dom` mode, or when the page has
+    /// no interactive element (the client then sends the page in its `full` mode instead).
     pub dom: Option<String>,
+    /// Element ids are the `data-id` values of the `dom` (the `dom` mode), not node ids.
+    pub dom_ids: bool,
 }
 
 impl Snapshot {
+    /// The ids an action may name on this page.
+    pub fn ids(&self) -> Vec<&str> {
+        if self.dom_ids {
+            return self.dom.as_deref().map(data_ids).unwrap_or_default();
+        }
+        self.nodes.iter().filter_map(|n| n["i"].as_str()).collect()
+    }
+
     /// The nodes' `i` values by accessible name (lower case), for tests.
     pub fn ids_named(&self, name: &str) -> Vec<String> {
         let wanted = name.to_lowercase();
@@ -100,6 +114,63 @@ impl Snapshot {
     }
 }
 
+/// The `data-id` values of a `dom` string, in order.
+fn data_ids(dom: &str) -> Vec<&str> {
+    dom.split(" data-id=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect()
+}
+
+/// Marks every visible element of the body with a `data-id` (kept across snapshots of a
+/// document) and returns the body as simplified HTML: no scripts, styles or hidden elements,
+/// current field values and states as attributes.
+const DOM_SNAPSHOT: &str = r#"(() => {
+  const skip = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'LINK', 'META']);
+  const visible = el => { const r = el.getBoundingClientRect(), s = getComputedStyle(el);
+    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'; };
+  let n = window.__agentIds || 0;
+  const live = [...document.body.querySelectorAll('*')];
+  for (const el of live) if (!skip.has(el.tagName) && visible(el) && !el.hasAttribute('data-id'))
+    el.setAttribute('data-id', String(++n));
+  window.__agentIds = n;
+  const copy = document.body.cloneNode(true);
+  const copies = [...copy.querySelectorAll('*')];
+  live.forEach((el, k) => {
+    const c = copies[k];
+    if (skip.has(el.tagName) || !visible(el)) { c.setAttribute('data-drop', ''); return; }
+    if (!el.hasAttribute('data-id')) return;
+    if (el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio')) {
+      if (el.checked) c.setAttribute('checked', ''); else c.removeAttribute('checked');
+    } else if (el.tagName === 'TEXTAREA') {
+      c.textContent = el.value;
+    } else if ('value' in el && ['INPUT', 'SELECT'].includes(el.tagName)) {
+      c.setAttribute('value', el.value);
+    }
+  });
+  for (const c of copy.querySelectorAll('[data-drop]')) c.remove();
+  return copy.outerHTML;
+})()"#;
+
+/// The page as the extension reads it in its `dom` mode.
+pub async fn dom_snapshot(tab: &Tab) -> Result<Snapshot, String> {
+    let html = tab.eval(DOM_SNAPSHOT).await?;
+    let page = tab
+        .eval("({ url: location.href, title: document.title, w: innerWidth, h: innerHeight })")
+        .await?;
+    Ok(Snapshot {
+        dom: Some(html.as_str().unwrap_or("").chars().take(500_000).collect()),
+        dom_ids: true,
+        url: page["url"].as_str().unwrap_or("").to_owned(),
+        title: page["title"].as_str().unwrap_or("").to_owned(),
+        viewport: (
+            page["w"].as_u64().unwrap_or(1280),
+            page["h"].as_u64().unwrap_or(800),
+        ),
+        nodes: Vec::new(),
+    })
+}
+
 /// The page as the extension reads it in its default (semantic) mode.
 pub async fn snapshot(tab: &Tab) -> Result<Snapshot, String> {
     let ax = tab.call("Accessibility.getFullAXTree", json!({})).await?;
@@ -108,7 +179,8 @@ pub async fn snapshot(tab: &Tab) -> Result<Snapshot, String> {
         .iter()
         .filter_map(|n| n["nodeId"].as_str().map(|id| (id, n)))
         .collect();
-    // Options of a closed native select are not on screen: the select's value stands for them.
+    // Options of a closed native select are not on screen: the select's value stands for
+    // them; the parts of a native date or time field are one field to the client.
     let in_native_select = |n: &Value| {
         let mut parent = n["parentId"].as_str();
         for _ in 0..64 {
@@ -117,7 +189,7 @@ pub async fn snapshot(tab: &Tab) -> Result<Snapshot, String> {
             };
             if matches!(
                 p["role"]["value"].as_str(),
-                Some("combobox" | "MenuListPopup")
+                Some("combobox" | "MenuListPopup" | "date" | "DateTime" | "InputTime")
             ) {
                 return true;
             }
@@ -125,6 +197,12 @@ pub async fn snapshot(tab: &Tab) -> Result<Snapshot, String> {
         }
         false
     };
+    // Boxes come relative to the viewport; the client sends them in document coordinates.
+    let scroll = tab.eval("[scrollX, scrollY]").await?;
+    let (sx, sy) = (
+        scroll[0].as_f64().unwrap_or(0.0),
+        scroll[1].as_f64().unwrap_or(0.0),
+    );
     let mut nodes = Vec::new();
     for n in &all {
         if n["ignored"] == true {
@@ -136,7 +214,7 @@ pub async fn snapshot(tab: &Tab) -> Result<Snapshot, String> {
         let Some(backend) = n["backendDOMNodeId"].as_u64() else {
             continue;
         };
-        if role == "opt" && in_native_select(n) {
+        if matches!(role, "opt" | "inp" | "btn") && in_native_select(n) {
             continue;
         }
         // Laid-out elements only: the client reads each element's box.
@@ -148,8 +226,8 @@ pub async fn snapshot(tab: &Tab) -> Result<Snapshot, String> {
         };
         let quad = &model["model"]["border"];
         let (x, y) = (
-            quad[0].as_f64().unwrap_or(0.0),
-            quad[1].as_f64().unwrap_or(0.0),
+            quad[0].as_f64().unwrap_or(0.0) + sx,
+            quad[1].as_f64().unwrap_or(0.0) + sy,
         );
         let (w, h) = (
             model["model"]["width"].as_f64().unwrap_or(0.0),
@@ -162,11 +240,25 @@ pub async fn snapshot(tab: &Tab) -> Result<Snapshot, String> {
             "xy": [(x + w / 2.0).round() as i64, (y + h / 2.0).round() as i64],
             "box": [x.round() as i64, y.round() as i64, w.round() as i64, h.round() as i64],
         });
-        let value = match &n["value"]["value"] {
+        let mut value = match &n["value"]["value"] {
             Value::String(s) => cut(s, VALUE_MAX),
             Value::Number(v) => v.to_string(),
             _ => String::new(),
         };
+        // The client reads a field's own value; an ARIA spin button's accessible value is its
+        // `aria-valuenow`, which a widget may update late.
+        if n["role"]["value"] == "spinbutton" {
+            if let Ok(Value::String(v)) = tab
+                .on_node(
+                    backend,
+                    "function () { return 'value' in this ? String(this.value) : null; }",
+                    &[],
+                )
+                .await
+            {
+                value = cut(&v, VALUE_MAX);
+            }
+        }
         if !value.is_empty() && !matches!(role, "chk" | "radio" | "link" | "btn") {
             node["v"] = json!(value);
         }
@@ -187,6 +279,7 @@ pub async fn snapshot(tab: &Tab) -> Result<Snapshot, String> {
     };
     Ok(Snapshot {
         dom,
+        dom_ids: false,
         url: page["url"].as_str().unwrap_or("").to_owned(),
         title: page["title"].as_str().unwrap_or("").to_owned(),
         viewport: (

@@ -4,7 +4,7 @@
 
 use super::cdp::Browser;
 use super::model::BrowserModel;
-use super::run::{failed_checks, run, Agent, Outcome};
+use super::run::{failed_checks, run, Agent, Options, Outcome};
 use super::scenario::Scenario;
 use super::site::Site;
 use crate::harness::PW;
@@ -13,7 +13,7 @@ use crate::{AppOptions, TestApp};
 pub struct Rig {
     pub site: Site,
     pub agent: Agent,
-    browser: Browser,
+    pub browser: Browser,
     _app: TestApp,
 }
 
@@ -47,13 +47,13 @@ impl Rig {
         &self,
         scenario: &Scenario,
         model: Option<&BrowserModel>,
-        max_steps: usize,
+        opts: Options,
     ) -> Result<(Outcome, Vec<String>), String> {
         if let Some(m) = model {
             m.script(scenario.script.clone());
         }
         let tab = self.browser.new_page().await?;
-        let out = run(&self.agent, &tab, &self.site, scenario, max_steps).await;
+        let out = run(&self.agent, &tab, &self.site, scenario, opts).await;
         let failed = failed_checks(&tab, scenario, &out).await;
         tab.close().await;
         Ok((out, failed))

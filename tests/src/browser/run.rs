@@ -1,13 +1,16 @@
 //! The extension's loop over a real page: read the page, ask the server, execute the action
-//! (or the safe chain), report how it went, until the task ends. A question (`ask_user`) is
+//! (the idealised client also runs a safe chain; the extension stops at one), report how it
+//! went, until the task ends. A question (`ask_user`) is
 //! answered from the scenario's replies and sent as the shipping client does: a new send
 //! without `taskId`, with the reply as `query`.
 
 use serde_json::{json, Value};
 
-use super::actions::{execute, parse, Failure};
+use std::collections::BTreeMap;
+
+use super::actions::{execute, parse, Client, Failure};
 use super::cdp::Tab;
-use super::page::{before, changes, settle, snapshot, Snapshot, OBSERVER};
+use super::page::{before, changes, dom_snapshot, settle, snapshot, Snapshot, OBSERVER};
 use super::scenario::{Check, Scenario};
 use super::site::Site;
 
@@ -40,10 +43,12 @@ impl Agent {
     }
 }
 
-/// How a scenario went.
+/// How a run went.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
-    /// The task's last status (`completed`, `failed`, ...), or `stuck` / `error`.
+    /// The task's last status (`completed`, `failed`, ...), or `stuck` (out of steps or
+    /// replies), `ended` (the page ended the episode), `client_stopped` (the extension cannot
+    /// run the answer and stops sending) or `error`.
     pub status: String,
     /// Interact calls.
     pub steps: usize,
@@ -56,13 +61,33 @@ pub struct Outcome {
     /// What the client ran each round (several actions: a chain).
     pub executed: Vec<Vec<String>>,
     pub questions: Vec<String>,
+    /// The server's interventions by kind, as its answers report them (`metrics.interventions`).
+    pub interventions: BTreeMap<String, u64>,
     /// Orders the shop recorded during the run.
     pub orders: usize,
     pub error: Option<String>,
 }
 
-/// Puts the page into a request: the tree, or the HTML when the page has no interactive
-/// element (a non-empty tree or dom is required).
+/// How the client reads pages and runs actions.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub client: Client,
+    /// Send the page as `dom` (simplified HTML) instead of the `interactiveTree`.
+    pub dom: bool,
+    pub max_steps: usize,
+}
+
+impl Options {
+    pub fn new(max_steps: usize) -> Self {
+        Self {
+            client: Client::from_env(),
+            dom: false,
+            max_steps,
+        }
+    }
+}
+
+/// Puts the page into a request: the tree, or the HTML (a non-empty tree or dom is required).
 fn put_page(body: &mut Value, page: &Snapshot) {
     body["url"] = json!(page.url);
     body["pageTitle"] = json!(page.title);
@@ -71,7 +96,7 @@ fn put_page(body: &mut Value, page: &Snapshot) {
     match &page.dom {
         Some(dom) => {
             body["dom"] = json!(dom);
-            body["domMode"] = json!("full");
+            body["domMode"] = json!(if page.dom_ids { "hybrid" } else { "full" });
         }
         None => {
             if let Some(o) = body.as_object_mut() {
@@ -111,33 +136,48 @@ pub async fn open(tab: &Tab, url: &str, javascript: bool) -> Result<(), String> 
     Ok(())
 }
 
-/// The actions an answer asks the client to run: the chain when it is safe, else `action`.
-fn to_run(answer: &Value) -> Vec<String> {
-    let chain = answer["chainMetadata"]["safeToChain"] == true;
-    match answer["chainedActions"].as_array() {
-        Some(items) if chain && !items.is_empty() => items
-            .iter()
-            .filter_map(|i| i["action"].as_str().map(str::to_owned))
-            .collect(),
-        _ => answer["action"]
-            .as_str()
-            .map(str::to_owned)
-            .into_iter()
-            .collect(),
+/// The chain an answer asks the client to run (empty: none).
+fn chain_of(answer: &Value) -> Vec<String> {
+    if answer["chainMetadata"]["safeToChain"] != true {
+        return Vec::new();
     }
+    answer["chainedActions"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i["action"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
-/// Runs the scenario in `tab` against the server, for at most `max_steps` interact calls.
+/// Runs the scenario in `tab` against the server.
 pub async fn run(
     agent: &Agent,
     tab: &Tab,
     site: &Site,
     scenario: &Scenario,
-    max_steps: usize,
+    opts: Options,
 ) -> Outcome {
     let mut out = Outcome::default();
     let orders = site.orders().len();
-    if let Err(e) = drive(agent, tab, scenario, max_steps, &mut out).await {
+    let result = async {
+        open(tab, &scenario.start, scenario.javascript).await?;
+        let mut replies = scenario.replies.iter().map(|r| r.to_string());
+        drive(
+            agent,
+            tab,
+            scenario.task,
+            &mut replies,
+            None,
+            opts,
+            &mut out,
+        )
+        .await
+    }
+    .await;
+    if let Err(e) = result {
         out.status = "error".into();
         out.error = Some(e);
     }
@@ -145,24 +185,44 @@ pub async fn run(
     out
 }
 
-async fn drive(
+/// Reads the page as the client does in `opts`' mode.
+async fn read(tab: &Tab, opts: Options) -> Result<Snapshot, String> {
+    if opts.dom {
+        dom_snapshot(tab).await
+    } else {
+        snapshot(tab).await
+    }
+}
+
+/// The extension's loop on the page open in `tab`: the task, the user's `replies` to its
+/// questions, until the task ends, the client stops, or `ended` (a JavaScript expression)
+/// is true after an action.
+pub async fn drive(
     agent: &Agent,
     tab: &Tab,
-    scenario: &Scenario,
-    max_steps: usize,
+    task: &str,
+    replies: &mut dyn Iterator<Item = String>,
+    ended: Option<&str>,
+    opts: Options,
     out: &mut Outcome,
 ) -> Result<(), String> {
-    open(tab, &scenario.start, scenario.javascript).await?;
     let session = uuid::Uuid::new_v4().to_string();
-    let mut page = snapshot(tab).await?;
-    let mut body = first_body(scenario.task, &session, &page);
-    let mut replies = scenario.replies.iter();
-    while out.steps < max_steps {
+    let mut page = read(tab, opts).await?;
+    let mut body = first_body(task, &session, &page);
+    while out.steps < opts.max_steps {
         out.steps += 1;
         let answer = agent.interact(&body).await?;
         out.llm_calls += answer["metrics"]["llmCalls"].as_u64().unwrap_or(0);
         out.prompt_tokens += answer["usage"]["promptTokens"].as_u64().unwrap_or(0);
         out.completion_tokens += answer["usage"]["completionTokens"].as_u64().unwrap_or(0);
+        for kind in answer["metrics"]["interventions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            *out.interventions.entry(kind.to_owned()).or_default() += 1;
+        }
         out.thought = answer["thought"].as_str().unwrap_or("").to_owned();
         out.status = answer["status"].as_str().unwrap_or("").to_owned();
         let action = answer["action"].as_str().unwrap_or("").to_owned();
@@ -176,40 +236,56 @@ async fn drive(
                     out.status = "stuck".into();
                     return Ok(());
                 };
-                page = snapshot(tab).await?;
+                page = read(tab, opts).await?;
                 let session = answer["sessionId"].as_str().unwrap_or(&session);
-                body = first_body(reply, session, &page);
+                body = first_body(&reply, session, &page);
                 continue;
             }
             _ => {}
         }
-        let server_did_it = answer["toolAction"]["toolType"] == "SERVER";
-        let run_now = if server_did_it {
+        let chain = chain_of(&answer);
+        if opts.client == Client::Extension && !chain.is_empty() {
+            // Measured: the extension fails a chain's first item ("Unknown action:
+            // undefined"), touches nothing and sends no further request.
+            out.executed.push(Vec::new());
+            out.status = "client_stopped".into();
+            out.error = Some(format!(
+                "the extension cannot run chainedActions ({} items)",
+                chain.len()
+            ));
+            return Ok(());
+        }
+        let run_now = if answer["toolAction"]["toolType"] == "SERVER" {
             Vec::new()
+        } else if chain.is_empty() {
+            vec![action]
         } else {
-            to_run(&answer)
+            chain
         };
         let mark = before(tab).await;
         let mut failure: Option<(Failure, String)> = None;
-        {
-            let ids: Vec<&str> = page.nodes.iter().filter_map(|n| n["i"].as_str()).collect();
-            for a in &run_now {
-                let result = match parse(a) {
-                    Some(p) => execute(tab, &p, &ids).await,
-                    None => Err(Failure {
-                        code: "ACTION_FAILED",
-                        message: format!("cannot read the action {a:?}"),
-                    }),
-                };
-                if let Err(f) = result {
-                    failure = Some((f, a.clone()));
-                    break;
-                }
+        for a in &run_now {
+            let result = match parse(a) {
+                Some(p) => execute(tab, opts.client, &p, &page).await,
+                None => Err(Failure {
+                    code: "ACTION_FAILED",
+                    message: format!("cannot read the action {a:?}"),
+                }),
+            };
+            if let Err(f) = result {
+                failure = Some((f, a.clone()));
+                break;
             }
         }
         out.executed.push(run_now);
         settle(tab).await;
-        let new = snapshot(tab).await?;
+        if let Some(js) = ended {
+            if tab.eval(js).await == Ok(Value::Bool(true)) {
+                out.status = "ended".into();
+                return Ok(());
+            }
+        }
+        let new = read(tab, opts).await?;
         let (dom, observations) = changes(tab, &mark, &page, &new).await;
         body["taskId"] = answer["taskId"].clone();
         body["sessionId"] = answer["sessionId"].clone();

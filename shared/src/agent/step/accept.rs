@@ -9,6 +9,7 @@ use super::{judge, tools, BuiltPage, Decision, StepContext};
 use crate::agent::action::Action;
 use crate::agent::request::InteractRequest;
 use crate::context::AppContext;
+use crate::domain::intervention::Intervention;
 use crate::domain::plan::Plan;
 use crate::domain::verdict::SUCCESS_CONFIDENCE;
 
@@ -43,6 +44,7 @@ pub async fn accept(
         && (needs_finish_check(step) || matches!(verified, Some((false, _))));
     update_plan(step, &p, now, !finishing);
     if let Some(c) = &p.confirmation {
+        step.intervene(Intervention::Confirmation);
         step.task.confirmation = Some(c.clone());
     }
     match &p.action {
@@ -62,6 +64,8 @@ pub async fn accept(
                             "the task is not complete yet ({reason}); continue with the next action"
                         ));
                     }
+                    step.intervene(Intervention::FinishRefused);
+                    step.intervene(Intervention::AskUser);
                     Outcome::Done(Box::new(Decision::ask(
                         format!("I think the task is done, but a check says otherwise: {reason}"),
                         "Is the task complete, or what is still missing?",

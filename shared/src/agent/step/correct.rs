@@ -11,6 +11,7 @@ use super::{Decision, StepContext};
 use crate::agent::action::Action;
 use crate::agent::request::InteractRequest;
 use crate::domain::correction::{choose, Choice, Correction, Failure, Strategy};
+use crate::domain::intervention::Intervention;
 use crate::domain::plan::Plan;
 use crate::domain::risk::{assess, Context};
 use crate::domain::TaskStatus;
@@ -69,6 +70,7 @@ pub fn correct(
     match choose(&failure, facts.view) {
         Choice::GiveUp { reason } => {
             plan.fail_current();
+            step.intervene(Intervention::GaveUp);
             Some(Decision::fail(format!(
                 "I could not get \"{}\" done: {reason}. The last attempt failed because {}.",
                 crate::text::single_line(&step_name, 120),
@@ -111,6 +113,7 @@ pub fn correct(
                 let thought = format!("The last action did not work ({}); {reason}.", v.reason);
                 if let Review::Accept(p) = review_own(&thought, &a, facts) {
                     if p.confirmation.is_none() {
+                        step.intervene(Intervention::ForcedAction);
                         return Some(Decision {
                             status: TaskStatus::Correcting,
                             ..p.decision

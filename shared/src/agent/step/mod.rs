@@ -63,6 +63,7 @@ use crate::domain::blocker::BlockerInfo;
 use crate::domain::chain::{ChainItem, ChainMetadata};
 use crate::domain::correction::Correction;
 use crate::domain::facts::ElementSnapshot;
+use crate::domain::intervention::{note, Intervention};
 use crate::domain::outcome::ExpectedOutcome;
 use crate::domain::verdict::Verification;
 use crate::domain::{Session, Step, StepKind, Task, TaskStatus, TokenUsage};
@@ -206,6 +207,9 @@ pub struct StepContext {
     pub llm_calls: u32,
     /// When each phase ended.
     pub phases: Phases,
+    /// What the server's rules did to this step (see [`Intervention`]).
+    #[serde(default)]
+    pub interventions: Vec<Intervention>,
 }
 
 /// Microseconds from the start of a request to the end of `load` (with the page), `verify`
@@ -219,6 +223,26 @@ pub struct Phases {
 }
 
 impl StepContext {
+    /// Notes an intervention of the server's rules.
+    pub fn intervene(&mut self, kind: Intervention) {
+        note(&mut self.interventions, kind);
+    }
+
+    /// Every intervention of the step, those read off its verdict and correction included.
+    pub fn all_interventions(&self) -> Vec<Intervention> {
+        let mut all = Vec::new();
+        if self.verification.as_ref().is_some_and(|v| !v.success) {
+            note(&mut all, Intervention::FailedVerdict);
+        }
+        if self.correction.is_some() {
+            note(&mut all, Intervention::Correction);
+        }
+        for k in &self.interventions {
+            note(&mut all, *k);
+        }
+        all
+    }
+
     /// Adds a model call's usage and time.
     pub fn count_call(&mut self, usage: TokenUsage, elapsed: Duration) {
         self.usage.add(usage);

@@ -17,6 +17,7 @@ use crate::agent::output::tagged;
 use crate::agent::prompt::{self, PromptInput, WebOffer};
 use crate::agent::request::InteractRequest;
 use crate::context::AppContext;
+use crate::domain::intervention::Intervention;
 use crate::domain::loops::tool_streak;
 use crate::domain::web::SearchRecord;
 use crate::domain::{StepKind, TokenUsage};
@@ -289,7 +290,10 @@ pub async fn review(
         Review::Accept(p) => {
             match accept::accept(ctx, step, req, built, *p, attempt, deadline).await {
                 accept::Outcome::Done(d) => return done(step, *d),
-                accept::Outcome::Retry(problem) => problem,
+                accept::Outcome::Retry(problem) => {
+                    step.intervene(Intervention::FinishRefused);
+                    problem
+                }
                 accept::Outcome::Tool(action, call, thought) => {
                     if tool_streak(&step.history) >= MAX_TOOL_STREAK {
                         return done(step, Decision::fail(
@@ -310,10 +314,12 @@ pub async fn review(
             }
         }
         Review::Refuse(problem) => {
+            step.intervene(Intervention::Refused);
             tracing::info!(attempt, problem = %problem, "model answer refused by the guard");
             problem
         }
         Review::Loop(kind) => {
+            step.intervene(Intervention::Loop);
             step.task.loops += 1;
             if step.task.loops >= 2 || round.retried {
                 return done(

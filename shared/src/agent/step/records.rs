@@ -78,6 +78,7 @@ fn decision(
         "llmMs": step.llm_ms,
         "llmCalls": step.llm_calls,
         "phases": step.phases,
+        "interventions": step.all_interventions(),
     }));
     r
 }

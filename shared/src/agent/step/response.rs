@@ -7,6 +7,7 @@ use super::{Decision, StepContext, ToolAction};
 use crate::domain::blocker::BlockerInfo;
 use crate::domain::chain::{ChainItem, ChainMetadata};
 use crate::domain::correction::Correction;
+use crate::domain::intervention::Intervention;
 use crate::domain::outcome::ExpectedOutcome;
 use crate::domain::plan::{Plan, StepStatus, ToolType};
 use crate::domain::verdict::Verification;
@@ -20,6 +21,9 @@ pub struct Metrics {
     pub llm_ms: u64,
     pub llm_calls: u32,
     pub step_index: u32,
+    /// What the server's rules did to this step, when anything.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub interventions: Vec<Intervention>,
 }
 
 /// A plan step as the contract shows it.
@@ -144,6 +148,7 @@ impl<'a> StepResponse<'a> {
                 llm_ms: step.llm_ms,
                 llm_calls: step.llm_calls,
                 step_index: step.step_index,
+                interventions: step.all_interventions(),
             },
         }
     }

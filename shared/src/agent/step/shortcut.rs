@@ -10,6 +10,7 @@ use crate::agent::action::Action;
 use crate::domain::blocker::{cookie_dismissal, detect};
 use crate::domain::confirm::PendingConfirmation;
 use crate::domain::facts::PageFacts;
+use crate::domain::intervention::Intervention;
 use crate::domain::outcome::predict;
 use crate::domain::TaskStatus;
 
@@ -76,6 +77,7 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
             .user_message
             .clone()
             .unwrap_or_else(|| blocker.description.clone());
+        step.intervene(Intervention::Blocker);
         return Some(Decision {
             status: TaskStatus::AwaitingUser,
             blocker: Some(blocker.clone()),
@@ -96,7 +98,10 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
         &click,
         facts,
     ) {
-        Review::Accept(p) if p.confirmation.is_none() => Some(p.decision),
+        Review::Accept(p) if p.confirmation.is_none() => {
+            step.intervene(Intervention::CookieBanner);
+            Some(p.decision)
+        }
         _ => None,
     }
 }

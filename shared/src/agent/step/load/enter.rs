@@ -130,6 +130,7 @@ pub async fn enter(
         llm_ms: 0,
         llm_calls: 0,
         phases: Default::default(),
+        interventions: Vec::new(),
     };
     Ok((Box::new(step), built))
 }

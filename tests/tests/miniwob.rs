@@ -1,0 +1,120 @@
+//! MiniWoB++ as the external yardstick, in CI: every supported task type, five seeds each,
+//! through headless Chromium driven as the shipping extension drives a tab, local-api, and the
+//! prompt-only policy (`browser::policy`), which reads nothing but the decision prompts the
+//! server sends. Success is MiniWoB's own reward. Every episode must be solved, and the server
+//! must not intervene in a competent model's path: no refused answer, no loop refusal, no
+//! failed verdict on an action that worked, no correction, no question of its own. A risk
+//! confirmation is counted apart (the policy answers yes).
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use api_tests::browser::miniwob::{miniwob_dir, run_all, serve, Episode, TASKS};
+use api_tests::browser::policy::Policy;
+use api_tests::browser::rig::Rig;
+use api_tests::AppOptions;
+
+/// Seeds per task type.
+const SEEDS: u64 = 5;
+/// Episodes run at once (one tab each).
+const PARALLEL: usize = 4;
+/// Interact calls one episode may take.
+const MAX_STEPS: usize = 15;
+
+/// Confirmations the risk gate asks for on these tasks, and why that is its rule.
+const CONFIRMATIONS: &[(&str, &str)] = &[(
+    "click-checkboxes-transfer",
+    "the address names a transfer (click-checkboxes-transfer.html) and Submit commits: without \
+     page text the gate cannot tell it from a bank's transfer review page, so it asks once",
+)];
+
+fn table(episodes: &[Episode]) -> String {
+    let mut by_task: BTreeMap<&str, Vec<&Episode>> = BTreeMap::new();
+    for e in episodes {
+        by_task.entry(&e.task).or_default().push(e);
+    }
+    let mut out = format!(
+        "{:<28} {:>4} {:>6} {:>5} {:>5}  interventions\n",
+        "task", "mode", "solved", "steps", "calls"
+    );
+    for (task, eps) in &by_task {
+        let mut kinds: BTreeMap<&str, u64> = BTreeMap::new();
+        for e in eps {
+            for (k, n) in &e.interventions {
+                *kinds.entry(k).or_default() += n;
+            }
+        }
+        out.push_str(&format!(
+            "{:<28} {:>4} {:>3}/{:<2} {:>5} {:>5}  {:?}\n",
+            task,
+            format!("{:?}", eps[0].mode).to_lowercase(),
+            eps.iter().filter(|e| e.solved).count(),
+            eps.len(),
+            eps.iter().map(|e| e.steps).sum::<usize>(),
+            eps.iter().map(|e| e.llm_calls).sum::<u64>(),
+            kinds
+        ));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_competent_policy_solves_every_supported_task_and_the_server_lets_it() {
+    let dir = miniwob_dir().expect(
+        "the miniwob package (scripts/test installs it into the tools venv; or set MINIWOB_DIR)",
+    );
+    let base = serve(dir).await.expect("serve MiniWoB");
+    let policy = Policy::start().await;
+    let rig = Rig::start(AppOptions::with_llm(&policy.base_url))
+        .await
+        .expect("start the rig");
+    let only = std::env::var("MINIWOB_TASKS").ok();
+    let seeds: u64 = std::env::var("MINIWOB_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(SEEDS);
+    let episodes: Vec<(String, u64)> = TASKS
+        .iter()
+        .filter(|(t, _)| {
+            only.as_deref()
+                .is_none_or(|o| o.split(',').any(|x| x == *t))
+        })
+        .flat_map(|(t, _)| (0..seeds).map(move |s| (t.to_string(), s)))
+        .collect();
+    let started = Instant::now();
+    let results = run_all(
+        &rig.agent,
+        &rig.browser,
+        base,
+        &episodes,
+        PARALLEL,
+        MAX_STEPS,
+    )
+    .await;
+    println!(
+        "{}{} episodes in {:.1} s",
+        table(&results),
+        results.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let mut problems = Vec::new();
+    for e in &results {
+        let confirmations = e.interventions.get("confirmation").copied().unwrap_or(0);
+        let expected = CONFIRMATIONS.iter().any(|(t, _)| *t == e.task);
+        if !e.solved || e.unexpected_interventions() > 0 || (confirmations > 0 && !expected) {
+            problems.push(format!(
+                "{} seed {}: solved {} ({}), interventions {:?}, query {:?}, actions {:?}, error {:?}",
+                e.task, e.seed, e.solved, e.status, e.interventions, e.query, e.actions, e.error
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} of {} episodes went wrong:\n{}\nunanswered prompts: {:?}",
+        problems.len(),
+        results.len(),
+        problems.join("\n"),
+        policy.unsolved().iter().take(3).collect::<Vec<_>>()
+    );
+    assert!(results.len() as u64 >= 40 * seeds.min(SEEDS) || only.is_some());
+}
