@@ -77,6 +77,17 @@ pub async fn serve(handler: Handler) -> SocketAddr {
     addr
 }
 
+/// An OpenAI chat completion answering `content` to a prompt of `prompt_chars` characters
+/// (tokens estimated at four characters each).
+pub fn completion(id: &str, prompt_chars: usize, content: &str) -> Value {
+    json!({
+        "id": id,
+        "object": "chat.completion",
+        "choices": [{ "index": 0, "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }],
+        "usage": { "prompt_tokens": prompt_chars / 4, "completion_tokens": content.len() / 4 }
+    })
+}
+
 /// The model name test apps give the verification model (`LLM_VERIFY_MODEL`): requests for
 /// it are answered from the verdict queue and recorded apart.
 pub const VERIFY_MODEL: &str = "scripted-verifier";

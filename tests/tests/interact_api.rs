@@ -73,6 +73,10 @@ async fn a_three_step_tree_task_runs_to_finish() {
     assert_eq!(r1["metrics"]["stepIndex"], 0);
     assert!(r1["metrics"]["durationMs"].is_u64() && r1["metrics"]["llmMs"].is_u64());
     assert!(
+        r1["metrics"].get("interventions").is_none(),
+        "a step the server let through lists no intervention"
+    );
+    assert!(
         r1.get("userQuestion").is_none() && r1.get("data").is_none(),
         "flat, no envelope"
     );
@@ -266,6 +270,8 @@ async fn model_server_errors_are_retried_and_a_missing_element_gets_one_correcti
     let r = h.ok(&tree_body("Press the button")).await;
     assert_eq!(r["action"], "click(10)");
     assert_eq!(r["metrics"]["llmCalls"], 2, "one decision, one correction");
+    // The refusal is reported as the server's intervention in this step.
+    assert_eq!(r["metrics"]["interventions"], json!(["refused"]));
     assert_eq!(
         h.llm.requests().len(),
         4,

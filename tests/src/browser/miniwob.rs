@@ -56,6 +56,7 @@ pub const TASKS: &[(&str, Mode)] = &[
     ("click-tab-2", Mode::Dom),
     ("click-tab-2-easy", Mode::Dom),
     ("click-tab-2-medium", Mode::Dom),
+    ("click-tab-2-hard", Mode::Dom),
     ("click-test", Mode::Tree),
     ("click-test-2", Mode::Tree),
     ("click-test-transfer", Mode::Tree),
@@ -86,6 +87,7 @@ pub const TASKS: &[(&str, Mode)] = &[
     ("simple-arithmetic", Mode::Dom),
     ("simple-algebra", Mode::Dom),
     ("odd-or-even", Mode::Dom),
+    ("navigate-tree", Mode::Dom),
 ];
 
 /// The mode a task runs in (tree for any task not listed).

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::scripted::{serve, VERIFY_MODEL};
+use crate::scripted::{completion, serve, VERIFY_MODEL};
 
 /// One choice of the scripted model.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +54,7 @@ fn failure_shown(prompt: &str, text: &str) -> bool {
 }
 
 /// Quotes a text argument with a quote character it does not contain.
-fn quoted(text: &str) -> String {
+pub fn quoted(text: &str) -> String {
     let q = ['"', '\'', '`']
         .into_iter()
         .find(|q| !text.contains(*q))
@@ -172,13 +172,7 @@ impl BrowserModel {
                 s.calls += 1;
                 next(&mut s, &prompt)
             };
-            let completion = json!({
-                "id": "chatcmpl-browser",
-                "object": "chat.completion",
-                "choices": [{ "index": 0, "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }],
-                "usage": { "prompt_tokens": prompt.len() / 4, "completion_tokens": content.len() / 4 }
-            });
-            (200, completion, Duration::ZERO)
+            (200, completion("chatcmpl-browser", prompt.len(), &content), Duration::ZERO)
         }))
         .await;
         Self {

@@ -152,23 +152,34 @@ const DOM_SNAPSHOT: &str = r#"(() => {
   return copy.outerHTML;
 })()"#;
 
-/// The page as the extension reads it in its `dom` mode.
-pub async fn dom_snapshot(tab: &Tab) -> Result<Snapshot, String> {
-    let html = tab.eval(DOM_SNAPSHOT).await?;
+/// A snapshot of the page's URL, title and viewport with these nodes or this HTML.
+async fn snapshot_with(
+    tab: &Tab,
+    nodes: Vec<Value>,
+    dom: Option<String>,
+    dom_ids: bool,
+) -> Result<Snapshot, String> {
     let page = tab
         .eval("({ url: location.href, title: document.title, w: innerWidth, h: innerHeight })")
         .await?;
     Ok(Snapshot {
-        dom: Some(html.as_str().unwrap_or("").chars().take(500_000).collect()),
-        dom_ids: true,
+        dom,
+        dom_ids,
         url: page["url"].as_str().unwrap_or("").to_owned(),
         title: page["title"].as_str().unwrap_or("").to_owned(),
         viewport: (
             page["w"].as_u64().unwrap_or(1280),
             page["h"].as_u64().unwrap_or(800),
         ),
-        nodes: Vec::new(),
+        nodes,
     })
+}
+
+/// The page as the extension reads it in its `dom` mode.
+pub async fn dom_snapshot(tab: &Tab) -> Result<Snapshot, String> {
+    let html = tab.eval(DOM_SNAPSHOT).await?;
+    let dom = html.as_str().unwrap_or("").chars().take(500_000).collect();
+    snapshot_with(tab, Vec::new(), Some(dom), true).await
 }
 
 /// The page as the extension reads it in its default (semantic) mode.
@@ -268,26 +279,13 @@ pub async fn snapshot(tab: &Tab) -> Result<Snapshot, String> {
         }
         nodes.push(node);
     }
-    let page = tab
-        .eval("({ url: location.href, title: document.title, w: innerWidth, h: innerHeight })")
-        .await?;
     let dom = if nodes.is_empty() {
         let html = tab.eval("document.documentElement.outerHTML").await?;
         Some(html.as_str().unwrap_or("").chars().take(500_000).collect())
     } else {
         None
     };
-    Ok(Snapshot {
-        dom,
-        dom_ids: false,
-        url: page["url"].as_str().unwrap_or("").to_owned(),
-        title: page["title"].as_str().unwrap_or("").to_owned(),
-        viewport: (
-            page["w"].as_u64().unwrap_or(1280),
-            page["h"].as_u64().unwrap_or(800),
-        ),
-        nodes,
-    })
+    snapshot_with(tab, nodes, dom, false).await
 }
 
 /// The counters read before an action, to report what it changed.

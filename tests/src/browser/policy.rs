@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::solve::decide;
-use crate::scripted::{serve, VERIFY_MODEL};
+use crate::scripted::{completion, serve, VERIFY_MODEL};
 
 /// The policy's server.
 #[derive(Clone)]
@@ -74,13 +74,7 @@ impl Policy {
                     format!("{system}\n=====\n{prompt}\n=====\n{content}\n"),
                 );
             }
-            let completion = json!({
-                "id": "chatcmpl-policy",
-                "object": "chat.completion",
-                "choices": [{ "index": 0, "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }],
-                "usage": { "prompt_tokens": prompt.len() / 4, "completion_tokens": content.len() / 4 }
-            });
-            (200, completion, Duration::ZERO)
+            (200, completion("chatcmpl-policy", prompt.len(), &content), Duration::ZERO)
         }))
         .await;
         Self {

@@ -63,35 +63,16 @@ pub fn shop_scenarios() -> Vec<Scenario> {
             ],
             javascript: true,
         },
-        Scenario {
-            name: "checkout-confirmed",
-            start: shop("/cart"),
-            task: "Check out my cart: ship to Ada Lovelace, 12 St James's Square, London, with express shipping, and place the order.",
-            // "Continue to review" on the shipping form pays nothing and goes through; "Place
-            // order" is confirmed first.
-            replies: vec!["Yes, go ahead."],
-            checks: vec![
-                Check::Status("completed"),
-                Check::Js("location.pathname === '/order/confirmed'"),
-                // The address's quote and commas survived the action grammar.
-                Check::PageText(
-                    "placed for Ada Lovelace, 12 St James's Square, London, express delivery, left at the door.",
-                ),
-                Check::Orders(1),
-            ],
-            script: vec![
-                Click("Proceed to checkout"),
+        checkout(
+            "checkout-confirmed",
+            vec![
                 // One action per answer: the extension cannot run a chain.
                 SetValue("Full name", "Ada Lovelace"),
                 SetValue("Street address", "12 St James's Square, London"),
                 Select("Shipping", "express"),
                 Tick("Leave at the door"),
-                Click("Continue to review"),
-                Click("Place order"),
-                Finish("Your order is placed."),
             ],
-            javascript: true,
-        },
+        ),
         Scenario {
             name: "checkout-declined",
             start: shop("/checkout/review?name=Ada+Lovelace&address=London&shipping=standard"),
@@ -99,10 +80,15 @@ pub fn shop_scenarios() -> Vec<Scenario> {
             replies: vec!["No, don't."],
             checks: vec![
                 Check::Status("completed"),
-                Check::Url(shop("/checkout/review?name=Ada+Lovelace&address=London&shipping=standard")),
+                Check::Url(shop(
+                    "/checkout/review?name=Ada+Lovelace&address=London&shipping=standard",
+                )),
                 Check::Orders(0),
             ],
-            script: vec![Click("Place order"), Finish("You declined, so nothing was ordered.")],
+            script: vec![
+                Click("Place order"),
+                Finish("You declined, so nothing was ordered."),
+            ],
             javascript: true,
         },
         Scenario {
@@ -110,7 +96,10 @@ pub fn shop_scenarios() -> Vec<Scenario> {
             start: shop("/journal"),
             task: "Open the journal entries from 2019.",
             replies: vec![],
-            checks: vec![Check::Status("completed"), Check::Url(shop("/journal/2019"))],
+            checks: vec![
+                Check::Status("completed"),
+                Check::Url(shop("/journal/2019")),
+            ],
             script: vec![
                 // The extension scrolls the window once per page; finding the loader's text
                 // scrolls to it every time.
@@ -125,7 +114,10 @@ pub fn shop_scenarios() -> Vec<Scenario> {
             start: shop("/search?q=stove"),
             task: "Read the shop's help page, then come back to these stove results.",
             replies: vec![],
-            checks: vec![Check::Status("completed"), Check::Url(shop("/search?q=stove"))],
+            checks: vec![
+                Check::Status("completed"),
+                Check::Url(shop("/search?q=stove")),
+            ],
             script: vec![
                 Navigate("http://shop.test/help"),
                 GoBack,
@@ -136,7 +128,8 @@ pub fn shop_scenarios() -> Vec<Scenario> {
         Scenario {
             name: "failed-fill-then-another-way",
             start: shop("/gift"),
-            task: "Apply a gift card: code GIFT-2026, or my saved card if the code cannot be entered.",
+            task:
+                "Apply a gift card: code GIFT-2026, or my saved card if the code cannot be entered.",
             replies: vec![],
             checks: vec![
                 Check::Status("completed"),
@@ -156,27 +149,49 @@ pub fn shop_scenarios() -> Vec<Scenario> {
     ]
 }
 
+/// The two-page checkout from the cart, its shipping form filled by `fills`: "Continue to
+/// review" on the shipping form pays nothing and goes through; "Place order" is confirmed
+/// first.
+fn checkout(name: &'static str, fills: Vec<Intent>) -> Scenario {
+    use Intent::*;
+    let mut script = vec![Click("Proceed to checkout")];
+    script.extend(fills);
+    script.extend([
+        Click("Continue to review"),
+        Click("Place order"),
+        Finish("Your order is placed."),
+    ]);
+    Scenario {
+        name,
+        start: shop("/cart"),
+        task: "Check out my cart: ship to Ada Lovelace, 12 St James's Square, London, with express shipping, and place the order.",
+        replies: vec!["Yes, go ahead."],
+        checks: vec![
+            Check::Status("completed"),
+            Check::Js("location.pathname === '/order/confirmed'"),
+            // The address's quote and commas survived the action grammar.
+            Check::PageText(
+                "placed for Ada Lovelace, 12 St James's Square, London, express delivery, left at the door.",
+            ),
+            Check::Orders(1),
+        ],
+        script,
+        javascript: true,
+    }
+}
+
 /// The checkout with its four fields as one chain, for a client that runs chains.
 pub fn chained_checkout() -> Scenario {
     use Intent::*;
-    let mut s = shop_scenarios()
-        .into_iter()
-        .find(|s| s.name == "checkout-confirmed")
-        .expect("the checkout scenario");
-    s.name = "checkout-chained";
-    s.script = vec![
-        Click("Proceed to checkout"),
-        Chain(vec![
+    checkout(
+        "checkout-chained",
+        vec![Chain(vec![
             SetValue("Full name", "Ada Lovelace"),
             SetValue("Street address", "12 St James's Square, London"),
             Select("Shipping", "express"),
             Tick("Leave at the door"),
-        ]),
-        Click("Continue to review"),
-        Click("Place order"),
-        Finish("Your order is placed."),
-    ];
-    s
+        ])],
+    )
 }
 
 /// Every scenario: the shop's, then the corpus pages'.

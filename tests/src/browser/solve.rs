@@ -8,6 +8,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::model::quoted;
+
 /// One element of the page block.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct El {
@@ -217,14 +219,6 @@ impl Prompt {
     }
 }
 
-fn quoted(text: &str) -> String {
-    let q = ['"', '\'', '`']
-        .into_iter()
-        .find(|q| !text.contains(*q))
-        .unwrap_or('"');
-    format!("{q}{text}{q}")
-}
-
 fn click(e: &El) -> String {
     format!("click({})", e.id)
 }
@@ -255,6 +249,12 @@ fn fill_then(p: &Prompt, pairs: &[(&El, String)], submit: &str) -> Result<String
         }
     }
     Ok(click(p.button(submit)?))
+}
+
+/// Fills the page's first field with `value`, then clicks Submit.
+fn fill_first(p: &Prompt, value: impl Into<String>) -> Result<String, String> {
+    let field = *p.fields().first().ok_or("no field")?;
+    fill_then(p, &[(field, value.into())], "Submit")
 }
 
 fn ordinal(word: &str) -> Option<usize> {
@@ -351,16 +351,40 @@ const SOLVERS: &[(&str, Solver)] = &[
             if let Some(link) = p.find(|e| e.kind == "span" && e.named(&c[0])) {
                 return Ok(click(link));
             }
-            // The tabs not opened yet, in order.
-            let tabs = p.all(|e| e.kind == "a" && e.name.starts_with("Tab #"));
-            let next = tabs
+            // The tabs not opened yet, in order (a tab's link points at its panel; its item
+            // says whether it is the one shown).
+            let next = p
+                .els
                 .iter()
-                .find(|t| {
-                    p.clicked(&t.id) == 0 && !p.done.is_empty()
-                        || p.done.is_empty() && t.name != "Tab #1"
+                .enumerate()
+                .filter(|(_, e)| e.kind == "a" && e.raw.contains("href=\"#tabs-"))
+                .filter(|(k, _)| {
+                    !p.els[k.saturating_sub(1)]
+                        .raw
+                        .contains("aria-selected=\"true\"")
                 })
+                .map(|(_, e)| e)
+                .find(|t| p.clicked(&t.id) == 0)
                 .ok_or("every tab was opened")?;
             Ok(click(next))
+        },
+    ),
+    (
+        r#"^Navigate through the file tree\. Find and click on the folder or file named "(.+)"\.$"#,
+        |p, c| {
+            if let Some(item) = p.find(|e| e.kind == "span" && e.named(&c[0])) {
+                return Ok(click(item));
+            }
+            // A folder that opens has its handle (an empty element) right before its name;
+            // clicking a file would end the task, so only such folders are opened.
+            let folder = p
+                .els
+                .windows(2)
+                .filter(|w| w[0].kind == "div" && w[0].name.is_empty() && w[1].kind == "span")
+                .map(|w| &w[1])
+                .find(|f| p.clicked(&f.id) == 0)
+                .ok_or("no folder left to open")?;
+            Ok(click(folder))
         },
     ),
     (r#"^Click on a "(\w+)" widget\.$"#, |p, c| {
@@ -400,8 +424,7 @@ const SOLVERS: &[(&str, Solver)] = &[
             } else {
                 c[0].to_lowercase()
             };
-            let f = p.fields();
-            fill_then(p, &[(*f.first().ok_or("no field")?, v)], "Submit")
+            fill_first(p, v)
         },
     ),
     (r"^Focus into the textbox\.$", |p, _| {
@@ -507,8 +530,7 @@ const SOLVERS: &[(&str, Solver)] = &[
                 .position(|e| e.named(&c[0]))
                 .ok_or("no such row")?;
             let value = cells.get(at + 1).ok_or("no value cell")?.name.clone();
-            let f = p.fields();
-            fill_then(p, &[(*f.first().ok_or("no field")?, value)], "Submit")
+            fill_first(p, value)
         },
     ),
     (
@@ -524,8 +546,7 @@ const SOLVERS: &[(&str, Solver)] = &[
                 .chars()
                 .filter(|c| c.is_alphanumeric())
                 .collect();
-            let f = p.fields();
-            fill_then(p, &[(*f.first().ok_or("no field")?, word)], "Submit")
+            fill_first(p, word)
         },
     ),
     (
@@ -648,12 +669,7 @@ const SOLVERS: &[(&str, Solver)] = &[
                 "/" if b != 0 => a / b,
                 _ => return Err(format!("operator {op}")),
             };
-            let f = p.fields();
-            fill_then(
-                p,
-                &[(*f.first().ok_or("no field")?, answer.to_string())],
-                "Submit",
-            )
+            fill_first(p, answer.to_string())
         },
     ),
     (
@@ -674,12 +690,7 @@ const SOLVERS: &[(&str, Solver)] = &[
                     })
                 })
                 .ok_or("no equation")??;
-            let f = p.fields();
-            fill_then(
-                p,
-                &[(*f.first().ok_or("no field")?, x.to_string())],
-                "Submit",
-            )
+            fill_first(p, x.to_string())
         },
     ),
     (
@@ -793,7 +804,7 @@ mod tests {
         let h = html_els(
             r#"<div id="1">Enter <span id="2">Gender</span> here<input id="3" type="text" value="x"/><textarea id="4" value="hi"></textarea><button id="5">Submit</button></div>"#,
         );
-        assert_eq!(h[0].name, "Enter Gender here");
+        assert_eq!(h[0].name, "Enter Gender here Submit");
         assert_eq!(h[1].name, "Gender");
         assert_eq!(
             (h[2].kind.as_str(), h[2].value.as_deref()),

@@ -79,6 +79,8 @@ pub struct DomTree {
     /// The visible text of each element with an id and of each heading, whitespace-collapsed,
     /// at most [`LABEL_CHARS`] + 1 characters (so a cut can be detected); empty otherwise.
     labels: Vec<String>,
+    /// [`SPACE_BEFORE`] | [`SPACE_AFTER`] of each text node (0 for elements).
+    spacing: Vec<u8>,
 }
 
 /// Whether a text run had white space before ([`SPACE_BEFORE`]) and after ([`SPACE_AFTER`])
@@ -341,7 +343,15 @@ impl DomTree {
         DomTree {
             nodes: b.nodes,
             labels,
+            spacing: b.spacing,
         }
+    }
+
+    /// Whether text node `idx` had white space before and after it as written (a rendering
+    /// keeps "Solve for <b>x</b> and" apart where the page did).
+    pub fn spaced(&self, idx: usize) -> (bool, bool) {
+        let s = self.spacing.get(idx).copied().unwrap_or(0);
+        (s & SPACE_BEFORE != 0, s & SPACE_AFTER != 0)
     }
 
     /// Every element with an id, in document order: node index, tag and id.

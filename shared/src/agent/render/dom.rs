@@ -71,8 +71,15 @@ fn html(tree: &DomTree, idx: usize, text_max: usize, marks: Option<&[bool]>, out
     match &tree.nodes[idx] {
         DomNode::Text(t) => {
             // Text is data: a `<` in it must not read as markup (the wrapper that separated it
-            // from the next tag may have been left out).
-            out.push(&truncate_chars(t, text_max).replace('<', "&lt;"));
+            // from the next tag may have been left out). The page's spaces around it stay, so
+            // words beside inline elements do not run together.
+            let (before, after) = tree.spaced(idx);
+            let text = truncate_chars(t, text_max).replace('<', "&lt;");
+            out.push(&format!(
+                "{}{text}{}",
+                if before { " " } else { "" },
+                if after { " " } else { "" }
+            ));
         }
         DomNode::Element {
             tag,
@@ -271,6 +278,16 @@ mod tests {
         let r = render(&p, budget(1000));
         assert_eq!(r.form, "html");
         assert_eq!(r.text, "<h1>Shop</h1><a id=\"1\" href=\"/a\">Buy now</a>");
+    }
+
+    #[test]
+    fn words_beside_inline_elements_keep_the_page_s_spaces() {
+        let p = page("<div>Solve for <b id=\"3\">x</b> and type.<a id=\"4\">Neque,</a> turpis <i>gra</i>vida</div>");
+        let r = render(&p, budget(1000));
+        assert_eq!(
+            r.text,
+            "Solve for <b id=\"3\">x</b> and type.<a id=\"4\">Neque,</a> turpis <i>gra</i>vida"
+        );
     }
 
     #[test]
