@@ -105,6 +105,19 @@ async fn the_harness_behaves_as_the_shipping_extension() {
     let tab = env.rig.browser.new_page().await.expect("tab");
     open(&tab, "http://shop.test/", true).await.expect("open");
     let page = snapshot(&tab).await.expect("page");
+    // Interactive elements only: the heading "Outdoor Shop" is not in the tree.
+    assert!(
+        page.ids_named("Outdoor Shop").is_empty(),
+        "{:?}",
+        page.nodes
+    );
+    assert!(
+        page.nodes
+            .iter()
+            .all(|n| n["r"] != "heading" && n["r"] != "text"),
+        "{:?}",
+        page.nodes
+    );
     let field = page.ids_named("Search products")[0].clone();
     act(&tab, &format!("setValue({field}, \"stove\")"), &page).await;
     act(&tab, "press(\"Enter\")", &page).await;

@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use api_tests::browser::actions::Client;
 use api_tests::browser::cdp::Browser;
-use api_tests::browser::miniwob::{all_tasks, miniwob_dir, run_all, serve, TASKS};
+use api_tests::browser::miniwob::{all_tasks, miniwob_dir, run_all, serve, Episode, TASKS};
 use api_tests::browser::model::BrowserModel;
 use api_tests::browser::page::snapshot;
 use api_tests::browser::policy::Policy;
@@ -105,6 +105,9 @@ struct Row {
     interventions: BTreeMap<String, u64>,
     seconds: f64,
     note: String,
+    /// MiniWoB: each episode (seed, solved, steps, calls, interventions, actions).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    episodes: Vec<Episode>,
 }
 
 impl Row {
@@ -123,6 +126,20 @@ impl Row {
         self.prompt_tokens += tokens.0;
         self.completion_tokens += tokens.1;
         for (k, n) in kinds {
+            *self.interventions.entry(k.clone()).or_default() += n;
+        }
+    }
+
+    /// Adds another row's counts (for the total).
+    fn absorb(&mut self, r: &Row) {
+        self.runs += r.runs;
+        self.solved += r.solved;
+        self.steps += r.steps;
+        self.llm_calls += r.llm_calls;
+        self.prompt_tokens += r.prompt_tokens;
+        self.completion_tokens += r.completion_tokens;
+        self.seconds += r.seconds;
+        for (k, n) in &r.interventions {
             *self.interventions.entry(k.clone()).or_default() += n;
         }
     }
@@ -267,7 +284,7 @@ async fn miniwob_rows(
     )
     .await;
     let mut rows: Vec<Row> = Vec::new();
-    for e in &results {
+    for e in results {
         if rows.last().is_none_or(|r| r.name != e.task) {
             rows.push(Row {
                 name: e.task.clone(),
@@ -294,6 +311,7 @@ async fn miniwob_rows(
                     .unwrap_or_default()
             );
         }
+        row.episodes.push(e);
     }
     Ok(rows)
 }
@@ -317,16 +335,7 @@ async fn eval(args: &[String]) -> Result<bool, String> {
     };
     for r in &mut rows {
         r.price(price);
-        total.add(
-            false,
-            r.steps,
-            r.llm_calls,
-            (r.prompt_tokens, r.completion_tokens),
-            &r.interventions,
-        );
-        total.runs += r.runs - 1;
-        total.solved += r.solved;
-        total.seconds += r.seconds;
+        total.absorb(r);
     }
     total.price(price);
     let model = if scripted {
