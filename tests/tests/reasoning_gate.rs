@@ -38,7 +38,12 @@ async fn a_risky_click_needs_a_yes_that_covers_that_one_action(dynamodb: bool) {
         "{q}"
     );
     assert!(r1.get("expectedOutcome").is_none());
-    assert!(r1["reasoning"].is_string());
+    // An object the side panel can show (a string reads "Unknown • 50 %").
+    assert_eq!(r1["reasoning"]["source"], "ASK_USER");
+    assert_eq!(r1["reasoning"]["confidence"], 1.0);
+    assert!(r1["reasoning"]["reasoning"]
+        .as_str()
+        .is_some_and(|t| !t.is_empty()));
 
     // Yes: exactly that action, without asking the model.
     let b2 = reply_here(&b1, &r1, "Yes, go ahead");
@@ -199,6 +204,10 @@ async fn a_reply_without_task_id_continues_the_waiting_task(dynamodb: bool) {
         (&json!(["colour"]), &json!("missing_information"))
     );
     assert_eq!(r1["userQuestion"], "Which colour?");
+    assert_eq!(
+        r1["reasoning"]["missingInfo"],
+        json!([{ "field": "colour", "type": "PRIVATE_DATA", "description": "colour" }])
+    );
     // The shipping client sends the answer as a new task: no taskId.
     let answer = json!({ "url": "https://shop.example.com/", "query": "Blue", "sessionId": r1["sessionId"], "interactiveTree": page() });
     let r2 = h.ok(&answer).await;

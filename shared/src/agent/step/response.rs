@@ -72,6 +72,50 @@ impl<'a> From<&'a Plan> for PlanView<'a> {
     }
 }
 
+/// One piece of information the agent needs from the user.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MissingInfo<'a> {
+    pub field: &'a str,
+    /// `PRIVATE_DATA`: only the user has it (the model's `<Missing>` items are the user's own
+    /// data or decisions; what the web knows it searches for instead).
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub description: &'a str,
+}
+
+/// `reasoning` as the side panel reads it: an object (a string shows "Unknown • 50 %").
+/// Sent with a question to the user: the source is the user, and the agent is certain it
+/// needs the answer (it does not go on without one).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reasoning<'a> {
+    pub source: &'static str,
+    pub confidence: f64,
+    pub reasoning: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing_info: Vec<MissingInfo<'a>>,
+}
+
+impl<'a> Reasoning<'a> {
+    fn asking(d: &'a Decision) -> Self {
+        Self {
+            source: "ASK_USER",
+            confidence: 1.0,
+            reasoning: &d.thought,
+            missing_info: d
+                .missing_information
+                .iter()
+                .map(|m| MissingInfo {
+                    field: m,
+                    kind: "PRIVATE_DATA",
+                    description: m,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// `200` of `POST /api/agent/interact`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -109,7 +153,7 @@ pub struct StepResponse<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub missing_information: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reasoning: Option<&'a str>,
+    pub reasoning: Option<Reasoning<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocker_info: Option<&'a BlockerInfo>,
     pub metrics: Metrics,
@@ -141,7 +185,7 @@ impl<'a> StepResponse<'a> {
             chain_metadata: d.chain_metadata.as_ref(),
             user_question: d.user_question.as_deref(),
             missing_information: &d.missing_information,
-            reasoning: asks.then_some(d.thought.as_str()),
+            reasoning: asks.then(|| Reasoning::asking(d)),
             blocker_info: d.blocker.as_ref(),
             metrics: Metrics {
                 duration_ms,
