@@ -24,6 +24,14 @@ enum Dialect {
     Flip,
     /// Refuses every request with a huge error body that names a parameter at its end.
     Huge,
+    /// Qwen3 / DeepSeek-R1 behind vLLM or Ollama: the thinking in `content`, in `<think>`,
+    /// with a draft action inside it.
+    Thinking,
+    /// A reasoning model (Gemini 2.5, o-series) that spends a small cap on thinking: an empty
+    /// answer cut at `length` below 4000 tokens.
+    LengthCut,
+    /// `content` as an array of parts (a gateway in front of Anthropic or Gemini).
+    Parts,
 }
 
 /// One request as the server saw it: path and query, the key headers, the body.
@@ -125,6 +133,43 @@ fn answer(dialect: Dialect, seen: &Seen) -> (u16, Value) {
                 ),
             )
         }
+        Dialect::Thinking => (
+            200,
+            json!({
+                "choices": [{ "index": 0, "message": { "role": "assistant",
+                    "content": format!("<think>\nThe task says press. Maybe <Action>click(99)</Action>? No, 10 is the button.\n</think>\n\n{ACTION}") },
+                    "finish_reason": "stop" }],
+                "usage": { "prompt_tokens": 90, "completion_tokens": 60 }
+            }),
+        ),
+        Dialect::LengthCut => {
+            let cap = b["max_completion_tokens"]
+                .as_u64()
+                .or(b["max_tokens"].as_u64())
+                .unwrap_or(0);
+            let (content, reason) = if cap < 4_000 {
+                ("", "length")
+            } else {
+                (ACTION, "stop")
+            };
+            (
+                200,
+                json!({
+                    "choices": [{ "index": 0, "message": { "role": "assistant", "content": content }, "finish_reason": reason }],
+                    "usage": { "prompt_tokens": 90, "completion_tokens": cap.min(4_000) }
+                }),
+            )
+        }
+        Dialect::Parts => (
+            200,
+            json!({
+                "choices": [{ "index": 0, "message": { "role": "assistant", "content": [
+                    { "type": "text", "text": "<Thought>Click it.</Thought>\n" },
+                    { "type": "text", "text": "<Action>click(10)</Action>" }
+                ] }, "finish_reason": "stop" }],
+                "usage": { "prompt_tokens": 90, "completion_tokens": 20 }
+            }),
+        ),
         Dialect::Huge => (
             400,
             json!({ "error": { "message": format!("{}Unsupported parameter: 'temperature'", "x".repeat(2_000_000)) } }),
@@ -245,8 +290,11 @@ async fn a_current_openai_model_is_sent_what_it_takes_from_the_first_call() {
         keys(&seen[0].body),
         vec!["max_completion_tokens", "reasoning_effort"]
     );
-    assert_eq!(seen[0].body["max_completion_tokens"], 800);
-    assert_eq!(seen[0].body["reasoning_effort"], "minimal");
+    assert_eq!(
+        seen[0].body["max_completion_tokens"], 4000,
+        "a reasoning model's cap"
+    );
+    assert_eq!(seen[0].body["reasoning_effort"], "low");
 }
 
 #[tokio::test]
@@ -406,4 +454,38 @@ async fn a_server_that_refuses_everything_is_asked_a_bounded_number_of_times() {
     let huge = provider(Dialect::Huge).await;
     assert!(complete(&llm(&huge, "acme-agent", &[])).await.is_err());
     assert_eq!(huge.seen().len(), 1, "an unread refusal is not adapted to");
+}
+
+#[tokio::test]
+async fn thinking_in_content_is_left_out_and_its_draft_action_never_runs() {
+    let p = provider(Dialect::Thinking).await;
+    let c = complete(&llm(&p, "qwen3-32b", &[]))
+        .await
+        .expect("completion");
+    assert_eq!(c.content.trim(), ACTION);
+}
+
+#[tokio::test]
+async fn an_answer_cut_at_length_is_asked_again_with_room_to_answer() {
+    let p = provider(Dialect::LengthCut).await;
+    // A model this project does not know as a reasoning one, with the default cap (800).
+    let c = complete(&llm(&p, "gemini-2.5-flash", &[]))
+        .await
+        .expect("completion");
+    assert_eq!(c.content, ACTION);
+    let seen = p.seen();
+    assert_eq!(seen.len(), 2, "one more request, not a retry loop");
+    assert_eq!(seen[0].body["max_tokens"], 800);
+    assert_eq!(seen[1].body["max_tokens"], 4000);
+    // Both calls' tokens are counted.
+    assert_eq!(c.completion_tokens, 800 + 4000);
+}
+
+#[tokio::test]
+async fn content_as_an_array_of_parts_is_read() {
+    let p = provider(Dialect::Parts).await;
+    let c = complete(&llm(&p, "claude-sonnet-4-5", &[]))
+        .await
+        .expect("completion");
+    assert_eq!(c.content, ACTION);
 }

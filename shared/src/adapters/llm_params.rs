@@ -101,16 +101,9 @@ pub fn initial(settings: &ParamSettings, base_url: &str, model: &str) -> ModelPa
     let reasoning_effort = match &settings.reasoning_effort {
         Choice::Value(e) => Some(e.clone()),
         Choice::Omit => None,
-        // The least thinking that answers: steps need a quick, short decision.
-        // (A gateway that refuses it gets it adapted away.)
-        Choice::Auto if reasoning => Some(
-            if model_name(model).starts_with("gpt-5") {
-                "minimal"
-            } else {
-                "low"
-            }
-            .to_owned(),
-        ),
+        // Little thinking: steps need a quick, short decision, but "minimal" picks worse
+        // elements on real pages. (A gateway that refuses it gets it adapted away.)
+        Choice::Auto if reasoning => Some("low".to_owned()),
         Choice::Auto => None,
     };
     ModelParams {
@@ -212,7 +205,7 @@ mod tests {
         let p = initial(&ParamSettings::default(), OPENAI, "gpt-5-mini");
         assert_eq!(p.token_param, TokenParam::MaxCompletionTokens);
         assert_eq!(p.temperature, None);
-        assert_eq!(p.reasoning_effort.as_deref(), Some("minimal"));
+        assert_eq!(p.reasoning_effort.as_deref(), Some("low"));
         let o = initial(&ParamSettings::default(), AZURE, "o4-mini");
         assert_eq!(o.reasoning_effort.as_deref(), Some("low"));
         let chat = initial(&ParamSettings::default(), OPENAI, "gpt-5-chat-latest");

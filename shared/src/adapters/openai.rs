@@ -62,12 +62,62 @@ struct ChatResponse {
 #[derive(Deserialize)]
 struct Choice {
     message: ChoiceMessage,
+    #[serde(default)]
+    finish_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct ChoiceMessage {
+    /// A string, or an array of parts (gateways in front of Anthropic or Gemini).
     #[serde(default)]
-    content: Option<String>,
+    content: Option<serde_json::Value>,
+}
+
+/// The answer's text: the string, or the text parts joined (thinking parts left out).
+fn text_of(content: Option<serde_json::Value>) -> String {
+    use serde_json::Value;
+    match content {
+        Some(Value::String(s)) => s,
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter(|p| {
+                p.get("type")
+                    .and_then(Value::as_str)
+                    .is_none_or(|t| matches!(t, "text" | "output_text"))
+            })
+            .filter_map(|p| p.get("text").and_then(Value::as_str).or(p.as_str()))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+/// The answer without the reasoning some models write into `content` before it:
+/// `<think>…</think>` (Qwen3, DeepSeek-R1 behind vLLM or Ollama) or `<thinking>…</thinking>`.
+/// Its drafts are not the answer: what follows the last closing tag is (some chat templates
+/// leave the opening one out); an unclosed block was cut off, and only what precedes it
+/// counts.
+pub fn without_thinking(text: &str) -> &str {
+    // ASCII lowercasing keeps byte offsets.
+    let lower = text.to_ascii_lowercase();
+    for (open, close) in [("<think>", "</think>"), ("<thinking>", "</thinking>")] {
+        if let Some(end) = lower.rfind(close) {
+            return text[end + close.len()..].trim_start();
+        }
+        if let Some(start) = lower.find(open) {
+            return text[..start].trim_end();
+        }
+    }
+    text
+}
+
+/// A completion cut at the limit before it held an action: thinking used the tokens up.
+fn cut_short(finish_reason: Option<&str>, content: &str) -> bool {
+    finish_reason == Some("length") && !content.contains("<Action>")
+}
+
+/// The cap a cut-short answer is asked again with: twice as much, at least 4000.
+fn raised(cap: u32) -> u32 {
+    cap.saturating_mul(2).max(4_000).min(16_384)
 }
 
 #[derive(Deserialize)]
@@ -113,14 +163,15 @@ impl OpenAiLlm {
         )
     }
 
-    /// One request with `params`.
+    /// One request with `params` and completion limit `cap`.
     fn request(
         &self,
         messages: &[ChatMessage],
         params: &ModelParams,
+        cap: u32,
         timeout: Duration,
     ) -> reqwest::RequestBuilder {
-        let limit = Some(self.cfg.max_tokens);
+        let limit = Some(cap);
         let body = ChatRequest {
             model: &self.cfg.model,
             messages,
@@ -157,58 +208,73 @@ impl OpenAiLlm {
         let started = Instant::now();
         let mut params = self.current_params();
         let mut adapted = 0;
-        let body = loop {
-            let left = timeout.saturating_sub(started.elapsed());
-            if left.is_zero() {
-                return Attempt::Retry(crate::upstream::TIMED_OUT.into(), None);
-            }
-            let refusal = match exchange_or_refusal(
-                self.request(messages, &params, left),
-                MAX_RESPONSE_BYTES,
-            )
-            .await
-            {
-                Attempt::Done(b) => break b,
-                Attempt::Retry(why, after) => return Attempt::Retry(why, after),
-                Attempt::Fatal(r) => r,
-            };
-            let next = match refusal.status {
-                Some(400 | 422) if adapted < MAX_ADAPTATIONS => {
-                    llm_params::refused_param(&params, &refusal.body)
-                        .and_then(|name| Some((name, llm_params::adapt(&params, name)?)))
+        let mut cap = self.cfg.max_tokens;
+        // The tokens of an answer cut short and asked again.
+        let mut spent = (0, 0);
+        let mut asked_again = false;
+        loop {
+            let body = loop {
+                let left = timeout.saturating_sub(started.elapsed());
+                if left.is_zero() {
+                    return Attempt::Retry(crate::upstream::TIMED_OUT.into(), None);
                 }
-                _ => None,
+                let refusal = match exchange_or_refusal(
+                    self.request(messages, &params, cap, left),
+                    MAX_RESPONSE_BYTES,
+                )
+                .await
+                {
+                    Attempt::Done(b) => break b,
+                    Attempt::Retry(why, after) => return Attempt::Retry(why, after),
+                    Attempt::Fatal(r) => r,
+                };
+                let next = match refusal.status {
+                    Some(400 | 422) if adapted < MAX_ADAPTATIONS => {
+                        llm_params::refused_param(&params, &refusal.body)
+                            .and_then(|name| Some((name, llm_params::adapt(&params, name)?)))
+                    }
+                    _ => None,
+                };
+                let Some((name, next)) = next else {
+                    return Attempt::Fatal(LlmError::Upstream(refusal.reason));
+                };
+                tracing::info!(model = %self.cfg.model, parameter = name, "the model refused a parameter; resending without it");
+                params = next;
+                adapted += 1;
             };
-            let Some((name, next)) = next else {
-                return Attempt::Fatal(LlmError::Upstream(refusal.reason));
-            };
-            tracing::info!(model = %self.cfg.model, parameter = name, "the model refused a parameter; resending without it");
-            params = next;
-            adapted += 1;
-        };
-        // Kept for the model's later calls only once a request with them went through.
-        if adapted > 0 {
-            self.remember(params);
-        }
-        match serde_json::from_slice::<ChatResponse>(&body) {
-            Ok(r) => {
-                let content = r
-                    .choices
-                    .into_iter()
-                    .next()
-                    .and_then(|c| c.message.content)
-                    .unwrap_or_default();
-                let usage = r.usage.unwrap_or(Usage {
-                    prompt_tokens: 0,
-                    completion_tokens: 0,
-                });
-                Attempt::Done(Completion {
-                    content,
-                    prompt_tokens: usage.prompt_tokens,
-                    completion_tokens: usage.completion_tokens,
-                })
+            // Kept for the model's later calls only once a request with them went through.
+            if adapted > 0 {
+                self.remember(params.clone());
             }
-            Err(_) => Attempt::Fatal(LlmError::Upstream("malformed completion".into())),
+            let Ok(r) = serde_json::from_slice::<ChatResponse>(&body) else {
+                return Attempt::Fatal(LlmError::Upstream("malformed completion".into()));
+            };
+            let usage = r.usage.unwrap_or(Usage {
+                prompt_tokens: 0,
+                completion_tokens: 0,
+            });
+            let (prompt_tokens, completion_tokens) = (
+                spent.0 + usage.prompt_tokens,
+                spent.1 + usage.completion_tokens,
+            );
+            let (text, finish) = match r.choices.into_iter().next() {
+                Some(c) => (text_of(c.message.content), c.finish_reason),
+                None => (String::new(), None),
+            };
+            let content = without_thinking(&text).to_owned();
+            // Once, with room to answer: a model that thinks out of the cap can leave nothing.
+            if cut_short(finish.as_deref(), &content) && !asked_again && raised(cap) > cap {
+                asked_again = true;
+                tracing::info!(model = %self.cfg.model, cap, "the answer was cut at the token limit; asking again with more room");
+                cap = raised(cap);
+                spent = (prompt_tokens, completion_tokens);
+                continue;
+            }
+            return Attempt::Done(Completion {
+                content,
+                prompt_tokens,
+                completion_tokens,
+            });
         }
     }
 }
@@ -237,5 +303,41 @@ impl Llm for OpenAiLlm {
             GaveUp::Failed(why) => LlmError::Unavailable(why),
             GaveUp::Fatal(e) => e,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thinking_before_the_answer_is_left_out() {
+        let answer = "<Thought>t</Thought><Action>click(1)</Action>";
+        assert_eq!(
+            without_thinking(&format!(
+                "<think>draft <Action>click(9)</Action></think>\n{answer}"
+            )),
+            answer
+        );
+        // The opening tag left out by the chat template.
+        assert_eq!(without_thinking(&format!("draft</think>{answer}")), answer);
+        assert_eq!(
+            without_thinking(&format!("<THINKING>x</THINKING> {answer}")),
+            answer
+        );
+        // Cut off while thinking: nothing after it is an answer.
+        assert_eq!(without_thinking("<think>still going <Action>click(9)"), "");
+        assert_eq!(without_thinking(answer), answer);
+    }
+
+    #[test]
+    fn an_answer_cut_before_its_action_is_asked_again_once_with_more_room() {
+        assert!(cut_short(Some("length"), ""));
+        assert!(!cut_short(Some("length"), "<Action>click(1)</Action>"));
+        assert!(!cut_short(Some("stop"), ""));
+        assert_eq!(
+            (raised(800), raised(4_000), raised(16_000)),
+            (4_000, 8_000, 16_384)
+        );
     }
 }

@@ -6,7 +6,9 @@ use std::time::Duration;
 use secrecy::SecretString;
 
 use super::{parse_num, ConfigError, SearchConfig};
-use crate::adapters::llm_params::{is_azure, Choice, ParamSettings, TokenParam};
+use crate::adapters::llm_params::{
+    is_azure, is_reasoning_model, Choice, ParamSettings, TokenParam,
+};
 use crate::domain::risk::{RiskKind, RiskPatterns};
 
 /// Settings of the OpenAI-compatible adapter.
@@ -183,14 +185,22 @@ impl AgentConfig {
                         ))
                     }
                 };
+                let model = get("LLM_MODEL").unwrap_or_else(|| DEFAULT_MODEL.into());
+                // A reasoning model thinks out of the same cap: 800 tokens can leave it no
+                // room to answer (an empty completion cut at "length").
+                let default_cap = if is_reasoning_model(&model) {
+                    4_000
+                } else {
+                    800
+                };
                 Some(LlmConfig {
                     params: param_settings(&get)?,
                     api_key_header,
                     api_version: get("LLM_API_VERSION"),
                     base_url,
                     api_key: SecretString::from(key),
-                    model: get("LLM_MODEL").unwrap_or_else(|| DEFAULT_MODEL.into()),
-                    max_tokens: parse_num(&get, "LLM_MAX_TOKENS", 800, 16, 16_384)?,
+                    model,
+                    max_tokens: parse_num(&get, "LLM_MAX_TOKENS", default_cap, 16, 16_384)?,
                     attempt_timeout: std::time::Duration::from_millis(parse_num(
                         &get,
                         "LLM_TIMEOUT_MS",

@@ -131,3 +131,22 @@ fn element_ids_are_reported() {
         None
     );
 }
+
+#[test]
+fn a_model_s_common_variants_of_the_grammar_are_read_as_meant() {
+    let read = |raw: &str| Action::parse_model(raw).map(|a| a.to_client_string());
+    assert_eq!(read("click([12])"), Ok(Ok("click(12)".into())));
+    assert_eq!(
+        read("setValue([3], \"a, b\")"),
+        Ok(Ok("setValue(3, \"a, b\")".into()))
+    );
+    assert_eq!(read("scroll(\"down\")"), Ok(Ok("scroll(true, 1)".into())));
+    assert_eq!(read("scroll('up', 2)"), Ok(Ok("scroll(false, 2)".into())));
+    assert_eq!(read("scroll(down)"), Ok(Ok("scroll(true, 1)".into())));
+    assert_eq!(read("wait(2000)"), Ok(Ok("wait(2)".into())));
+    assert_eq!(read("wait(2)"), Ok(Ok("wait(2)".into())));
+    // What stays wrong is still refused, with its reason.
+    assert!(Action::parse_model("wait(45)").is_err());
+    assert!(Action::parse_model("scroll(\"sideways\")").is_err());
+    assert!(Action::parse_model("click([12] extra)").is_err());
+}
