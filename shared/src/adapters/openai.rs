@@ -117,7 +117,7 @@ fn cut_short(finish_reason: Option<&str>, content: &str) -> bool {
 
 /// The cap a cut-short answer is asked again with: twice as much, at least 4000.
 fn raised(cap: u32) -> u32 {
-    cap.saturating_mul(2).max(4_000).min(16_384)
+    cap.saturating_mul(2).clamp(4_000, 16_384)
 }
 
 #[derive(Deserialize)]
