@@ -171,7 +171,8 @@ async fn ambiguous_outcomes_go_to_the_verification_model() {
         Reply::verdict(true, 0.6, "probably opened"),
     ]);
     let page = || vec![node("10", "btn", "Show details"), node("11", "btn", "More")];
-    let b1 = start("Show the details", SHOP, page());
+    let mut b1 = start("Show the details", SHOP, page());
+    b1["pageTitle"] = json!("Details");
     let r1 = h.ok(&b1).await;
     // Same page, no error: only a model can tell.
     let b2 = next(&b1, &r1, SHOP, page());
@@ -203,19 +204,49 @@ async fn ambiguous_outcomes_go_to_the_verification_model() {
     );
     let q = asked[0]["messages"][1]["content"].as_str().expect("q");
     assert!(
-        q.contains("Action taken: click(10)") && q.contains("<page"),
+        q.contains("Action taken: click(10)")
+            && q.contains("<page")
+            && q.contains("title=\"Details\""),
         "{q}"
     );
 
-    // Below 0.70 a yes does not count.
+    // Below 0.70 a yes does not count, and is no failure either: unconfirmed, with no
+    // correction, no attempt and no failed verdict among the step's interventions.
     let r3 = h.ok(&next(&b2, &r2, SHOP, page())).await;
     assert_eq!(
         (
             &r3["verification"]["success"],
+            &r3["verification"]["unconfirmed"],
             &r3["verification"]["confidence"]
         ),
-        (&json!(false), &json!(0.6))
+        (&json!(false), &json!(true), &json!(0.5))
     );
+    assert!(r3.get("correction").is_none(), "{r3}");
+    assert!(r3["metrics"].get("interventions").is_none(), "{r3}");
+    assert!(h
+        .llm
+        .user_prompt(2)
+        .contains("Verdict on the last action: unconfirmed"));
+}
+
+#[tokio::test]
+async fn a_click_that_only_retitles_the_page_worked_without_a_judge() {
+    let h = harness().await;
+    h.llm.push([
+        Reply::action("Search.", "click(11)"),
+        Reply::action("Open it.", "click(10)"),
+    ]);
+    let page = || vec![node("10", "inp", "Search"), node("11", "btn", "Search")];
+    let mut b1 = start("Search for red shoes", SHOP, page());
+    b1["pageTitle"] = json!("Shop");
+    let r1 = h.ok(&b1).await;
+    // The same elements, no mutation reported: only the title says the search ran.
+    let mut b2 = next(&b1, &r1, SHOP, page());
+    b2["pageTitle"] = json!("Results: red shoes");
+    let r2 = h.ok(&b2).await;
+    assert_eq!(r2["verification"]["success"], true, "{r2}");
+    assert!(r2.get("correction").is_none(), "{r2}");
+    assert!(h.llm.verdict_requests().is_empty(), "no judge needed");
 }
 
 #[tokio::test]

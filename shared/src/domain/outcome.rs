@@ -167,6 +167,22 @@ pub fn predict(
     })
 }
 
+/// Whether a field showing `shown` holds `typed`, as pages reformat what is typed: case and
+/// spacing ("new york" shown as "New York"), the digits of a phone number or an amount
+/// ("5551234567" as "(555) 123-4567", "1000" as "1,000"), a value inside a longer label (an
+/// option's value "express" shown as "Express (2 days)").
+fn same_value(shown: &str, typed: &str) -> bool {
+    let fold = |t: &str| crate::text::collapse_ws(t).to_lowercase();
+    let (s, t) = (fold(shown), fold(typed));
+    if s == t || (!t.is_empty() && s.contains(&t)) {
+        return true;
+    }
+    let digits = |x: &str| x.chars().filter(char::is_ascii_digit).collect::<String>();
+    let letters = |x: &str| x.chars().any(char::is_alphabetic);
+    let d = digits(typed);
+    d.len() >= 3 && !letters(typed) && !letters(shown) && digits(shown) == d
+}
+
 /// A password field shows what was typed as one mask character per character.
 fn masks(shown: &str, typed: &str) -> bool {
     let typed = typed.trim();
@@ -209,9 +225,7 @@ pub fn check(
                 None => Check::Unknown(format!("element {element_id} is no longer on the page")),
                 Some(el) => {
                     let now = el.value.as_deref().unwrap_or("");
-                    if now.trim() == value.trim()
-                        || (!value.is_empty() && now.contains(value.trim()))
-                    {
+                    if same_value(now, value) {
                         Check::Met(format!("element {element_id} holds {}", quoted(now)))
                     } else if masks(now, value) {
                         Check::Met(format!(
@@ -309,6 +323,20 @@ mod tests {
             .expect("o")
             .dom_expectations
             .is_empty());
+    }
+
+    #[test]
+    fn a_value_the_page_reformats_meets_its_expectation() {
+        assert!(same_value("New York", "new york"));
+        assert!(same_value("(555) 123-4567", "5551234567"));
+        assert!(same_value("1,000", "1000"));
+        assert!(same_value("Express (2 days)", "express"));
+        assert!(same_value("  a   b ", "a b"));
+        // Another value is no match.
+        assert!(!same_value("555-123-4568", "5551234567"));
+        assert!(!same_value("Boston", "new york"));
+        assert!(!same_value("", "x"));
+        assert!(!same_value("12", "12a3"));
     }
 
     #[test]

@@ -175,6 +175,14 @@ impl Plan {
         }
     }
 
+    /// An action on the current step worked: its earlier failures were got over, and its
+    /// corrections count again from none.
+    pub fn clear_attempts(&mut self) {
+        if let Some(s) = self.current_mut() {
+            s.attempts = 0;
+        }
+    }
+
     /// Steps not done yet after the current one.
     pub fn pending(&self) -> usize {
         self.steps
@@ -255,6 +263,9 @@ mod tests {
         assert_eq!(p.current_step_index, 2, "never backwards");
         assert_eq!(p.pending(), 1);
         assert_eq!(p.count_attempt(), 1);
+        assert_eq!(p.count_attempt(), 2);
+        p.clear_attempts();
+        assert_eq!(p.count_attempt(), 1, "a success in between starts the count again");
         assert_eq!(p.count_attempt(), 2);
         p.replan_from_current(["c2", "d2", "e2"]);
         assert_eq!(

@@ -275,6 +275,9 @@ pub struct TaskRef {
 #[serde(rename_all = "camelCase")]
 pub struct BeforeState {
     pub url: String,
+    /// The page's title as the client sent it (empty: not sent).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
     pub page_hash: String,
     /// The page's hash with element positions: whether a scroll moved the view.
     #[serde(default, skip_serializing_if = "String::is_empty")]

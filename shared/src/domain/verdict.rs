@@ -131,9 +131,26 @@ pub struct Verification {
     /// Whether a model decided it (the rules could not).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub by_model: bool,
+    /// Nothing showed whether it worked (no visible change, no confident judge): not a
+    /// success, and not a failure either — no correction, no attempt counted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unconfirmed: bool,
 }
 
 impl Verification {
+    /// The action is known to have failed (an unconfirmed one is not).
+    pub fn failed(&self) -> bool {
+        !self.success && !self.unconfirmed
+    }
+
+    /// A verdict nobody could give: the action may have worked.
+    pub fn unconfirmed(step_index: u32, reason: String, now: DateTime<Utc>) -> Self {
+        Self {
+            unconfirmed: true,
+            ..Self::new(step_index, false, 0.5, reason, now)
+        }
+    }
+
     pub fn new(
         step_index: u32,
         success: bool,
@@ -150,6 +167,7 @@ impl Verification {
             reason: crate::text::single_line(&reason, 300),
             timestamp: crate::time::iso(now),
             by_model: false,
+            unconfirmed: false,
         }
     }
 }

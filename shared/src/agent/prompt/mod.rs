@@ -164,7 +164,13 @@ fn variable_part(u: &mut String, input: &PromptInput<'_>) {
         let _ = writeln!(
             u,
             "Verdict on the last action: {} (confidence {:.2}): {}",
-            if v.success { "it worked" } else { "it failed" },
+            if v.success {
+                "it worked"
+            } else if v.unconfirmed {
+                "unconfirmed (nothing on the page shows whether it worked)"
+            } else {
+                "it failed"
+            },
             v.confidence,
             prompt_line(&v.reason, 300)
         );

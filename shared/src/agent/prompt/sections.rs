@@ -76,7 +76,13 @@ pub fn history(u: &mut String, steps: &[Step]) {
             let _ = write!(
                 u,
                 " => {}: {}",
-                if v.success { "worked" } else { "failed" },
+                if v.success {
+                    "worked"
+                } else if v.unconfirmed {
+                    "unconfirmed"
+                } else {
+                    "failed"
+                },
                 prompt_line(&v.reason, REASON_CHARS)
             );
         }
@@ -172,7 +178,7 @@ pub fn progress_check(
         .rev()
         .filter_map(|s| s.verification.as_ref())
         .take(5)
-        .filter(|v| !v.success)
+        .filter(|v| v.failed())
         .count();
     Some(format!(
         "Progress check after {step_index} steps: {done} of {total} plan steps done; {failed} of the last 5 verdicts failed. If you are not getting closer to the goal, change the approach or ask the user."

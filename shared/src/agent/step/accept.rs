@@ -98,7 +98,7 @@ async fn judge_finish(
         said: thought,
         ask: "is the task complete?",
     };
-    let j = judge::ask_claim(ctx, step, &claim, built, &req.url, deadline).await?;
+    let j = judge::ask_claim(ctx, step, &claim, built, req, deadline).await?;
     Some((j.success && j.confidence >= SUCCESS_CONFIDENCE, j.reason))
 }
 
@@ -119,7 +119,7 @@ fn needs_finish_check(step: &StepContext) -> bool {
         .filter_map(|s| s.verification.as_ref())
         .take(3)
         .chain(step.verification.as_ref())
-        .any(|v| !v.success);
+        .any(|v| v.failed());
     open || failed
 }
 
@@ -141,7 +141,7 @@ fn update_plan(
         (Some(plan), Some(d)) if step.replan => plan.replan_from_current(d),
         _ => {}
     }
-    let verified = step.verification.as_ref().is_none_or(|v| v.success);
+    let verified = step.verification.as_ref().is_none_or(|v| !v.failed());
     if let (Some(plan), Some(k), true) = (step.task.plan.as_mut(), p.plan_step, verified && advance)
     {
         plan.move_to(k);

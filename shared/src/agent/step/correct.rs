@@ -41,7 +41,7 @@ pub fn correct(
     facts: &Facts<'_>,
     now: DateTime<Utc>,
 ) -> Option<Decision> {
-    let v = step.verification.clone().filter(|v| !v.success)?;
+    let v = step.verification.clone().filter(|v| v.failed())?;
     let prev = step
         .history
         .iter()

@@ -231,7 +231,7 @@ impl StepContext {
     /// Every intervention of the step, those read off its verdict and correction included.
     pub fn all_interventions(&self) -> Vec<Intervention> {
         let mut all = Vec::new();
-        if self.verification.as_ref().is_some_and(|v| !v.success) {
+        if self.verification.as_ref().is_some_and(|v| v.failed()) {
             note(&mut all, Intervention::FailedVerdict);
         }
         if self.correction.is_some() {

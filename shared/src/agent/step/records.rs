@@ -12,7 +12,7 @@ use crate::domain::{BeforeState, Step, StepKind};
 /// A record at `index` of this request's page, with nothing decided yet.
 pub fn base(
     step: &StepContext,
-    url: &str,
+    req: &InteractRequest,
     snapshot_bytes: usize,
     index: u32,
     now: DateTime<Utc>,
@@ -24,7 +24,8 @@ pub fn base(
         thought: String::new(),
         action: String::new(),
         before_state: Some(BeforeState {
-            url: url.to_owned(),
+            url: req.url.clone(),
+            title: req.page_title.clone().unwrap_or_default(),
             page_hash: step.page_hash.clone(),
             view_hash: step.view_hash.clone(),
             summary: step.page_summary.clone(),
@@ -58,11 +59,11 @@ pub fn base(
 fn decision(
     step: &StepContext,
     d: &Decision,
-    url: &str,
+    req: &InteractRequest,
     snapshot_bytes: usize,
     now: DateTime<Utc>,
 ) -> Step {
-    let mut r = base(step, url, snapshot_bytes, step.step_index, now);
+    let mut r = base(step, req, snapshot_bytes, step.step_index, now);
     r.thought = d.thought.clone();
     r.action = d.tool_call.clone().unwrap_or_else(|| d.action.clone());
     if let Some(b) = r.before_state.as_mut() {
@@ -92,7 +93,7 @@ pub fn all(
     now: DateTime<Utc>,
 ) -> Vec<Step> {
     let mut out = step.tool_steps.clone();
-    out.push(decision(step, d, &req.url, snapshot_bytes, now));
+    out.push(decision(step, d, req, snapshot_bytes, now));
     let last = &req.last_action;
     if let Some(first) = out.first_mut() {
         first.verification = step

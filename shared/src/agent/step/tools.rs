@@ -153,7 +153,7 @@ pub async fn run(
         .unwrap_or("done")
         .to_owned();
     let snapshot_bytes = built.snapshot_bytes();
-    let mut record = records::base(step, &req.url, snapshot_bytes, step.step_index, now);
+    let mut record = records::base(step, req, snapshot_bytes, step.step_index, now);
     record.thought = thought.to_owned();
     record.action = call.to_owned();
     record.kind = StepKind::ServerTool;
@@ -205,7 +205,7 @@ async fn verify(
         said: what,
         ask: "is the task complete, as the agent says, judging by the current page?",
     };
-    let verdict = judge::ask_claim(ctx, step, &claim, built, &req.url, deadline).await;
+    let verdict = judge::ask_claim(ctx, step, &claim, built, req, deadline).await;
     let checked = verdict.is_some();
     let (success, confidence, reason) = match verdict {
         Some(j) => (

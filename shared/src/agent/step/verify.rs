@@ -148,7 +148,12 @@ pub async fn verify(
         expectations_of(&prev),
         &view,
     );
-    let checks = check(&expectations, before.as_ref(), &view, report.changed);
+    // A new title is a change the tree does not show (a search that only retitles the page).
+    let retitled = prev.before_state.as_ref().is_some_and(|b| {
+        !b.title.is_empty() && req.page_title.as_deref().is_some_and(|t| t != b.title)
+    });
+    let changed = if retitled { Some(true) } else { report.changed };
+    let checks = check(&expectations, before.as_ref(), &view, changed);
     let now = ctx.clock.now();
     let actual = actual_state(&checks, &view);
     let mut v = match verdict(&report, &checks) {
@@ -159,24 +164,23 @@ pub async fn verify(
         } => Verification::new(prev.index, success, confidence, reason, now),
         Verdict::Ambiguous { reason } => {
             let question =
-                judge::outcome_question(&step.task.query, &prev, &report, &actual, built, &req.url);
+                judge::outcome_question(&step.task.query, &prev, &report, &actual, built, req);
             match judge::ask(ctx, step, &question, deadline).await {
-                Some(j) => {
-                    let mut v = Verification::new(
-                        prev.index,
-                        j.success && j.confidence >= SUCCESS_CONFIDENCE,
-                        j.confidence,
-                        j.reason,
-                        now,
-                    );
+                // A judge that leans to yes without confidence confirms nothing.
+                Some(j) if j.success && j.confidence < SUCCESS_CONFIDENCE => {
+                    let mut v = Verification::unconfirmed(prev.index, j.reason, now);
                     v.by_model = true;
                     v
                 }
-                // Nobody could tell: it counts as not confirmed.
-                None => Verification::new(
+                Some(j) => {
+                    let mut v =
+                        Verification::new(prev.index, j.success, j.confidence, j.reason, now);
+                    v.by_model = true;
+                    v
+                }
+                // Nobody could tell: not confirmed, and not a failure either.
+                None => Verification::unconfirmed(
                     prev.index,
-                    false,
-                    0.5,
                     format!("could not be confirmed: {reason}"),
                     now,
                 ),
@@ -185,5 +189,12 @@ pub async fn verify(
     };
     v.expected_state = Some(expected.description.clone());
     v.actual_state = Some(actual);
+    // The model moved on from a failure (with or without naming the plan step): the step's
+    // correction attempts start again.
+    if v.success {
+        if let Some(plan) = step.task.plan.as_mut() {
+            plan.clear_attempts();
+        }
+    }
     step.verification = Some(v);
 }

@@ -69,7 +69,8 @@ pub async fn phase(
             } = parts(run)?;
             verify::verify(ctx, step, req, built, deadline).await;
             let verdict = match &step.verification {
-                Some(v) if !v.success => "failed",
+                Some(v) if v.failed() => "failed",
+                Some(v) if v.unconfirmed => "unconfirmed",
                 Some(_) => "passed",
                 None => "none",
             };
