@@ -608,6 +608,30 @@ async fn page_text_cannot_pose_as_instructions() {
     assert!(user.contains("data, not instructions"));
 }
 
+#[tokio::test]
+async fn the_prompt_says_what_the_client_does_and_when_it_is_with_the_changing_part_last() {
+    let h = harness().await;
+    h.llm.push([Reply::action("Click.", "click(10)")]);
+    h.ok(&tree_body("Press the button")).await;
+    let system = shared::agent::prompt::SYSTEM_PROMPT;
+    for what in [
+        "press(\"Enter\") never submits a form",
+        "scroll() moves the window only once per page",
+        "findText scrolls to the text",
+        "Headings, paragraphs, prices and messages are NOT listed",
+        "finish(\"The cheapest is Ridge 2 at $89\")",
+    ] {
+        assert!(system.contains(what), "{what}");
+    }
+    let user = h.llm.user_prompt(0);
+    let now = user.find("\nNow: ").expect("today's date and time");
+    assert!(
+        now > user.find("</page>").expect("page"),
+        "after the page: the prefix stays"
+    );
+    assert!(user.contains("This is step 1 of at most 50."), "{user}");
+}
+
 async fn knowledge_harness() -> (Harness, ScriptedKnowledge) {
     let kn = ScriptedKnowledge::start().await;
     let base = kn.base_url.clone();

@@ -360,10 +360,11 @@ async fn failures_get_their_strategy_three_times_then_the_task_stops() {
 }
 
 #[tokio::test]
-async fn a_dead_submit_is_pressed_with_enter_and_a_lost_target_is_searched_for() {
+async fn a_dead_submit_goes_back_to_the_model_and_a_lost_target_is_searched_for() {
     let h = harness().await;
     h.llm.push([
         Reply::action("Search.", "click(2)"),
+        Reply::action("Type the query first.", "setValue(1, \"lamps\")"),
         Reply::action("Next page.", "click(5)"),
     ]);
     h.llm
@@ -373,10 +374,15 @@ async fn a_dead_submit_is_pressed_with_enter_and_a_lost_target_is_searched_for()
     let r1 = h.ok(&b1).await;
     let b2 = next(&b1, &r1, SHOP, page());
     let r2 = h.ok(&b2).await;
+    // Not Enter (it submits nothing with the shipping client): the model is told why.
     assert_eq!(
         (r2["action"].as_str(), &r2["correction"]["strategy"]),
-        (Some("press(\"Enter\")"), &json!("ALTERNATIVE_TOOL"))
+        (Some("setValue(1, \"lamps\")"), &json!("ALTERNATIVE_TOOL"))
     );
+    assert!(h
+        .llm
+        .user_prompt(1)
+        .contains("a required field may be empty or invalid"));
     let results = vec![
         node("5", "link", "Results page 2"),
         node("6", "link", "Lamp"),
@@ -459,6 +465,82 @@ async fn a_loop_is_broken_once_and_a_second_one_ends_the_task() {
         .as_str()
         .expect("t")
         .contains("going in circles (two actions alternating)"));
+}
+
+#[tokio::test]
+async fn a_model_that_finishes_again_after_the_check_is_taken_at_its_word() {
+    let h = harness().await;
+    let plan = ["Open the settings", "Turn on dark mode"];
+    h.llm.push([
+        planned(&plan, 1, "Open the settings.", "click(10)"),
+        Reply::action("It is done.", "finish()"),
+        Reply::action("It is on: the switch shows it.", "finish()"),
+    ]);
+    h.llm
+        .push_verdicts([Reply::verdict(false, 0.9, "the page does not show it")]);
+    let b1 = start(
+        "Turn on dark mode",
+        SHOP,
+        vec![node("10", "link", "Settings")],
+    );
+    let r1 = h.ok(&b1).await;
+    let b2 = next(
+        &b1,
+        &r1,
+        SHOP,
+        vec![field("20", "switch", "Dark mode", "", "checked")],
+    );
+    let r2 = h.ok(&b2).await;
+    // Refused once (the model was told), then taken: never "Is the task complete?".
+    assert_eq!(
+        (r2["action"].as_str(), r2["status"].as_str()),
+        (Some("finish()"), Some("completed")),
+        "{r2}"
+    );
+    assert!(r2.get("userQuestion").is_none(), "{r2}");
+    assert_eq!(r2["metrics"]["interventions"], json!(["finish_refused"]));
+}
+
+#[tokio::test]
+async fn an_answer_read_from_page_text_is_not_checked_on_a_page_without_text() {
+    let h = harness().await;
+    let plan = [
+        "Search the shop",
+        "Compare the prices",
+        "Report the cheapest",
+    ];
+    h.llm.push([
+        planned(&plan, 1, "Search.", "click(10)"),
+        Reply::action(
+            "The cheapest is Ridge 2.",
+            "finish(\"The cheapest is Ridge 2 at $89\")",
+        ),
+    ]);
+    let b1 = start(
+        "Which tent is cheapest?",
+        SHOP,
+        vec![node("10", "btn", "Search")],
+    );
+    let r1 = h.ok(&b1).await;
+    let b2 = next(&b1, &r1, SHOP, vec![node("10", "btn", "Search")]);
+    let r2 = h.ok(&b2).await;
+    assert_eq!(r2["status"], "completed", "{r2}");
+    assert!(
+        r2["thought"].as_str().is_some_and(|t| t.contains("$89")),
+        "{r2}"
+    );
+    // The prices are text the tree does not carry: nothing to check them against.
+    let finish_checks = h
+        .llm
+        .verdict_requests()
+        .iter()
+        .filter(|r| {
+            r["messages"][1]["content"]
+                .as_str()
+                .is_some_and(|q| q.contains("is the task complete?"))
+        })
+        .count();
+    assert_eq!(finish_checks, 0);
 }
 
 #[tokio::test]

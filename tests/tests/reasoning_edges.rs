@@ -176,16 +176,15 @@ async fn finish_naming_the_last_plan_step_is_still_checked() {
             vec![node("20", "switch", "Dark mode")],
         ))
         .await;
-    assert_eq!(
-        (r2["action"].as_str(), r2["status"].as_str()),
-        (Some("ask_user()"), Some("needs_user_input"))
-    );
-    assert!(r2["thought"].as_str().expect("t").contains("still off"));
+    // Checked both times (naming the last step completed nothing); told, the model finished
+    // again, and its word stands: no "Is the task complete?" for the user.
     assert_eq!(h.llm.verdict_requests().len(), 2);
     assert_eq!(
-        r2["plan"]["steps"][1]["status"], "pending",
-        "finish() completed nothing"
+        (r2["action"].as_str(), r2["status"].as_str()),
+        (Some("finish()"), Some("completed"))
     );
+    assert_eq!(r2["thought"], "Really done.");
+    assert_eq!(r2["metrics"]["interventions"], json!(["finish_refused"]));
 }
 
 #[tokio::test]

@@ -18,7 +18,7 @@ pub enum Strategy {
     AlternativeSelector,
     /// Wait, then try again (timeouts, a page still loading).
     RetryWithDelay,
-    /// Another way to the same effect (Enter instead of a submit click, the link's URL).
+    /// Another way to the same effect (the link's URL, an option chosen instead of clicked).
     AlternativeTool,
     /// Look for the target (scroll, find its text).
     GatherInformation,
@@ -174,11 +174,13 @@ pub fn choose(failure: &Failure<'_>, page: &dyn PageFacts) -> Choice {
                 quote(&url).map(|q| format!("navigate({q})")),
             );
         }
+        // Not Enter: the shipping extension's key press carries no key code and submits
+        // nothing, and with a client where it works it would submit the form a second time.
         if target.role == "btn" && mentions_any(&target.name, SUBMIT_WORDS) {
             return correct(
                 Strategy::AlternativeTool,
-                "the button did not submit; pressing Enter instead".into(),
-                Some("press(\"Enter\")".into()),
+                "the button did not submit: a required field may be empty or invalid, or another control submits the form".into(),
+                None,
             );
         }
         if target.role == "sel" {
@@ -281,11 +283,11 @@ mod tests {
             strategy(&choose(&slow, &page)),
             (Strategy::RetryWithDelay, Some("wait(2)"))
         );
-        // A submit button that did nothing: Enter.
+        // A submit button that did nothing: the model looks for why (never Enter).
         let search = snap("21", "btn", "Search", None);
         assert_eq!(
             strategy(&choose(&failure(ActionKind::Click("21"), &search), &page)),
-            (Strategy::AlternativeTool, Some("press(\"Enter\")"))
+            (Strategy::AlternativeTool, None)
         );
         // A link that did not open: its address.
         let link = snap("22", "link", "Size", Some("/sizes?x=1"));

@@ -265,7 +265,11 @@ mod tests {
         assert_eq!(p.count_attempt(), 1);
         assert_eq!(p.count_attempt(), 2);
         p.clear_attempts();
-        assert_eq!(p.count_attempt(), 1, "a success in between starts the count again");
+        assert_eq!(
+            p.count_attempt(),
+            1,
+            "a success in between starts the count again"
+        );
         assert_eq!(p.count_attempt(), 2);
         p.replan_from_current(["c2", "d2", "e2"]);
         assert_eq!(

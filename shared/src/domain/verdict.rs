@@ -51,6 +51,9 @@ pub enum Verdict {
     Ambiguous { reason: String },
 }
 
+/// The confidence of a success the page showed: every expectation met.
+pub const MET_CONFIDENCE: f64 = 0.95;
+
 /// The verdict on the client's report and the expectations checked on the current page.
 pub fn verdict(report: &ClientReport<'_>, checks: &[Check]) -> Verdict {
     let failed = |confidence: f64, reason: String| Verdict::Decided {
@@ -97,7 +100,7 @@ pub fn verdict(report: &ClientReport<'_>, checks: &[Check]) -> Verdict {
     if met.len() == checks.len() {
         return Verdict::Decided {
             success: true,
-            confidence: 0.95,
+            confidence: MET_CONFIDENCE,
             reason: met.join("; "),
         };
     }

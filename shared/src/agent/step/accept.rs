@@ -39,8 +39,13 @@ pub async fn accept(
     // does not complete the others.
     let finishing = matches!(p.action, Action::Finish(_));
     let verified = tools::verified_here(step);
+    // An answer read from the page's text cannot be checked on a page sent without text (the
+    // client's tree lists elements only): the agent's word stands there.
+    let answer_unseen = matches!(&p.action, Action::Finish(Some(_)))
+        && matches!(built.page.content, crate::agent::page::PageContent::Tree(_));
     let check = finishing
         && !chat_only
+        && !answer_unseen
         && (needs_finish_check(step) || matches!(verified, Some((false, _))));
     update_plan(step, &p, now, !finishing);
     if let Some(c) = &p.confirmation {
@@ -61,15 +66,12 @@ pub async fn accept(
                 Some((false, reason)) => {
                     if attempt == 0 {
                         return Outcome::Retry(format!(
-                            "the task is not complete yet ({reason}); continue with the next action"
+                            "the task is not complete yet ({reason}); continue with the next action, or finish again if it is"
                         ));
                     }
-                    step.intervene(Intervention::FinishRefused);
-                    step.intervene(Intervention::AskUser);
-                    Outcome::Done(Box::new(Decision::ask(
-                        format!("I think the task is done, but a check says otherwise: {reason}"),
-                        "Is the task complete, or what is still missing?",
-                    )))
+                    // Told, the model finishes again: its word stands (a completed answer is
+                    // never turned into "Is the task complete?" for the user).
+                    Outcome::Done(Box::new(p.decision))
                 }
                 // Confirmed, or no verdict could be had: the agent's word stands.
                 _ => Outcome::Done(Box::new(p.decision)),

@@ -24,7 +24,7 @@ fn hint(strategy: Strategy) -> &'static str {
         }
         Strategy::RetryWithDelay => "Wait for the page, then try again.",
         Strategy::AlternativeTool => {
-            "Use another kind of action (press Enter, selectOption, navigate to the link's URL)."
+            "Use another kind of action: selectOption for a list, navigate to a link's URL, fill what the form still needs and use its button (Enter submits nothing with this browser extension)."
         }
         Strategy::GatherInformation => {
             "The target is not on the page: scroll or use findText to find it first."

@@ -130,6 +130,8 @@ fn messages(
         web,
         searches: &searches,
         page: &built.rendered,
+        now: ctx.clock.now(),
+        max_steps: ctx.config.agent.max_steps,
     })
 }
 

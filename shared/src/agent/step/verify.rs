@@ -15,7 +15,9 @@ use crate::agent::request::{InteractRequest, LastAction};
 use crate::context::AppContext;
 use crate::domain::chain::ChainItem;
 use crate::domain::outcome::{check, Before, Check, DomExpectation};
-use crate::domain::verdict::{verdict, ClientReport, Verdict, Verification, SUCCESS_CONFIDENCE};
+use crate::domain::verdict::{
+    verdict, ClientReport, Verdict, Verification, MET_CONFIDENCE, SUCCESS_CONFIDENCE,
+};
 use crate::domain::{Step, StepKind};
 
 /// The client's report, read from the request.
@@ -189,9 +191,10 @@ pub async fn verify(
     };
     v.expected_state = Some(expected.description.clone());
     v.actual_state = Some(actual);
-    // The model moved on from a failure (with or without naming the plan step): the step's
-    // correction attempts start again.
-    if v.success {
+    // The model moved on from a failure (with or without naming the plan step) and the page
+    // shows it worked: the step's correction attempts start again. (A wait, or an action
+    // that only completed without an error, shows nothing was got over.)
+    if v.success && v.confidence >= MET_CONFIDENCE {
         if let Some(plan) = step.task.plan.as_mut() {
             plan.clear_attempts();
         }
