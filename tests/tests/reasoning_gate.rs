@@ -467,3 +467,44 @@ api_tests::on_both_stores!(
     memory_notes_round_trip_and_outlive_the_task_in_its_session,
     the_daily_token_budget_holds_under_parallel_requests,
 );
+
+#[tokio::test]
+async fn an_unclear_reply_is_asked_again_for_a_plain_yes_once() {
+    let h = harness().await;
+    h.llm.push([
+        Reply::action("Pay for the order.", "click(10)"),
+        Reply::action(
+            "I will not pay without a clear yes.",
+            "fail(\"no clear answer\")",
+        ),
+    ]);
+    let page = || vec![node("10", "btn", "Pay now")];
+    let b1 = start("Check out my cart", SHOP, page());
+    let r1 = h.ok(&b1).await;
+    assert_eq!(r1["action"], "ask_user()");
+    let first = r1["userQuestion"].as_str().expect("question").to_owned();
+    // Unclear: the same question again, saying what is needed, without the model.
+    let b2 = reply_here(&b1, &r1, "hmm, is it the cheaper one?");
+    let r2 = h.ok(&b2).await;
+    assert_eq!(r2["action"], "ask_user()");
+    let again = r2["userQuestion"].as_str().expect("question");
+    assert!(
+        again.starts_with("I need a plain yes or no") && again.contains(&first),
+        "{again}"
+    );
+    assert_eq!(r2["metrics"]["llmCalls"], 0);
+    // A yes that repeats the question's words now runs exactly that action.
+    let b3 = reply_here(&b2, &r2, "Yes, pay now");
+    let r3 = h.ok(&b3).await;
+    assert_eq!(r3["action"], "click(10)", "{r3}");
+    // A second unclear reply is not asked about a third time: the model decides.
+    let h = harness().await;
+    h.llm.push([
+        Reply::action("Pay for the order.", "click(10)"),
+        Reply::action("No clear answer.", "fail(\"no clear answer\")"),
+    ]);
+    let r1 = h.ok(&b1).await;
+    let r2 = h.ok(&reply_here(&b1, &r1, "hmm")).await;
+    let r3 = h.ok(&reply_here(&b1, &r2, "maybe")).await;
+    assert_eq!(r3["status"], "failed", "{r3}");
+}

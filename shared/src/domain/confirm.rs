@@ -147,7 +147,17 @@ pub struct PendingConfirmation {
     /// The page's hash (an action without a target needs the very same page).
     #[serde(default)]
     pub page_hash: String,
+    /// The question was asked again after an unclear reply (it is asked again once).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub asked_again: bool,
 }
+
+/// Words that hedge or turn a reply around: never read as naming the act, even when the
+/// question has them.
+const HEDGES: &[&str] = &[
+    "but", "not", "first", "if", "only", "wait", "later", "after", "before", "unless", "except",
+    "maybe", "perhaps", "instead", "without", "until", "then",
+];
 
 /// `url` without its query and fragment.
 pub fn page_of(url: &str) -> String {
@@ -166,15 +176,21 @@ impl PendingConfirmation {
             .iter()
             .map(|w| (*w).to_owned())
             .collect();
-        if let Some(t) = &self.target {
-            naming.extend(
-                t.name
-                    .to_lowercase()
-                    .split(|c: char| !c.is_alphanumeric())
-                    .filter(|w| !w.is_empty())
-                    .map(str::to_owned),
-            );
-        }
+        // The element's words and the question's own ("Yes, place the order" to "… click
+        // \"Place order\" …"), never a word that hedges or says no.
+        let question = self.question.to_lowercase();
+        let name = self
+            .target
+            .as_ref()
+            .map(|t| t.name.to_lowercase())
+            .unwrap_or_default();
+        naming.extend(
+            [name.as_str(), question.as_str()]
+                .iter()
+                .flat_map(|t| t.split(|c: char| !c.is_alphanumeric() && c != '\''))
+                .filter(|w| !w.is_empty() && !HEDGES.contains(w) && !NO.contains(w))
+                .map(str::to_owned),
+        );
         reply_naming(reply, &naming)
     }
 
@@ -250,6 +266,7 @@ mod tests {
             page: page_of(page.url()),
             url: page.url().to_owned(),
             page_hash: "h".into(),
+            asked_again: false,
         };
         for yes in [
             "yes, place the order",
@@ -260,6 +277,15 @@ mod tests {
             assert_eq!(pending.reply(yes), Some(true), "{yes}");
         }
         assert_eq!(pending.reply("no, don't place the order"), Some(false));
+        // A yes may repeat the question's own words; its hedges never count.
+        let asked = PendingConfirmation {
+            question: "I am about to click \"Place order\", which will charge your card. Shall I go ahead?"
+                .into(),
+            ..pending.clone()
+        };
+        assert_eq!(asked.reply("Yes, charge my card and click it"), Some(true));
+        assert_eq!(asked.reply("yes, but not my card"), None);
+        assert_eq!(asked.reply("yes, shall I wait"), None);
         for unclear in [
             "yes, but order the cheaper one",
             "place the order",
@@ -296,6 +322,7 @@ mod tests {
             page: page_of(shop.url()),
             url: shop.url().to_owned(),
             page_hash: "h1".into(),
+            asked_again: false,
         };
         assert!(pending.still_applies(4, &shop));
         assert!(!pending.still_applies(5, &shop), "only the next step");

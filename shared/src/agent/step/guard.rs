@@ -200,6 +200,7 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
                     page: page_of(url),
                     url: url.to_owned(),
                     page_hash: facts.view.hash().to_owned(),
+                    asked_again: false,
                 });
                 decision = Decision::ask(
                     truncate_chars(

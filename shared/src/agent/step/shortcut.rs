@@ -61,6 +61,25 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
                 "The user declined ({}). Do not do it: find another way, or finish and say why.",
                 crate::text::single_line(&pending.question, 300)
             )),
+            // Unclear: asked once more, saying a plain yes or no is needed (the action
+            // must still be there as it was asked about).
+            Some(None) if !pending.asked_again && pending.still_applies(step.step_index, facts.view) => {
+                let question = format!(
+                    "I need a plain yes or no to go on. {}",
+                    crate::text::single_line(&pending.question, 900)
+                );
+                step.task.confirmation = Some(PendingConfirmation {
+                    step_index: step.step_index,
+                    asked_again: true,
+                    question: pending.question.clone(),
+                    ..pending
+                });
+                step.intervene(Intervention::Confirmation);
+                return Some(Decision::ask(
+                    "Your reply was not a clear yes or no, so I am asking again.",
+                    question,
+                ));
+            }
             Some(None) => step.notes.push(
                 "The user's reply to the confirmation question was not a clear yes: nothing risky was confirmed."
                     .into(),
