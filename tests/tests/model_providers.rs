@@ -405,7 +405,8 @@ async fn interact_works_with_a_current_openai_model() {
     let opts = AppOptions::with_llm(&p.base_url)
         .set("LLM_API_KEY", "provider-key")
         .set("LLM_MODEL", "o4-mini")
-        .set("LLM_VERIFY_MODEL", "o4-mini");
+        .set("LLM_VERIFY_MODEL", "o4-mini")
+        .set("LLM_PROMPT_CACHE", "on");
     let app = TestApp::spawn_with(opts).await;
     app.seed_user("acme", "ada@acme.com", "s3cret-password")
         .await;
@@ -420,10 +421,13 @@ async fn interact_works_with_a_current_openai_model() {
         .send()
         .await
         .expect("send");
-    assert_eq!(r.status(), 200, "{:?}", r.text().await);
+    assert_eq!(r.status(), 200);
+    let answer: Value = r.json().await.expect("json");
     for s in p.seen() {
         assert!(s.body.get("max_tokens").is_none() && s.body.get("temperature").is_none());
         assert_eq!(s.body["reasoning_effort"], "low");
+        // The decision's cache key is its task.
+        assert_eq!(s.body["prompt_cache_key"], answer["taskId"]);
     }
 }
 
@@ -482,10 +486,54 @@ async fn an_answer_cut_at_length_is_asked_again_with_room_to_answer() {
 }
 
 #[tokio::test]
-async fn content_as_an_array_of_parts_is_read() {
+async fn content_as_an_array_of_parts_is_read_and_a_claude_model_behind_a_gateway_gets_its_prefix_marked(
+) {
     let p = provider(Dialect::Parts).await;
-    let c = complete(&llm(&p, "claude-sonnet-4-5", &[]))
+    let c = complete(&llm(&p, "anthropic/claude-sonnet-4-5", &[]))
         .await
         .expect("completion");
     assert_eq!(c.content, ACTION);
+    // The system prompt as a text part with cache_control: the cached prefix.
+    let body = &p.seen()[0].body;
+    assert_eq!(
+        body["messages"][0]["content"][0]["cache_control"]["type"],
+        "ephemeral"
+    );
+    assert_eq!(
+        body["messages"][0]["content"][0]["text"],
+        "You pick actions."
+    );
+    assert_eq!(body["messages"][1]["content"], "Click the button.");
+}
+
+#[tokio::test]
+async fn a_task_s_calls_carry_its_cache_key_where_the_provider_takes_one() {
+    let soon = || Instant::now() + Duration::from_secs(5);
+    // OpenAI's own endpoint takes prompt_cache_key (here turned on for the loopback server).
+    let p = provider(Dialect::OpenAi).await;
+    llm(&p, "gpt-5-mini", &[("LLM_PROMPT_CACHE", "on")])
+        .complete_for(&prompt(), soon(), Some("task-1"))
+        .await
+        .expect("completion");
+    assert_eq!(p.seen()[0].body["prompt_cache_key"], "task-1");
+    // vLLM refuses unknown fields: by default neither hint is sent to it.
+    let v = provider(Dialect::Vllm).await;
+    llm(&v, "Qwen/Qwen3-32B", &[])
+        .complete_for(&prompt(), soon(), Some("task-1"))
+        .await
+        .expect("completion");
+    let body = &v.seen()[0].body;
+    assert!(body.get("prompt_cache_key").is_none(), "{body}");
+    assert!(body["messages"][0]["content"].is_string(), "{body}");
+    // Turned on, vLLM refuses the key by name and the call goes through without it.
+    let v = provider(Dialect::Vllm).await;
+    llm(&v, "Qwen/Qwen3-32B", &[("LLM_PROMPT_CACHE", "on")])
+        .complete_for(&prompt(), soon(), Some("task-1"))
+        .await
+        .expect("completion after adapting");
+    let seen = v.seen();
+    assert_eq!(seen[0].body["prompt_cache_key"], "task-1");
+    assert!(seen
+        .last()
+        .is_some_and(|s| s.body.get("prompt_cache_key").is_none()));
 }

@@ -22,12 +22,15 @@ pub enum Choice<T> {
     Value(T),
 }
 
-/// The operator's settings (`LLM_TOKEN_PARAM`, `LLM_TEMPERATURE`, `LLM_REASONING_EFFORT`).
+/// The operator's settings (`LLM_TOKEN_PARAM`, `LLM_TEMPERATURE`, `LLM_REASONING_EFFORT`,
+/// `LLM_PROMPT_CACHE`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParamSettings {
     pub token_param: Option<TokenParam>,
     pub temperature: Choice<f32>,
     pub reasoning_effort: Choice<String>,
+    /// Prompt-cache hints: `Value(false)` never, `Value(true)` both kinds, `Auto` by provider.
+    pub prompt_cache: Choice<bool>,
 }
 
 impl Default for ParamSettings {
@@ -36,6 +39,7 @@ impl Default for ParamSettings {
             token_param: None,
             temperature: Choice::Auto,
             reasoning_effort: Choice::Auto,
+            prompt_cache: Choice::Auto,
         }
     }
 }
@@ -46,6 +50,11 @@ pub struct ModelParams {
     pub token_param: TokenParam,
     pub temperature: Option<f32>,
     pub reasoning_effort: Option<String>,
+    /// `prompt_cache_key` (the task's id): OpenAI routes a task's calls to the same cache.
+    pub cache_key: bool,
+    /// The system prompt as a content part marked `cache_control` (an Anthropic model behind
+    /// an OpenAI-compatible gateway caches the marked prefix).
+    pub cache_control: bool,
 }
 
 /// The host of a base URL, lowercased.
@@ -106,10 +115,24 @@ pub fn initial(settings: &ParamSettings, base_url: &str, model: &str) -> ModelPa
         Choice::Auto if reasoning => Some("low".to_owned()),
         Choice::Auto => None,
     };
+    let name = model_name(model);
+    let (cache_key, cache_control) = match settings.prompt_cache {
+        // On: both hints (a provider that refuses one gets it adapted away).
+        Choice::Value(on) => (on, on),
+        Choice::Omit => (false, false),
+        // OpenAI caches on its own and takes the key; an Anthropic model caches only what is
+        // marked, which its own OpenAI-compatible endpoint does not take.
+        Choice::Auto => (
+            openai,
+            !openai && name.contains("claude") && host(base_url) != "api.anthropic.com",
+        ),
+    };
     ModelParams {
         token_param,
         temperature,
         reasoning_effort,
+        cache_key,
+        cache_control,
     }
 }
 
@@ -126,6 +149,12 @@ fn sent(params: &ModelParams) -> Vec<&'static str> {
     }
     if params.reasoning_effort.is_some() {
         names.push("reasoning_effort");
+    }
+    if params.cache_key {
+        names.push("prompt_cache_key");
+    }
+    if params.cache_control {
+        names.push("cache_control");
     }
     names
 }
@@ -187,6 +216,8 @@ pub fn adapt(params: &ModelParams, name: &str) -> Option<ModelParams> {
         "max_completion_tokens" => next.token_param = TokenParam::MaxTokens,
         "temperature" => next.temperature = None,
         "reasoning_effort" => next.reasoning_effort = None,
+        "prompt_cache_key" => next.cache_key = false,
+        "cache_control" => next.cache_control = false,
         _ => return None,
     }
     (next != *params).then_some(next)
@@ -235,6 +266,7 @@ mod tests {
             token_param: Some(TokenParam::Omit),
             temperature: Choice::Value(0.2),
             reasoning_effort: Choice::Omit,
+            prompt_cache: Choice::Omit,
         };
         let p = initial(&s, OPENAI, "gpt-5");
         assert_eq!(
@@ -242,7 +274,9 @@ mod tests {
             ModelParams {
                 token_param: TokenParam::Omit,
                 temperature: Some(0.2),
-                reasoning_effort: None
+                reasoning_effort: None,
+                cache_key: false,
+                cache_control: false,
             }
         );
     }
@@ -288,5 +322,36 @@ mod tests {
         assert!(!is_openai("https://api.openai.com.evil.example/v1"));
         assert!(!is_openai("https://evil.example/?u=api.openai.com"));
         assert!(is_openai("https://user@API.OpenAI.com:443/v1"));
+    }
+
+    #[test]
+    fn cache_hints_go_where_the_provider_takes_them() {
+        let hints = |base: &str, model: &str| {
+            let p = initial(&ParamSettings::default(), base, model);
+            (p.cache_key, p.cache_control)
+        };
+        assert_eq!(hints(OPENAI, "gpt-5-mini"), (true, false));
+        assert_eq!(hints(AZURE, "gpt-4.1"), (true, false));
+        assert_eq!(
+            hints(
+                "https://openrouter.ai/api/v1",
+                "anthropic/claude-sonnet-4.5"
+            ),
+            (false, true)
+        );
+        assert_eq!(
+            hints("https://api.anthropic.com/v1", "claude-sonnet-4-5"),
+            (false, false)
+        );
+        assert_eq!(hints(VLLM, "Qwen/Qwen3-32B"), (false, false));
+        let off = ParamSettings {
+            prompt_cache: Choice::Omit,
+            ..ParamSettings::default()
+        };
+        let p = initial(&off, OPENAI, "gpt-5-mini");
+        assert!(!p.cache_key && !p.cache_control);
+        // Refused by name: dropped.
+        let on = initial(&ParamSettings::default(), OPENAI, "gpt-5-mini");
+        assert!(!adapt(&on, "prompt_cache_key").expect("adapted").cache_key);
     }
 }

@@ -37,7 +37,7 @@ impl std::fmt::Debug for OpenAiLlm {
 #[derive(Serialize)]
 struct ChatRequest<'a> {
     model: &'a str,
-    messages: &'a [ChatMessage],
+    messages: Messages<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -46,6 +46,36 @@ struct ChatRequest<'a> {
     max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_effort: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+}
+
+/// The conversation as sent: as is, or with the system prompt as a text part marked
+/// `cache_control` (the prefix an Anthropic model behind a gateway caches).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Messages<'a> {
+    Plain(&'a [ChatMessage]),
+    Marked(Vec<serde_json::Value>),
+}
+
+impl<'a> Messages<'a> {
+    fn new(messages: &'a [ChatMessage], mark: bool) -> Self {
+        if !mark {
+            return Self::Plain(messages);
+        }
+        Self::Marked(
+            messages
+                .iter()
+                .map(|m| match m.role.as_str() {
+                    "system" => serde_json::json!({ "role": "system", "content": [
+                        { "type": "text", "text": m.content, "cache_control": { "type": "ephemeral" } }
+                    ] }),
+                    _ => serde_json::json!({ "role": m.role, "content": m.content }),
+                })
+                .collect(),
+        )
+    }
 }
 
 /// Most parameter adaptations in one call (each removes or swaps one parameter).
@@ -163,18 +193,19 @@ impl OpenAiLlm {
         )
     }
 
-    /// One request with `params` and completion limit `cap`.
+    /// One request with `params`, completion limit `cap` and the conversation's cache key.
     fn request(
         &self,
         messages: &[ChatMessage],
         params: &ModelParams,
-        cap: u32,
+        (cap, cache_key): (u32, Option<&str>),
         timeout: Duration,
     ) -> reqwest::RequestBuilder {
         let limit = Some(cap);
         let body = ChatRequest {
             model: &self.cfg.model,
-            messages,
+            messages: Messages::new(messages, params.cache_control),
+            prompt_cache_key: cache_key.filter(|_| params.cache_key),
             temperature: params.temperature,
             max_tokens: limit.filter(|_| params.token_param == TokenParam::MaxTokens),
             max_completion_tokens: limit
@@ -203,6 +234,7 @@ impl OpenAiLlm {
     async fn attempt(
         &self,
         messages: &[ChatMessage],
+        cache_key: Option<&str>,
         timeout: Duration,
     ) -> Attempt<Completion, LlmError> {
         let started = Instant::now();
@@ -219,7 +251,7 @@ impl OpenAiLlm {
                     return Attempt::Retry(crate::upstream::TIMED_OUT.into(), None);
                 }
                 let refusal = match exchange_or_refusal(
-                    self.request(messages, &params, cap, left),
+                    self.request(messages, &params, (cap, cache_key), left),
                     MAX_RESPONSE_BYTES,
                 )
                 .await
@@ -289,13 +321,22 @@ impl Llm for OpenAiLlm {
         messages: &[ChatMessage],
         deadline: Instant,
     ) -> Result<Completion, LlmError> {
+        self.complete_for(messages, deadline, None).await
+    }
+
+    async fn complete_for(
+        &self,
+        messages: &[ChatMessage],
+        deadline: Instant,
+        cache_key: Option<&str>,
+    ) -> Result<Completion, LlmError> {
         let cfg = &self.cfg;
         with_retries(
             "model call",
             deadline,
             cfg.max_retries,
             cfg.attempt_timeout,
-            |timeout| self.attempt(messages, timeout),
+            |timeout| self.attempt(messages, cache_key, timeout),
         )
         .await
         .map_err(|e| match e {

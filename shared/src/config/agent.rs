@@ -148,10 +148,22 @@ fn param_settings(get: &impl Fn(&str) -> Option<String>) -> Result<ParamSettings
             ))
         }
     };
+    let prompt_cache = match get("LLM_PROMPT_CACHE").as_deref() {
+        None | Some("auto") => Choice::Auto,
+        Some("on") => Choice::Value(true),
+        Some("off") => Choice::Omit,
+        Some(_) => {
+            return Err(ConfigError::Invalid(
+                "LLM_PROMPT_CACHE",
+                "must be auto, on or off".into(),
+            ))
+        }
+    };
     Ok(ParamSettings {
         token_param,
         temperature,
         reasoning_effort,
+        prompt_cache,
     })
 }
 

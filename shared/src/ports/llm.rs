@@ -66,6 +66,17 @@ pub trait Llm: Send + Sync {
         messages: &[ChatMessage],
         deadline: Instant,
     ) -> Result<Completion, LlmError>;
+
+    /// [`Llm::complete`] for the conversation `cache_key` names (a task): a provider that
+    /// caches prompts by key or by marked prefix gets the hint.
+    async fn complete_for(
+        &self,
+        messages: &[ChatMessage],
+        deadline: Instant,
+        _cache_key: Option<&str>,
+    ) -> Result<Completion, LlmError> {
+        self.complete(messages, deadline).await
+    }
 }
 
 /// One model call, timed on its own (`interact.model_call`): the benchmarks take the model's
@@ -74,9 +85,10 @@ pub async fn ask(
     llm: &dyn Llm,
     messages: &[ChatMessage],
     deadline: Instant,
+    cache_key: Option<&str>,
 ) -> Result<Completion, LlmError> {
     use tracing::Instrument;
-    llm.complete(messages, deadline)
+    llm.complete_for(messages, deadline, cache_key)
         .instrument(tracing::debug_span!("interact.model_call"))
         .await
 }

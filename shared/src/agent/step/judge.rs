@@ -120,6 +120,9 @@ pub async fn ask_claim(
     ask(ctx, step, &question, deadline).await
 }
 
+/// Every verdict shares the judge's system prompt: one cache key for all of them.
+const JUDGE_CACHE_KEY: &str = "verifier";
+
 /// Whether a verdict can still be asked for before `deadline` (leaving time for the decision).
 pub fn has_time(deadline: Instant) -> bool {
     deadline
@@ -171,7 +174,8 @@ pub async fn ask(
         ChatMessage::user(question),
     ];
     super::secrets::scrub_messages(ctx, step, &mut messages);
-    let result = crate::ports::llm::ask(llm.as_ref(), &messages, until).await;
+    let result =
+        crate::ports::llm::ask(llm.as_ref(), &messages, until, Some(JUDGE_CACHE_KEY)).await;
     let c = match result {
         Ok(c) => c,
         Err(e) => {

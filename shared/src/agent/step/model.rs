@@ -216,28 +216,31 @@ pub async fn call(
     super::secrets::scrub_messages(ctx, step, &mut messages);
     round.calls += 1;
     let t = Instant::now();
-    let c = match crate::ports::llm::ask(llm.as_ref(), &messages, model_deadline).await {
-        Ok(c) => c,
-        Err(LlmError::Timeout) => {
-            step.count_call(TokenUsage::default(), t.elapsed());
-            // Out of step time: the task goes on with the next call. A model that timed
-            // out while the step still had time is a failing model.
-            if model_deadline.saturating_duration_since(Instant::now()) < CALL_MIN_TIME {
-                return Ok(out_of_time(step, round));
+    let c =
+        match crate::ports::llm::ask(llm.as_ref(), &messages, model_deadline, Some(&step.task.id))
+            .await
+        {
+            Ok(c) => c,
+            Err(LlmError::Timeout) => {
+                step.count_call(TokenUsage::default(), t.elapsed());
+                // Out of step time: the task goes on with the next call. A model that timed
+                // out while the step still had time is a failing model.
+                if model_deadline.saturating_duration_since(Instant::now()) < CALL_MIN_TIME {
+                    return Ok(out_of_time(step, round));
+                }
+                return Err(Error::Upstream {
+                    code: "LLM_ERROR",
+                    message: "The language model did not answer in time".into(),
+                });
             }
-            return Err(Error::Upstream {
-                code: "LLM_ERROR",
-                message: "The language model did not answer in time".into(),
-            });
-        }
-        Err(LlmError::Unavailable(_)) => return Err(Error::ModelUnavailable),
-        Err(LlmError::Upstream(_)) => {
-            return Err(Error::Upstream {
-                code: "LLM_ERROR",
-                message: "The language model refused the request".into(),
-            })
-        }
-    };
+            Err(LlmError::Unavailable(_)) => return Err(Error::ModelUnavailable),
+            Err(LlmError::Upstream(_)) => {
+                return Err(Error::Upstream {
+                    code: "LLM_ERROR",
+                    message: "The language model refused the request".into(),
+                })
+            }
+        };
     step.count_call(
         TokenUsage {
             prompt_tokens: c.prompt_tokens,
