@@ -118,8 +118,9 @@ async fn a_three_step_tree_task_runs_to_finish() {
         "the page comes last"
     );
     let p3 = h.llm.user_prompt(2);
+    // Each past action names what it acted on and where.
     assert!(
-        p3.contains("1. I will click the Press me button. -> click(10)"),
+        p3.contains("1. I will click the Press me button. -> click(10) [btn \"Press me\"] on /"),
         "{p3}"
     );
     assert!(

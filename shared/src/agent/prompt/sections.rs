@@ -15,7 +15,7 @@ use crate::text::{prompt_line, single_line};
 pub const HISTORY_STEPS: usize = 15;
 const HISTORY_BLOCK: usize = 10;
 /// Longest thought, action, answer and verdict reason of an earlier step.
-const THOUGHT_CHARS: usize = 160;
+const THOUGHT_CHARS: usize = 300;
 const ACTION_CHARS: usize = 200;
 const ANSWER_CHARS: usize = 500;
 const REASON_CHARS: usize = 160;
@@ -69,7 +69,12 @@ pub fn history(u: &mut String, steps: &[Step]) {
                 let _ = write!(u, "[server] {action} -> {}", prompt_line(result, 200));
             }
             StepKind::Dom => {
-                let _ = write!(u, "{} -> {action}", prompt_line(&s.thought, THOUGHT_CHARS));
+                let _ = write!(
+                    u,
+                    "{} -> {action}{}",
+                    prompt_line(&s.thought, THOUGHT_CHARS),
+                    acted_on(s)
+                );
             }
         }
         if let Some(v) = verdicts.get(&s.index) {
@@ -89,6 +94,38 @@ pub fn history(u: &mut String, steps: &[Step]) {
         u.push('\n');
     }
 }
+
+/// What a past action acted on and where: ` [btn "Search"] on /cart` (the element's role and
+/// name as they were, the page's path). The name is page data: cut, on one line, with no
+/// quote or tag in it.
+fn acted_on(s: &crate::domain::Step) -> String {
+    let Some(b) = &s.before_state else {
+        return String::new();
+    };
+    let mut out = String::new();
+    if let Some(t) = &b.target {
+        let name: String = prompt_line(&t.name, TARGET_NAME_CHARS)
+            .chars()
+            .filter(|c| !matches!(c, '"' | '<' | '>' | '`'))
+            .collect();
+        let _ = write!(out, " [{} \"{name}\"]", prompt_line(&t.role, 12));
+    }
+    let path = reqwest::Url::parse(&b.url)
+        .map(|u| u.path().to_owned())
+        .unwrap_or_default();
+    if !path.is_empty() {
+        let _ = write!(
+            out,
+            " on {}",
+            prompt_line(&path, PATH_CHARS).replace(['<', '>', '"'], "")
+        );
+    }
+    out
+}
+
+/// Longest element name and page path a history line shows.
+const TARGET_NAME_CHARS: usize = 40;
+const PATH_CHARS: usize = 80;
 
 /// The client's report on an action, as one bounded line (nothing in it can start a new line
 /// of the prompt).
