@@ -412,7 +412,7 @@ async fn a_dead_submit_goes_back_to_the_model_and_a_lost_target_is_searched_for(
 }
 
 #[tokio::test]
-async fn a_loop_is_broken_once_and_a_second_one_ends_the_task() {
+async fn a_next_button_that_keeps_its_id_pages_on_and_a_click_that_changes_nothing_loops() {
     let h = harness().await;
     let page = |k: usize| {
         vec![
@@ -421,25 +421,44 @@ async fn a_loop_is_broken_once_and_a_second_one_ends_the_task() {
             node("12", "link", &format!("Page {k}")),
         ]
     };
+    // Competent: "Next" keeps its id and each click shows the next page — four in a row.
+    h.llm.push([
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Next.", "click(10)"),
+    ]);
+    let b1 = start("Page through", SHOP, page(0));
+    let mut r = h.ok(&b1).await;
+    let mut b = b1;
+    for k in 1..=3 {
+        b = next(&b, &r, SHOP, page(k));
+        r = h.ok(&b).await;
+        assert_eq!(r["action"], "click(10)", "click {k} went through");
+    }
+    assert!(r["metrics"].get("interventions").is_none(), "{r}");
+
+    // Stuck: the same click changes nothing — the third is refused, the model told.
+    let h = harness().await;
     h.llm.push([
         Reply::action("Next.", "click(10)"),
         Reply::action("Next.", "click(10)"),
         Reply::action("Next.", "click(10)"),
         Reply::action("Back then.", "click(11)"),
         Reply::action("Next.", "click(10)"),
-        Reply::action("Back.", "click(11)"),
     ]);
     let b1 = start("Page through", SHOP, page(0));
     let mut r = h.ok(&b1).await;
     let mut b = b1;
-    for k in 1..=2 {
-        b = next(&b, &r, SHOP, page(k));
+    for _ in 1..=2 {
+        b = next(&b, &r, SHOP, page(0));
         r = h.ok(&b).await;
     }
     assert_eq!(
         r["action"], "click(11)",
-        "the third click(10) in a row was not returned"
+        "the third click(10) on an unchanged page was not returned"
     );
+    assert_eq!(r["metrics"]["interventions"], json!(["loop"]));
     let retry = h.llm.requests()[3]["messages"]
         .as_array()
         .expect("m")
@@ -452,10 +471,9 @@ async fn a_loop_is_broken_once_and_a_second_one_ends_the_task() {
         note.contains("it would repeat a loop (the same action three times in a row)"),
         "{note}"
     );
-    b = next(&b, &r, SHOP, page(3));
-    r = h.ok(&b).await;
-    assert_eq!(r["action"], "click(10)");
-    b = next(&b, &r, SHOP, page(4));
+    // Still nothing changes, and the model goes back to the same click: a second loop with
+    // no progress since the first ends the task.
+    b = next(&b, &r, SHOP, page(0));
     r = h.ok(&b).await;
     assert_eq!(
         (r["action"].as_str(), r["status"].as_str()),
@@ -464,7 +482,7 @@ async fn a_loop_is_broken_once_and_a_second_one_ends_the_task() {
     assert!(r["thought"]
         .as_str()
         .expect("t")
-        .contains("going in circles (two actions alternating)"));
+        .contains("going in circles"));
 }
 
 #[tokio::test]
@@ -679,3 +697,48 @@ api_tests::on_both_stores!(
     a_planned_task_is_verified_by_rules_and_completes_its_plan,
     the_plan_is_there_even_when_the_planner_answers_garbage,
 );
+
+#[tokio::test]
+async fn a_loop_the_model_got_out_of_does_not_count_toward_ending_the_task() {
+    let h = harness().await;
+    let page = |k: usize| {
+        vec![
+            node("10", "btn", "Next"),
+            node("11", "btn", "Back"),
+            node("12", "link", &format!("Page {k}")),
+        ]
+    };
+    h.llm.push([
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Back then.", "click(11)"),
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Something else.", "click(12)"),
+    ]);
+    let b1 = start("Page through", SHOP, page(0));
+    let mut r = h.ok(&b1).await;
+    let mut b = b1;
+    // Stuck on page 0: the third click is refused (a first loop).
+    for _ in 1..=2 {
+        b = next(&b, &r, SHOP, page(0));
+        r = h.ok(&b).await;
+    }
+    assert_eq!(r["action"], "click(11)");
+    // "Back" shows another page: progress. Then stuck again on page 1.
+    b = next(&b, &r, SHOP, page(1));
+    r = h.ok(&b).await;
+    assert_eq!(r["verification"]["success"], true);
+    for _ in 1..=2 {
+        b = next(&b, &r, SHOP, page(1));
+        r = h.ok(&b).await;
+    }
+    // A second loop, after progress: refused and asked again, not the end of the task.
+    assert_eq!(
+        (r["action"].as_str(), r["status"].as_str()),
+        (Some("click(12)"), Some("executing")),
+        "{r}"
+    );
+}

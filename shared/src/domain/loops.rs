@@ -82,18 +82,32 @@ pub fn detect(
     let scrolling = scrolls(candidate)
         && in_a_row <= MAX_SCROLLS_IN_A_ROW
         && (container || (first..actions.len()).all(|k| seq[k] != seq[n - 1] || changed(k)));
-    if !scrolling && n >= 3 && seq[n - 3..].iter().all(|a| *a == seq[n - 1]) {
+    // A repeat is a loop only when it changed nothing: a "Next page" that keeps its id, a
+    // quantity "+" or an arrow key that moves a selection are progress — up to the cap.
+    let last = actions.len().saturating_sub(1);
+    if !scrolling
+        && n >= 3
+        && seq[n - 3..].iter().all(|a| *a == seq[n - 1])
+        && (!changed(last) || in_a_row > MAX_SCROLLS_IN_A_ROW)
+    {
         return Some(LoopKind::Repeated);
     }
-    if n >= 4 && seq[n - 1] == seq[n - 3] && seq[n - 2] == seq[n - 4] && seq[n - 1] != seq[n - 2] {
+    // A-B-A-B back to the page it was on (or changing nothing): going in circles.
+    if n >= 4
+        && seq[n - 1] == seq[n - 3]
+        && seq[n - 2] == seq[n - 4]
+        && seq[n - 1] != seq[n - 2]
+        && (hashes.get(n - 1) == hashes.get(n - 3) || (!changed(last) && !changed(last - 1)))
+    {
         return Some(LoopKind::Alternating);
     }
+    // Five of the last seven, counting only the tries that changed nothing.
     if !scrolling
         && n >= WINDOW
-        && seq[n - WINDOW..]
-            .iter()
-            .filter(|a| **a == seq[n - 1])
+        && (n - WINDOW..n - 1)
+            .filter(|&k| seq[k] == seq[n - 1] && !changed(k))
             .count()
+            + 1
             >= 5
     {
         return Some(LoopKind::Frequent);
@@ -232,13 +246,32 @@ mod tests {
     #[test]
     fn each_loop_shape_is_caught_and_progress_is_not() {
         let h = ["1", "2", "3", "4", "5", "6", "7", "8"];
+        let flat = ["x"; 8];
+        // The same click that changed nothing: a loop; one that changed the page each time
+        // (a "Next page" keeping its id, a quantity "+"): progress, up to the cap.
         assert_eq!(
-            d(&["click(1)", "click(1)"], &h[..3], "click(1)"),
+            d(&["click(1)", "click(1)"], &flat[..3], "click(1)"),
             Some(LoopKind::Repeated)
+        );
+        assert_eq!(d(&["click(1)", "click(1)"], &h[..3], "click(1)"), None);
+        let nine = ["click(1)"; 9];
+        let pages: Vec<String> = (0..10).map(|k| k.to_string()).collect();
+        let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
+        assert_eq!(d(&nine[..7], &pages[..8], "click(1)"), None);
+        assert_eq!(d(&nine, &pages, "click(1)"), Some(LoopKind::Repeated));
+        // A-B-A-B back to the same pages: circles; A-B-A-B onward (Next, then a new page's
+        // own Next under the same id): progress.
+        assert_eq!(
+            d(
+                &["click(1)", "click(2)", "click(1)"],
+                &["a", "b", "a", "b"],
+                "click(2)"
+            ),
+            Some(LoopKind::Alternating)
         );
         assert_eq!(
             d(&["click(1)", "click(2)", "click(1)"], &h[..4], "click(2)"),
-            Some(LoopKind::Alternating)
+            None
         );
         assert_eq!(
             d(
@@ -259,10 +292,19 @@ mod tests {
         assert_eq!(
             d(
                 &["click(1)", "click(1)", "click(2)", "click(1)", "click(3)", "click(1)"],
-                &h[..7],
+                &["1", "1", "1", "2", "2", "2", "2"],
                 "click(1)"
             ),
             Some(LoopKind::Frequent)
+        );
+        assert_eq!(
+            d(
+                &["click(1)", "click(1)", "click(2)", "click(1)", "click(3)", "click(1)"],
+                &h[..7],
+                "click(1)"
+            ),
+            None,
+            "tries that changed the page are not counted"
         );
         assert_eq!(
             d(
