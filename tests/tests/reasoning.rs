@@ -3,7 +3,7 @@
 //! self-correction, the loop guard, the finish check and the prompt's stable prefix.
 
 use api_tests::flows::{failing, field, next, node, on_store, planned, sections, start};
-use api_tests::harness::harness;
+use api_tests::harness::{harness, Harness};
 use api_tests::scripted::Reply;
 use serde_json::{json, Value};
 
@@ -411,16 +411,37 @@ async fn a_dead_submit_goes_back_to_the_model_and_a_lost_target_is_searched_for(
     );
 }
 
+/// A paged list: "Next" and "Back" keep their ids; the link names page `k`.
+fn paged(k: usize) -> Vec<Value> {
+    vec![
+        node("10", "btn", "Next"),
+        node("11", "btn", "Back"),
+        node("12", "link", &format!("Page {k}")),
+    ]
+}
+
+/// "Next" clicked on a first page that never changes: the model's third click(10) is refused
+/// and its next answer, click(11), goes out. The last request and answer.
+async fn stuck_on_the_first_page(h: &Harness) -> (Value, Value) {
+    h.llm.push([
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Back then.", "click(11)"),
+    ]);
+    let b1 = start("Page through", SHOP, paged(0));
+    let mut r = h.ok(&b1).await;
+    let mut b = b1;
+    for _ in 1..=2 {
+        b = next(&b, &r, SHOP, paged(0));
+        r = h.ok(&b).await;
+    }
+    (b, r)
+}
+
 #[tokio::test]
 async fn a_next_button_that_keeps_its_id_pages_on_and_a_click_that_changes_nothing_loops() {
     let h = harness().await;
-    let page = |k: usize| {
-        vec![
-            node("10", "btn", "Next"),
-            node("11", "btn", "Back"),
-            node("12", "link", &format!("Page {k}")),
-        ]
-    };
     // Competent: "Next" keeps its id and each click shows the next page — four in a row.
     h.llm.push([
         Reply::action("Next.", "click(10)"),
@@ -428,11 +449,11 @@ async fn a_next_button_that_keeps_its_id_pages_on_and_a_click_that_changes_nothi
         Reply::action("Next.", "click(10)"),
         Reply::action("Next.", "click(10)"),
     ]);
-    let b1 = start("Page through", SHOP, page(0));
+    let b1 = start("Page through", SHOP, paged(0));
     let mut r = h.ok(&b1).await;
     let mut b = b1;
     for k in 1..=3 {
-        b = next(&b, &r, SHOP, page(k));
+        b = next(&b, &r, SHOP, paged(k));
         r = h.ok(&b).await;
         assert_eq!(r["action"], "click(10)", "click {k} went through");
     }
@@ -440,20 +461,8 @@ async fn a_next_button_that_keeps_its_id_pages_on_and_a_click_that_changes_nothi
 
     // Stuck: the same click changes nothing — the third is refused, the model told.
     let h = harness().await;
-    h.llm.push([
-        Reply::action("Next.", "click(10)"),
-        Reply::action("Next.", "click(10)"),
-        Reply::action("Next.", "click(10)"),
-        Reply::action("Back then.", "click(11)"),
-        Reply::action("Next.", "click(10)"),
-    ]);
-    let b1 = start("Page through", SHOP, page(0));
-    let mut r = h.ok(&b1).await;
-    let mut b = b1;
-    for _ in 1..=2 {
-        b = next(&b, &r, SHOP, page(0));
-        r = h.ok(&b).await;
-    }
+    let (mut b, mut r) = stuck_on_the_first_page(&h).await;
+    h.llm.push([Reply::action("Next.", "click(10)")]);
     assert_eq!(
         r["action"], "click(11)",
         "the third click(10) on an unchanged page was not returned"
@@ -473,7 +482,7 @@ async fn a_next_button_that_keeps_its_id_pages_on_and_a_click_that_changes_nothi
     );
     // Still nothing changes, and the model goes back to the same click: a second loop with
     // no progress since the first ends the task.
-    b = next(&b, &r, SHOP, page(0));
+    b = next(&b, &r, SHOP, paged(0));
     r = h.ok(&b).await;
     assert_eq!(
         (r["action"].as_str(), r["status"].as_str()),
@@ -701,38 +710,21 @@ api_tests::on_both_stores!(
 #[tokio::test]
 async fn a_loop_the_model_got_out_of_does_not_count_toward_ending_the_task() {
     let h = harness().await;
-    let page = |k: usize| {
-        vec![
-            node("10", "btn", "Next"),
-            node("11", "btn", "Back"),
-            node("12", "link", &format!("Page {k}")),
-        ]
-    };
+    // Stuck on page 0: the third click is refused (a first loop).
+    let (mut b, mut r) = stuck_on_the_first_page(&h).await;
     h.llm.push([
-        Reply::action("Next.", "click(10)"),
-        Reply::action("Next.", "click(10)"),
-        Reply::action("Next.", "click(10)"),
-        Reply::action("Back then.", "click(11)"),
         Reply::action("Next.", "click(10)"),
         Reply::action("Next.", "click(10)"),
         Reply::action("Next.", "click(10)"),
         Reply::action("Something else.", "click(12)"),
     ]);
-    let b1 = start("Page through", SHOP, page(0));
-    let mut r = h.ok(&b1).await;
-    let mut b = b1;
-    // Stuck on page 0: the third click is refused (a first loop).
-    for _ in 1..=2 {
-        b = next(&b, &r, SHOP, page(0));
-        r = h.ok(&b).await;
-    }
     assert_eq!(r["action"], "click(11)");
     // "Back" shows another page: progress. Then stuck again on page 1.
-    b = next(&b, &r, SHOP, page(1));
+    b = next(&b, &r, SHOP, paged(1));
     r = h.ok(&b).await;
     assert_eq!(r["verification"]["success"], true);
     for _ in 1..=2 {
-        b = next(&b, &r, SHOP, page(1));
+        b = next(&b, &r, SHOP, paged(1));
         r = h.ok(&b).await;
     }
     // A second loop, after progress: refused and asked again, not the end of the task.
