@@ -381,4 +381,21 @@ mod tests {
             (4_000, 8_000, 16_384)
         );
     }
+
+    #[test]
+    fn thinking_is_cut_on_character_boundaries_and_in_one_pass_whatever_the_text() {
+        let answer = "<Action>click(1)</Action>";
+        // Multibyte text around and inside the tags (byte offsets must stay on boundaries).
+        let t = format!("<think>ünïcödé 思考 </think>ß{answer}");
+        assert_eq!(without_thinking(&t), format!("ß{answer}"));
+        assert_eq!(without_thinking("思考<think>"), "思考");
+        // Nested and repeated blocks: what follows the last closing tag.
+        let nested = format!("<think><think>a</think>b</think>{answer}");
+        assert_eq!(without_thinking(&nested), answer);
+        // A megabyte of opening tags: one pass, nothing left.
+        let huge = "<think>".repeat(150_000);
+        assert_eq!(without_thinking(&huge), "");
+        let parts = serde_json::json!([{ "type": "thinking", "text": "no" }, { "type": "text", "text": answer }, 7, null]);
+        assert_eq!(text_of(Some(parts)), answer);
+    }
 }

@@ -286,6 +286,13 @@ mod tests {
         assert_eq!(asked.reply("Yes, charge my card and click it"), Some(true));
         assert_eq!(asked.reply("yes, but not my card"), None);
         assert_eq!(asked.reply("yes, shall I wait"), None);
+        // The largest question and reply: bounded, read or refused, never a panic.
+        let long = PendingConfirmation {
+            question: "place order ".repeat(1_000),
+            ..pending.clone()
+        };
+        assert_eq!(long.reply(&"yes place order ".repeat(5_000)), None);
+        assert_eq!(long.reply("yes, place order"), Some(true));
         for unclear in [
             "yes, but order the cheaper one",
             "place the order",

@@ -333,6 +333,11 @@ mod tests {
             "three unchanged views are not yet a stall"
         );
         assert_eq!(d(&["wait(1)", "wait(1)"], &h[..3], "finish()"), None);
+        // A long task: only the window is looked at.
+        let long = vec!["click(1)"; 5_000];
+        let hashes = vec!["x"; 5_001];
+        assert_eq!(d(&long, &hashes, "click(1)"), Some(LoopKind::Repeated));
+        assert_eq!(d(&long, &hashes, "click(2)"), None);
         assert_eq!(d(&[], &["a"], "click(1)"), None);
     }
 

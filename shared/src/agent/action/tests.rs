@@ -150,3 +150,33 @@ fn a_model_s_common_variants_of_the_grammar_are_read_as_meant() {
     assert!(Action::parse_model("scroll(\"sideways\")").is_err());
     assert!(Action::parse_model("click([12] extra)").is_err());
 }
+
+#[test]
+fn the_grammar_variants_hold_on_the_largest_and_strangest_answers() {
+    // Deep brackets, huge counts, a million commas, unicode quotes: read or refused, never a
+    // panic, and never longer work than one pass.
+    let deep = format!("click({}12{})", "[".repeat(100_000), "]".repeat(100_000));
+    assert!(Action::parse_model(&deep).is_err());
+    let commas = format!("scroll(\"down\"{})", ",1".repeat(200_000));
+    assert!(Action::parse_model(&commas).is_err());
+    for odd in [
+        "wait(1e308)",
+        "wait(inf)",
+        "wait(NaN)",
+        "wait(-5000)",
+        "scroll(“down”)",
+        "scroll(\"ｄｏｗｎ\")",
+        "click([])",
+        "click([12)",
+        "click([é])",
+        "setValue([3] , \"x\")",
+        "wait(２０００)",
+    ] {
+        let _ = Action::parse_model(odd);
+    }
+    assert!(Action::parse_model("wait(1e308)").is_err());
+    assert_eq!(
+        Action::parse_model("setValue([3] , \"x\")").map(|a| a.to_client_string()),
+        Ok(Ok("setValue(3, \"x\")".into()))
+    );
+}
