@@ -142,6 +142,7 @@ impl Case {
             step_index: 3,
             said: &self.query,
             secrets: &SecretKey::derive(b"corpus").finder(&[]),
+            chains: false,
         };
         let risk = self
             .risk

@@ -8,7 +8,9 @@ use api_tests::browser::corpus::corpus_scenarios;
 use api_tests::browser::model::BrowserModel;
 use api_tests::browser::rig::Rig;
 use api_tests::browser::run::{Options, Outcome};
-use api_tests::browser::scenario::{chained_checkout, shop_scenarios, Scenario};
+use api_tests::browser::scenario::{
+    chained_checkout, one_answer_checkout, shop_scenarios, Scenario,
+};
 use api_tests::AppOptions;
 
 /// One browser at a time: the scenarios' timing must not depend on how many Chromiums the
@@ -26,8 +28,12 @@ struct Env {
 
 impl Env {
     async fn start() -> Self {
+        Self::start_with(|o| o).await
+    }
+
+    async fn start_with(opts: impl FnOnce(AppOptions) -> AppOptions) -> Self {
         let model = BrowserModel::start().await;
-        let rig = Rig::start(AppOptions::with_llm(&model.base_url))
+        let rig = Rig::start(opts(AppOptions::with_llm(&model.base_url)))
             .await
             .expect("start the rig");
         Self { model, rig }
@@ -192,12 +198,34 @@ async fn act(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chain_runs_on_a_client_that_runs_chains() {
     let _one = ONE_AT_A_TIME.lock().await;
-    let out = Env::start()
+    let out = Env::start_with(|o| o.set("CHAINED_ACTIONS", "on"))
         .await
         .run_as(&chained_checkout(), Client::Ideal)
         .await;
     assert!(
         out.executed.iter().any(|round| round.len() == 4),
+        "{out:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_answer_fills_the_shipping_form_and_continues_on_the_extension() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let env = Env::start().await;
+    let out = env.run(&one_answer_checkout()).await;
+    // Five actions from one answer went out one per request, with no model call between.
+    assert!(
+        out.executed.iter().all(|round| round.len() == 1),
+        "{out:#?}"
+    );
+    assert_eq!(
+        ran(&out, "setValue") + ran(&out, "selectOption") + ran(&out, "check"),
+        4
+    );
+    // Every model call but finish's ran one action; the filling answer ran four more.
+    assert_eq!(env.model.calls() - 1 + 4, out.executed.len(), "{out:#?}");
+    assert!(
+        out.interventions.keys().all(|k| k == "confirmation"),
         "{out:#?}"
     );
 }

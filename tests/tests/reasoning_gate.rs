@@ -1,6 +1,7 @@
 //! The server-side gates and rounds of the reasoning step, with a scripted model: the risk gate
 //! and its one-time confirmation, blockers and resuming, answers sent without `taskId`,
-//! chained form fills, memory tools, the deadline's SERVER round, chat-only answers and the
+//! chained form fills (and, by default, the answer's further actions kept on the server),
+//! memory tools, the deadline's SERVER round, chat-only answers and the
 //! tenant's daily token budget.
 
 use std::time::Duration;
@@ -245,7 +246,7 @@ async fn a_reply_without_task_id_continues_the_waiting_task(dynamodb: bool) {
 
 #[tokio::test]
 async fn a_form_fill_goes_out_as_a_chain_and_is_verified_from_the_next_page() {
-    let h = harness().await;
+    let h = harness_with(|o| o.set("CHAINED_ACTIONS", "on")).await;
     h.llm.push([
         Reply::Content("<Thought>I fill in the form.</Thought>\n<Action>setValue(1, \"Ada\")</Action>\n<Action>setValue(2, \"Lovelace\")</Action>\n<Action>check(3)</Action>".into()),
         Reply::Content("<Thought>Name and submit.</Thought>\n<Action>setValue(1, \"Ada\")</Action>\n<Action>click(4)</Action>".into()),
@@ -317,6 +318,135 @@ async fn a_form_fill_goes_out_as_a_chain_and_is_verified_from_the_next_page() {
     let r3 = h.ok(&b3).await;
     let r4 = h.ok(&next(&b3, &r3, url, form("Ada", "", ""))).await;
     assert_eq!(r4["verification"]["success"], false);
+}
+
+/// The sign-up form of the queue tests: values, then the button's name.
+fn signup(first: &str, last: &str, city: &str, button: &str) -> Vec<Value> {
+    vec![
+        field("1", "inp", "First name", first, ""),
+        field("2", "inp", "Last name", last, ""),
+        field("3", "inp", "City", city, ""),
+        node("4", "btn", button),
+    ]
+}
+
+const FILL_AND_SUBMIT: &str = "<Thought>I fill in the form and send it.</Thought>\n<Action>setValue(1, \"Ada\")</Action>\n<Action>setValue(2, \"Lovelace\")</Action>\n<Action>setValue(3, \"London\")</Action>\n<Action>click(4)</Action>";
+
+#[tokio::test]
+async fn three_fields_and_the_button_from_one_answer_go_out_one_per_request_with_one_model_call() {
+    let h = harness().await;
+    let url = "https://club.example.com/join";
+    h.llm.push([
+        Reply::Content(FILL_AND_SUBMIT.into()),
+        Reply::action("Signed up.", "finish(\"You are signed up\")"),
+    ]);
+    let b = start(
+        "Sign me up as Ada Lovelace from London",
+        url,
+        signup("", "", "", "Sign up"),
+    );
+    let r1 = h.ok(&b).await;
+    assert_eq!(r1["action"], "setValue(1, \"Ada\")");
+    assert!(
+        r1.get("chainedActions").is_none(),
+        "the extension cannot run chains"
+    );
+    let r2 = h
+        .ok(&next(&b, &r1, url, signup("Ada", "", "", "Sign up")))
+        .await;
+    assert_eq!(r2["action"], "setValue(2, \"Lovelace\")");
+    assert_eq!(r2["verification"]["success"], true);
+    assert!(
+        r2["thought"].as_str().unwrap_or("").contains("(2 of 4)"),
+        "{r2}"
+    );
+    let r3 = h
+        .ok(&next(
+            &b,
+            &r2,
+            url,
+            signup("Ada", "Lovelace", "", "Sign up"),
+        ))
+        .await;
+    assert_eq!(r3["action"], "setValue(3, \"London\")");
+    let r4 = h
+        .ok(&next(
+            &b,
+            &r3,
+            url,
+            signup("Ada", "Lovelace", "London", "Sign up"),
+        ))
+        .await;
+    assert_eq!(r4["action"], "click(4)");
+    assert_eq!(h.llm.requests().len(), 1, "one model call for four actions");
+    let done = h
+        .ok(&next(
+            &b,
+            &r4,
+            "https://club.example.com/welcome",
+            vec![node("9", "link", "Home")],
+        ))
+        .await;
+    assert_eq!(done["status"], "completed");
+    // The next prompt lists every action that ran.
+    let prompt = h.llm.user_prompt(1);
+    for a in [
+        "setValue(1, \"Ada\")",
+        "setValue(2, \"Lovelace\")",
+        "setValue(3, \"London\")",
+        "click(4)",
+    ] {
+        assert!(
+            prompt.contains(a),
+            "{a} missing from the history:\n{prompt}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn waiting_actions_stop_when_the_page_is_not_the_one_the_model_saw_and_the_model_is_told() {
+    let h = harness().await;
+    let url = "https://club.example.com/join";
+    h.llm.push([
+        Reply::Content(FILL_AND_SUBMIT.into()),
+        Reply::action(
+            "The button changed; I look again.",
+            "setValue(2, \"Lovelace\")",
+        ),
+    ]);
+    let b = start(
+        "Sign me up as Ada Lovelace from London",
+        url,
+        signup("", "", "", "Sign up"),
+    );
+    let r1 = h.ok(&b).await;
+    // The page now shows another button under the same id: nothing waiting goes out.
+    let r2 = h
+        .ok(&next(&b, &r1, url, signup("Ada", "", "", "Delete account")))
+        .await;
+    assert_eq!(h.llm.requests().len(), 2, "the model decides again");
+    assert_eq!(r2["action"], "setValue(2, \"Lovelace\")");
+    let prompt = h.llm.user_prompt(1);
+    assert!(
+        prompt.contains("Not run from your earlier answer") && prompt.contains("click(4)"),
+        "{prompt}"
+    );
+    // A failed action drops the rest too.
+    h.llm.push([
+        Reply::Content(FILL_AND_SUBMIT.into()),
+        Reply::action("Again.", "setValue(1, \"Ada\")"),
+    ]);
+    let b = start(
+        "Sign me up as Ada Lovelace from London",
+        url,
+        signup("", "", "", "Sign up"),
+    );
+    let r1 = h.ok(&b).await;
+    let r2 = h
+        .ok(&next(&b, &r1, url, signup("", "", "", "Sign up")))
+        .await;
+    assert_eq!(r2["verification"]["success"], false);
+    assert_ne!(r2["action"], "setValue(2, \"Lovelace\")");
 }
 
 async fn memory_notes_round_trip_and_outlive_the_task_in_its_session(dynamodb: bool) {

@@ -57,6 +57,10 @@ pub struct AgentConfig {
     /// A file the in-process executor appends each execution's largest state size to
     /// (`STATE_SIZE_REPORT`; the test command checks the largest over the suite).
     pub state_report: Option<std::path::PathBuf>,
+    /// Form fills of one answer go out together as `chainedActions` (`CHAINED_ACTIONS=on`, for
+    /// a client known to run them); off (the default), the server keeps the rest of an answer
+    /// and sends it one action per request.
+    pub chained_actions: bool,
 }
 
 /// Who runs `statemachine/interact-step.asl.json`.
@@ -253,6 +257,16 @@ impl AgentConfig {
             search: SearchConfig::from_lookup(&get)?,
             orchestrator: Orchestrator::from_lookup(&get)?,
             state_report: get("STATE_SIZE_REPORT").map(Into::into),
+            chained_actions: match get("CHAINED_ACTIONS").as_deref() {
+                None | Some("off") => false,
+                Some("on") => true,
+                Some(_) => {
+                    return Err(ConfigError::Invalid(
+                        "CHAINED_ACTIONS",
+                        "must be on or off".into(),
+                    ))
+                }
+            },
             max_steps: parse_num(&get, "MAX_TASK_STEPS", 50, 1, 1_000)?,
             step_deadline_ms: parse_num(&get, "STEP_DEADLINE_MS", 25_000, 1_000, 900_000)?,
             rate_per_user: parse_num(&get, "INTERACT_RATE_PER_USER", 30, 1, 100_000)?,

@@ -1,6 +1,7 @@
 //! Pure types and rules, no I/O: identities (tenants, users), tasks and their steps, plans,
 //! sessions and messages, email and domain-pattern rules, and the step's rules over page facts
-//! (outcome prediction, verdicts, corrections, loops, the risk gate, blockers, chains), the
+//! (outcome prediction, verdicts, corrections, loops, the risk gate, blockers, chains, the
+//! queue of an answer's remaining actions), the
 //! fingerprints of typed secrets, and web search results as a task keeps them.
 
 pub mod blocker;
@@ -16,6 +17,7 @@ pub mod intervention;
 pub mod loops;
 pub mod outcome;
 pub mod plan;
+pub mod queue;
 pub mod risk;
 pub mod secrets;
 pub mod session;

@@ -109,6 +109,29 @@ pub struct Task {
     /// (never the values: see [`super::secrets`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secrets: Vec<super::secrets::SecretMark>,
+    /// The rest of the model's last multi-action answer, sent one per request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<super::queue::ActionQueue>,
+    /// Notes from the server's rules for the model's next answer (a request that makes no
+    /// model call keeps them), at most [`MAX_CARRIED_NOTES`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carried_notes: Vec<String>,
+}
+
+/// Notes kept for the next model answer at most; the oldest go first.
+pub const MAX_CARRIED_NOTES: usize = 4;
+/// Longest note kept.
+const CARRIED_NOTE_CHARS: usize = 600;
+
+impl Task {
+    /// Keeps `note` for the model's next answer.
+    pub fn carry_note(&mut self, note: &str) {
+        if self.carried_notes.len() >= MAX_CARRIED_NOTES {
+            self.carried_notes.remove(0);
+        }
+        self.carried_notes
+            .push(crate::text::single_line(note, CARRIED_NOTE_CHARS));
+    }
 }
 
 /// Tokens used by model calls.
@@ -215,6 +238,8 @@ impl Task {
             pending_tool: None,
             used_knowledge: false,
             secrets: Vec::new(),
+            queue: None,
+            carried_notes: Vec::new(),
         }
     }
 

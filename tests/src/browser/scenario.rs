@@ -194,6 +194,26 @@ pub fn chained_checkout() -> Scenario {
     )
 }
 
+/// The checkout whose shipping form a model fills in one answer, its four fields and the
+/// "Continue to review" click: a client that cannot run chains gets them one per request
+/// from the server, with no model call between them.
+pub fn one_answer_checkout() -> Scenario {
+    use Intent::*;
+    let mut s = checkout(
+        "checkout-one-answer",
+        vec![Chain(vec![
+            SetValue("Full name", "Ada Lovelace"),
+            SetValue("Street address", "12 St James's Square, London"),
+            Select("Shipping", "express"),
+            Tick("Leave at the door"),
+            Click("Continue to review"),
+        ])],
+    );
+    s.script
+        .retain(|i| !matches!(i, Click(name) if *name == "Continue to review"));
+    s
+}
+
 /// Every scenario: the shop's, then the corpus pages'.
 pub fn all_scenarios() -> Vec<Scenario> {
     let mut all = shop_scenarios();

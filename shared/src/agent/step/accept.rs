@@ -82,8 +82,29 @@ pub async fn accept(
             p.decision.action.clone(),
             p.decision.thought.clone(),
         ),
-        _ => Outcome::Done(Box::new(p.decision)),
+        _ => {
+            keep_rest(step, &p);
+            Outcome::Done(Box::new(p.decision))
+        }
     }
+}
+
+/// The answer's further actions: those that wait for the next requests, and a note for the
+/// model's next answer naming those that will not run.
+fn keep_rest(step: &mut StepContext, p: &Proposal) {
+    step.task.queue = p.queue.clone();
+    if p.dropped.is_empty() {
+        return;
+    }
+    let list: Vec<String> = p
+        .dropped
+        .iter()
+        .map(|(a, why)| format!("{a} ({why})"))
+        .collect();
+    step.task.carry_note(&format!(
+        "Only part of your answer with several actions runs; not run: {}. Decide them again if they are still needed.",
+        list.join("; ")
+    ));
 }
 
 /// The verification model's verdict on finishing: whether the task is complete, and why.

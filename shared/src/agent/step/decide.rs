@@ -75,6 +75,7 @@ impl<'a> Known<'a> {
             step_index,
             said: &self.said,
             secrets: &self.secrets,
+            chains: ctx.config.agent.chained_actions,
         }
     }
 }

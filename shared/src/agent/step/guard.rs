@@ -13,6 +13,8 @@ use crate::domain::confirm::{page_of, PendingConfirmation};
 use crate::domain::facts::PageFacts;
 use crate::domain::loops::{detect, LoopKind};
 use crate::domain::outcome::predict;
+use crate::domain::outcome::ActionKind;
+use crate::domain::queue::{self, ActionQueue};
 use crate::domain::risk::{assess, Context, RiskPatterns};
 use crate::domain::secrets::Finder;
 use crate::domain::web::leaks_secret;
@@ -41,6 +43,8 @@ pub struct Facts<'a> {
     pub said: &'a str,
     /// The task's typed secrets: no search, address or other field may carry them.
     pub secrets: &'a Finder,
+    /// Form fills may go out as `chainedActions` (`CHAINED_ACTIONS=on`).
+    pub chains: bool,
 }
 
 /// An accepted answer: the decision and what else the model said.
@@ -54,6 +58,10 @@ pub struct Proposal {
     pub task_type: Option<String>,
     /// Set when the risk gate turned the action into a question.
     pub confirmation: Option<PendingConfirmation>,
+    /// The answer's further actions the server keeps, to send one per request.
+    pub queue: Option<ActionQueue>,
+    /// The answer's further actions that will not run: each, and why (for the model).
+    pub dropped: Vec<(String, String)>,
 }
 
 /// The guard's verdict on an answer.
@@ -126,6 +134,7 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
     let thought = thought_of(&out, &action, &client);
     let mut decision = Decision::new(thought.clone(), client.clone(), TaskStatus::Executing);
     let mut confirmation = None;
+    let mut rest = Rest::default();
     match &action {
         Action::Finish(_) => decision.status = TaskStatus::Completed,
         Action::Fail(_) => decision.status = TaskStatus::Failed,
@@ -213,7 +222,7 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
                 decision.expected_outcome = predict(&kind, facts.view, out.expect.as_deref());
                 decision.target = target.map(|t| t.snapshot());
                 if out.actions.len() > 1 {
-                    add_chain(&mut decision, &out, facts);
+                    rest = add_rest(&mut decision, &kind, &out, facts);
                 }
             }
         }
@@ -225,6 +234,8 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
         plan_step: out.step.and_then(|s| s.checked_sub(1)),
         task_type: out.task_type,
         confirmation,
+        queue: rest.queue,
+        dropped: rest.dropped,
     }))
 }
 
@@ -254,21 +265,49 @@ fn focus<'a>(facts: &Facts<'a>) -> Option<crate::domain::facts::ElementFacts<'a>
     facts.view.element(last.element()?)
 }
 
-/// Several `<Action>`s go out as a chain when every one is a safe form fill on this page;
-/// otherwise only the first goes out.
-fn add_chain(decision: &mut Decision, out: &ModelOutput, facts: &Facts<'_>) {
-    let parsed: Result<Vec<(Action, String)>, String> = out
-        .actions
-        .iter()
-        .map(|a| executable(a, facts.page))
-        .collect();
-    let Ok(parsed) = parsed else {
-        return;
-    };
+/// What becomes of an answer's further actions.
+#[derive(Default)]
+struct Rest {
+    queue: Option<ActionQueue>,
+    dropped: Vec<(String, String)>,
+}
+
+/// An answer's further actions: with chains on, a safe form fill goes out as a chain; otherwise
+/// the fills and one final click wait on the server ([`crate::domain::queue`]), and the rest is
+/// dropped with a reason for the model.
+fn add_rest(
+    decision: &mut Decision,
+    first: &ActionKind<'_>,
+    out: &ModelOutput,
+    facts: &Facts<'_>,
+) -> Rest {
+    let mut dropped = Vec::new();
+    let mut parsed: Vec<(Action, String)> = Vec::new();
+    for raw in &out.actions[1..] {
+        match executable(raw, facts.page) {
+            Ok(a) => parsed.push(a),
+            Err(e) => dropped.push((crate::text::single_line(raw, 120), e)),
+        }
+    }
+    if facts.chains && dropped.is_empty() {
+        let mut all = vec![(first.clone(), decision.action.clone())];
+        all.extend(parsed.iter().map(|(a, c)| (a.kind(), c.clone())));
+        if let Ok((items, meta)) = chain(&all, facts.view, facts.patterns) {
+            decision.chain = items;
+            decision.chain_metadata = Some(meta);
+            return Rest::default();
+        }
+    }
     let kinds: Vec<_> = parsed.iter().map(|(a, c)| (a.kind(), c.clone())).collect();
-    if let Ok((items, meta)) = chain(&kinds, facts.view, facts.patterns) {
-        decision.chain = items;
-        decision.chain_metadata = Some(meta);
+    let (kept, refused) = queue::plan(first, &kinds, facts.view, facts.patterns);
+    dropped.extend(
+        refused
+            .into_iter()
+            .map(|(a, why)| (a, why.describe().to_owned())),
+    );
+    Rest {
+        queue: ActionQueue::new(kept, facts.view.url(), &decision.thought),
+        dropped,
     }
 }
 
@@ -286,6 +325,10 @@ mod tests {
     }
 
     fn review_on(answer: &str, page: &Page, actions: &[&str]) -> Review {
+        review_with(answer, page, actions, true)
+    }
+
+    fn review_with(answer: &str, page: &Page, actions: &[&str], chains: bool) -> Review {
         let view = PageView {
             page,
             url: "https://shop.example.com/",
@@ -307,6 +350,7 @@ mod tests {
                 step_index: 4,
                 said: "",
                 secrets: &secrets,
+                chains,
             },
         )
     }
@@ -414,5 +458,39 @@ mod tests {
         );
         assert_eq!(risky_item.decision.action, "setValue(3, \"Ada\")");
         assert_eq!(not_chain.decision.action, "setValue(3, \"Ada\")");
+    }
+
+    #[test]
+    fn without_chains_a_fill_and_its_submit_wait_on_the_server_and_the_rest_is_named() {
+        let p = page(&[
+            ("3", "inp", "Name"),
+            ("4", "inp", "City"),
+            ("5", "btn", "Save"),
+            ("6", "link", "Home"),
+        ]);
+        let answer = "<Thought>Fill and save.</Thought><Action>setValue(3, \"Ada\")</Action>\
+            <Action>setValue(4, \"Paris\")</Action><Action>click(5)</Action>\
+            <Action>click(6)</Action><Action>click(99)</Action>";
+        let got = accepted(review_with(answer, &p, &[], false));
+        assert!(got.decision.chain.is_empty(), "no chainedActions");
+        assert_eq!(got.decision.action, "setValue(3, \"Ada\")");
+        let q = got.queue.expect("queue");
+        let waiting: Vec<&str> = q.items.iter().map(|i| i.action.as_str()).collect();
+        assert_eq!(waiting, ["setValue(4, \"Paris\")", "click(5)"]);
+        assert_eq!(
+            (q.done, q.total, q.url.as_str()),
+            (1, 3, "https://shop.example.com/")
+        );
+        let dropped: Vec<&str> = got.dropped.iter().map(|(a, _)| a.as_str()).collect();
+        assert_eq!(dropped, ["click(99)", "click(6)"]);
+        // With chains on, the same fills go out together.
+        let fills = "<Action>setValue(3, \"Ada\")</Action><Action>setValue(4, \"Paris\")</Action>";
+        let on = accepted(review_with(fills, &p, &[], true));
+        assert_eq!((on.decision.chain.len(), on.queue.is_none()), (2, true));
+        let off = accepted(review_with(fills, &p, &[], false));
+        assert_eq!(
+            (off.decision.chain.len(), off.queue.map(|q| q.items.len())),
+            (0, Some(1))
+        );
     }
 }

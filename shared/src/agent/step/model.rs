@@ -207,6 +207,11 @@ pub async fn call(
         step.decision = Some(d);
         return Ok(Next::Done);
     }
+    // The server's notes kept for this answer come first (they are shown once).
+    if round.calls == 0 && !step.task.carried_notes.is_empty() {
+        let carried = std::mem::take(&mut step.task.carried_notes);
+        step.notes.splice(0..0, carried);
+    }
     let mut messages = messages(ctx, step, req, built);
     // Shown to the model now: it is not shown again — unless this step ends without a decision.
     if round.calls == 0 {

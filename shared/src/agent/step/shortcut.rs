@@ -1,8 +1,9 @@
 //! Decisions the rules make without the model, in order: the user's yes to a confirmation
 //! (exactly the confirmed action, once), a blocker the user must clear (captcha, login wall —
-//! not on the request that brings the user's answer or resume, which the model reads), a
-//! cookie banner the agent dismisses itself. A refusal or an unclear reply becomes a note
-//! for the model.
+//! not on the request that brings the user's answer or resume, which the model reads), the
+//! next action the model's last answer left waiting ([`crate::domain::queue`]), a cookie
+//! banner the agent dismisses itself. A refusal or an unclear reply becomes a note for the
+//! model; so do waiting actions that no longer fit the page.
 
 use super::guard::{review_own, Facts, Review};
 use super::{Decision, StepContext};
@@ -12,6 +13,7 @@ use crate::domain::confirm::PendingConfirmation;
 use crate::domain::facts::PageFacts;
 use crate::domain::intervention::Intervention;
 use crate::domain::outcome::predict;
+use crate::domain::queue::{self, ActionQueue};
 use crate::domain::TaskStatus;
 
 /// The confirmed action, if it can still run on this page as it was confirmed.
@@ -46,6 +48,8 @@ fn confirmed(
 
 /// A decision without the model, or `None` (notes for the model may have been added).
 pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
+    // Waiting actions go out only from this request's checks: any other decision drops them.
+    let queue = step.task.queue.take();
     if let Some(pending) = step.task.confirmation.take() {
         match step.user_input.as_deref().map(|r| pending.reply(r)) {
             Some(Some(true)) => {
@@ -103,6 +107,9 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
             ..Decision::ask(format!("{}.", blocker.description), question)
         });
     }
+    if let Some(d) = queue.and_then(|q| queued(step, q, facts)) {
+        return Some(d);
+    }
     let recent: Vec<&str> = step
         .history
         .iter()
@@ -123,4 +130,35 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
         }
         _ => None,
     }
+}
+
+/// The next action the model's last answer left waiting, if it still fits this page; when it
+/// does not, the model is told what did not run and why.
+fn queued(step: &mut StepContext, mut q: ActionQueue, facts: &Facts<'_>) -> Option<Decision> {
+    // The user spoke (a reply, a resume): the model reads it and decides.
+    if step.user_input.is_some() || step.task.resume_note.is_some() {
+        return None;
+    }
+    let failed = step.verification.as_ref().is_some_and(|v| v.failed());
+    let thought = format!("{} ({} of {})", q.thought, q.done + 1, q.total);
+    let why = match queue::next(&q, facts.view.url(), facts.view, failed) {
+        Ok(item) => match review_own(&thought, &item.action, facts) {
+            Review::Accept(p) if p.confirmation.is_none() => {
+                q.items.remove(0);
+                q.done += 1;
+                step.task.queue = (!q.items.is_empty()).then_some(q);
+                return Some(p.decision);
+            }
+            Review::Accept(_) => "it needs the user's confirmation".to_owned(),
+            Review::Refuse(problem) => problem,
+            Review::Loop(kind) => kind.describe().to_owned(),
+        },
+        Err(stop) => stop.describe(),
+    };
+    let left: Vec<&str> = q.items.iter().map(|i| i.action.as_str()).collect();
+    step.task.carry_note(&format!(
+        "Not run from your earlier answer: {} ({why}). Decide again from this page.",
+        crate::text::single_line(&left.join(", "), 300)
+    ));
+    None
 }
