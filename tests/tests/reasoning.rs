@@ -480,10 +480,44 @@ async fn a_next_button_that_keeps_its_id_pages_on_and_a_click_that_changes_nothi
         note.contains("it would repeat a loop (the same action three times in a row)"),
         "{note}"
     );
-    // Still nothing changes, and the model goes back to the same click: a second loop with
-    // no progress since the first ends the task.
+    // Still nothing changes, and the model keeps going back to the same click: asked again
+    // with firmer notes, the round ends once (the task goes on), and only the fourth refused
+    // answer in a row ends the task.
+    h.llm.push([
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Next.", "click(10)"),
+        Reply::action("Next.", "click(10)"),
+    ]);
     b = next(&b, &r, SHOP, paged(0));
     r = h.ok(&b).await;
+    assert_eq!(
+        r["status"], "executing",
+        "two refusals end the round, not the task: {r}"
+    );
+    b = next(&b, &r, SHOP, paged(0));
+    r = h.ok(&b).await;
+    let notes: Vec<String> = h
+        .llm
+        .requests()
+        .iter()
+        .filter_map(|q| {
+            q["messages"].as_array()?.last()?["content"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("2 refused answers in a row")),
+        "{notes:#?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("3 refused answers in a row") && n.contains("fail(")),
+        "{notes:#?}"
+    );
     assert_eq!(
         (r["action"].as_str(), r["status"].as_str()),
         (Some("fail()"), Some("failed"))
@@ -491,7 +525,7 @@ async fn a_next_button_that_keeps_its_id_pages_on_and_a_click_that_changes_nothi
     assert!(r["thought"]
         .as_str()
         .expect("t")
-        .contains("going in circles"));
+        .contains("could not find a next step"));
 }
 
 #[tokio::test]
@@ -646,12 +680,17 @@ async fn the_plan_is_there_even_when_the_planner_answers_garbage(dynamodb: bool)
         Reply::Content("I am not sure what to do here.".into()),
         Reply::Content("<Plan>\n\n</Plan> still nothing".into()),
     ]);
+    let b = start("Book a table", SHOP, vec![node("1", "btn", "Reserve")]);
+    let r = h.ok(&b).await;
+    // Two answers refused: the round ends and the task goes on; four in a row end it.
+    assert_eq!(r["status"], "executing", "{r}");
+    assert_eq!(r["plan"]["steps"][0]["description"], "Book a table");
+    h.llm.push([
+        Reply::Content("Still unsure.".into()),
+        Reply::Content("No idea.".into()),
+    ]);
     let r = h
-        .ok(&start(
-            "Book a table",
-            SHOP,
-            vec![node("1", "btn", "Reserve")],
-        ))
+        .ok(&next(&b, &r, SHOP, vec![node("1", "btn", "Reserve")]))
         .await;
     assert_eq!(
         (r["action"].as_str(), r["status"].as_str()),

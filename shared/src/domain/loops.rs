@@ -1,5 +1,7 @@
 //! Loop detection over a task's recent actions and pages. A looping action is never returned:
-//! the step forces another strategy, and a second loop in the same task ends it.
+//! the model is asked for another one, with notes that grow firmer over refused answers in a
+//! row ([`after_refusal`]); only [`MAX_REFUSED_IN_ROW`] of them end the task, and an accepted
+//! answer or visible progress starts the count again.
 
 use serde::{Deserialize, Serialize};
 
@@ -135,6 +137,42 @@ pub fn tool_streak(steps: &[crate::domain::Step]) -> usize {
         .take_while(|s| s.kind == crate::domain::StepKind::ServerTool)
         .filter(|s| s.tool().is_some())
         .count()
+}
+
+/// Refused answers in a row (a loop, an action the client cannot run) that end the task.
+pub const MAX_REFUSED_IN_ROW: u32 = 4;
+
+/// What follows a refused answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AfterRefusal {
+    /// Ask the model again in this request, with this note.
+    Retry(String),
+    /// End the request as a server round; the note goes with the next request's prompt.
+    EndRound(String),
+    /// Too many refused answers in a row: the task ends.
+    Stop,
+}
+
+/// The next move after the `in_row`-th refused answer in a row (counted with this one), whose
+/// `problem` is for the model; `can_retry`: this request may still ask the model again.
+pub fn after_refusal(in_row: u32, can_retry: bool, problem: &str) -> AfterRefusal {
+    if in_row >= MAX_REFUSED_IN_ROW {
+        return AfterRefusal::Stop;
+    }
+    let note = match in_row {
+        0 | 1 => problem.to_owned(),
+        2 => format!(
+            "{problem}. That is 2 refused answers in a row: choose something you have not tried on this page (another element, navigate, goBack), or ask_user"
+        ),
+        n => format!(
+            "{problem}. That is {n} refused answers in a row, and {MAX_REFUSED_IN_ROW} end the task: if no action can work, answer fail(\"why\") or ask_user(\"what you need\")"
+        ),
+    };
+    if can_retry {
+        AfterRefusal::Retry(note)
+    } else {
+        AfterRefusal::EndRound(note)
+    }
 }
 
 #[cfg(test)]
@@ -381,5 +419,26 @@ mod tests {
             tool("verifySuccess"),
         ];
         assert_eq!(tool_streak(&steps), 3, "rounds without a tool do not count");
+    }
+
+    #[test]
+    fn refusals_escalate_and_only_several_in_a_row_end_the_task() {
+        let p = "it would repeat a loop";
+        assert_eq!(after_refusal(1, true, p), AfterRefusal::Retry(p.into()));
+        let AfterRefusal::EndRound(second) = after_refusal(2, false, p) else {
+            panic!("a second refusal in one request ends the round, not the task");
+        };
+        assert!(second.contains("2 refused answers in a row"), "{second}");
+        let AfterRefusal::Retry(third) = after_refusal(3, true, p) else {
+            panic!("retry");
+        };
+        assert!(
+            third.contains("fail(") && third.contains("4 end the task"),
+            "{third}"
+        );
+        assert_eq!(
+            after_refusal(MAX_REFUSED_IN_ROW, true, p),
+            AfterRefusal::Stop
+        );
     }
 }

@@ -89,9 +89,11 @@ pub struct Task {
     /// A risky action waiting for the user's yes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<PendingConfirmation>,
-    /// Loops caught so far: a second one ends the task.
-    #[serde(default)]
-    pub loops: u32,
+    /// Model answers refused in a row (loops, actions the client cannot run): at
+    /// [`super::loops::MAX_REFUSED_IN_ROW`] the task ends; an accepted answer or visible progress
+    /// resets it.
+    #[serde(default, alias = "loops")]
+    pub refused: u32,
     /// What the user said when resuming the task, for its next decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume_note: Option<String>,
@@ -232,7 +234,7 @@ impl Task {
             task_type: None,
             memory: BTreeMap::new(),
             confirmation: None,
-            loops: 0,
+            refused: 0,
             resume_note: None,
             pre_search: None,
             pending_tool: None,

@@ -18,7 +18,7 @@ use crate::agent::prompt::{self, PromptInput, WebOffer};
 use crate::agent::request::InteractRequest;
 use crate::context::AppContext;
 use crate::domain::intervention::Intervention;
-use crate::domain::loops::tool_streak;
+use crate::domain::loops::{after_refusal, tool_streak, AfterRefusal};
 use crate::domain::web::SearchRecord;
 use crate::domain::{StepKind, TokenUsage};
 use crate::error::Error;
@@ -298,6 +298,7 @@ pub async fn review(
     };
     let problem = match guard(&content, &facts) {
         Review::Accept(p) => {
+            step.task.refused = 0;
             match accept::accept(ctx, step, req, built, *p, attempt, deadline).await {
                 accept::Outcome::Done(d) => return done(step, *d),
                 accept::Outcome::Retry(problem) => {
@@ -330,39 +331,36 @@ pub async fn review(
         }
         Review::Loop(kind) => {
             step.intervene(Intervention::Loop);
-            step.task.loops += 1;
-            if step.task.loops >= 2 || round.retried {
-                return done(
-                    step,
-                    Decision::fail(format!(
-                        "I am going in circles ({}), so I am stopping here.",
-                        kind.describe()
-                    )),
-                );
-            }
             format!(
                 "it would repeat a loop ({}); choose a different approach",
                 kind.describe()
             )
         }
     };
+    step.task.refused += 1;
     let time_left = model_deadline.saturating_duration_since(Instant::now()) >= RETRY_MIN_TIME;
-    if !round.retried && time_left {
-        round.retried = true;
-        round.correction = prompt::correction(&content, &problem).to_vec();
-        return Next::Retry;
+    match after_refusal(step.task.refused, !round.retried && time_left, &problem) {
+        AfterRefusal::Retry(note) => {
+            round.retried = true;
+            round.correction = prompt::correction(&content, &note).to_vec();
+            Next::Retry
+        }
+        // The task goes on with the next request, whose prompt carries the note.
+        AfterRefusal::EndRound(note) => {
+            step.task
+                .carry_note(&format!("Your last answer was refused: {note}."));
+            let mut d = tools::server_round("", "refused", round.last.clone());
+            d.thought = "I am rethinking my next step.".into();
+            step.task.resume_note = round.resume_note.clone();
+            done(step, d)
+        }
+        AfterRefusal::Stop => done(
+            step,
+            Decision::fail(format!(
+                "I could not find a next step that works, so I am stopping: {problem}."
+            )),
+        ),
     }
-    // The answer was refused but there is no time to ask again: the task goes on with the
-    // next call rather than failing for good.
-    if !round.retried {
-        return out_of_time(step, round);
-    }
-    done(
-        step,
-        Decision::fail(format!(
-            "I could not decide on a valid next step, so I am stopping: {problem}."
-        )),
-    )
 }
 
 /// The RunTool state: the tool runs; the model is asked again with its result. (A planning

@@ -198,8 +198,8 @@ pub async fn verify(
         if let Some(plan) = step.task.plan.as_mut() {
             plan.clear_attempts();
         }
-        // A loop the model got out of no longer counts toward ending the task.
-        step.task.loops = 0;
+        // Answers refused before the model got out of a loop no longer count toward ending it.
+        step.task.refused = 0;
     }
     step.verification = Some(v);
 }
