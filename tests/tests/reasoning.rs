@@ -773,3 +773,49 @@ async fn a_loop_the_model_got_out_of_does_not_count_toward_ending_the_task() {
         "{r}"
     );
 }
+
+#[tokio::test]
+async fn suggestions_that_appear_are_marked_new_and_the_models_running_note_follows_it() {
+    let h = harness().await;
+    h.llm.push([
+        sections(&[
+            ("Thought", "Type the city."),
+            ("Action", "setValue(1, \"Par\")"),
+            (
+                "Memory",
+                "Looking for flights to Paris on 3 May; price seen: none yet",
+            ),
+        ]),
+        Reply::action("Pick Paris.", "click(11)"),
+    ]);
+    let form = vec![
+        field("1", "inp", "To", "", ""),
+        node("2", "btn", "Search flights"),
+        node("3", "link", "Home"),
+    ];
+    let b1 = start("Find a flight to Paris on 3 May", SHOP, form.clone());
+    let r1 = h.ok(&b1).await;
+    let mut suggested = form;
+    suggested[0] = field("1", "inp", "To", "Par", "");
+    suggested.push(node("10", "option", "Parma"));
+    suggested.push(node("11", "option", "Paris"));
+    let r2 = h.ok(&next(&b1, &r1, SHOP, suggested)).await;
+    assert_eq!(r2["action"], "click(11)");
+    let prompt = h.llm.user_prompt(1);
+    assert!(
+        prompt.contains("*[10] option \"Parma\"") && prompt.contains("*[11] option \"Paris\""),
+        "{prompt}"
+    );
+    assert!(
+        !prompt.contains("*[2]") && !prompt.contains("*[1]"),
+        "only what appeared is marked: {prompt}"
+    );
+    assert!(
+        prompt.contains("Your running note (<Memory>): Looking for flights to Paris on 3 May"),
+        "{prompt}"
+    );
+    assert!(
+        !h.llm.user_prompt(0).contains("*["),
+        "the first page has nothing to compare with"
+    );
+}

@@ -23,7 +23,12 @@ pub struct ModelOutput {
     pub task_type: Option<String>,
     /// `<Missing>`: what the user must provide (with `ask_user`), separated by `;` or lines.
     pub missing: Vec<String>,
+    /// `<Memory>`: the model's running note for later steps (cut to [`MEMORY_CHARS`]).
+    pub memory: Option<String>,
 }
+
+/// Longest running note kept from an answer.
+pub const MEMORY_CHARS: usize = crate::agent::prompt::MEMORY_CHARS;
 
 /// Most items read from `<Missing>`, and the length of each.
 const MAX_MISSING: usize = 5;
@@ -179,6 +184,9 @@ pub fn parse_model_output(raw: &str) -> Result<ModelOutput, String> {
                     .collect()
             })
             .unwrap_or_default(),
+        memory: tagged(&text, "memory")
+            .map(|m| crate::text::single_line(&m, MEMORY_CHARS))
+            .filter(|m| !m.is_empty()),
     })
 }
 

@@ -15,6 +15,7 @@ pub mod facts;
 pub mod identity;
 pub mod intervention;
 pub mod loops;
+pub mod marks;
 pub mod outcome;
 pub mod plan;
 pub mod queue;

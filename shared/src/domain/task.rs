@@ -118,6 +118,12 @@ pub struct Task {
     /// model call keeps them), at most [`MAX_CARRIED_NOTES`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub carried_notes: Vec<String>,
+    /// The last page's element hashes ([`super::marks`]): what is new on the next is marked.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub page_marks: String,
+    /// The model's running note (`<Memory>`), shown with each later decision.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub memory_note: String,
 }
 
 /// Notes kept for the next model answer at most; the oldest go first.
@@ -242,6 +248,8 @@ impl Task {
             secrets: Vec::new(),
             queue: None,
             carried_notes: Vec::new(),
+            page_marks: String::new(),
+            memory_note: String::new(),
         }
     }
 

@@ -39,7 +39,9 @@ fn find(prompt: &str, name: &str) -> Option<String> {
     let page = &prompt[prompt.rfind("<page ")?..];
     let page = &page[..page.find("</page>").unwrap_or(page.len())];
     let quoted = format!("\"{}\"", name.to_lowercase());
+    // A line marked new since the last page starts `*[id]`.
     page.lines()
+        .map(|l| l.strip_prefix('*').unwrap_or(l))
         .filter(|l| l.starts_with('['))
         .find(|l| l.to_lowercase().contains(&quoted))
         .and_then(|l| l.get(1..l.find(']')?).map(str::to_owned))

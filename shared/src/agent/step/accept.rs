@@ -48,6 +48,9 @@ pub async fn accept(
         && !answer_unseen
         && (needs_finish_check(step) || matches!(verified, Some((false, _))));
     update_plan(step, &p, now, !finishing);
+    if let Some(note) = &p.memory {
+        step.task.memory_note = note.clone();
+    }
     if let Some(c) = &p.confirmation {
         step.intervene(Intervention::Confirmation);
         step.task.confirmation = Some(c.clone());

@@ -7,6 +7,7 @@ use super::guard::Facts;
 use super::{correct, shortcut, BuiltPage, StepContext};
 use crate::agent::page::PageView;
 use crate::agent::request::InteractRequest;
+use crate::domain::marks;
 use crate::domain::plan::Plan;
 use crate::domain::secrets::Finder;
 use crate::domain::{Step, StepKind, TaskStatus};
@@ -89,6 +90,7 @@ pub fn rules(
     built: &BuiltPage,
 ) -> bool {
     let now = ctx.clock.now();
+    note_new_elements(step, req, built);
     let history = step.history.clone();
     let known = Known::new(
         &history,
@@ -111,6 +113,17 @@ pub fn rules(
         }
         None => false,
     }
+}
+
+/// The elements new since the task's last page, and this page's hashes kept for the next.
+fn note_new_elements(step: &mut StepContext, req: &InteractRequest, built: &BuiltPage) {
+    let view = PageView {
+        page: &built.page,
+        url: &req.url,
+    };
+    let now = marks::of(&view);
+    step.new_ids = marks::new_ids(&view, &marks::decode(&step.task.page_marks));
+    step.task.page_marks = marks::encode(&now);
 }
 
 /// The plan and the correction brought in line with the decision.

@@ -62,6 +62,8 @@ pub struct Proposal {
     pub queue: Option<ActionQueue>,
     /// The answer's further actions that will not run: each, and why (for the model).
     pub dropped: Vec<(String, String)>,
+    /// The model's new running note.
+    pub memory: Option<String>,
 }
 
 /// The guard's verdict on an answer.
@@ -236,6 +238,7 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
         confirmation,
         queue: rest.queue,
         dropped: rest.dropped,
+        memory: out.memory,
     }))
 }
 

@@ -210,6 +210,9 @@ pub struct StepContext {
     /// What the server's rules did to this step (see [`Intervention`]).
     #[serde(default)]
     pub interventions: Vec<Intervention>,
+    /// Elements new since the task's last page (marked in the prompt).
+    #[serde(default)]
+    pub new_ids: Vec<String>,
 }
 
 /// Microseconds from the start of a request to the end of `load` (with the page), `verify`

@@ -132,6 +132,7 @@ fn messages(
         page: &built.rendered,
         now: ctx.clock.now(),
         max_steps: ctx.config.agent.max_steps,
+        new_ids: &step.new_ids,
     })
 }
 

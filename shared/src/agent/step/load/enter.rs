@@ -131,6 +131,7 @@ pub async fn enter(
         llm_calls: 0,
         phases: Default::default(),
         interventions: Vec::new(),
+        new_ids: Vec::new(),
     };
     Ok((Box::new(step), built))
 }
