@@ -638,3 +638,66 @@ async fn an_unclear_reply_is_asked_again_for_a_plain_yes_once() {
     let r3 = h.ok(&reply_here(&b1, &r2, "maybe")).await;
     assert_eq!(r3["status"], "failed", "{r3}");
 }
+
+/// A 1×1 JPEG's first bytes, base64 (the server checks the image's magic bytes only).
+const JPEG: &str = "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAMCAgICAgMCAgIDAwMDBAYEBAQEBAgGBgUGBwkICQkHCQkKCw4MCgsNCwkJDBEMDQ4PEBAQCgwSExIQEw4QEBD/wAALCAABAAEBAREA/8QAFAABAAAAAAAAAAAAAAAAAAAACf/EABQQAQAAAAAAAAAAAAAAAAAAAAD/2gAIAQEAAD8AKp//2Q==";
+
+/// The image parts of the user message of model call `k`.
+fn images_sent(h: &Harness, k: usize) -> Vec<String> {
+    h.llm.requests()[k]["messages"][1]["content"]
+        .as_array()
+        .map(|parts| {
+            parts
+                .iter()
+                .filter(|p| p["type"] == "image_url")
+                .filter_map(|p| p["image_url"]["url"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_screenshot_goes_to_a_model_that_takes_images_unless_a_secret_field_is_filled() {
+    let h = harness_with(|o| o.set("LLM_VISION", "on")).await;
+    h.llm.push([
+        Reply::action("Look.", "click(1)"),
+        Reply::action("Review.", "click(3)"),
+    ]);
+    let mut b = start("Open the offers", SHOP, vec![node("1", "link", "Offers")]);
+    b["screenshot"] = json!(format!("data:image/jpeg;base64,{JPEG}"));
+    let r = h.ok(&b).await;
+    assert_eq!(r["action"], "click(1)");
+    assert_eq!(
+        images_sent(&h, 0),
+        [format!("data:image/jpeg;base64,{JPEG}")]
+    );
+    let text = h.llm.requests()[0]["messages"][1]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(text.contains("A screenshot of the page as the user sees it is attached"));
+    // A filled card field: no picture of the page leaves the server.
+    let mut b2 = start(
+        "Go on to the review",
+        SHOP,
+        vec![
+            field("2", "inp", "Card number", "4111 1111 1111 1111", ""),
+            node("3", "btn", "Review"),
+        ],
+    );
+    b2["screenshot"] = json!(JPEG);
+    h.ok(&b2).await;
+    assert!(images_sent(&h, 1).is_empty());
+
+    // Not an image: 400 naming the field. Off, or a text-only model: none sent.
+    let mut bad = start("Open the offers", SHOP, vec![node("1", "link", "Offers")]);
+    bad["screenshot"] = json!("aGVsbG8gd29ybGQ=");
+    let v = expect_error(h.interact(&bad).await, 400, "VALIDATION_ERROR").await;
+    assert_eq!(v["details"][0]["field"], "screenshot", "{v}");
+    let off = harness().await;
+    off.llm.push([Reply::action("Look.", "click(1)")]);
+    let mut b = start("Open the offers", SHOP, vec![node("1", "link", "Offers")]);
+    b["screenshot"] = json!(JPEG);
+    off.ok(&b).await;
+    assert!(images_sent(&off, 0).is_empty());
+}

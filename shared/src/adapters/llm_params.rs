@@ -93,6 +93,18 @@ pub fn is_reasoning_model(model: &str) -> bool {
     family && !name.contains("-chat")
 }
 
+/// Whether a model takes images, by its name: OpenAI's GPT-4o, GPT-4.1, GPT-5 and o-series
+/// (o3, o4), Claude, Gemini, and open vision models (`-vl`, `vision`, LLaVA, Pixtral, Llama 4).
+pub fn is_vision_model(model: &str) -> bool {
+    let name = model_name(model);
+    let prefixes = [
+        "gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4", "claude", "gemini", "llava", "pixtral", "llama-4",
+    ];
+    let marks = ["-vl", "vision", "qvq"];
+    (prefixes.iter().any(|p| name.starts_with(p)) && !name.contains("-audio"))
+        || marks.iter().any(|m| name.contains(m))
+}
+
 /// What to send first.
 pub fn initial(settings: &ParamSettings, base_url: &str, model: &str) -> ModelParams {
     let openai = is_openai(base_url);
@@ -230,6 +242,30 @@ mod tests {
     const OPENAI: &str = "https://api.openai.com/v1";
     const AZURE: &str = "https://acme.openai.azure.com/openai/deployments/gpt5";
     const VLLM: &str = "http://127.0.0.1:8000/v1";
+
+    #[test]
+    fn vision_models_are_known_by_name() {
+        for m in [
+            "gpt-4o-mini",
+            "gpt-5-mini",
+            "openai/gpt-4.1",
+            "claude-sonnet-4-5",
+            "gemini-2.5-flash",
+            "Qwen/Qwen2.5-VL-7B-Instruct",
+            "llava:13b",
+        ] {
+            assert!(is_vision_model(m), "{m}");
+        }
+        for m in [
+            "gpt-3.5-turbo",
+            "qwen3:8b",
+            "deepseek-r1",
+            "gpt-4o-audio-preview",
+            "llama3.1",
+        ] {
+            assert!(!is_vision_model(m), "{m}");
+        }
+    }
 
     #[test]
     fn openai_reasoning_models_get_max_completion_tokens_and_no_temperature() {

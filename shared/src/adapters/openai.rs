@@ -51,26 +51,46 @@ struct ChatRequest<'a> {
 }
 
 /// The conversation as sent: as is, or with the system prompt as a text part marked
-/// `cache_control` (the prefix an Anthropic model behind a gateway caches).
+/// `cache_control` (the prefix an Anthropic model behind a gateway caches) and a message's
+/// images as `image_url` parts after its text.
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Messages<'a> {
     Plain(&'a [ChatMessage]),
-    Marked(Vec<serde_json::Value>),
+    Parts(Vec<serde_json::Value>),
+}
+
+/// An image's media type, by its first base64 characters (JPEG when unknown).
+fn media_type(b64: &str) -> &'static str {
+    if b64.starts_with("iVBOR") {
+        "image/png"
+    } else if b64.starts_with("UklGR") {
+        "image/webp"
+    } else {
+        "image/jpeg"
+    }
 }
 
 impl<'a> Messages<'a> {
     fn new(messages: &'a [ChatMessage], mark: bool) -> Self {
-        if !mark {
+        if !mark && messages.iter().all(|m| m.images.is_empty()) {
             return Self::Plain(messages);
         }
-        Self::Marked(
+        Self::Parts(
             messages
                 .iter()
                 .map(|m| match m.role.as_str() {
-                    "system" => serde_json::json!({ "role": "system", "content": [
+                    "system" if mark => serde_json::json!({ "role": "system", "content": [
                         { "type": "text", "text": m.content, "cache_control": { "type": "ephemeral" } }
                     ] }),
+                    _ if !m.images.is_empty() => {
+                        let mut parts = vec![serde_json::json!({ "type": "text", "text": m.content })];
+                        parts.extend(m.images.iter().map(|b64| serde_json::json!({
+                            "type": "image_url",
+                            "image_url": { "url": format!("data:{};base64,{b64}", media_type(b64)) }
+                        })));
+                        serde_json::json!({ "role": m.role, "content": parts })
+                    }
                     _ => serde_json::json!({ "role": m.role, "content": m.content }),
                 })
                 .collect(),

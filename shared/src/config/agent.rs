@@ -7,7 +7,7 @@ use secrecy::SecretString;
 
 use super::{parse_num, ConfigError, SearchConfig};
 use crate::adapters::llm_params::{
-    is_azure, is_reasoning_model, Choice, ParamSettings, TokenParam,
+    is_azure, is_reasoning_model, is_vision_model, Choice, ParamSettings, TokenParam,
 };
 use crate::domain::risk::{RiskKind, RiskPatterns};
 
@@ -28,6 +28,9 @@ pub struct LlmConfig {
     pub api_key_header: bool,
     /// `api-version` query parameter (Azure OpenAI).
     pub api_version: Option<String>,
+    /// The page's screenshot goes with the prompt when the request has one (`LLM_VISION`:
+    /// `auto` by the model's name, `on`, `off`).
+    pub vision: bool,
 }
 
 /// The agent step: model, knowledge service, limits and prompt budget.
@@ -209,10 +212,22 @@ impl AgentConfig {
                 } else {
                     800
                 };
+                let vision = match get("LLM_VISION").as_deref() {
+                    None | Some("auto") => is_vision_model(&model),
+                    Some("on") => true,
+                    Some("off") => false,
+                    Some(_) => {
+                        return Err(ConfigError::Invalid(
+                            "LLM_VISION",
+                            "must be auto, on or off".into(),
+                        ))
+                    }
+                };
                 Some(LlmConfig {
                     params: param_settings(&get)?,
                     api_key_header,
                     api_version: get("LLM_API_VERSION"),
+                    vision,
                     base_url,
                     api_key: SecretString::from(key),
                     model,

@@ -12,6 +12,9 @@ pub use crate::config::LlmConfig;
 pub struct ChatMessage {
     pub role: String,
     pub content: String,
+    /// Images sent after the text (base64 JPEG, PNG or WebP), for a model that takes them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
 }
 
 impl ChatMessage {
@@ -19,18 +22,21 @@ impl ChatMessage {
         Self {
             role: "system".into(),
             content: content.into(),
+            images: Vec::new(),
         }
     }
     pub fn user(content: impl Into<String>) -> Self {
         Self {
             role: "user".into(),
             content: content.into(),
+            images: Vec::new(),
         }
     }
     pub fn assistant(content: impl Into<String>) -> Self {
         Self {
             role: "assistant".into(),
             content: content.into(),
+            images: Vec::new(),
         }
     }
 }

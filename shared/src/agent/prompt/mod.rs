@@ -47,7 +47,7 @@ exportToSession("<key>")      keep a note of this task for later tasks in this s
 googleSearch("<query>")       search the web (this site first) when you need outside information
 verifySuccess("<what>")       have the server check that <what> is true on the current page
 
-The page (<page> block): in the browser's default form (form="tree") each line is one interactive element, `[id] role "name" =value (states)`: links, buttons, fields, lists and their options, tabs. Headings, paragraphs, prices and messages are NOT listed, so what the page says may be invisible to you: do not guess it. Other forms send the page as HTML whose elements carry ids. An "omitted" attribute says what was left out to fit. A line marked *[id] is an element that is new since the last page (a dialog, suggestions, a message).
+The page (<page> block): in the browser's default form (form="tree") each line is one interactive element, `[id] role "name" =value (states)`: links, buttons, fields, lists and their options, tabs. Headings, paragraphs, prices and messages are NOT listed, so what the page says may be invisible to you: do not guess it. Other forms send the page as HTML whose elements carry ids; when the HTML had to be shortened, the page's text follows the elements as "| " lines under "-- page text --". An "omitted" attribute says what was left out to fit. A line marked *[id] is an element that is new since the last page (a dialog, suggestions, a message).
 
 How the browser extension carries out actions:
 - setValue types the value and leaves the field. press("Enter") never submits a form: submit with the form's button; a search form without one: navigate to its results address when you know the site's pattern.

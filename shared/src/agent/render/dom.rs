@@ -3,6 +3,10 @@
 //! loose text (only elements with ids, headings and their labels); one line per element with an
 //! id, with shorter labels and fewer attributes; ids with tags only; ids grouped by tag. Only
 //! when even the grouped ids overflow are elements left out, and the prompt says how many.
+//!
+//! Elements come first, then the page's words: when a form without loose text is used, the
+//! budget it leaves holds the text outside the elements (prices, messages, answers, table
+//! cells) in page order, each run cut short, for as many runs as fit ([`loose_text`]).
 
 use super::{grouped_ids, lines_then_ids, not_listed, weight, write_groups, Out};
 use crate::agent::page::{DomNode, DomTree};
@@ -158,6 +162,73 @@ fn element_lines(
     out.finish()
 }
 
+/// Longest text run in the page-text section.
+const TEXT_RUN: usize = 120;
+/// The page-text section's first line.
+const TEXT_HEADING: &str = "-- page text --";
+
+/// The page's loose text (runs outside what `marks` keeps) within `room`, as `| ` lines under
+/// [`TEXT_HEADING`], each cut to [`TEXT_RUN`] characters: the section, the runs it holds and
+/// the runs there are; `None` when there is none or not even one fits.
+fn loose_text(tree: &DomTree, marks: &[bool], room: usize) -> Option<(String, usize, usize)> {
+    let runs: Vec<&str> = tree
+        .nodes
+        .iter()
+        .zip(marks)
+        .filter_map(|(n, kept)| match n {
+            DomNode::Text(t) if !kept && t.trim().chars().count() >= 2 => Some(t.trim()),
+            _ => None,
+        })
+        .collect();
+    let mut out = Out::new(room);
+    if runs.is_empty() || !out.line(TEXT_HEADING) {
+        return None;
+    }
+    let mut shown = 0;
+    for t in &runs {
+        // `| ` first: a run can never read as an element line (`[id] <tag>`).
+        let line = format!(
+            "| {}",
+            truncate_chars(&crate::text::collapse_ws(t), TEXT_RUN).replace('<', "&lt;")
+        );
+        // The last run that does not fit whole is cut to the room left (when that says much).
+        let room = out.room_for_line() / 4;
+        let fits = weight(&line) <= out.room_for_line();
+        let line = if fits || room < 20 {
+            line
+        } else {
+            truncate_chars(&line, room)
+        };
+        if !out.line(&line) {
+            break;
+        }
+        shown += 1;
+    }
+    (shown > 0).then_some((out.text, shown, runs.len()))
+}
+
+/// A form without loose text, with the page's text after it in the budget it leaves, and the
+/// note on the text.
+fn with_text(mut text: String, tree: &DomTree, marks: &[bool], max: usize) -> (String, String) {
+    let room = max.saturating_sub(weight(&text) + super::WEIGHT_SCALE);
+    match loose_text(tree, marks, room) {
+        Some((section, shown, total)) => {
+            text.push('\n');
+            text.push_str(&section);
+            let note = if shown == total {
+                format!("text outside interactive elements listed after them, each run cut to {TEXT_RUN} characters")
+            } else {
+                format!("text outside interactive elements: the first {shown} of {total} runs listed after them, each cut to {TEXT_RUN} characters")
+            };
+            (text, note)
+        }
+        None => (
+            text,
+            "text outside interactive elements, labels and headings left out".to_owned(),
+        ),
+    }
+}
+
 /// Renders a dom page in at most `max` characters.
 pub fn render(
     tree: &DomTree,
@@ -192,7 +263,8 @@ pub fn render(
     let mut pruned = Out::new(max);
     html(tree, 0, 80, Some(&marks), &mut pruned);
     if let Some(text) = pruned.finish() {
-        return ("html-interactive", text, vec![loose()]);
+        let (text, note) = with_text(text, tree, &marks, max);
+        return ("html-interactive", text, vec![note]);
     }
     let lists: [(&'static str, usize, Option<&[&str]>, &str); 4] = [
         (
@@ -222,7 +294,8 @@ pub fn render(
     ];
     for (form, label_max, only, note) in lists {
         if let Some(text) = element_lines(tree, label_max, only, max) {
-            return (form, text, vec![loose(), note.to_owned()]);
+            let (text, text_note) = with_text(text, tree, &marks, max);
+            return (form, text, vec![text_note, note.to_owned()]);
         }
     }
     let elements: Vec<(usize, &str, &str)> = tree.elements().collect();
@@ -299,8 +372,25 @@ mod tests {
         let r = render(&p, budget(120));
         assert_eq!(r.form, "html-interactive");
         assert!(r.text.contains("id=\"1\"") && r.text.contains("id=\"2\""));
-        assert!(!r.text.contains("Lorem"));
-        assert!(r.notes[0].starts_with("text outside interactive elements"));
+        // The elements come first; what budget is left holds the start of the text.
+        let (elements, text) = r
+            .text
+            .split_once(super::TEXT_HEADING)
+            .expect("text section");
+        assert!(!elements.contains("Lorem") && text.contains("Lorem ipsum"));
+        assert!(
+            r.notes[0].contains("the first 1 of 2 runs"),
+            "{:?}",
+            r.notes
+        );
+        assert!(r.text.chars().count() <= 120);
+        let just_elements = render(&p, budget(70));
+        assert!(
+            !just_elements.text.contains("Lorem"),
+            "{}",
+            just_elements.text
+        );
+        assert!(just_elements.notes[0].starts_with("text outside interactive elements"));
         let tiny = render(&p, budget(5));
         assert!(tiny.text.chars().count() <= 5, "{}", tiny.text);
         assert!(tiny.notes.iter().any(|n| n.contains("are not listed")));
@@ -381,5 +471,26 @@ mod tests {
             "{} chars fit in 500",
             r.text.chars().count()
         );
+    }
+
+    #[test]
+    fn a_big_page_keeps_its_prices_and_messages_after_the_elements() {
+        let rows: String = (0..60)
+            .map(|k| {
+                format!(
+                    "<tr><td>Tent model {k} with a long description of its fabric and poles</td><td>${}.00</td><td><button id=\"b{k}\">Add to cart</button></td></tr>",
+                    80 + k
+                )
+            })
+            .collect();
+        let p = page(&format!(
+            "<p>No results for red shoes</p><table>{rows}</table>"
+        ));
+        let r = render(&p, budget(2_000));
+        assert_ne!(r.form, "html", "the whole page does not fit");
+        assert_eq!(ids_in(&r), p.id_set(), "every element is still listed");
+        assert!(r.text.contains("No results for red shoes"), "{}", r.text);
+        assert!(r.text.contains("$80.00"), "{}", r.text);
+        assert!(r.text.chars().count() <= 2_000);
     }
 }

@@ -91,6 +91,39 @@ pub struct InteractRequest {
     pub last_action: LastAction,
     pub page_title: Option<String>,
     pub viewport: Option<(f64, f64)>,
+    /// `screenshot`: the visible part of the page as base64 (data-URL prefix removed), when it
+    /// is an image of at most [`MAX_SCREENSHOT_CHARS`]; a larger one is not kept.
+    pub screenshot: Option<String>,
+}
+
+/// Longest screenshot kept (base64 characters, about 1.1 MB of image).
+pub const MAX_SCREENSHOT_CHARS: usize = 1_500_000;
+
+/// The screenshot's base64 when it is a JPEG, PNG or WebP image within the bound; `Err` when
+/// it is not base64 of an image, `Ok(None)` when it is too large to keep.
+fn screenshot(raw: &str) -> Result<Option<String>, &'static str> {
+    use base64::Engine;
+    let b64 = raw
+        .trim()
+        .split_once(";base64,")
+        .filter(|(head, _)| head.starts_with("data:image/"))
+        .map_or(raw.trim(), |(_, b)| b);
+    if b64.is_empty() {
+        return Ok(None);
+    }
+    if b64.len() > MAX_SCREENSHOT_CHARS {
+        return Ok(None);
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .map_err(|_| "must be a base64 image or null")?;
+    let image = bytes.starts_with(&[0xFF, 0xD8, 0xFF])
+        || bytes.starts_with(b"\x89PNG")
+        || (bytes.starts_with(b"RIFF") && bytes.get(8..12) == Some(b"WEBP"));
+    if !image {
+        return Err("must be a JPEG, PNG or WebP image (base64) or null");
+    }
+    Ok(Some(b64.to_owned()))
 }
 
 /// Longest page URL kept.
@@ -257,11 +290,20 @@ fn check(obj: &Map<String, Value>, tree_field: TreeField) -> Result<InteractRequ
             }
         }
     });
-    if let Some(v) = obj.get("screenshot") {
-        if !(v.is_null() || v.is_string()) {
-            p.add("screenshot", "must be a base64 string or null");
+    let shot = match obj.get("screenshot") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(raw)) => match screenshot(raw) {
+            Ok(s) => s,
+            Err(why) => {
+                p.add("screenshot", why);
+                None
+            }
+        },
+        Some(_) => {
+            p.add("screenshot", "must be a base64 image or null");
+            None
         }
-    }
+    };
 
     match (url, query, page) {
         (Some(url), Some(query), Some(page)) if p.0.is_empty() => Ok(InteractRequest {
@@ -274,6 +316,7 @@ fn check(obj: &Map<String, Value>, tree_field: TreeField) -> Result<InteractRequ
             last_action,
             page_title,
             viewport,
+            screenshot: shot,
         }),
         _ => Err(Error::Validation(p.0)),
     }

@@ -482,3 +482,32 @@ fn unknown_fields_are_ignored_and_long_names_cut() {
     );
     assert!(!matches!(read(deep.as_bytes()), Some(Ok(_))));
 }
+
+#[test]
+fn a_screenshot_is_kept_as_base64_of_an_image_within_its_bound() {
+    let jpeg = "/9j/4AAQSkZJRgABAQAA";
+    let with = |shot: Value| {
+        validate(
+            &json!({ "url": "https://a.com/x", "query": "q", "dom": "<a id=1>x</a>", "screenshot": shot }),
+        )
+    };
+    assert_eq!(
+        with(json!(jpeg)).expect("valid").screenshot.as_deref(),
+        Some(jpeg)
+    );
+    let data_url = format!("data:image/jpeg;base64,{jpeg}");
+    assert_eq!(
+        with(json!(data_url)).expect("valid").screenshot.as_deref(),
+        Some(jpeg)
+    );
+    assert_eq!(with(Value::Null).expect("valid").screenshot, None);
+    let huge = "A".repeat(super::MAX_SCREENSHOT_CHARS + 4);
+    assert_eq!(
+        with(json!(huge)).expect("kept out, not refused").screenshot,
+        None
+    );
+    for bad in [json!("not base64!"), json!("aGVsbG8gd29ybGQ="), json!(12)] {
+        let e = format!("{:?}", with(bad.clone()).expect_err("refused"));
+        assert!(e.contains("screenshot"), "{bad}: {e}");
+    }
+}

@@ -136,6 +136,33 @@ fn messages(
     })
 }
 
+/// The request's screenshot goes with the page's message for a model that takes images, unless
+/// a field on the page holds a password, code or card value (a screenshot cannot be scrubbed).
+fn attach_screenshot(
+    ctx: &AppContext,
+    req: &InteractRequest,
+    built: &BuiltPage,
+    messages: &mut [ChatMessage],
+) {
+    let vision = ctx.config.agent.llm.as_ref().is_some_and(|c| c.vision);
+    let Some(shot) = req.screenshot.as_ref().filter(|_| vision) else {
+        return;
+    };
+    let view = crate::agent::page::PageView {
+        page: &built.page,
+        url: &req.url,
+    };
+    if super::secrets::shows_secret(ctx, &view) {
+        return;
+    }
+    if let Some(page_message) = messages.iter_mut().find(|m| m.role == "user") {
+        page_message
+            .content
+            .push_str("\nA screenshot of the page as the user sees it is attached.");
+        page_message.images.push(shot.clone());
+    }
+}
+
 /// A task without organisation knowledge may ask for a web search until its first browser
 /// action (a round that ended before planning does not lose the offer).
 fn offers_pre_search(ctx: &AppContext, step: &StepContext) -> bool {
@@ -220,6 +247,7 @@ pub async fn call(
     }
     messages.extend(round.correction.iter().cloned());
     super::secrets::scrub_messages(ctx, step, &mut messages);
+    attach_screenshot(ctx, req, built, &mut messages);
     round.calls += 1;
     let t = Instant::now();
     let c =

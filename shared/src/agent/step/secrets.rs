@@ -82,6 +82,17 @@ pub fn observe(ctx: &AppContext, step: &mut StepContext, built: &BuiltPage, url:
     }
 }
 
+/// Whether a field of the page holds a value of a password, code or card field (then nothing
+/// that cannot be scrubbed, a screenshot, leaves the server).
+pub fn shows_secret(ctx: &AppContext, view: &PageView<'_>) -> bool {
+    let secrets = Secrets::new(&ctx.config.agent.risk, view);
+    view.elements().take(FIELD_SCAN).any(|e| {
+        e.value
+            .as_deref()
+            .is_some_and(|v| !v.trim().is_empty() && secrets.typed(&e, v))
+    })
+}
+
 /// Fingerprints what `d` types into secret fields of the page (its action and its chain).
 fn note_typed(ctx: &AppContext, step: &mut StepContext, d: &Decision, view: &PageView<'_>) {
     let key = key(ctx);
