@@ -9,7 +9,8 @@ use api_tests::browser::model::BrowserModel;
 use api_tests::browser::rig::Rig;
 use api_tests::browser::run::{Options, Outcome};
 use api_tests::browser::scenario::{
-    chained_checkout, one_answer_checkout, shop_scenarios, Scenario,
+    chained_checkout, checkout_in_own_words, lab_scenarios, one_answer_checkout, shop_scenarios,
+    Scenario,
 };
 use api_tests::AppOptions;
 
@@ -73,17 +74,50 @@ async fn scenario(name: &str) -> Outcome {
     Env::start().await.run(&scenario).await
 }
 
-/// The agent benchmark's real-page scenarios hold: each is solvable as scripted, and its
-/// checks pass (`scripts/agent-eval` runs them with a real model).
+/// The competent trajectories, on the harness that behaves as the shipping extension: the lab's
+/// widgets (a "Next" that keeps its id ×4, a quantity "+" ×3, "Show more", search then an
+/// answer in `finish("…")`, values the page reformats, three fields and the button from one
+/// answer, an autocomplete, a three-page wizard, `findText` ×3, a hover menu, a slow page,
+/// scrolling to find an element), the shop's checkouts (one confirmed "Yes, place the order"),
+/// and the real corpus pages (`scripts/agent-eval` runs the same with a real model). Each
+/// completes with its checks, and the server's rules never step in — the one confirmation
+/// before "Place order" aside.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn corpus_scenarios_pass_on_real_pages() {
+async fn competent_trajectories_complete_with_no_intervention() {
     let _one = ONE_AT_A_TIME.lock().await;
     let env = Env::start().await;
-    let all = corpus_scenarios();
-    assert!(all.len() >= 12);
+    let mut all = lab_scenarios();
+    all.push(checkout_in_own_words());
+    all.push(one_answer_checkout());
+    all.extend(
+        shop_scenarios().into_iter().filter(|s| {
+            ["search-and-open", "scroll-to-load", "navigate-and-back"].contains(&s.name)
+        }),
+    );
+    all.extend(corpus_scenarios());
+    assert!(all.len() >= 25, "{}", all.len());
+    let mut stepped_in = Vec::new();
     for scenario in &all {
-        env.run(scenario).await;
+        let out = env.run(scenario).await;
+        let confirmations = out.interventions.get("confirmation").copied().unwrap_or(0);
+        let others: Vec<&String> = out
+            .interventions
+            .keys()
+            .filter(|k| *k != "confirmation")
+            .collect();
+        let expected = u64::from(scenario.name.starts_with("checkout"));
+        println!(
+            "{:32} steps {:2}  model calls {:2}  interventions {:?}",
+            scenario.name, out.steps, out.llm_calls, out.interventions
+        );
+        if !others.is_empty() || confirmations != expected {
+            stepped_in.push((scenario.name, out.interventions.clone()));
+        }
     }
+    assert!(
+        stepped_in.is_empty(),
+        "the rules stepped in: {stepped_in:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

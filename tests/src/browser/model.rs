@@ -25,6 +25,13 @@ pub enum Intent {
     FindUntil(&'static str, &'static str),
     Navigate(&'static str),
     GoBack,
+    Hover(&'static str),
+    /// `findText` of this text, once.
+    Find(&'static str),
+    /// `wait(seconds)`.
+    Wait(u32),
+    /// `finish("…")` with this answer.
+    Answer(&'static str),
     /// Several field fills in one answer (a chain).
     Chain(Vec<Intent>),
     /// `finish()` with this answer as the thought.
@@ -79,6 +86,10 @@ fn action(intent: &Intent, prompt: &str) -> Result<String, String> {
         Intent::FindUntil(_, text) => format!("findText({})", quoted(text)),
         Intent::Navigate(u) => format!("navigate({})", quoted(u)),
         Intent::GoBack => "goBack()".to_owned(),
+        Intent::Hover(n) => format!("hover({})", id(n)?),
+        Intent::Find(text) => format!("findText({})", quoted(text)),
+        Intent::Wait(s) => format!("wait({s})"),
+        Intent::Answer(a) => format!("finish({})", quoted(a)),
         Intent::Finish(_) => "finish()".to_owned(),
         Intent::Chain(_) => return Err("a chain inside a chain".into()),
         Intent::FailureShown(_) => return Err("not an action".into()),

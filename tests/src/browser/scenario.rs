@@ -214,6 +214,179 @@ pub fn one_answer_checkout() -> Scenario {
     s
 }
 
+fn lab(path: &str) -> String {
+    format!("http://lab.test{path}")
+}
+
+/// A lab scenario: it completes, and its checks hold.
+fn competent(
+    name: &'static str,
+    path: &str,
+    task: &'static str,
+    script: Vec<Intent>,
+    check: Check,
+) -> Scenario {
+    Scenario {
+        name,
+        start: lab(path),
+        task,
+        replies: vec![],
+        checks: vec![Check::Status("completed"), check],
+        script,
+        javascript: true,
+    }
+}
+
+/// What a competent model does on the lab's widgets, one trajectory each: every one must go
+/// through the server's rules untouched.
+pub fn lab_scenarios() -> Vec<Scenario> {
+    use Intent::*;
+    vec![
+        competent(
+            "next-four-times",
+            "/paged",
+            "Go to the last page of the results (page 5).",
+            vec![Click("Next"), Click("Next"), Click("Next"), Click("Next"), Finish("Page 5 is open.")],
+            Check::Js("document.getElementById('pageno').textContent === 'Page 5 of 5'"),
+        ),
+        competent(
+            "quantity-plus-three-times",
+            "/quantity",
+            "Put 4 camp stoves in the basket.",
+            vec![
+                Click("Increase quantity"),
+                Click("Increase quantity"),
+                Click("Increase quantity"),
+                Click("Add to basket"),
+                Finish("4 camp stoves are in the basket."),
+            ],
+            Check::Js("document.getElementById('basket').textContent === 'Camp Stove × 4'"),
+        ),
+        competent(
+            "show-more-twice",
+            "/more",
+            "Open the Harbor Lamp.",
+            vec![Click("Show more"), Click("Show more"), Click("Harbor Lamp"), Finish("The Harbor Lamp is open.")],
+            Check::Url(lab("/item/harbor-lamp")),
+        ),
+        competent(
+            "search-then-answer",
+            "/tents",
+            "Search the shop for tents and tell me which is the cheapest.",
+            vec![
+                SetValue("Search tents", "tent"),
+                Click("Search"),
+                Answer("The cheapest tent is Ridge 2 at $89."),
+            ],
+            Check::Answer("ridge 2 at $89"),
+        ),
+        competent(
+            "values-the-page-reformats",
+            "/profile",
+            "Set my phone to 5551234567 and my city to new york, then save.",
+            vec![
+                SetValue("Phone", "5551234567"),
+                SetValue("City", "new york"),
+                Click("Save"),
+                Finish("Your profile is saved."),
+            ],
+            Check::Js("document.getElementById('saved').textContent === '(555) 123-4567 in New York'"),
+        ),
+        competent(
+            "fill-and-submit-in-one-answer",
+            "/table",
+            "Check if a table for 4 is free on 2026-12-24; my name is Ada.",
+            vec![
+                Chain(vec![
+                    SetValue("Your name", "Ada"),
+                    SetValue("Guests", "4"),
+                    SetValue("Date", "2026-12-24"),
+                    Click("Check availability"),
+                ]),
+                Finish("A table for 4 is free at 19:00 and 20:30."),
+            ],
+            Check::Url(lab("/table/availability?name=Ada&guests=4&date=2026-12-24")),
+        ),
+        competent(
+            "autocomplete",
+            "/flights",
+            "Search flights to Paris.",
+            vec![
+                SetValue("Destination", "Par"),
+                Click("Paris (CDG)"),
+                Click("Search flights"),
+                Finish("Flights to Paris are listed."),
+            ],
+            Check::Url(lab("/flights/results?to=Paris")),
+        ),
+        competent(
+            "three-page-wizard",
+            "/wizard/1",
+            "Set up my account: Ada Lovelace, the Team plan, and send me product news.",
+            vec![
+                SetValue("Full name", "Ada Lovelace"),
+                Click("Next"),
+                Select("Plan", "team"),
+                Click("Next"),
+                Tick("Email me product news"),
+                Click("Finish setup"),
+                Finish("Your account is set up."),
+            ],
+            Check::Js("document.getElementById('done').textContent === 'Ada Lovelace on the team plan, news: yes'"),
+        ),
+        competent(
+            "find-text-three-times",
+            "/faq",
+            "Read the shipping, returns and warranty sections, then open the warranty claim form.",
+            vec![
+                Find("Shipping"),
+                Find("Returns"),
+                Find("Warranty"),
+                Click("Warranty claim form"),
+                Finish("The warranty claim form is open."),
+            ],
+            Check::Url(lab("/warranty/claim")),
+        ),
+        competent(
+            "hover-menu",
+            "/menu",
+            "Open the Tents page from the Products menu.",
+            vec![Hover("Products"), Click("Tents"), Finish("The Tents page is open.")],
+            Check::Url(lab("/item/tents")),
+        ),
+        competent(
+            "slow-page",
+            "/slow",
+            "Open the Alpine hut.",
+            vec![Wait(3), Click("Alpine hut"), Finish("The Alpine hut is open.")],
+            Check::Url(lab("/item/alpine-hut")),
+        ),
+        competent(
+            "scroll-to-find",
+            "/guides",
+            "Open the camping guide.",
+            vec![ScrollUntil("Camping guide"), Click("Camping guide"), Finish("The camping guide is open.")],
+            Check::Url(lab("/item/camping-guide")),
+        ),
+    ]
+}
+
+/// The checkout confirmed in the user's own words ("Yes, place the order").
+pub fn checkout_in_own_words() -> Scenario {
+    use Intent::*;
+    let mut s = checkout(
+        "checkout-yes-place-the-order",
+        vec![
+            SetValue("Full name", "Ada Lovelace"),
+            SetValue("Street address", "12 St James's Square, London"),
+            Select("Shipping", "express"),
+            Tick("Leave at the door"),
+        ],
+    );
+    s.replies = vec!["Yes, place the order"];
+    s
+}
+
 /// Every scenario: the shop's, then the corpus pages'.
 pub fn all_scenarios() -> Vec<Scenario> {
     let mut all = shop_scenarios();

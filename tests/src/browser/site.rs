@@ -1,7 +1,7 @@
 //! The web the test browser sees: an HTTP proxy on loopback that every page request goes
 //! through. It serves a small shop (`http://shop.test/`: search, product pages, a cart, a
 //! two-page checkout that records orders, a journal that loads more entries as it is
-//! scrolled, a help page), the corpus pages at `http://corpus.test/<file>` (their
+//! scrolled, a help page), the widget lab (`http://lab.test/`, [`super::lab`]), the corpus pages at `http://corpus.test/<file>` (their
 //! `https://` links made `http://`), a plain page for any other document, and 404 for
 //! anything else, so no page reaches the network.
 
@@ -18,7 +18,7 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 
-use super::shop;
+use super::{lab, shop};
 
 /// The host corpus pages are served from.
 pub const CORPUS_HOST: &str = "corpus.test";
@@ -182,6 +182,9 @@ async fn answer(
     }
     if host == shop::HOST {
         return shop::answer(&parts.method, &path, &query, &form, state);
+    }
+    if host == lab::HOST {
+        return lab::answer(&path, &query);
     }
     if let Some(file) = corpus.get(&url) {
         // This web has no TLS: links and forms to https:// pages lead to their http:// twins.
