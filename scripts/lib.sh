@@ -150,7 +150,6 @@ start_mcp() {
 
 stop_mcp() { stop_pid "${MCP_PID:-}"; }
 
-# Debian's chromium, for the real-browser end-to-end tests (CHROMIUM names another binary).
 # ensure_miniwob: the MiniWoB++ task pages (the `miniwob` package, MIT, only its files: no
 # selenium or gymnasium) in the tools venv; exports MINIWOB_DIR, its html/ folder.
 MINIWOB_VERSION=1.1.0
@@ -168,6 +167,7 @@ print(pathlib.Path(d.locate_file("miniwob/html")) if d.version == sys.argv[1] el
   export MINIWOB_DIR="$dir"
 }
 
+# Debian's chromium, for the real-browser end-to-end tests (CHROMIUM names another binary).
 ensure_chromium() {
   if [ -n "${CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1; then
     return 0

@@ -102,6 +102,9 @@ struct State {
     /// What went wrong, for the test's message.
     errors: Vec<String>,
     calls: usize,
+    /// Every main-model prompt since the script was set: the system message, a newline, the
+    /// user message.
+    prompts: Vec<String>,
 }
 
 /// The scripted model server.
@@ -170,12 +173,15 @@ impl BrowserModel {
             if !req.uri().path().ends_with("/chat/completions") {
                 return (404, json!({ "error": "not found" }), Duration::ZERO);
             }
-            let prompt = body["messages"]
-                .as_array()
-                .and_then(|m| m.iter().rev().find(|x| x["role"] == "user"))
-                .and_then(|x| x["content"].as_str())
-                .unwrap_or("")
-                .to_owned();
+            let text_of = |role: &str| {
+                body["messages"]
+                    .as_array()
+                    .and_then(|m| m.iter().rev().find(|x| x["role"] == role))
+                    .and_then(|x| x["content"].as_str())
+                    .unwrap_or("")
+                    .to_owned()
+            };
+            let prompt = text_of("user");
             let content = if body["model"] == VERIFY_MODEL {
                 "<Verdict>yes</Verdict>\n<Confidence>0.9</Confidence>\n<Reason>the page shows it</Reason>".to_owned()
             } else {
@@ -183,6 +189,7 @@ impl BrowserModel {
                     return (500, json!({ "error": "lock" }), Duration::ZERO);
                 };
                 s.calls += 1;
+                s.prompts.push(format!("{}\n{prompt}", text_of("system")));
                 next(&mut s, &prompt)
             };
             (200, completion("chatcmpl-browser", prompt.len(), &content), Duration::ZERO)
@@ -200,6 +207,7 @@ impl BrowserModel {
             s.script = intents.into();
             s.errors.clear();
             s.calls = 0;
+            s.prompts.clear();
         }
     }
 
@@ -208,6 +216,14 @@ impl BrowserModel {
         self.state
             .lock()
             .map(|s| s.errors.clone())
+            .unwrap_or_default()
+    }
+
+    /// The main-model prompts since the script was set (system, newline, user message).
+    pub fn prompts(&self) -> Vec<String> {
+        self.state
+            .lock()
+            .map(|s| s.prompts.clone())
             .unwrap_or_default()
     }
 

@@ -1,8 +1,9 @@
 //! Benchmarks: process start to first request served (local-api, function binaries and the
 //! cleanup under a Lambda Runtime API emulator), login latency, unknown-email vs
 //! wrong-password timing, peak memory, the sequential store round trips of each route, the
-//! reasoning step over a scripted task, the cost of pre-search, and the agent tools'
-//! workspace adapters on 2 000 files.
+//! reasoning step over a scripted task, the competent browser trajectories (tokens, calls and
+//! prompt-prefix reuse per step), the cost of pre-search, and the agent tools' workspace
+//! adapters on 2 000 files.
 //! Prints numbers; asserts nothing.
 //!
 //! `scripts/bench` builds release binaries, starts a DynamoDB/S3-compatible server and runs
@@ -20,6 +21,7 @@ mod starts;
 mod store;
 mod timing;
 mod tools;
+mod trajectories;
 mod work;
 mod workspace;
 
@@ -92,7 +94,8 @@ async fn main() {
     // BENCH_ONLY=<section,...> runs some sections: startup, coldstart, memory, cleanup, round-trips,
     // interact (BENCH_PAGES=tree|dom for one page), page-cpu (parse, page model, render
     // and compression alone), interact-binary,
-    // reads, reasoning, search, prompt, login, machine, workspace, exec, agent-search, risk.
+    // reads, reasoning, search, prompt, login, machine, workspace, exec, agent-search, risk,
+    // trajectories (needs Chromium).
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
     if run("startup") {
@@ -124,6 +127,9 @@ async fn main() {
     }
     if run("reasoning") {
         reasoning::scripted_task().await;
+    }
+    if run("trajectories") {
+        trajectories::local_suite().await;
     }
     if run("search") {
         search::pre_search(runs).await;

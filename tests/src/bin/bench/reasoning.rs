@@ -215,7 +215,7 @@ fn script() -> Vec<Row> {
 }
 
 /// Characters two strings share at their start.
-fn common_prefix(a: &str, b: &str) -> usize {
+pub fn common_prefix(a: &str, b: &str) -> usize {
     a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }
 
