@@ -287,13 +287,28 @@ async fn model_server_errors_are_retried_and_a_missing_element_gets_one_correcti
 }
 
 #[tokio::test]
-async fn an_action_on_a_missing_element_twice_ends_the_task_with_fail() {
+async fn an_action_on_a_missing_element_four_times_in_a_row_ends_the_task_with_fail() {
     let h = harness().await;
     h.llm.push([
         Reply::action("Click.", "click(999)"),
         Reply::action("Click again.", "click(998)"),
+        Reply::action("Click.", "click(997)"),
+        Reply::action("Click again.", "click(996)"),
     ]);
-    let r = h.ok(&tree_body("Press the button")).await;
+    let body = tree_body("Press the button");
+    let r = h.ok(&body).await;
+    // Two refused answers end the round; the task goes on with the next request.
+    assert_eq!(
+        (
+            r["status"].as_str(),
+            r["toolAction"]["parameters"]["reason"].as_str()
+        ),
+        (Some("executing"), Some("refused")),
+        "{r}"
+    );
+    let mut again = body.clone();
+    again["taskId"] = r["taskId"].clone();
+    let r = h.ok(&again).await;
     assert_eq!(
         (r["action"].as_str(), r["status"].as_str()),
         (Some("fail()"), Some("failed"))
@@ -301,32 +316,36 @@ async fn an_action_on_a_missing_element_twice_ends_the_task_with_fail() {
     assert!(r["thought"]
         .as_str()
         .expect("s")
-        .contains("element 998 is not on the current page"));
-    let again = h
+        .contains("element 996 is not on the current page"));
+    let after = h
         .interact(
             &json!({ "url": "https://www.example.com/", "query": "x", "taskId": r["taskId"],
         "interactiveTree": [{ "i": "10", "r": "btn", "n": "Press me" }] }),
         )
         .await;
-    expect_error(again, 409, "TASK_COMPLETED").await;
+    expect_error(after, 409, "TASK_COMPLETED").await;
 }
 
 #[tokio::test]
-async fn garbage_model_output_is_corrected_once_then_fails() {
+async fn garbage_model_output_is_asked_again_and_the_model_is_told_with_the_next_request() {
     let h = harness().await;
     h.llm.push([
         Reply::Content("I would probably click something.".into()),
         Reply::Content("```\nno idea\n```".into()),
+        Reply::action("Press it.", "click(10)"),
     ]);
-    let r = h.ok(&tree_body("Press the button")).await;
-    assert_eq!(
-        (r["action"].as_str(), r["status"].as_str()),
-        (Some("fail()"), Some("failed"))
-    );
+    let body = tree_body("Press the button");
+    let r = h.ok(&body).await;
     assert_eq!(r["metrics"]["llmCalls"], 2);
+    assert_eq!(r["status"], "executing", "{r}");
+    let mut again = body.clone();
+    again["taskId"] = r["taskId"].clone();
+    let r = h.ok(&again).await;
+    assert_eq!(r["action"], "click(10)");
+    let prompt = h.llm.user_prompt(2);
     assert!(
-        r["thought"].as_str().expect("s").contains("<Action>"),
-        "{r}"
+        prompt.contains("Your last answer was refused") && prompt.contains("<Action>"),
+        "{prompt}"
     );
 }
 

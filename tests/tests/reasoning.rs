@@ -819,3 +819,48 @@ async fn suggestions_that_appear_are_marked_new_and_the_models_running_note_foll
         "the first page has nothing to compare with"
     );
 }
+
+#[tokio::test]
+async fn on_a_big_page_the_names_around_the_last_click_stay_whole() {
+    let h = harness().await;
+    // 400 product cards, far more than the page budget holds with full names.
+    let cards: Vec<Value> = (0..400)
+        .flat_map(|k| {
+            [
+                node(
+                    &format!("p{k}"),
+                    "link",
+                    &format!("Trail Runner model {k} in blue, waterproof, size range 36-47"),
+                ),
+                node(&format!("a{k}"), "btn", "Add to cart"),
+            ]
+        })
+        .collect();
+    h.llm.push([
+        Reply::action("Open model 300.", "click(p300)"),
+        Reply::action("Add it.", "click(a300)"),
+    ]);
+    let b1 = start(
+        "Add the Trail Runner model 300 to the cart",
+        SHOP,
+        cards.clone(),
+    );
+    let r1 = h.ok(&b1).await;
+    let r2 = h.ok(&next(&b1, &r1, SHOP, cards)).await;
+    assert_eq!(r2["action"], "click(a300)");
+    let first = h.llm.user_prompt(0);
+    let second = h.llm.user_prompt(1);
+    let named = |prompt: &str, k: u32| {
+        prompt.contains(&format!("[p{k}] link \"Trail Runner model {k} in blue"))
+    };
+    assert!(!named(&first, 300), "the first prompt cuts the far names");
+    assert!(named(&first, 0), "the start of the page keeps its names");
+    assert!(
+        named(&second, 300) && named(&second, 310),
+        "around the last click the names stay"
+    );
+    assert!(
+        second.contains("[a300] btn \"Add to cart\""),
+        "each button sits under its product"
+    );
+}

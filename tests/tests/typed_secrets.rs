@@ -189,7 +189,15 @@ async fn card_details_typed_after_a_yes_stay_out_of_searches_in_any_formatting(d
     assert_eq!(r4["action"], "setValue(3, \"737\")");
     let b5 = next(&b4, &r4, url, pay("4111 1111 1111 1111", "737"));
     let r5 = h.ok(&b5).await;
-    assert_eq!(r5["status"], "failed", "both searches were refused: {r5}");
+    // Both searches refused: the round ends (the model is told again with the next request).
+    assert_eq!(
+        (
+            r5["status"].as_str(),
+            r5["toolAction"]["parameters"]["reason"].as_str()
+        ),
+        (Some("executing"), Some("refused")),
+        "both searches were refused: {r5}"
+    );
     assert!(search.requests().is_empty(), "{:?}", search.requests());
     let card = ["4111 1111", "4111-1111", "4111111111111111"];
     let code = ["cvc 737", "\"737\"", "737)"];

@@ -72,9 +72,15 @@ pub struct Rendered {
 
 /// Renders `page` within `budget`.
 pub fn render(page: &Page, budget: Budget) -> Rendered {
+    render_around(page, budget, None)
+}
+
+/// Renders `page` within `budget`, a tree's names kept longest at the start of the page and
+/// around `anchor` (the task's last acted-on element).
+pub fn render_around(page: &Page, budget: Budget, anchor: Option<&str>) -> Rendered {
     let max = budget.max_chars();
     let (form, text, notes) = match &page.content {
-        PageContent::Tree(nodes) => tree::render(nodes, page.viewport, max),
+        PageContent::Tree(nodes) => tree::render(nodes, anchor, max),
         PageContent::Dom { tree, templatized } => dom::render(tree, templatized.as_deref(), max),
     };
     debug_assert!(weight(&text) <= max, "{form} over budget");

@@ -1,7 +1,12 @@
-//! Tree pages: one line per node `[id] role "name" =value (states)`, nodes in the viewport
-//! first. Tighter forms shorten names (off-screen ones first), then list ids with roles and
-//! states only, then group ids by role; only when even the grouped ids overflow are elements
-//! left out — off-screen ones first — and the prompt says how many.
+//! Tree pages: one line per node `[id] role "name" =value (states)`, in document order.
+//! Tighter forms shorten names — first those of elements away from the page's focus (the start
+//! of the document and the neighbourhood of the task's last acted-on element) — then list
+//! ids only beyond the focus, then group ids by role; only when even the grouped ids overflow
+//! are elements left out, and the prompt says how many.
+//!
+//! No viewport split: the shipping extension sends `xy`/`box` in document coordinates without
+//! the scroll offset (measured: the same values before and after scrolling), so the server
+//! cannot know what is on screen. Clicking an element by id scrolls it into view.
 
 use super::{grouped_ids, lines_then_ids, not_listed, weight, write_groups, Out, WEIGHT_SCALE};
 use crate::agent::page::{Nodes, TreeNode};
@@ -10,18 +15,24 @@ use std::cell::RefCell;
 
 use crate::text::{collapse_ws_cow, cut_at, truncate_chars};
 
-/// Separates visible nodes from the rest.
-const OFFSCREEN: &str = "-- below or beside the viewport --";
+/// Elements at the start of the document that keep the focus's names.
+const FOCUS_START: usize = 40;
+/// Elements on each side of the last acted-on element that keep the focus's names.
+const FOCUS_AROUND: usize = 30;
+
+/// Which nodes (by document position) are in the focus: the first [`FOCUS_START`], and the
+/// [`FOCUS_AROUND`] on each side of `anchor`'s node.
+fn focus(nodes: &Nodes, anchor: Option<&str>) -> Vec<bool> {
+    let at = anchor.and_then(|id| {
+        (0..nodes.len()).find(|&k| nodes.role_and_id(k).is_some_and(|(_, i)| i == id))
+    });
+    (0..nodes.len())
+        .map(|k| k < FOCUS_START || at.is_some_and(|a| k.abs_diff(a) <= FOCUS_AROUND))
+        .collect()
+}
 
 /// Longest state list shown on a line.
 const STATES_MAX: usize = 40;
-
-fn in_viewport(xy: Option<[f64; 2]>, viewport: Option<(f64, f64)>) -> bool {
-    match (viewport, xy) {
-        (Some((w, h)), Some([x, y])) => (0.0..=w).contains(&x) && (0.0..=h).contains(&y),
-        _ => true,
-    }
-}
 
 /// A node's parts as its lines show them, whitespace collapsed once for every form (names
 /// come collapsed from [`Nodes`]).
@@ -92,7 +103,7 @@ fn cut_weight(s: &str, max: usize) -> usize {
     cut_at(s, max).map_or(weight(s), |end| weight(&s[..end]) + weight("…"))
 }
 
-/// Line forms, richest first: (form, name length in the viewport, name length outside, note).
+/// Line forms, richest first: (form, name length in the focus, name length elsewhere, note).
 const FORMS: &[(&str, usize, usize, &str)] = &[
     ("tree", 100, 100, ""),
     (
@@ -102,34 +113,28 @@ const FORMS: &[(&str, usize, usize, &str)] = &[
         "names longer than 40 characters are cut",
     ),
     (
-        "tree-short-offscreen",
+        "tree-short-far",
         40,
         16,
-        "names longer than 40 characters (16 outside the viewport) are cut",
+        "names longer than 40 characters (16 away from the start of the page and from the last action's element) are cut",
     ),
     (
         "tree-compact",
-        16,
+        40,
         8,
-        "names cut to 16 characters (8 outside the viewport)",
+        "names cut to 40 characters near the start of the page and the last action's element, to 8 elsewhere",
     ),
     (
-        "tree-compact-offscreen",
-        10,
+        "tree-compact-far",
+        40,
         0,
-        "names cut to 10 characters; elements outside the viewport listed by id, role and state only",
-    ),
-    (
-        "tree-ids",
-        0,
-        0,
-        "names and values left out: every element listed by id, role and state",
+        "names cut to 40 characters near the start of the page and the last action's element; elsewhere elements listed by id, role and state only (clicking an id brings its element into view)",
     ),
 ];
 
-/// The name lengths the forms use (and the last resort's 16), in the order [`Weights`] holds
+/// The name lengths the forms use (the last resort's 40 among them), in the order [`Weights`] holds
 /// a line's weight at each.
-const NAME_MAXES: [usize; 6] = [100, 40, 16, 10, 8, 0];
+const NAME_MAXES: [usize; 5] = [100, 40, 16, 8, 0];
 
 /// A line's weight at each of [`NAME_MAXES`], each worked out when a form is first weighed
 /// that far.
@@ -142,36 +147,48 @@ fn slot(name_max: usize) -> usize {
         .unwrap_or(NAME_MAXES.len() - 1)
 }
 
-/// The page's nodes in the order they are listed (those in the viewport first). A node's
+/// The page's nodes in the order they are listed, each marked in the focus or not. A node's
 /// parts and weights are worked out when a form is first weighed that far: a form stops at
 /// the line where it no longer fits, so only as many nodes as a budget can hold are ever
 /// looked at closely, however many the page has.
 struct Listing<'a> {
     nodes: &'a Nodes,
-    /// Node positions: the first `visible` are in the viewport.
+    /// Node positions, in listing order.
     order: Vec<u32>,
-    visible: usize,
+    /// Whether the `k`-th listed node is in the focus.
+    near: Vec<bool>,
     /// The first listed nodes' parts and weights, as far as weighed.
     seen: RefCell<Vec<(Parts<'a>, Weights)>>,
 }
 
 impl<'a> Listing<'a> {
-    fn of(nodes: &'a Nodes, viewport: Option<(f64, f64)>) -> Self {
+    /// In document order.
+    fn of(nodes: &'a Nodes, focus: &[bool]) -> Self {
         // u32 holds every position: a tree has fewer nodes than its body has bytes.
-        let (mut order, mut offscreen) = (Vec::new(), Vec::new());
-        for (xy, k) in nodes.positions().zip(0u32..) {
-            if in_viewport(xy, viewport) {
-                order.push(k);
-            } else {
-                offscreen.push(k);
-            }
-        }
-        let visible = order.len();
-        order.append(&mut offscreen);
         Listing {
             nodes,
+            order: (0..nodes.len() as u32).collect(),
+            near: focus.to_vec(),
+            seen: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The focus first, then the rest, each in document order.
+    fn focus_first(nodes: &'a Nodes, focus: &[bool]) -> Self {
+        let (mut order, mut rest) = (Vec::new(), Vec::new());
+        for (k, near) in (0u32..).zip(focus) {
+            if *near {
+                order.push(k);
+            } else {
+                rest.push(k);
+            }
+        }
+        let near = order.len();
+        order.append(&mut rest);
+        Listing {
+            nodes,
+            near: (0..order.len()).map(|k| k < near).collect(),
             order,
-            visible,
             seen: RefCell::new(Vec::new()),
         }
     }
@@ -213,23 +230,23 @@ impl<'a> Listing<'a> {
             .unwrap_or_default()
     }
 
-    /// Whether a form's lines (and the off-screen separator) fit in `max`: weighed, not
-    /// written.
-    fn fits(&self, vis_max: usize, off_max: usize, max: usize) -> bool {
-        let (vis, off) = (slot(vis_max), slot(off_max));
+    /// The name length of the `k`-th listed node's line in a form.
+    fn name_max(&self, k: usize, near_max: usize, far_max: usize) -> usize {
+        if self.near.get(k).copied().unwrap_or(false) {
+            near_max
+        } else {
+            far_max
+        }
+    }
+
+    /// Whether a form's lines fit in `max`: weighed, not written.
+    fn fits(&self, near_max: usize, far_max: usize, max: usize) -> bool {
         let sep = WEIGHT_SCALE as u64;
-        let (mut total, mut lines) = (0u64, 0u64);
-        let mut add = |w: u64| {
-            total += w + if lines > 0 { sep } else { 0 };
-            lines += 1;
-            total <= max as u64
-        };
+        let mut total = 0u64;
         for k in 0..self.order.len() {
-            if k == self.visible && !add(weight(OFFSCREEN) as u64) {
-                return false;
-            }
-            let line = self.weight(k, if k < self.visible { vis } else { off });
-            if !add(line) {
+            let line = self.weight(k, slot(self.name_max(k, near_max, far_max)));
+            total += line + if k > 0 { sep } else { 0 };
+            if total > max as u64 {
                 return false;
             }
         }
@@ -237,14 +254,10 @@ impl<'a> Listing<'a> {
     }
 
     /// The form's text, when it fits in `max`.
-    fn write(&self, vis_max: usize, off_max: usize, max: usize) -> Option<String> {
+    fn write(&self, near_max: usize, far_max: usize, max: usize) -> Option<String> {
         let mut out = Out::new(max);
         for k in 0..self.order.len() {
-            if k == self.visible {
-                out.line(OFFSCREEN);
-            }
-            let name_max = if k < self.visible { vis_max } else { off_max };
-            out.line(&self.line(k, name_max));
+            out.line(&self.line(k, self.name_max(k, near_max, far_max)));
         }
         out.finish()
     }
@@ -263,21 +276,23 @@ impl<'a> Listing<'a> {
     }
 }
 
-/// Renders `nodes` in at most `max` characters.
+/// Renders `nodes` in at most `max` characters, the focus around `anchor` (the id of the
+/// task's last acted-on element, when it is on the page).
 pub fn render(
     nodes: &Nodes,
-    viewport: Option<(f64, f64)>,
+    anchor: Option<&str>,
     max: usize,
 ) -> (&'static str, String, Vec<String>) {
-    let listing = Listing::of(nodes, viewport);
-    // The richest form that fits is written once. Every form weighs at least what the last
-    // (ids, roles and states) does: when that does not fit, none does.
+    let focus = focus(nodes, anchor);
+    let listing = Listing::of(nodes, &focus);
+    // The richest form that fits is written once. Every form weighs at least what ids, roles
+    // and states alone do: when that does not fit, none does.
     let forms = if listing.fits(0, 0, max) { FORMS } else { &[] };
-    for &(form, vis_max, off_max, note) in forms {
-        if !listing.fits(vis_max, off_max, max) {
+    for &(form, near_max, far_max, note) in forms {
+        if !listing.fits(near_max, far_max, max) {
             continue;
         }
-        if let Some(text) = listing.write(vis_max, off_max, max) {
+        if let Some(text) = listing.write(near_max, far_max, max) {
             let notes = if note.is_empty() {
                 Vec::new()
             } else {
@@ -286,13 +301,17 @@ pub fn render(
             return (form, text, notes);
         }
     }
+    drop(listing);
+    // The focus with its names, then every other id: full names near where the task is
+    // beat every element's role without a name.
+    let listing = Listing::focus_first(nodes, &focus);
     let items: Vec<(&str, &str)> = listing.kinds(0..listing.order.len()).collect();
-    let at16 = slot(16);
-    let lines = |k: usize| listing.line(k, 16);
-    let line_weight = |k: usize| listing.weight(k, at16) as usize;
+    let at40 = slot(40);
+    let lines = |k: usize| listing.line(k, 40);
+    let line_weight = |k: usize| listing.weight(k, at40) as usize;
     if let Some((text, labelled)) = lines_then_ids(&items, lines, line_weight, max) {
         let note = format!(
-            "the first {labelled} elements (those in the viewport first) listed with names cut to 16 characters, the other {} by id only, grouped by role (a..b stands for every id from a to b)",
+            "{labelled} elements (the start of the page and around the last action's element first) listed with names cut to 40 characters; {} more elements by id only, grouped by role (a..b stands for every id from a to b): clicking an id brings its element into view",
             items.len() - labelled
         );
         return ("tree-list-and-ids", text, vec![note]);
@@ -301,14 +320,14 @@ pub fn render(
     grouped(&listing, max)
 }
 
-/// Ids grouped by role; when even those overflow, as many groups' ids as fit, visible first.
+/// Ids grouped by role; when even those overflow, as many groups' ids as fit, the focus first.
 fn grouped(listing: &Listing<'_>, max: usize) -> (&'static str, String, Vec<String>) {
     let total = listing.order.len();
+    let near = listing.near.iter().filter(|n| **n).count();
     let mut out = Out::new(max);
-    let (mut listed, complete) =
-        write_groups(&mut out, grouped_ids(listing.kinds(0..listing.visible)));
-    if complete && listing.visible < total && out.line(OFFSCREEN) {
-        listed += write_groups(&mut out, grouped_ids(listing.kinds(listing.visible..total))).0;
+    let (mut listed, complete) = write_groups(&mut out, grouped_ids(listing.kinds(0..near)));
+    if complete && near < total {
+        listed += write_groups(&mut out, grouped_ids(listing.kinds(near..total))).0;
     }
     let form = if listed == total {
         "tree-ids-grouped"

@@ -114,6 +114,7 @@ fn messages(
         .map(|s| s.memory.clone())
         .unwrap_or_default();
     let _prompting = tracing::debug_span!("interact.prompt").entered();
+    let around = around_last_target(ctx, step, built);
     prompt::build(&PromptInput {
         task: &step.task,
         session_notes: &session_notes,
@@ -129,11 +130,47 @@ fn messages(
         knowledge: &step.knowledge,
         web,
         searches: &searches,
-        page: &built.rendered,
+        page: around.as_ref().unwrap_or(&built.rendered),
         now: ctx.clock.now(),
         max_steps: ctx.config.agent.max_steps,
         new_ids: &step.new_ids,
     })
+}
+
+/// Tree nodes at most for which the page is rendered again around the last acted-on element
+/// (about a millisecond of work at this size; a larger page keeps the rendering it was built
+/// with, whose names are kept at the start of the document).
+const AROUND_MAX_NODES: usize = 10_000;
+
+/// The page rendered again with its names kept around the task's last acted-on element, when
+/// that element is on this page and the rendering built with the page had to cut names.
+fn around_last_target(
+    ctx: &AppContext,
+    step: &StepContext,
+    built: &BuiltPage,
+) -> Option<crate::agent::render::Rendered> {
+    let crate::agent::page::PageContent::Tree(nodes) = &built.page.content else {
+        return None;
+    };
+    if built.rendered.form == "tree" || nodes.len() > AROUND_MAX_NODES {
+        return None;
+    }
+    let last = step
+        .history
+        .iter()
+        .rev()
+        .find(|s| s.kind == StepKind::Dom)?;
+    let action = Action::parse(&last.action).ok()?;
+    let id = action.element().filter(|id| built.page.has_id(id))?;
+    let budget = crate::agent::render::Budget {
+        max_tokens: ctx.config.agent.page_tokens,
+        chars_per_token: ctx.config.agent.chars_per_token,
+    };
+    Some(crate::agent::render::render_around(
+        &built.page,
+        budget,
+        Some(id),
+    ))
 }
 
 /// The request's screenshot goes with the page's message for a model that takes images, unless
