@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use shared::adapters::openai::OpenAiLlm;
 use shared::config::AgentConfig;
-use shared::ports::llm::{ChatMessage, Llm};
+use shared::ports::llm::{Call, ChatMessage, Llm};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Dialect {
@@ -32,6 +32,11 @@ enum Dialect {
     LengthCut,
     /// `content` as an array of parts (a gateway in front of Anthropic or Gemini).
     Parts,
+    /// Structured output: answers the JSON its `response_format` schema asks for, or refuses
+    /// a request without one; a forced tool call is answered in `tool_calls`.
+    Structured,
+    /// Refuses `response_format` and `tools` by name (many OpenAI-compatible servers).
+    NoSchema,
 }
 
 /// One request as the server saw it: path and query, the key headers, the body.
@@ -170,6 +175,48 @@ fn answer(dialect: Dialect, seen: &Seen) -> (u16, Value) {
                 "usage": { "prompt_tokens": 90, "completion_tokens": 20 }
             }),
         ),
+        Dialect::Structured => {
+            let answer = json!({ "thought": "Click it.", "actions": ["click(10)"], "plan": null, "step": null,
+                "expect": null, "risk": null, "missing": null, "memory": null, "task_type": null, "search": null });
+            let message = if b["tool_choice"]["function"]["name"] == "next_action" {
+                json!({ "role": "assistant", "content": null, "tool_calls": [{ "id": "call_1", "type": "function",
+                    "function": { "name": "next_action", "arguments": answer.to_string() } }] })
+            } else if b["response_format"]["json_schema"]["schema"]["required"]
+                .as_array()
+                .is_some_and(|r| r.contains(&json!("actions")))
+            {
+                json!({ "role": "assistant", "content": answer.to_string() })
+            } else {
+                return (
+                    400,
+                    openai_error(
+                        "",
+                        "bad_request",
+                        "this test server answers structured requests only",
+                    ),
+                );
+            };
+            (
+                200,
+                json!({ "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
+                    "usage": { "prompt_tokens": 90, "completion_tokens": 20 } }),
+            )
+        }
+        Dialect::NoSchema => {
+            for field in ["response_format", "tools"] {
+                if b.get(field).is_some() {
+                    return (
+                        400,
+                        json!({ "object": "error", "message": format!("'{field}' is not supported by this server"), "type": "BadRequestError", "code": 400 }),
+                    );
+                }
+            }
+            (
+                200,
+                json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": ACTION }, "finish_reason": "stop" }],
+                    "usage": { "prompt_tokens": 90, "completion_tokens": 20 } }),
+            )
+        }
         Dialect::Huge => (
             400,
             json!({ "error": { "message": format!("{}Unsupported parameter: 'temperature'", "x".repeat(2_000_000)) } }),
@@ -512,14 +559,14 @@ async fn a_task_s_calls_carry_its_cache_key_where_the_provider_takes_one() {
     // OpenAI's own endpoint takes prompt_cache_key (here turned on for the loopback server).
     let p = provider(Dialect::OpenAi).await;
     llm(&p, "gpt-5-mini", &[("LLM_PROMPT_CACHE", "on")])
-        .complete_for(&prompt(), soon(), Some("task-1"))
+        .complete_for(&prompt(), soon(), Call::keyed("task-1"))
         .await
         .expect("completion");
     assert_eq!(p.seen()[0].body["prompt_cache_key"], "task-1");
     // vLLM refuses unknown fields: by default neither hint is sent to it.
     let v = provider(Dialect::Vllm).await;
     llm(&v, "Qwen/Qwen3-32B", &[])
-        .complete_for(&prompt(), soon(), Some("task-1"))
+        .complete_for(&prompt(), soon(), Call::keyed("task-1"))
         .await
         .expect("completion");
     let body = &v.seen()[0].body;
@@ -528,7 +575,7 @@ async fn a_task_s_calls_carry_its_cache_key_where_the_provider_takes_one() {
     // Turned on, vLLM refuses the key by name and the call goes through without it.
     let v = provider(Dialect::Vllm).await;
     llm(&v, "Qwen/Qwen3-32B", &[("LLM_PROMPT_CACHE", "on")])
-        .complete_for(&prompt(), soon(), Some("task-1"))
+        .complete_for(&prompt(), soon(), Call::keyed("task-1"))
         .await
         .expect("completion after adapting");
     let seen = v.seen();
@@ -536,4 +583,63 @@ async fn a_task_s_calls_carry_its_cache_key_where_the_provider_takes_one() {
     assert!(seen
         .last()
         .is_some_and(|s| s.body.get("prompt_cache_key").is_none()));
+}
+
+#[tokio::test]
+async fn structured_output_is_asked_for_decisions_as_configured_and_dropped_where_refused() {
+    let soon = || Instant::now() + Duration::from_secs(5);
+    let decision = Call {
+        cache_key: None,
+        schema: Some(shared::agent::output::answer_schema()),
+    };
+    let read = |content: &str| {
+        let tagged = shared::agent::output::from_json(content).expect("a structured answer");
+        shared::agent::output::parse_model_output(&tagged)
+            .expect("parsed")
+            .action
+    };
+    // A JSON schema: the answer is the JSON it describes.
+    let p = provider(Dialect::Structured).await;
+    let c = llm(
+        &p,
+        "gpt-4.1-mini",
+        &[("LLM_STRUCTURED_OUTPUT", "json_schema")],
+    )
+    .complete_for(&prompt(), soon(), decision)
+    .await
+    .expect("completion");
+    assert_eq!(read(&c.content), "click(10)");
+    assert_eq!(
+        p.seen()[0].body["response_format"]["json_schema"]["strict"],
+        true
+    );
+    // A forced tool call: the answer is its arguments.
+    let p = provider(Dialect::Structured).await;
+    let c = llm(&p, "gpt-4.1-mini", &[("LLM_STRUCTURED_OUTPUT", "tool")])
+        .complete_for(&prompt(), soon(), decision)
+        .await
+        .expect("completion");
+    assert_eq!(read(&c.content), "click(10)");
+    // Calls without a schema (the verifier's) never ask for one.
+    let p = provider(Dialect::NoSchema).await;
+    let structured = llm(&p, "qwen3", &[("LLM_STRUCTURED_OUTPUT", "json_schema")]);
+    structured
+        .complete(&prompt(), soon())
+        .await
+        .expect("completion");
+    assert!(p.seen()[0].body.get("response_format").is_none());
+    // A server that refuses it by name gets the tagged format instead, and keeps it.
+    let c = structured
+        .complete_for(&prompt(), soon(), decision)
+        .await
+        .expect("completion after adapting");
+    assert_eq!(c.content, ACTION);
+    let seen = p.seen();
+    assert!(seen[1].body.get("response_format").is_some());
+    assert!(seen[2].body.get("response_format").is_none());
+    structured
+        .complete_for(&prompt(), soon(), decision)
+        .await
+        .expect("again");
+    assert_eq!(p.seen().len(), 4, "not refused a second time");
 }

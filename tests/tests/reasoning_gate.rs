@@ -701,3 +701,30 @@ async fn a_screenshot_goes_to_a_model_that_takes_images_unless_a_secret_field_is
     off.ok(&b).await;
     assert!(images_sent(&off, 0).is_empty());
 }
+
+#[tokio::test]
+async fn a_structured_answer_drives_the_step_like_a_tagged_one() {
+    let h = harness_with(|o| o.set("LLM_STRUCTURED_OUTPUT", "json_schema")).await;
+    h.llm.push([Reply::Content(
+        json!({ "thought": "Open the offers.", "actions": ["click(1)"], "plan": ["Open the offers"],
+            "step": 1, "expect": null, "risk": null, "missing": null, "memory": "offers next",
+            "task_type": null, "search": null })
+        .to_string(),
+    )]);
+    let r = h
+        .ok(&start(
+            "Open the offers",
+            SHOP,
+            vec![node("1", "link", "Offers")],
+        ))
+        .await;
+    assert_eq!(
+        (r["action"].as_str(), r["thought"].as_str()),
+        (Some("click(1)"), Some("Open the offers."))
+    );
+    let sent = &h.llm.requests()[0];
+    assert_eq!(sent["response_format"]["type"], "json_schema", "{sent}");
+    assert!(sent["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.contains("Your answer is a JSON object")));
+}

@@ -31,6 +31,18 @@ pub struct ParamSettings {
     pub reasoning_effort: Choice<String>,
     /// Prompt-cache hints: `Value(false)` never, `Value(true)` both kinds, `Auto` by provider.
     pub prompt_cache: Choice<bool>,
+    /// How a decision's answer is asked for (`LLM_STRUCTURED_OUTPUT`).
+    pub structured: Structured,
+}
+
+/// How a decision's answer is asked for: the tagged text the prompt describes (the default,
+/// which every model can give), a JSON schema (`response_format`), or a forced tool call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Structured {
+    #[default]
+    Off,
+    JsonSchema,
+    Tool,
 }
 
 impl Default for ParamSettings {
@@ -40,6 +52,7 @@ impl Default for ParamSettings {
             temperature: Choice::Auto,
             reasoning_effort: Choice::Auto,
             prompt_cache: Choice::Auto,
+            structured: Structured::Off,
         }
     }
 }
@@ -55,6 +68,8 @@ pub struct ModelParams {
     /// The system prompt as a content part marked `cache_control` (an Anthropic model behind
     /// an OpenAI-compatible gateway caches the marked prefix).
     pub cache_control: bool,
+    /// Structured output for decisions (dropped when the provider refuses it).
+    pub structured: Structured,
 }
 
 /// The host of a base URL, lowercased.
@@ -145,6 +160,7 @@ pub fn initial(settings: &ParamSettings, base_url: &str, model: &str) -> ModelPa
         reasoning_effort,
         cache_key,
         cache_control,
+        structured: settings.structured,
     }
 }
 
@@ -167,6 +183,11 @@ fn sent(params: &ModelParams) -> Vec<&'static str> {
     }
     if params.cache_control {
         names.push("cache_control");
+    }
+    match params.structured {
+        Structured::Off => {}
+        Structured::JsonSchema => names.push("response_format"),
+        Structured::Tool => names.extend(["tools", "tool_choice"]),
     }
     names
 }
@@ -230,6 +251,8 @@ pub fn adapt(params: &ModelParams, name: &str) -> Option<ModelParams> {
         "reasoning_effort" => next.reasoning_effort = None,
         "prompt_cache_key" => next.cache_key = false,
         "cache_control" => next.cache_control = false,
+        // Without structured output the answer comes as the tagged text the prompt describes.
+        "response_format" | "tools" | "tool_choice" => next.structured = Structured::Off,
         _ => return None,
     }
     (next != *params).then_some(next)
@@ -303,6 +326,7 @@ mod tests {
             temperature: Choice::Value(0.2),
             reasoning_effort: Choice::Omit,
             prompt_cache: Choice::Omit,
+            structured: Structured::Off,
         };
         let p = initial(&s, OPENAI, "gpt-5");
         assert_eq!(
@@ -313,6 +337,7 @@ mod tests {
                 reasoning_effort: None,
                 cache_key: false,
                 cache_control: false,
+                structured: Structured::Off,
             }
         );
     }

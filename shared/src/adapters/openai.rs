@@ -11,9 +11,9 @@ use async_trait::async_trait;
 use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
 
-use super::llm_params::{self, ModelParams, TokenParam};
+use super::llm_params::{self, ModelParams, Structured, TokenParam};
 use crate::config::LlmConfig;
-use crate::ports::llm::{ChatMessage, Completion, Llm, LlmError};
+use crate::ports::llm::{Call, ChatMessage, Completion, Llm, LlmError};
 use crate::upstream::{exchange_or_refusal, with_retries, Attempt, GaveUp, LazyClient};
 
 /// Any OpenAI-compatible `/chat/completions` endpoint.
@@ -48,7 +48,18 @@ struct ChatRequest<'a> {
     reasoning_effort: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
+    /// Structured output as a JSON schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<serde_json::Value>,
+    /// Structured output as a forced tool call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<serde_json::Value>,
 }
+
+/// The name of the structured answer (its schema, its tool).
+const ANSWER_NAME: &str = "next_action";
 
 /// The conversation as sent: as is, or with the system prompt as a text part marked
 /// `cache_control` (the prefix an Anthropic model behind a gateway caches) and a message's
@@ -121,6 +132,35 @@ struct ChoiceMessage {
     /// A string, or an array of parts (gateways in front of Anthropic or Gemini).
     #[serde(default)]
     content: Option<serde_json::Value>,
+    /// A forced tool call's arguments carry a structured answer.
+    #[serde(default)]
+    tool_calls: Vec<ToolCallOut>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallOut {
+    #[serde(default)]
+    function: Option<FunctionOut>,
+}
+
+#[derive(Deserialize)]
+struct FunctionOut {
+    #[serde(default)]
+    arguments: String,
+}
+
+impl ChoiceMessage {
+    /// The answer: the text, or (when there is none) the first tool call's arguments.
+    fn answer(self) -> String {
+        let text = text_of(self.content);
+        if !text.trim().is_empty() {
+            return text;
+        }
+        self.tool_calls
+            .into_iter()
+            .find_map(|c| c.function.map(|f| f.arguments))
+            .unwrap_or(text)
+    }
 }
 
 /// The answer's text: the string, or the text parts joined (thinking parts left out).
@@ -160,9 +200,12 @@ pub fn without_thinking(text: &str) -> &str {
     text
 }
 
-/// A completion cut at the limit before it held an action: thinking used the tokens up.
+/// A completion cut at the limit before it held an action (tagged, or a structured answer's
+/// `actions`): thinking used the tokens up.
 fn cut_short(finish_reason: Option<&str>, content: &str) -> bool {
-    finish_reason == Some("length") && !content.contains("<Action>")
+    finish_reason == Some("length")
+        && !content.contains("<Action>")
+        && !content.contains("\"actions\"")
 }
 
 /// The cap a cut-short answer is asked again with: twice as much, at least 4000.
@@ -213,19 +256,32 @@ impl OpenAiLlm {
         )
     }
 
-    /// One request with `params`, completion limit `cap` and the conversation's cache key.
+    /// One request with `params`, completion limit `cap` and the call's hints.
     fn request(
         &self,
         messages: &[ChatMessage],
         params: &ModelParams,
-        (cap, cache_key): (u32, Option<&str>),
+        (cap, call): (u32, Call<'_>),
         timeout: Duration,
     ) -> reqwest::RequestBuilder {
         let limit = Some(cap);
+        let schema = call.schema.filter(|_| params.structured != Structured::Off);
+        let json_schema = schema.filter(|_| params.structured == Structured::JsonSchema);
+        let tool = schema.filter(|_| params.structured == Structured::Tool);
         let body = ChatRequest {
             model: &self.cfg.model,
             messages: Messages::new(messages, params.cache_control),
-            prompt_cache_key: cache_key.filter(|_| params.cache_key),
+            prompt_cache_key: call.cache_key.filter(|_| params.cache_key),
+            response_format: json_schema.map(|s| {
+                serde_json::json!({ "type": "json_schema", "json_schema": { "name": ANSWER_NAME, "strict": true, "schema": s } })
+            }),
+            tools: tool.map(|s| {
+                serde_json::json!([{ "type": "function", "function": {
+                    "name": ANSWER_NAME, "description": "The next action, with your thought", "parameters": s } }])
+            }),
+            tool_choice: tool.map(|_| {
+                serde_json::json!({ "type": "function", "function": { "name": ANSWER_NAME } })
+            }),
             temperature: params.temperature,
             max_tokens: limit.filter(|_| params.token_param == TokenParam::MaxTokens),
             max_completion_tokens: limit
@@ -254,7 +310,7 @@ impl OpenAiLlm {
     async fn attempt(
         &self,
         messages: &[ChatMessage],
-        cache_key: Option<&str>,
+        call: Call<'_>,
         timeout: Duration,
     ) -> Attempt<Completion, LlmError> {
         let started = Instant::now();
@@ -271,7 +327,7 @@ impl OpenAiLlm {
                     return Attempt::Retry(crate::upstream::TIMED_OUT.into(), None);
                 }
                 let refusal = match exchange_or_refusal(
-                    self.request(messages, &params, (cap, cache_key), left),
+                    self.request(messages, &params, (cap, call), left),
                     MAX_RESPONSE_BYTES,
                 )
                 .await
@@ -310,7 +366,7 @@ impl OpenAiLlm {
                 spent.1 + usage.completion_tokens,
             );
             let (text, finish) = match r.choices.into_iter().next() {
-                Some(c) => (text_of(c.message.content), c.finish_reason),
+                Some(c) => (c.message.answer(), c.finish_reason),
                 None => (String::new(), None),
             };
             let content = without_thinking(&text).to_owned();
@@ -341,14 +397,14 @@ impl Llm for OpenAiLlm {
         messages: &[ChatMessage],
         deadline: Instant,
     ) -> Result<Completion, LlmError> {
-        self.complete_for(messages, deadline, None).await
+        self.complete_for(messages, deadline, Call::default()).await
     }
 
     async fn complete_for(
         &self,
         messages: &[ChatMessage],
         deadline: Instant,
-        cache_key: Option<&str>,
+        call: Call<'_>,
     ) -> Result<Completion, LlmError> {
         let cfg = &self.cfg;
         with_retries(
@@ -356,7 +412,7 @@ impl Llm for OpenAiLlm {
             deadline,
             cfg.max_retries,
             cfg.attempt_timeout,
-            |timeout| self.attempt(messages, cache_key, timeout),
+            |timeout| self.attempt(messages, call, timeout),
         )
         .await
         .map_err(|e| match e {

@@ -27,6 +27,111 @@ pub struct ModelOutput {
     pub memory: Option<String>,
 }
 
+/// The answer as a JSON object (structured output, `LLM_STRUCTURED_OUTPUT`): the fields of
+/// the tagged format, `actions` holding the `<Action>`s in order; a field that does not apply
+/// is null.
+pub fn answer_schema() -> &'static serde_json::Value {
+    static SCHEMA: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let text = || serde_json::json!({ "type": ["string", "null"] });
+        let list = || serde_json::json!({ "type": ["array", "null"], "items": { "type": "string" } });
+        serde_json::json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["thought", "actions", "plan", "step", "expect", "risk", "missing", "memory", "task_type", "search"],
+            "properties": {
+                "thought": { "type": "string" },
+                "actions": { "type": "array", "items": { "type": "string" } },
+                "plan": list(),
+                "step": { "type": ["integer", "null"] },
+                "expect": text(),
+                "risk": text(),
+                "missing": list(),
+                "memory": text(),
+                "task_type": text(),
+                "search": text(),
+            }
+        })
+    })
+}
+
+/// Longest structured answer read (the completion limit keeps real ones far smaller).
+const MAX_JSON_ANSWER: usize = 256 * 1024;
+
+/// A structured answer ([`answer_schema`]) written as the tagged one, so one reader reads
+/// both; `None` when `text` is not such an object. Its values are model text: a `<` or `>` in
+/// them cannot open a tag (in an action only a closing tag is defused: values may hold `<`).
+pub fn from_json(text: &str) -> Option<String> {
+    use serde_json::Value;
+    let stripped = strip_fences(text);
+    let body = stripped.trim();
+    if !body.starts_with('{') || body.len() > MAX_JSON_ANSWER {
+        return None;
+    }
+    let v: Value = serde_json::from_str(body).ok()?;
+    let obj = v.as_object()?;
+    let clean = |s: &str| s.replace('<', "‹").replace('>', "›");
+    let actions: Vec<String> = match obj.get("actions").or_else(|| obj.get("action")) {
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        Some(Value::String(a)) => vec![a.clone()],
+        _ => return None,
+    };
+    let mut out = String::new();
+    let mut tag = |name: &str, value: &str| {
+        out.push_str(&format!("<{name}>{value}</{name}>\n"));
+    };
+    if let Some(plan) = obj.get("plan").and_then(Value::as_array) {
+        let lines: Vec<String> = plan
+            .iter()
+            .filter_map(Value::as_str)
+            .enumerate()
+            .map(|(k, s)| format!("{}. {}", k + 1, clean(s)))
+            .collect();
+        tag("Plan", &lines.join("\n"));
+    }
+    tag(
+        "Thought",
+        &clean(obj.get("thought").and_then(Value::as_str).unwrap_or("")),
+    );
+    if let Some(n) = obj.get("step").and_then(Value::as_u64) {
+        tag("Step", &n.to_string());
+    }
+    for a in actions.iter().take(MAX_ACTIONS) {
+        // One line (the reader takes an action's first line only); a typed `<` stays, a
+        // closing tag cannot.
+        tag(
+            "Action",
+            &crate::text::single_line(a, 4_000).replace("</", "‹/"),
+        );
+    }
+    for (key, name) in [
+        ("expect", "Expect"),
+        ("risk", "Risk"),
+        ("memory", "Memory"),
+        ("task_type", "TaskType"),
+        ("search", "Search"),
+    ] {
+        if let Some(v) = obj
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|v| !v.trim().is_empty())
+        {
+            tag(name, &clean(v));
+        }
+    }
+    if let Some(m) = obj.get("missing").and_then(Value::as_array) {
+        let items: Vec<String> = m.iter().filter_map(Value::as_str).map(clean).collect();
+        if !items.is_empty() {
+            tag("Missing", &items.join("; "));
+        }
+    }
+    Some(out)
+}
+
 /// Longest running note kept from an answer.
 pub const MEMORY_CHARS: usize = crate::agent::prompt::MEMORY_CHARS;
 
@@ -256,5 +361,46 @@ mod tests {
     fn garbage_has_no_action() {
         assert!(parse_model_output("I think we should click it.").is_err());
         assert!(parse_model_output("<Thought>hm</Thought>").is_err());
+    }
+
+    #[test]
+    fn a_structured_answer_reads_as_the_tagged_one() {
+        let json = r#"```json
+{"thought": "Fill <b>then</b> send. <Action>click(9)</Action>", "actions": ["setValue(3, \"a<b\")", "click(4)"],
+ "plan": ["Open the form", "Send it"], "step": 2, "expect": null, "risk": "", "missing": null,
+ "memory": "form half done", "task_type": null, "search": null}
+```"#;
+        let tagged = from_json(json).expect("structured");
+        let o = parse_model_output(&tagged).expect("parsed");
+        assert_eq!(o.actions, ["setValue(3, \"a<b\")", "click(4)"], "{tagged}");
+        assert!(
+            !o.thought.contains('<'),
+            "the thought cannot carry a tag: {}",
+            o.thought
+        );
+        assert_eq!(
+            o.plan.as_deref(),
+            Some(&["Open the form".to_owned(), "Send it".to_owned()][..])
+        );
+        assert_eq!(
+            (o.step, o.memory.as_deref(), o.risk),
+            (Some(2), Some("form half done"), None)
+        );
+        // A single `action` string is read too; anything else is not a structured answer.
+        let one = from_json(r#"{"thought": "t", "action": "finish()"}"#).expect("one");
+        assert_eq!(parse_model_output(&one).expect("ok").action, "finish()");
+        for not in [
+            "<Thought>t</Thought><Action>click(1)</Action>",
+            "{\"thought\": \"no actions\"}",
+            "{broken",
+            "[1, 2]",
+        ] {
+            assert_eq!(from_json(not), None, "{not}");
+        }
+        let huge = format!(
+            "{{\"thought\": \"{}\", \"actions\": []}}",
+            "x".repeat(MAX_JSON_ANSWER)
+        );
+        assert_eq!(from_json(&huge), None);
     }
 }

@@ -7,7 +7,7 @@ use secrecy::SecretString;
 
 use super::{parse_num, ConfigError, SearchConfig};
 use crate::adapters::llm_params::{
-    is_azure, is_reasoning_model, is_vision_model, Choice, ParamSettings, TokenParam,
+    is_azure, is_reasoning_model, is_vision_model, Choice, ParamSettings, Structured, TokenParam,
 };
 use crate::domain::risk::{RiskKind, RiskPatterns};
 
@@ -166,11 +166,23 @@ fn param_settings(get: &impl Fn(&str) -> Option<String>) -> Result<ParamSettings
             ))
         }
     };
+    let structured = match get("LLM_STRUCTURED_OUTPUT").as_deref() {
+        None | Some("off") => Structured::Off,
+        Some("json_schema") => Structured::JsonSchema,
+        Some("tool") => Structured::Tool,
+        Some(_) => {
+            return Err(ConfigError::Invalid(
+                "LLM_STRUCTURED_OUTPUT",
+                "must be off, json_schema or tool".into(),
+            ))
+        }
+    };
     Ok(ParamSettings {
         token_param,
         temperature,
         reasoning_effort,
         prompt_cache,
+        structured,
     })
 }
 

@@ -73,15 +73,35 @@ pub trait Llm: Send + Sync {
         deadline: Instant,
     ) -> Result<Completion, LlmError>;
 
-    /// [`Llm::complete`] for the conversation `cache_key` names (a task): a provider that
-    /// caches prompts by key or by marked prefix gets the hint.
+    /// [`Llm::complete`] with the call's hints: a provider that caches prompts by key or by
+    /// marked prefix gets `call.cache_key`, and one configured for structured output gets
+    /// `call.schema` as the answer's JSON schema.
     async fn complete_for(
         &self,
         messages: &[ChatMessage],
         deadline: Instant,
-        _cache_key: Option<&str>,
+        _call: Call<'_>,
     ) -> Result<Completion, LlmError> {
         self.complete(messages, deadline).await
+    }
+}
+
+/// What a model call may tell the provider besides the messages.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Call<'a> {
+    /// The conversation (a task) the call belongs to, for prompt caching.
+    pub cache_key: Option<&'a str>,
+    /// The answer's JSON schema, for a provider configured for structured output
+    /// (`LLM_STRUCTURED_OUTPUT`); the answer then comes as that JSON.
+    pub schema: Option<&'a serde_json::Value>,
+}
+
+impl<'a> Call<'a> {
+    pub fn keyed(cache_key: &'a str) -> Self {
+        Self {
+            cache_key: Some(cache_key),
+            schema: None,
+        }
     }
 }
 
@@ -91,10 +111,10 @@ pub async fn ask(
     llm: &dyn Llm,
     messages: &[ChatMessage],
     deadline: Instant,
-    cache_key: Option<&str>,
+    call: Call<'_>,
 ) -> Result<Completion, LlmError> {
     use tracing::Instrument;
-    llm.complete_for(messages, deadline, cache_key)
+    llm.complete_for(messages, deadline, call)
         .instrument(tracing::debug_span!("interact.model_call"))
         .await
 }

@@ -81,6 +81,9 @@ Answer format (Thought and Action are required; the rest only when they apply):
 <Missing>what you need from the user, separated by ;</Missing>   with ask_user, when information is missing
 <TaskType>chat_only</TaskType>   only when the task needs no browser"#;
 
+/// Added to the system prompt when the answer is asked for as JSON (structured output).
+pub const STRUCTURED_NOTE: &str = "Your answer is a JSON object with the fields of the answer format: thought; actions (the <Action> values, in order: usually one); plan (a list, only when asked for a plan); step; expect; risk; missing (a list); memory; task_type; search. Use null for a field that does not apply.";
+
 /// Knowledge text shown at most.
 pub const KNOWLEDGE_CHARS: usize = 6_000;
 /// Longest user answer, resume note and server note shown.
@@ -122,6 +125,8 @@ pub struct PromptInput<'a> {
     pub max_steps: u32,
     /// Elements new since the task's last page: their lines are marked `*[id]`.
     pub new_ids: &'a [String],
+    /// The answer is asked for as JSON (structured output): the system prompt says so.
+    pub structured: bool,
 }
 
 /// What web search can do for an answer.
@@ -326,7 +331,12 @@ pub fn build(input: &PromptInput<'_>) -> Vec<ChatMessage> {
         input.step_index + 1,
         input.max_steps
     );
-    vec![ChatMessage::system(SYSTEM_PROMPT), ChatMessage::user(u)]
+    let system = if input.structured {
+        ChatMessage::system(format!("{SYSTEM_PROMPT}\n\n{STRUCTURED_NOTE}"))
+    } else {
+        ChatMessage::system(SYSTEM_PROMPT)
+    };
+    vec![system, ChatMessage::user(u)]
 }
 
 /// The follow-up after an answer the guard refused: the model sees its answer and why.

@@ -174,8 +174,13 @@ pub async fn ask(
         ChatMessage::user(question),
     ];
     super::secrets::scrub_messages(ctx, step, &mut messages);
-    let result =
-        crate::ports::llm::ask(llm.as_ref(), &messages, until, Some(JUDGE_CACHE_KEY)).await;
+    let result = crate::ports::llm::ask(
+        llm.as_ref(),
+        &messages,
+        until,
+        crate::ports::llm::Call::keyed(JUDGE_CACHE_KEY),
+    )
+    .await;
     let c = match result {
         Ok(c) => c,
         Err(e) => {

@@ -134,6 +134,12 @@ fn messages(
         now: ctx.clock.now(),
         max_steps: ctx.config.agent.max_steps,
         new_ids: &step.new_ids,
+        structured: ctx
+            .config
+            .agent
+            .llm
+            .as_ref()
+            .is_some_and(|c| c.params.structured != crate::adapters::llm_params::Structured::Off),
     })
 }
 
@@ -287,31 +293,38 @@ pub async fn call(
     attach_screenshot(ctx, req, built, &mut messages);
     round.calls += 1;
     let t = Instant::now();
-    let c =
-        match crate::ports::llm::ask(llm.as_ref(), &messages, model_deadline, Some(&step.task.id))
-            .await
-        {
-            Ok(c) => c,
-            Err(LlmError::Timeout) => {
-                step.count_call(TokenUsage::default(), t.elapsed());
-                // Out of step time: the task goes on with the next call. A model that timed
-                // out while the step still had time is a failing model.
-                if model_deadline.saturating_duration_since(Instant::now()) < CALL_MIN_TIME {
-                    return Ok(out_of_time(step, round));
-                }
-                return Err(Error::Upstream {
-                    code: "LLM_ERROR",
-                    message: "The language model did not answer in time".into(),
-                });
+    let c = match crate::ports::llm::ask(
+        llm.as_ref(),
+        &messages,
+        model_deadline,
+        crate::ports::llm::Call {
+            cache_key: Some(&step.task.id),
+            schema: Some(crate::agent::output::answer_schema()),
+        },
+    )
+    .await
+    {
+        Ok(c) => c,
+        Err(LlmError::Timeout) => {
+            step.count_call(TokenUsage::default(), t.elapsed());
+            // Out of step time: the task goes on with the next call. A model that timed
+            // out while the step still had time is a failing model.
+            if model_deadline.saturating_duration_since(Instant::now()) < CALL_MIN_TIME {
+                return Ok(out_of_time(step, round));
             }
-            Err(LlmError::Unavailable(_)) => return Err(Error::ModelUnavailable),
-            Err(LlmError::Upstream(_)) => {
-                return Err(Error::Upstream {
-                    code: "LLM_ERROR",
-                    message: "The language model refused the request".into(),
-                })
-            }
-        };
+            return Err(Error::Upstream {
+                code: "LLM_ERROR",
+                message: "The language model did not answer in time".into(),
+            });
+        }
+        Err(LlmError::Unavailable(_)) => return Err(Error::ModelUnavailable),
+        Err(LlmError::Upstream(_)) => {
+            return Err(Error::Upstream {
+                code: "LLM_ERROR",
+                message: "The language model refused the request".into(),
+            })
+        }
+    };
     step.count_call(
         TokenUsage {
             prompt_tokens: c.prompt_tokens,
@@ -319,8 +332,10 @@ pub async fn call(
         },
         t.elapsed(),
     );
+    // A structured answer (JSON) reads as the tagged one.
+    let content = crate::agent::output::from_json(&c.content).unwrap_or(c.content);
     // The planning answer of a new task may ask for a web search first.
-    if let Some(q) = tagged(&c.content, "search").filter(|q| !q.is_empty()) {
+    if let Some(q) = tagged(&content, "search").filter(|q| !q.is_empty()) {
         let search = Action::GoogleSearch(crate::text::single_line(&q, 400));
         if offers_pre_search(ctx, step)
             && round.tools < MAX_TOOLS_PER_REQUEST
@@ -334,7 +349,7 @@ pub async fn call(
             return Ok(Next::Tool);
         }
     }
-    round.answer = Some(c.content);
+    round.answer = Some(content);
     Ok(Next::Guard)
 }
 
