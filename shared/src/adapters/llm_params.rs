@@ -116,7 +116,9 @@ pub fn is_vision_model(model: &str) -> bool {
         "gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4", "claude", "gemini", "llava", "pixtral", "llama-4",
     ];
     let marks = ["-vl", "vision", "qvq"];
-    (prefixes.iter().any(|p| name.starts_with(p)) && !name.contains("-audio"))
+    // o1-mini and o3-mini read text only.
+    let text_only = ["-audio", "o1-mini", "o3-mini", "o1-preview"];
+    (prefixes.iter().any(|p| name.starts_with(p)) && !text_only.iter().any(|t| name.contains(t)))
         || marks.iter().any(|m| name.contains(m))
 }
 

@@ -150,16 +150,14 @@ struct FunctionOut {
 }
 
 impl ChoiceMessage {
-    /// The answer: the text, or (when there is none) the first tool call's arguments.
+    /// The answer: the first tool call's arguments (only the forced answer tool is offered, so
+    /// a preamble beside it is not the answer), else the text.
     fn answer(self) -> String {
-        let text = text_of(self.content);
-        if !text.trim().is_empty() {
-            return text;
-        }
         self.tool_calls
             .into_iter()
             .find_map(|c| c.function.map(|f| f.arguments))
-            .unwrap_or(text)
+            .filter(|a| !a.trim().is_empty())
+            .unwrap_or_else(|| text_of(self.content))
     }
 }
 

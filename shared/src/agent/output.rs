@@ -140,7 +140,9 @@ const MAX_MISSING: usize = 5;
 const MISSING_CHARS: usize = 200;
 
 /// Most `<Action>`s read from one answer.
-const MAX_ACTIONS: usize = 5;
+/// `<Action>`s read from one answer at most (the server runs at most five: the rest are named
+/// to the model as not run).
+const MAX_ACTIONS: usize = 8;
 
 /// Every `<tag>…</tag>` section, in order.
 fn all_tagged(text: &str, tag: &str) -> Vec<String> {
@@ -354,7 +356,10 @@ mod tests {
         assert_eq!(o.missing, vec!["shoe size".to_owned(), "colour".to_owned()]);
         assert_eq!(o.risk.as_deref(), Some("pays 20 EUR"));
         let many = "<Action>wait(1)</Action>".repeat(20);
-        assert_eq!(parse_model_output(&many).expect("ok").actions.len(), 5);
+        assert_eq!(
+            parse_model_output(&many).expect("ok").actions.len(),
+            MAX_ACTIONS
+        );
     }
 
     #[test]

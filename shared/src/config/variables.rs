@@ -123,7 +123,27 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
     (
         "LLM_REASONING_EFFORT",
         "auto",
-        "`minimal` for GPT-5 models, `low` for o-series ones, not sent to other models; or a value, or `omit`",
+        "`low` for reasoning models (o-series, GPT-5), not sent to other models; or a value, or `omit`",
+    ),
+    (
+        "LLM_PROMPT_CACHE",
+        "auto",
+        "prompt-cache hints (`prompt_cache_key` for OpenAI and Azure, `cache_control` for a Claude model behind a gateway); `on`, `off`",
+    ),
+    (
+        "LLM_STRUCTURED_OUTPUT",
+        "off",
+        "a decision asked for as tagged text (`off`), a strict JSON schema (`json_schema`) or a forced tool call (`tool`)",
+    ),
+    (
+        "LLM_VISION",
+        "auto",
+        "the request's screenshot goes to a model that takes images: `auto` by model name, `on`, `off`",
+    ),
+    (
+        "CHAINED_ACTIONS",
+        "off",
+        "`on` sends an answer's form fills as `chainedActions`; `off` keeps an answer's further actions on the server, one per request",
     ),
     (
         "LLM_API_KEY_HEADER",

@@ -49,6 +49,8 @@ pub enum Dropped {
     Kind,
     /// After the click the page is another page.
     AfterClick,
+    /// It was meant to follow an action that does not run.
+    AfterDropped,
     SameElement,
     Missing,
     /// Risky, or typed into a secret field: it needs its own answer.
@@ -61,6 +63,7 @@ impl Dropped {
         match self {
             Dropped::Kind => "only form fills and one final click run from one answer",
             Dropped::AfterClick => "nothing runs after the click, which may change the page",
+            Dropped::AfterDropped => "it was meant to follow an action that does not run",
             Dropped::SameElement => "the element was already used by this answer",
             Dropped::Missing => "its element is not on the page",
             Dropped::Risky => "it needs its own answer (risky, or a secret field)",
@@ -91,15 +94,13 @@ pub fn plan(
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
     let mut used: Vec<&str> = first.target().into_iter().collect();
-    let mut closed = !is_fill(first);
+    // Why nothing more waits once something stopped the answer: its click, a refused action,
+    // or a first action that is not a fill.
+    let mut closed = (!is_fill(first)).then_some(Dropped::Kind);
     let secrets = Secrets::new(patterns, page);
     for (kind, client) in rest {
-        let why = if closed {
-            Some(if is_fill(first) {
-                Dropped::AfterClick
-            } else {
-                Dropped::Kind
-            })
+        let why = if let Some(why) = closed {
+            Some(why)
         } else if !is_fill(kind) && !matches!(kind, ActionKind::Click(_)) {
             Some(Dropped::Kind)
         } else if kept.len() >= MAX_QUEUED {
@@ -124,11 +125,13 @@ pub fn plan(
         if secret || assess(patterns, kind, Some(&target), page, &Context::default()).is_some() {
             dropped.push((client.clone(), Dropped::Risky));
             // What follows a refused action was meant to follow it.
-            closed = true;
+            closed = Some(Dropped::AfterDropped);
             continue;
         }
         used.push(id);
-        closed = matches!(kind, ActionKind::Click(_));
+        if matches!(kind, ActionKind::Click(_)) {
+            closed = Some(Dropped::AfterClick);
+        }
         kept.push(Queued {
             action: client.clone(),
             target: target.snapshot(),

@@ -268,6 +268,34 @@ fn focus<'a>(facts: &Facts<'a>) -> Option<crate::domain::facts::ElementFacts<'a>
     facts.view.element(last.element()?)
 }
 
+/// An action that will not run, as the model is told of it: its name and target, never the
+/// value it would have typed (which may be a secret that was never fingerprinted).
+fn label(raw: &str) -> String {
+    match Action::parse_model(raw) {
+        Ok(Action::SetValue(id, _)) => {
+            format!("setValue({}, …)", crate::text::single_line(&id, 40))
+        }
+        Ok(Action::SelectOption(id, _)) => {
+            format!("selectOption({}, …)", crate::text::single_line(&id, 40))
+        }
+        Ok(_) => crate::text::single_line(raw, 120),
+        Err(_) => {
+            let name = raw.split('(').next().unwrap_or("");
+            format!("{}(…)", crate::text::single_line(name, 40))
+        }
+    }
+}
+
+/// Whether `action` types or navigates with one of the task's typed secrets.
+fn typed_secret(action: &Action, facts: &Facts<'_>) -> bool {
+    match action {
+        Action::SetValue(_, v) | Action::SelectOption(_, v) | Action::Navigate(v) => {
+            facts.secrets.in_text(v) || v.contains(crate::domain::secrets::HIDDEN)
+        }
+        _ => false,
+    }
+}
+
 /// What becomes of an answer's further actions.
 #[derive(Default)]
 struct Rest {
@@ -287,9 +315,20 @@ fn add_rest(
     let mut dropped = Vec::new();
     let mut parsed: Vec<(Action, String)> = Vec::new();
     for raw in &out.actions[1..] {
+        // What follows an action that does not run was meant to follow it.
+        if !dropped.is_empty() {
+            dropped.push((label(raw), queue::Dropped::AfterDropped.describe().to_owned()));
+            continue;
+        }
         match executable(raw, facts.page) {
+            // What was typed into a secret field never waits in the task record.
+            Ok((a, _)) if typed_secret(&a, facts) => dropped.push((
+                label(raw),
+                "it holds what was typed into a password, code or card field: send it alone"
+                    .to_owned(),
+            )),
             Ok(a) => parsed.push(a),
-            Err(e) => dropped.push((crate::text::single_line(raw, 120), e)),
+            Err(e) => dropped.push((label(raw), e)),
         }
     }
     if facts.chains && dropped.is_empty() {
@@ -306,7 +345,7 @@ fn add_rest(
     dropped.extend(
         refused
             .into_iter()
-            .map(|(a, why)| (a, why.describe().to_owned())),
+            .map(|(a, why)| (label(&a), why.describe().to_owned())),
     );
     Rest {
         queue: ActionQueue::new(kept, facts.view.url(), &decision.thought),
@@ -494,6 +533,54 @@ mod tests {
         assert_eq!(
             (off.decision.chain.len(), off.queue.map(|q| q.items.len())),
             (0, Some(1))
+        );
+    }
+
+    #[test]
+    fn further_actions_never_keep_a_secret_and_are_named_without_their_values() {
+        let p = page(&[
+            ("3", "inp", "Name"),
+            ("4", "inp", "Password"),
+            ("5", "btn", "Sign in"),
+        ]);
+        let view = PageView {
+            page: &p,
+            url: "https://shop.example.com/",
+        };
+        let patterns = RiskPatterns::default();
+        let key = crate::domain::secrets::SecretKey::derive(b"k");
+        let marks: Vec<_> = key.mark("hunter2").into_iter().collect();
+        let secrets = key.finder(&marks);
+        let hashes = ["now"];
+        let facts = Facts {
+            page: &p,
+            view: &view,
+            patterns: &patterns,
+            actions: &[],
+            hashes: &hashes,
+            views: &hashes,
+            step_index: 1,
+            said: "",
+            secrets: &secrets,
+            chains: false,
+        };
+        let answer =
+            "<Action>setValue(3, \"Ada\")</Action><Action>setValue(4, \"hunter2\")</Action>\
+            <Action>click(5)</Action><Action>setValue(99, \"sesame\")</Action>";
+        let got = accepted(guard(answer, &facts));
+        assert!(got.queue.is_none(), "{:?}", got.queue);
+        let said: String = got
+            .dropped
+            .iter()
+            .map(|(a, why)| format!("{a} {why}; "))
+            .collect();
+        assert!(
+            said.contains("setValue(4, …)") && said.contains("setValue(99"),
+            "{said}"
+        );
+        assert!(
+            !said.contains("hunter2") && !said.contains("sesame"),
+            "{said}"
         );
     }
 }

@@ -54,6 +54,9 @@ pub struct Round {
     /// The task's resume note: shown in the first prompt only, given back when the step
     /// ends without a decision.
     pub resume_note: Option<String>,
+    /// The notes carried from earlier requests, likewise.
+    #[serde(default)]
+    pub carried: Vec<String>,
     pub began: bool,
 }
 
@@ -179,10 +182,12 @@ fn around_last_target(
     ))
 }
 
-/// The request's screenshot goes with the page's message for a model that takes images, unless
-/// a field on the page holds a password, code or card value (a screenshot cannot be scrubbed).
+/// The request's screenshot goes with the page's message for a model that takes images — never
+/// once the task has typed a password, code or card value (the page may show it anywhere, and
+/// a picture cannot be scrubbed), nor while a field on the page holds one.
 fn attach_screenshot(
     ctx: &AppContext,
+    step: &StepContext,
     req: &InteractRequest,
     built: &BuiltPage,
     messages: &mut [ChatMessage],
@@ -191,6 +196,9 @@ fn attach_screenshot(
     let Some(shot) = req.screenshot.as_ref().filter(|_| vision) else {
         return;
     };
+    if !step.task.secrets.is_empty() {
+        return;
+    }
     let view = crate::agent::page::PageView {
         page: &built.page,
         url: &req.url,
@@ -228,9 +236,18 @@ fn room(ctx: &AppContext, step: &StepContext, round: &Round) -> bool {
 
 /// The step ends without a decision: a SERVER round (the resume note is kept for the next).
 fn out_of_time(step: &mut StepContext, round: &Round) -> Next {
-    step.task.resume_note = round.resume_note.clone();
+    give_back(step, round);
     step.decision = Some(tools::server_round("", "step_deadline", round.last.clone()));
     Next::Done
+}
+
+/// What the first prompt showed once, kept for the next request when this one ends without a
+/// decision.
+fn give_back(step: &mut StepContext, round: &Round) {
+    step.task.resume_note = round.resume_note.clone();
+    for note in &round.carried {
+        step.task.carry_note(note);
+    }
 }
 
 /// The Decide state: one model call (a tool deferred by the last round runs first instead).
@@ -272,16 +289,17 @@ pub async fn call(
     }
     // The step reserved one call's tokens; each further call reserves its own.
     if round.calls > 0 && !super::budget::extend(ctx, step).await {
-        step.task.resume_note = round.resume_note.clone();
+        give_back(step, round);
         let mut d = tools::server_round("", "token_budget", round.last.clone());
         d.thought = "The daily token budget is used up for now; I stop this round here.".into();
         step.decision = Some(d);
         return Ok(Next::Done);
     }
-    // The server's notes kept for this answer come first (they are shown once).
+    // The server's notes kept for this answer, after this request's own (shown once; given
+    // back when the step ends without a decision).
     if round.calls == 0 && !step.task.carried_notes.is_empty() {
-        let carried = std::mem::take(&mut step.task.carried_notes);
-        step.notes.splice(0..0, carried);
+        round.carried = std::mem::take(&mut step.task.carried_notes);
+        step.notes.extend(round.carried.iter().cloned());
     }
     let mut messages = messages(ctx, step, req, built);
     // Shown to the model now: it is not shown again — unless this step ends without a decision.
@@ -290,7 +308,7 @@ pub async fn call(
     }
     messages.extend(round.correction.iter().cloned());
     super::secrets::scrub_messages(ctx, step, &mut messages);
-    attach_screenshot(ctx, req, built, &mut messages);
+    attach_screenshot(ctx, step, req, built, &mut messages);
     round.calls += 1;
     let t = Instant::now();
     let c = match crate::ports::llm::ask(
@@ -428,11 +446,15 @@ pub async fn review(
         }
         // The task goes on with the next request, whose prompt carries the note.
         AfterRefusal::EndRound(note) => {
+            // This request's notes (the carried ones among them) go with the next, too.
+            step.task.resume_note = round.resume_note.clone();
+            for n in step.notes.clone() {
+                step.task.carry_note(&n);
+            }
             step.task
                 .carry_note(&format!("Your last answer was refused: {note}."));
             let mut d = tools::server_round("", "refused", round.last.clone());
             d.thought = "I am rethinking my next step.".into();
-            step.task.resume_note = round.resume_note.clone();
             done(step, d)
         }
         AfterRefusal::Stop => done(

@@ -142,6 +142,10 @@ fn queued(step: &mut StepContext, mut q: ActionQueue, facts: &Facts<'_>) -> Opti
     let failed = step.verification.as_ref().is_some_and(|v| v.failed());
     let thought = format!("{} ({} of {})", q.thought, q.done + 1, q.total);
     let why = match queue::next(&q, facts.view.url(), facts.view, failed) {
+        // Scrubbed in the record: what it would type is no longer known.
+        Ok(item) if item.action.contains(crate::domain::secrets::HIDDEN) => {
+            "it held a value that is kept hidden".to_owned()
+        }
         Ok(item) => match review_own(&thought, &item.action, facts) {
             Review::Accept(p) if p.confirmation.is_none() => {
                 q.items.remove(0);
@@ -155,7 +159,19 @@ fn queued(step: &mut StepContext, mut q: ActionQueue, facts: &Facts<'_>) -> Opti
         },
         Err(stop) => stop.describe(),
     };
-    let left: Vec<&str> = q.items.iter().map(|i| i.action.as_str()).collect();
+    // Named without the values they would type.
+    let left: Vec<String> = q
+        .items
+        .iter()
+        .map(|i| match i.action.split_once(", ") {
+            Some((head, _))
+                if i.action.starts_with("setValue") || i.action.starts_with("selectOption") =>
+            {
+                format!("{head}, …)")
+            }
+            _ => i.action.clone(),
+        })
+        .collect();
     step.task.carry_note(&format!(
         "Not run from your earlier answer: {} ({why}). Decide again from this page.",
         crate::text::single_line(&left.join(", "), 300)
