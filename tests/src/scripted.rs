@@ -261,9 +261,12 @@ struct SearchState {
     delay: Duration,
     requests: Vec<Value>,
     authorization: Vec<String>,
+    /// The text `/extract` answers with (none: the page could not be read).
+    page_text: Option<String>,
+    extracts: Vec<Value>,
 }
 
-/// A Tavily-compatible search server (`POST /search`).
+/// A Tavily-compatible search server (`POST /search`, `POST /extract`).
 #[derive(Clone)]
 pub struct ScriptedSearch {
     pub base_url: String,
@@ -285,6 +288,15 @@ impl ScriptedSearch {
         let st = state.clone();
         let addr = serve(Arc::new(move |req, body, _| {
             let mut s = st.lock().expect("lock");
+            if req.uri().path() == "/extract" && req.method() == hyper::Method::POST {
+                let url = body["urls"][0].clone();
+                s.extracts.push(body);
+                let answer = match &s.page_text {
+                    Some(t) => json!({ "results": [{ "url": url, "raw_content": t }], "failed_results": [] }),
+                    None => json!({ "results": [], "failed_results": [{ "url": url, "error": "could not fetch" }] }),
+                };
+                return (200, answer, Duration::ZERO);
+            }
             if req.uri().path() != "/search" || req.method() != hyper::Method::POST {
                 return (404, json!({ "detail": "not found" }), Duration::ZERO);
             }
@@ -340,6 +352,16 @@ impl ScriptedSearch {
     /// Every search request body received.
     pub fn requests(&self) -> Vec<Value> {
         self.state.lock().expect("lock").requests.clone()
+    }
+
+    /// Answers `/extract` with this page text.
+    pub fn page_text(&self, text: &str) {
+        self.state.lock().expect("lock").page_text = Some(text.to_owned());
+    }
+
+    /// Every `/extract` request body received.
+    pub fn extracts(&self) -> Vec<Value> {
+        self.state.lock().expect("lock").extracts.clone()
     }
 
     /// The `Authorization` headers received.

@@ -1,4 +1,5 @@
-//! The `WebSearch` adapter for Tavily (`POST {base}/search`, key as a bearer token): retries
+//! The `WebSearch` adapter for Tavily (`POST {base}/search`, and `POST {base}/extract` for
+//! `readPage`; key as a bearer token): retries
 //! 429/5xx/transport failures with backoff inside the caller's deadline, reads the answer with
 //! a size limit, bounds every result, and never logs the key, the query or a URL.
 
@@ -60,6 +61,27 @@ struct Hit {
     content: Option<String>,
 }
 
+#[derive(Serialize)]
+struct ExtractRequest<'a> {
+    urls: [&'a str; 1],
+    extract_depth: &'a str,
+}
+
+#[derive(Deserialize)]
+struct Extracted {
+    #[serde(default)]
+    results: Vec<Page>,
+}
+
+#[derive(Deserialize)]
+struct Page {
+    #[serde(default)]
+    raw_content: Option<String>,
+}
+
+/// Largest extract answer read (a page's text, as Tavily returns it).
+const MAX_EXTRACT_BYTES: usize = 2 * 1024 * 1024;
+
 impl TavilySearch {
     pub fn new(cfg: SearchConfig) -> Self {
         Self {
@@ -106,6 +128,42 @@ impl TavilySearch {
     }
 }
 
+impl TavilySearch {
+    async fn extract_attempt(
+        &self,
+        url: &str,
+        max_chars: usize,
+        timeout: Duration,
+    ) -> Attempt<String, SearchError> {
+        let req = self
+            .client()
+            .post(format!(
+                "{}/extract",
+                self.cfg.base_url.trim_end_matches('/')
+            ))
+            .bearer_auth(self.cfg.api_key.expose_secret())
+            .timeout(timeout)
+            .json(&ExtractRequest {
+                urls: [url],
+                extract_depth: "basic",
+            });
+        let bytes = match exchange(req, MAX_EXTRACT_BYTES).await {
+            Attempt::Done(b) => b,
+            Attempt::Retry(why, after) => return Attempt::Retry(why, after),
+            Attempt::Fatal(why) => return Attempt::Fatal(SearchError::Failed(why)),
+        };
+        match serde_json::from_slice::<Extracted>(&bytes) {
+            Ok(e) => match e.results.into_iter().find_map(|p| p.raw_content) {
+                Some(text) if !text.trim().is_empty() => {
+                    Attempt::Done(truncate_chars(text.trim(), max_chars))
+                }
+                _ => Attempt::Fatal(SearchError::Failed("the page could not be read".into())),
+            },
+            Err(_) => Attempt::Fatal(SearchError::Failed("malformed answer".into())),
+        }
+    }
+}
+
 /// The usable results, bounded: an http(s) URL is required, at most `max` are kept.
 fn hits(a: Answer, max: u8) -> Vec<SearchHit> {
     a.results
@@ -139,11 +197,33 @@ impl WebSearch for TavilySearch {
             |t| self.attempt(q, t),
         )
         .await
-        .map_err(|e| match e {
-            GaveUp::Timeout => SearchError::Timeout,
-            GaveUp::Failed(why) => SearchError::Failed(why),
-            GaveUp::Fatal(e) => e,
-        })
+        .map_err(gave_up)
+    }
+
+    async fn extract(
+        &self,
+        url: &str,
+        max_chars: usize,
+        deadline: Instant,
+    ) -> Result<String, SearchError> {
+        let cfg = &self.cfg;
+        with_retries(
+            "page read",
+            deadline,
+            cfg.max_retries,
+            cfg.attempt_timeout,
+            |t| self.extract_attempt(url, max_chars, t),
+        )
+        .await
+        .map_err(gave_up)
+    }
+}
+
+fn gave_up(e: GaveUp<SearchError>) -> SearchError {
+    match e {
+        GaveUp::Timeout => SearchError::Timeout,
+        GaveUp::Failed(why) => SearchError::Failed(why),
+        GaveUp::Fatal(e) => e,
     }
 }
 

@@ -64,6 +64,9 @@ pub struct AgentConfig {
     /// a client known to run them); off (the default), the server keeps the rest of an answer
     /// and sends it one action per request.
     pub chained_actions: bool,
+    /// The model may call `readPage("question")`: the search provider reads the current public
+    /// page and a model call answers from it (`READ_PAGE=tavily`; needs `TAVILY_API_KEY`).
+    pub read_page: bool,
 }
 
 /// Who runs `statemachine/interact-step.asl.json`.
@@ -281,6 +284,22 @@ impl AgentConfig {
         Ok(Self {
             llm,
             knowledge,
+            read_page: match get("READ_PAGE").as_deref() {
+                None | Some("off") => false,
+                Some("tavily") if get("TAVILY_API_KEY").is_some() => true,
+                Some("tavily") => {
+                    return Err(ConfigError::Invalid(
+                        "READ_PAGE",
+                        "tavily needs TAVILY_API_KEY".into(),
+                    ))
+                }
+                Some(_) => {
+                    return Err(ConfigError::Invalid(
+                        "READ_PAGE",
+                        "must be tavily or off".into(),
+                    ))
+                }
+            },
             search: SearchConfig::from_lookup(&get)?,
             orchestrator: Orchestrator::from_lookup(&get)?,
             state_report: get("STATE_SIZE_REPORT").map(Into::into),

@@ -141,6 +141,11 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "the request's screenshot goes to a model that takes images: `auto` by model name, `on`, `off`",
     ),
     (
+        "READ_PAGE",
+        "off",
+        "`tavily` lets the model call `readPage(\"question\")`: Tavily's extract reads the current public page and the verifier model answers from it",
+    ),
+    (
         "CHAINED_ACTIONS",
         "off",
         "`on` sends an answer's form fills as `chainedActions`; `off` keeps an answer's further actions on the server, one per request",

@@ -33,4 +33,15 @@ pub trait WebSearch: Send + Sync {
         query: &SearchQuery<'_>,
         deadline: Instant,
     ) -> Result<Vec<SearchHit>, SearchError>;
+
+    /// The text of the public page at `url`, read by the engine (the server never fetches a
+    /// page itself), at most `max_chars`; giving up at `deadline`.
+    async fn extract(
+        &self,
+        _url: &str,
+        _max_chars: usize,
+        _deadline: Instant,
+    ) -> Result<String, SearchError> {
+        Err(SearchError::Failed("this engine cannot read pages".into()))
+    }
 }

@@ -77,6 +77,8 @@ pub enum Action {
     /// Server tools: a web search, and a check of the task's success on the current page.
     GoogleSearch(String),
     VerifySuccess(String),
+    /// `readPage("question")`: the server reads the current public page and answers.
+    ReadPage(String),
 }
 
 /// Longest memory key.
@@ -316,6 +318,10 @@ impl Action {
                 arity(1)?;
                 Action::VerifySuccess(bounded_text(a(0), "what to verify", MAX_VERIFY_TEXT)?)
             }
+            "readPage" => {
+                arity(1)?;
+                Action::ReadPage(bounded_text(a(0), "a question", MAX_VERIFY_TEXT)?)
+            }
             other => return Err(format!("`{other}` is not an action of the grammar")),
         })
     }
@@ -359,6 +365,7 @@ impl Action {
             Action::ExportToSession(k) => format!("exportToSession({})", quote(k)?),
             Action::GoogleSearch(q) => format!("googleSearch({})", quote(q)?),
             Action::VerifySuccess(d) => format!("verifySuccess({})", quote(d)?),
+            Action::ReadPage(q) => format!("readPage({})", quote(q)?),
         })
     }
 
@@ -371,6 +378,7 @@ impl Action {
                 | Action::ExportToSession(_)
                 | Action::GoogleSearch(_)
                 | Action::VerifySuccess(_)
+                | Action::ReadPage(_)
         )
     }
 
@@ -396,7 +404,8 @@ impl Action {
             | Action::Recall(_)
             | Action::ExportToSession(_)
             | Action::GoogleSearch(_)
-            | Action::VerifySuccess(_) => ActionKind::NotDom,
+            | Action::VerifySuccess(_)
+            | Action::ReadPage(_) => ActionKind::NotDom,
         }
     }
 }

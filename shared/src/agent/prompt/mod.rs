@@ -84,6 +84,9 @@ Answer format (Thought and Action are required; the rest only when they apply):
 /// Added to the system prompt when the answer is asked for as JSON (structured output).
 pub const STRUCTURED_NOTE: &str = "Your answer is a JSON object with the fields of the answer format: thought; actions (the <Action> values, in order: usually one); plan (a list, only when asked for a plan); step; expect; risk; missing (a list); memory; task_type; search. Use null for a field that does not apply.";
 
+/// Added to the system prompt when `readPage` is available.
+pub const READ_PAGE_NOTE: &str = "One more server tool: readPage(\"<question>\") has the current page's full text read (prices, messages, answers the element list does not show) and answers your question from it; it runs on the server like googleSearch. It does not run on sign-in, code or payment pages.";
+
 /// Knowledge text shown at most.
 pub const KNOWLEDGE_CHARS: usize = 6_000;
 /// Longest user answer, resume note and server note shown.
@@ -127,6 +130,8 @@ pub struct PromptInput<'a> {
     pub new_ids: &'a [String],
     /// The answer is asked for as JSON (structured output): the system prompt says so.
     pub structured: bool,
+    /// `readPage` is available (the system prompt offers it).
+    pub read_page: bool,
 }
 
 /// What web search can do for an answer.
@@ -331,11 +336,17 @@ pub fn build(input: &PromptInput<'_>) -> Vec<ChatMessage> {
         input.step_index + 1,
         input.max_steps
     );
-    let system = if input.structured {
-        ChatMessage::system(format!("{SYSTEM_PROMPT}\n\n{STRUCTURED_NOTE}"))
-    } else {
-        ChatMessage::system(SYSTEM_PROMPT)
-    };
+    // Per deployment, not per call: the system prompt stays one cacheable prefix.
+    let mut system = SYSTEM_PROMPT.to_owned();
+    if input.read_page {
+        system.push_str("\n\n");
+        system.push_str(READ_PAGE_NOTE);
+    }
+    if input.structured {
+        system.push_str("\n\n");
+        system.push_str(STRUCTURED_NOTE);
+    }
+    let system = ChatMessage::system(system);
     vec![system, ChatMessage::user(u)]
 }
 

@@ -317,7 +317,10 @@ fn add_rest(
     for raw in &out.actions[1..] {
         // What follows an action that does not run was meant to follow it.
         if !dropped.is_empty() {
-            dropped.push((label(raw), queue::Dropped::AfterDropped.describe().to_owned()));
+            dropped.push((
+                label(raw),
+                queue::Dropped::AfterDropped.describe().to_owned(),
+            ));
             continue;
         }
         match executable(raw, facts.page) {

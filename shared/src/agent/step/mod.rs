@@ -34,6 +34,7 @@ mod memory;
 mod model;
 mod page;
 mod persist;
+mod read_page;
 mod records;
 mod response;
 mod search;

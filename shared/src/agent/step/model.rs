@@ -137,6 +137,7 @@ fn messages(
         now: ctx.clock.now(),
         max_steps: ctx.config.agent.max_steps,
         new_ids: &step.new_ids,
+        read_page: ctx.config.agent.read_page,
         structured: ctx
             .config
             .agent

@@ -1,5 +1,5 @@
 //! Server tools the model may call in the middle of a decision — the memory tools,
-//! `googleSearch` and `verifySuccess`. The server runs them, records each as a `server_tool`
+//! `googleSearch`, `verifySuccess` and (opt-in) `readPage`. The server runs them, records each as a `server_tool`
 //! step (not part of the client's action history; counted toward the task's step limit) and
 //! asks the model again. What does not fit in a round ends it as a `SERVER` round: the client
 //! executes nothing and calls again at once.
@@ -60,6 +60,7 @@ pub fn describe(action: &Action) -> (&'static str, Value) {
         Action::ExportToSession(k) => ("exportToSession", json!({ "key": k })),
         Action::GoogleSearch(q) => ("googleSearch", json!({ "query": q })),
         Action::VerifySuccess(d) => ("verifySuccess", json!({ "description": d })),
+        Action::ReadPage(q) => ("readPage", json!({ "question": q })),
         _ => ("none", json!({})),
     }
 }
@@ -75,6 +76,8 @@ pub fn fits(action: &Action, deadline: Instant) -> bool {
     let left = model_deadline(deadline).saturating_duration_since(Instant::now());
     match action {
         Action::GoogleSearch(_) => left >= MIN_SEARCH_TIME + CALL_MIN_TIME,
+        // The page read, the answering call, then the model's own.
+        Action::ReadPage(_) => left >= MIN_SEARCH_TIME + CALL_MIN_TIME + CALL_MIN_TIME,
         Action::VerifySuccess(_) => judge::has_time(deadline),
         _ => true,
     }
@@ -125,6 +128,10 @@ pub async fn run(
             (json!({ "message": message, "search": record }), None)
         }
         Action::VerifySuccess(what) => (verify(ctx, step, req, built, what, deadline).await, None),
+        Action::ReadPage(q) => (
+            super::read_page::run(ctx, step, req, built, q, deadline).await,
+            None,
+        ),
         _ => {
             // Notes exported earlier in this request count.
             let mut session = step.session_memory.clone().or_else(|| {
