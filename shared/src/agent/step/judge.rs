@@ -3,7 +3,7 @@
 //! done. Everything taken from the page or the client is bounded and inside a data block.
 
 use std::fmt::Write as _;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::{BuiltPage, StepContext};
 use crate::agent::output::tagged;
@@ -23,10 +23,6 @@ Decide the question you are asked. Answer in exactly this format:
 
 /// Page text shown to the verifier at most.
 const PAGE_CHARS: usize = 4_000;
-/// Time kept back for the decision after a verdict, and the longest verdict.
-const DECISION_RESERVE: Duration = Duration::from_millis(6_000);
-const LONGEST: Duration = Duration::from_secs(10);
-const SHORTEST: Duration = Duration::from_millis(1_500);
 
 /// A model's verdict.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,13 +119,6 @@ pub async fn ask_claim(
 /// Every verdict shares the judge's system prompt: one cache key for all of them.
 const JUDGE_CACHE_KEY: &str = "verifier";
 
-/// Whether a verdict can still be asked for before `deadline` (leaving time for the decision).
-pub fn has_time(deadline: Instant) -> bool {
-    deadline
-        .checked_sub(super::model::PERSIST_RESERVE + DECISION_RESERVE)
-        .is_some_and(|until| until.saturating_duration_since(Instant::now()) >= SHORTEST)
-}
-
 /// Reads a verdict answer.
 pub fn parse(answer: &str) -> Option<Judged> {
     let verdict = tagged(answer, "verdict")?.to_ascii_lowercase();
@@ -163,12 +152,7 @@ pub async fn ask(
 ) -> Option<Judged> {
     let llm = ctx.verifier.as_ref()?;
     let now = Instant::now();
-    let until = deadline
-        .checked_sub(super::model::PERSIST_RESERVE + DECISION_RESERVE)?
-        .min(now + LONGEST);
-    if until.saturating_duration_since(now) < SHORTEST {
-        return None;
-    }
+    let until = super::deadline::verdict(deadline)?;
     let mut messages = [
         ChatMessage::system(JUDGE_PROMPT),
         ChatMessage::user(question),

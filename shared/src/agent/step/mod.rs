@@ -18,6 +18,10 @@
 //! 6. Persist ([`persist`]): the step with the task's new state (the lease released), the
 //!    session's messages and the page snapshot — concurrently — then Respond ([`response`]).
 //!
+//! The step's time has one owner ([`deadline`]): every reserve kept back from the request's
+//! deadline, and whether a model call, a retry, a verdict, a search or a page read still fits.
+//! The phases that spend time ask it and import nothing from each other for it.
+//!
 //! A new task is written only in `persist`, so a failed step leaves nothing behind. A refused
 //! request hands back everything `load` claimed; a step that fails after asking the model hands
 //! back its lease and idempotency key (the Release state), and its rate counts stay.
@@ -25,6 +29,7 @@
 mod accept;
 mod budget;
 mod correct;
+mod deadline;
 mod decide;
 pub mod flow;
 mod guard;

@@ -5,7 +5,7 @@
 //! retry when an answer cannot be executed, loops or fails the finish check. A round that
 //! cannot finish in time ends as a `SERVER` round, never as an error.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -24,12 +24,6 @@ use crate::domain::{StepKind, TokenUsage};
 use crate::error::Error;
 use crate::ports::llm::{ChatMessage, LlmError};
 
-/// Time kept back from the model for persisting the step.
-pub const PERSIST_RESERVE: Duration = Duration::from_millis(2_500);
-/// A corrective second model call is only made with at least this much time left.
-const RETRY_MIN_TIME: Duration = Duration::from_secs(3);
-/// A model call is only started with at least this much time left.
-pub const CALL_MIN_TIME: Duration = Duration::from_millis(1_500);
 /// Model calls of one decision at most: one per tool, one retry, the answer.
 pub const MAX_CALLS: usize = MAX_TOOLS_PER_REQUEST + 2;
 
@@ -261,7 +255,7 @@ pub async fn call(
     deadline: Instant,
 ) -> Result<Next, Error> {
     let llm = ctx.llm.clone().ok_or(Error::LlmNotConfigured)?;
-    let model_deadline = deadline.checked_sub(PERSIST_RESERVE).unwrap_or(deadline);
+    let model_deadline = super::deadline::model(deadline);
     // A tool the last round could not fit runs first; one that still does not fit is dropped
     // and the model told so (it never waits for ever).
     if !round.began {
@@ -283,9 +277,7 @@ pub async fn call(
             }
         }
     }
-    if round.calls >= MAX_CALLS
-        || model_deadline.saturating_duration_since(Instant::now()) < CALL_MIN_TIME
-    {
+    if round.calls >= MAX_CALLS || !super::deadline::can_call(deadline) {
         return Ok(out_of_time(step, round));
     }
     // The step reserved one call's tokens; each further call reserves its own.
@@ -328,7 +320,7 @@ pub async fn call(
             step.count_call(TokenUsage::default(), t.elapsed());
             // Out of step time: the task goes on with the next call. A model that timed
             // out while the step still had time is a failing model.
-            if model_deadline.saturating_duration_since(Instant::now()) < CALL_MIN_TIME {
+            if !super::deadline::can_call(deadline) {
                 return Ok(out_of_time(step, round));
             }
             return Err(Error::Upstream {
@@ -386,7 +378,6 @@ pub async fn review(
     let Some(content) = round.answer.take() else {
         return out_of_time(step, round);
     };
-    let model_deadline = deadline.checked_sub(PERSIST_RESERVE).unwrap_or(deadline);
     let facts = Facts {
         step_index: step.step_index,
         ..*facts
@@ -438,7 +429,7 @@ pub async fn review(
         }
     };
     step.task.refused += 1;
-    let time_left = model_deadline.saturating_duration_since(Instant::now()) >= RETRY_MIN_TIME;
+    let time_left = super::deadline::can_retry(deadline);
     match after_refusal(step.task.refused, !round.retried && time_left, &problem) {
         AfterRefusal::Retry(note) => {
             round.retried = true;

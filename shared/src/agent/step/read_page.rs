@@ -106,11 +106,7 @@ pub async fn run(
         return fail("the address or the question holds what was typed into a secret field");
     }
     let text = match search
-        .extract(
-            &req.url,
-            PAGE_CHARS,
-            super::tools::search_deadline(deadline),
-        )
+        .extract(&req.url, PAGE_CHARS, super::deadline::search(deadline))
         .await
     {
         Ok(t) => t,
@@ -125,9 +121,7 @@ pub async fn run(
             single_line(question, 500)
         )),
     ];
-    let until = deadline
-        .checked_sub(super::model::PERSIST_RESERVE + super::model::CALL_MIN_TIME)
-        .unwrap_or(deadline);
+    let until = super::deadline::read_answer(deadline);
     let started = Instant::now();
     let answer =
         crate::ports::llm::ask(llm.as_ref(), &messages, until, Call::keyed("read-page")).await;

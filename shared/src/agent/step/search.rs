@@ -58,7 +58,7 @@ pub async fn search(
         None => vec![(SearchScope::Web, Vec::new())],
     };
     for (scope, domains) in scopes {
-        if deadline.saturating_duration_since(Instant::now()) < MIN_SEARCH_TIME {
+        if deadline.saturating_duration_since(Instant::now()) < super::deadline::MIN_SEARCH_TIME {
             record.failure = record.failure.or(Some(SearchFailure::NoTime));
             break;
         }
@@ -89,6 +89,3 @@ pub async fn search(
     record.took_ms = started.elapsed().as_millis() as u64;
     record
 }
-
-/// A search is only started with at least this much time left.
-pub const MIN_SEARCH_TIME: std::time::Duration = std::time::Duration::from_millis(800);

@@ -4,14 +4,13 @@
 //! asks the model again. What does not fit in a round ends it as a `SERVER` round: the client
 //! executes nothing and calls again at once.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::memory::{self, MemoryResult};
-use super::model::{CALL_MIN_TIME, PERSIST_RESERVE};
-use super::search::{search, MIN_SEARCH_TIME};
+use super::search::search;
 use super::{judge, records, BuiltPage, Decision, StepContext};
 use crate::agent::action::Action;
 use crate::agent::request::InteractRequest;
@@ -24,8 +23,6 @@ use crate::domain::{Step, StepKind, TaskStatus};
 pub const MAX_TOOLS_PER_REQUEST: usize = 3;
 /// Server tools run in a row without a browser action before the task is stopped.
 pub const MAX_TOOL_STREAK: usize = 6;
-/// The longest a search may take out of a step.
-const SEARCH_BUDGET: Duration = Duration::from_secs(8);
 /// The action sent with a server round: harmless if a client executes it anyway.
 pub const SERVER_ROUND_ACTION: &str = "wait(1)";
 
@@ -65,31 +62,9 @@ pub fn describe(action: &Action) -> (&'static str, Value) {
     }
 }
 
-/// When the model's answers must be in, for a step ending at `deadline`.
-fn model_deadline(deadline: Instant) -> Instant {
-    deadline.checked_sub(PERSIST_RESERVE).unwrap_or(deadline)
-}
-
-/// Whether `action` can run and still leave the model time to answer within the step ending
-/// at `deadline` (a memory tool takes no time).
+/// Whether `action` can run and still leave the model time to answer.
 pub fn fits(action: &Action, deadline: Instant) -> bool {
-    let left = model_deadline(deadline).saturating_duration_since(Instant::now());
-    match action {
-        Action::GoogleSearch(_) => left >= MIN_SEARCH_TIME + CALL_MIN_TIME,
-        // The page read, the answering call, then the model's own.
-        Action::ReadPage(_) => left >= MIN_SEARCH_TIME + CALL_MIN_TIME + CALL_MIN_TIME,
-        Action::VerifySuccess(_) => judge::has_time(deadline),
-        _ => true,
-    }
-}
-
-/// The time a search may take out of a step ending at `deadline`.
-pub fn search_deadline(deadline: Instant) -> Instant {
-    let model = model_deadline(deadline);
-    model
-        .checked_sub(CALL_MIN_TIME)
-        .unwrap_or(model)
-        .min(Instant::now() + SEARCH_BUDGET)
+    super::deadline::fits(action, deadline)
 }
 
 /// What a tool run leaves for the round's answer when it is the last thing the round does.
@@ -121,7 +96,15 @@ pub async fn run(
                 Some(r) => r,
                 None => {
                     let secrets = super::secrets::finder(ctx, step);
-                    search(ctx, q, &req.url, search_deadline(deadline), now, &secrets).await
+                    search(
+                        ctx,
+                        q,
+                        &req.url,
+                        super::deadline::search(deadline),
+                        now,
+                        &secrets,
+                    )
+                    .await
                 }
             };
             let message = record.summary();

@@ -9,8 +9,8 @@ use crate::agent::prompt::KNOWLEDGE_CHARS;
 use crate::agent::request::InteractRequest;
 use crate::agent::step::model::{self, Next, Round};
 use crate::agent::step::{
-    budget, decide, load, page, persist, search, secrets, tools, verify, BuiltPage, Loaded,
-    StepContext, StepInput,
+    budget, decide, load, page, persist, search, secrets, verify, BuiltPage, Loaded, StepContext,
+    StepInput,
 };
 use crate::context::AppContext;
 use crate::domain::web::SearchRecord;
@@ -162,7 +162,7 @@ pub async fn gather(ctx: &AppContext, name: &str, args: GatherArgs) -> Result<Va
         let Some(q) = args.search else {
             return Ok(json!({}));
         };
-        let until = tools::search_deadline(args.deadline);
+        let until = super::super::deadline::search(args.deadline);
         let secrets = secrets::key(ctx).finder(&args.secrets);
         let record = search::search(ctx, &q, &args.url, until, ctx.clock.now(), &secrets).await;
         return Ok(json!({ "search": record }));
