@@ -69,7 +69,7 @@ pub async fn extend(ctx: &AppContext, step: &mut StepContext) -> bool {
         .await
     {
         Ok(true) => {
-            step.budget_reserved += amount;
+            step.spend.budget_reserved += amount;
             true
         }
         Ok(false) => false,
@@ -95,8 +95,8 @@ pub async fn settle(ctx: &AppContext, step: &StepContext) {
     let Some(budget) = ctx.config.agent.tenant_daily_tokens else {
         return;
     };
-    let used = i64::try_from(step.usage.total()).unwrap_or(i64::MAX);
-    let reserved = i64::try_from(step.budget_reserved).unwrap_or(i64::MAX);
+    let used = i64::try_from(step.spend.usage.total()).unwrap_or(i64::MAX);
+    let reserved = i64::try_from(step.spend.budget_reserved).unwrap_or(i64::MAX);
     window(budget)
         .adjust(
             ctx.store.as_ref(),

@@ -122,7 +122,7 @@ fn note_new_elements(step: &mut StepContext, req: &InteractRequest, built: &Buil
         url: &req.url,
     };
     let now = marks::of(&view);
-    step.new_ids = marks::new_ids(&view, &marks::decode(&step.task.page_marks));
+    step.page.new_ids = marks::new_ids(&view, &marks::decode(&step.task.page_marks));
     step.task.page_marks = marks::encode(&now);
 }
 

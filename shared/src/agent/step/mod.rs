@@ -151,19 +151,20 @@ impl Decision {
     }
 }
 
-/// The state carried between phases: references and small summaries, never the page.
+/// The state carried between phases: references and small summaries, never the page. The
+/// fields are grouped by the phase that writes them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepContext {
+    // Load: who asks, about which task, with what (written once).
     pub tenant_id: String,
     pub user_id: String,
     /// Holder id of the task lease (the request id).
     pub lease_owner: String,
-    /// The task as this step leaves it (a new one is made in `load`).
+    /// The task as this step leaves it (a new one is made in `load`; every phase may change it).
     pub task: Task,
     /// The task starts with this step: nothing is stored yet and no lease is held.
     pub is_new: bool,
-    pub step_index: u32,
     pub session_id: String,
     /// Set when the session must be created with this step.
     pub new_session: Option<Session>,
@@ -171,29 +172,19 @@ pub struct StepContext {
     pub session: Option<Session>,
     /// The user's reply carried by this request (after `ask_user` or a blocker).
     pub user_input: Option<String>,
-    /// The task's steps: those stored before this request, then the server tools it ran.
-    pub history: Vec<Step>,
-    /// The records of the server tools this request ran (also at the end of `history`).
-    pub tool_steps: Vec<Step>,
     /// The index of the request's first record (its page snapshot is stored under it);
     /// `step_index` is the index of the next record.
     pub first_index: u32,
-    pub knowledge: Vec<KnowledgeChunk>,
     /// The tenant has organisation knowledge for the page's domain (the Knowledge state asks
     /// for it).
     #[serde(default)]
     pub org_knowledge: bool,
-    pub page_hash: String,
-    /// The page's view hash (content and positions; see `Page::view`).
-    #[serde(default)]
-    pub view_hash: String,
-    pub page_summary: String,
-    pub page_form: String,
-    /// Tokens reserved from the tenant's daily budget (settled after the step, in the window
-    /// of `started_at`).
-    pub budget_reserved: u64,
     /// The request's time as the store's claims saw it.
     pub started_at: chrono::DateTime<chrono::Utc>,
+    /// What `load` (and the rules, for new elements) read off the page.
+    pub page: PageDigest,
+
+    // Verify and Correct | Plan: the verdict on the previous action and what follows from it.
     /// The verdict on the previous action.
     pub verification: Option<Verification>,
     /// The verdict was made by an earlier request (which then ended as a server round) and is
@@ -201,24 +192,60 @@ pub struct StepContext {
     pub verification_reused: bool,
     /// The correction chosen after a failed verification.
     pub correction: Option<Correction>,
-    /// Lines for the model from the server's own rules (a correction to make, a refusal).
-    pub notes: Vec<String>,
     /// The plan is to be made again from here.
     pub replan: bool,
+
+    // Gather.
+    pub knowledge: Vec<KnowledgeChunk>,
+
+    // Decide, Guard and RunTool (and the rules before them).
+    /// Lines for the model from the server's own rules (a correction to make, a refusal).
+    pub notes: Vec<String>,
+    /// The task's steps: those stored before this request, then the server tools it ran.
+    pub history: Vec<Step>,
+    /// The records of the server tools this request ran (also at the end of `history`).
+    pub tool_steps: Vec<Step>,
+    pub step_index: u32,
     /// Session notes changed by `exportToSession`.
     pub session_memory: Option<std::collections::BTreeMap<String, String>>,
     pub decision: Option<Decision>,
-    pub usage: TokenUsage,
-    pub llm_ms: u64,
-    pub llm_calls: u32,
-    /// When each phase ended.
-    pub phases: Phases,
     /// What the server's rules did to this step (see [`Intervention`]).
     #[serde(default)]
     pub interventions: Vec<Intervention>,
-    /// Elements new since the task's last page (marked in the prompt).
+
+    // Every phase that spends: tokens, calls, time.
+    pub spend: Spend,
+}
+
+/// What `load` read off the request's page (the page itself stays out of the state).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageDigest {
+    pub hash: String,
+    /// The page's view hash (content and positions; see `Page::view`).
+    #[serde(default)]
+    pub view_hash: String,
+    pub summary: String,
+    /// The rendering the prompt got.
+    pub form: String,
+    /// Elements new since the task's last page (marked in the prompt; set by the rules).
     #[serde(default)]
     pub new_ids: Vec<String>,
+}
+
+/// What the step cost: written by every model call and the budget's reservation, kept with the
+/// step and reported in `metrics`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spend {
+    pub usage: TokenUsage,
+    pub llm_ms: u64,
+    pub llm_calls: u32,
+    /// Tokens reserved from the tenant's daily budget (settled after the step, in the window
+    /// of `started_at`).
+    pub budget_reserved: u64,
+    /// When each phase ended.
+    pub phases: Phases,
 }
 
 /// Microseconds from the start of a request to the end of `load` (with the page), `verify`
@@ -254,9 +281,9 @@ impl StepContext {
 
     /// Adds a model call's usage and time.
     pub fn count_call(&mut self, usage: TokenUsage, elapsed: Duration) {
-        self.usage.add(usage);
-        self.llm_ms += elapsed.as_millis() as u64;
-        self.llm_calls += 1;
+        self.spend.usage.add(usage);
+        self.spend.llm_ms += elapsed.as_millis() as u64;
+        self.spend.llm_calls += 1;
     }
 }
 

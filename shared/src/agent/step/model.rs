@@ -130,7 +130,7 @@ fn messages(
         page: around.as_ref().unwrap_or(&built.rendered),
         now: ctx.clock.now(),
         max_steps: ctx.config.agent.max_steps,
-        new_ids: &step.new_ids,
+        new_ids: &step.page.new_ids,
         read_page: ctx.config.agent.read_page,
         structured: ctx
             .config

@@ -41,7 +41,7 @@ fn messages(step: &StepContext, d: &Decision, query: &str, now: DateTime<Utc>) -
     reply.status = serde_json::to_value(d.status)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned));
-    reply.dom_summary = Some(truncate_chars(&step.page_summary, 200));
+    reply.dom_summary = Some(truncate_chars(&step.page.summary, 200));
     reply.snapshot_id = Some(crate::adapters::keys::snapshot_key(
         &step.tenant_id,
         &step.task.id,
@@ -106,7 +106,7 @@ pub async fn persist(
     let (hidden, kept) = secrets::hide(ctx, step, &mut d, &snapshot.page, &req.url);
     let query = hidden.scrub(&req.query);
     step.task.status = d.status;
-    step.task.usage.add(step.usage);
+    step.task.usage.add(step.spend.usage);
     step.task.updated_at = now;
     // The client's report and the user's words go into the records too: all of it is scrubbed.
     let records = hidden.scrubbed_all(records::all(
@@ -144,11 +144,11 @@ pub async fn persist(
         ),
         Some(json!({
             "status": d.status,
-            "usage": step.usage,
-            "llmMs": step.llm_ms,
-            "llmCalls": step.llm_calls,
-            "pageForm": step.page_form,
-            "pageHash": step.page_hash,
+            "usage": step.spend.usage,
+            "llmMs": step.spend.llm_ms,
+            "llmCalls": step.spend.llm_calls,
+            "pageForm": step.page.form,
+            "pageHash": step.page.hash,
             "verification": step.verification,
             "correction": step.correction,
         })),
@@ -271,10 +271,10 @@ pub async fn persist(
         task = %step.task.id,
         step = step.step_index,
         status = ?d.status,
-        llm_ms = step.llm_ms,
-        llm_calls = step.llm_calls,
-        prompt_tokens = step.usage.prompt_tokens,
-        page_form = %step.page_form,
+        llm_ms = step.spend.llm_ms,
+        llm_calls = step.spend.llm_calls,
+        prompt_tokens = step.spend.usage.prompt_tokens,
+        page_form = %step.page.form,
         verified = ?step.verification.as_ref().map(|v| v.success),
         "step decided"
     );

@@ -26,16 +26,16 @@ pub fn base(
         before_state: Some(BeforeState {
             url: req.url.clone(),
             title: req.page_title.clone().unwrap_or_default(),
-            page_hash: step.page_hash.clone(),
-            view_hash: step.view_hash.clone(),
-            summary: step.page_summary.clone(),
+            page_hash: step.page.hash.clone(),
+            view_hash: step.page.view_hash.clone(),
+            summary: step.page.summary.clone(),
             snapshot_key: Some(crate::adapters::keys::snapshot_key(
                 &step.tenant_id,
                 &step.task.id,
                 step.first_index,
             )),
             snapshot_bytes,
-            form: step.page_form.clone(),
+            form: step.page.form.clone(),
             target: None,
             plan_step: step.task.plan.as_ref().map(|p| p.current_step_index),
             confirmed: false,
@@ -74,11 +74,11 @@ fn decision(
     r.kind = d.kind;
     r.chain = d.chain.clone();
     r.tool_result = d.tool_result.clone();
-    r.usage = serde_json::to_value(step.usage).ok();
+    r.usage = serde_json::to_value(step.spend.usage).ok();
     r.timings = Some(json!({
-        "llmMs": step.llm_ms,
-        "llmCalls": step.llm_calls,
-        "phases": step.phases,
+        "llmMs": step.spend.llm_ms,
+        "llmCalls": step.spend.llm_calls,
+        "phases": step.spend.phases,
         "interventions": step.all_interventions(),
     }));
     r

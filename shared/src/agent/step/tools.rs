@@ -217,7 +217,7 @@ async fn verify(
         "success": success,
         "confidence": confidence,
         "reason": reason,
-        "pageHash": step.page_hash,
+        "pageHash": step.page.hash,
     })
 }
 
@@ -232,7 +232,7 @@ pub fn verified_here(step: &StepContext) -> Option<(bool, String)> {
         .filter(|s| s.tool() == Some("verifySuccess"))
         .filter_map(|s| s.tool_result.as_ref())
         .filter(|r| r.get("checked").and_then(Value::as_bool) == Some(true))
-        .find(|r| r.get("pageHash").and_then(Value::as_str) == Some(step.page_hash.as_str()))
+        .find(|r| r.get("pageHash").and_then(Value::as_str) == Some(step.page.hash.as_str()))
         .map(|r| {
             (
                 r.get("success").and_then(Value::as_bool) == Some(true),

@@ -74,7 +74,7 @@ pub async fn phase(
                 Some(_) => "passed",
                 None => "none",
             };
-            step.phases.verified_us = started.elapsed().as_micros() as u64;
+            step.spend.phases.verified_us = started.elapsed().as_micros() as u64;
             Ok(json!({ "verdict": verdict }))
         }
         "correct" | "plan" => {
@@ -121,7 +121,7 @@ async fn load_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Error
     };
     let (mut step, built) = load::enter(ctx, input, admitted, page_job).await?;
     secrets::observe(ctx, &mut step, &built, &input.request.url);
-    step.phases.loaded_us = run.started().elapsed().as_micros() as u64;
+    step.spend.phases.loaded_us = run.started().elapsed().as_micros() as u64;
     let out = json!({ "replay": false, "isNew": step.is_new, "knowledge": step.org_knowledge });
     run.step = Some(step);
     run.built = Some(built);
@@ -274,7 +274,7 @@ async fn persist_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Er
     } = parts(run)?;
     decide::ensure_decision(step, last);
     decide::finish_step(step, ctx.clock.now());
-    step.phases.decided_us = elapsed;
+    step.spend.phases.decided_us = elapsed;
     let response = persist(ctx, step, input, built, started).await?;
     run.response = Some(response);
     Ok(json!({ "stored": true }))

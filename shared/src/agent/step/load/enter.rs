@@ -11,7 +11,7 @@ use crate::agent::step::{budget, BuiltPage, StepContext, StepInput};
 use crate::context::AppContext;
 use crate::domain::session::{auto_title, session_domain};
 use crate::domain::site::host_of;
-use crate::domain::{Session, Task, TokenUsage};
+use crate::domain::{Session, Task};
 use crate::error::Error;
 
 /// Enters the step: counts the tenant, reserves tokens and waits for the page; a refusal
@@ -113,11 +113,13 @@ pub async fn enter(
         first_index,
         knowledge: Vec::new(),
         org_knowledge: has_org_knowledge && ctx.knowledge.is_some(),
-        page_hash: built.page.hash.clone(),
-        view_hash: built.page.view.clone(),
-        page_summary: built.page.summary(req.page_title.as_deref()),
-        page_form: built.rendered.form.to_owned(),
-        budget_reserved: held,
+        page: super::super::PageDigest {
+            hash: built.page.hash.clone(),
+            view_hash: built.page.view.clone(),
+            summary: built.page.summary(req.page_title.as_deref()),
+            form: built.rendered.form.to_owned(),
+            new_ids: Vec::new(),
+        },
         started_at: now,
         verification: None,
         verification_reused: false,
@@ -126,12 +128,11 @@ pub async fn enter(
         replan: false,
         session_memory: None,
         decision: None,
-        usage: TokenUsage::default(),
-        llm_ms: 0,
-        llm_calls: 0,
-        phases: Default::default(),
         interventions: Vec::new(),
-        new_ids: Vec::new(),
+        spend: super::super::Spend {
+            budget_reserved: held,
+            ..Default::default()
+        },
     };
     Ok((Box::new(step), built))
 }
