@@ -332,20 +332,24 @@ fn signup(first: &str, last: &str, city: &str, button: &str) -> Vec<Value> {
 
 const FILL_AND_SUBMIT: &str = "<Thought>I fill in the form and send it.</Thought>\n<Action>setValue(1, \"Ada\")</Action>\n<Action>setValue(2, \"Lovelace\")</Action>\n<Action>setValue(3, \"London\")</Action>\n<Action>click(4)</Action>";
 
-#[tokio::test]
-async fn three_fields_and_the_button_from_one_answer_go_out_one_per_request_with_one_model_call() {
-    let h = harness().await;
-    let url = "https://club.example.com/join";
-    h.llm.push([
-        Reply::Content(FILL_AND_SUBMIT.into()),
-        Reply::action("Signed up.", "finish(\"You are signed up\")"),
-    ]);
+/// The model answers the whole sign-up at once (then `then`); the task's start and first answer.
+async fn signed_up_at_once(h: &Harness, url: &str, then: Reply) -> (Value, Value) {
+    h.llm.push([Reply::Content(FILL_AND_SUBMIT.into()), then]);
     let b = start(
         "Sign me up as Ada Lovelace from London",
         url,
         signup("", "", "", "Sign up"),
     );
     let r1 = h.ok(&b).await;
+    (b, r1)
+}
+
+#[tokio::test]
+async fn three_fields_and_the_button_from_one_answer_go_out_one_per_request_with_one_model_call() {
+    let h = harness().await;
+    let url = "https://club.example.com/join";
+    let done = Reply::action("Signed up.", "finish(\"You are signed up\")");
+    let (b, r1) = signed_up_at_once(&h, url, done).await;
     assert_eq!(r1["action"], "setValue(1, \"Ada\")");
     assert!(
         r1.get("chainedActions").is_none(),
@@ -407,19 +411,11 @@ async fn three_fields_and_the_button_from_one_answer_go_out_one_per_request_with
 async fn waiting_actions_stop_when_the_page_is_not_the_one_the_model_saw_and_the_model_is_told() {
     let h = harness().await;
     let url = "https://club.example.com/join";
-    h.llm.push([
-        Reply::Content(FILL_AND_SUBMIT.into()),
-        Reply::action(
-            "The button changed; I look again.",
-            "setValue(2, \"Lovelace\")",
-        ),
-    ]);
-    let b = start(
-        "Sign me up as Ada Lovelace from London",
-        url,
-        signup("", "", "", "Sign up"),
+    let again = Reply::action(
+        "The button changed; I look again.",
+        "setValue(2, \"Lovelace\")",
     );
-    let r1 = h.ok(&b).await;
+    let (b, r1) = signed_up_at_once(&h, url, again).await;
     // The page now shows another button under the same id: nothing waiting goes out.
     let r2 = h
         .ok(&next(&b, &r1, url, signup("Ada", "", "", "Delete account")))
@@ -432,16 +428,8 @@ async fn waiting_actions_stop_when_the_page_is_not_the_one_the_model_saw_and_the
         "{prompt}"
     );
     // A failed action drops the rest too.
-    h.llm.push([
-        Reply::Content(FILL_AND_SUBMIT.into()),
-        Reply::action("Again.", "setValue(1, \"Ada\")"),
-    ]);
-    let b = start(
-        "Sign me up as Ada Lovelace from London",
-        url,
-        signup("", "", "", "Sign up"),
-    );
-    let r1 = h.ok(&b).await;
+    let again = Reply::action("Again.", "setValue(1, \"Ada\")");
+    let (b, r1) = signed_up_at_once(&h, url, again).await;
     let r2 = h
         .ok(&next(&b, &r1, url, signup("", "", "", "Sign up")))
         .await;

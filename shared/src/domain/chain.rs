@@ -120,19 +120,11 @@ pub fn chain(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::facts::fake::{el, FakePage};
+    use crate::domain::facts::fake::{signup, FakePage};
 
     /// A sign-up form.
     fn form() -> FakePage {
-        FakePage::new(
-            "https://a.com/signup",
-            [
-                el("1", "inp", "First name"),
-                el("2", "inp", "Last name"),
-                el("3", "chk", "Newsletter"),
-                el("4", "inp", "Password").input("password"),
-            ],
-        )
+        signup([])
     }
 
     fn act(k: ActionKind<'static>, s: &str) -> (ActionKind<'static>, String) {

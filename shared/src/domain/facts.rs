@@ -299,6 +299,18 @@ pub mod fake {
         pub els: Vec<El>,
     }
 
+    /// A sign-up form's fields (a password among them), with `more` after them.
+    pub fn signup(more: impl IntoIterator<Item = El>) -> FakePage {
+        let mut els = vec![
+            el("1", "inp", "First name"),
+            el("2", "inp", "Last name"),
+            el("3", "chk", "Newsletter"),
+            el("4", "inp", "Password").input("password"),
+        ];
+        els.extend(more);
+        FakePage::new("https://a.com/signup", els)
+    }
+
     impl FakePage {
         pub fn new(url: &str, els: impl IntoIterator<Item = El>) -> Self {
             Self {

@@ -210,21 +210,14 @@ fn same_name(now: &str, kept: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::facts::fake::{el, FakePage};
+    use crate::domain::facts::fake::{el, signup, FakePage};
 
     fn form() -> FakePage {
-        FakePage::new(
-            "https://a.com/signup",
-            [
-                el("1", "inp", "First name"),
-                el("2", "inp", "Last name"),
-                el("3", "chk", "Newsletter"),
-                el("4", "inp", "Password").input("password"),
-                el("5", "btn", "Sign up"),
-                el("6", "btn", "Delete my account"),
-                el("7", "link", "Help"),
-            ],
-        )
+        signup([
+            el("5", "btn", "Sign up"),
+            el("6", "btn", "Delete my account"),
+            el("7", "link", "Help"),
+        ])
     }
 
     fn acts(list: &[(ActionKind<'static>, &str)]) -> Vec<(ActionKind<'static>, String)> {

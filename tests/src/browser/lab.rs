@@ -10,21 +10,12 @@ use hyper::body::Bytes;
 use hyper::{Response, StatusCode};
 
 use super::shop::escape;
-use super::site::respond;
+use super::site::{html_page, respond};
 
 pub const HOST: &str = "lab.test";
 
 fn page(title: &str, body: &str) -> Response<Full<Bytes>> {
-    respond(
-        StatusCode::OK,
-        "text/html; charset=utf-8",
-        format!(
-            "<!doctype html><html lang=en><head><meta charset=utf-8><title>{}</title>\
-             <style>body{{font:16px sans-serif;margin:24px}} .tall{{height:1400px}} .hidden{{display:none}}</style>\
-             </head><body>{body}</body></html>",
-            escape(title)
-        ),
-    )
+    html_page(title, ".tall{height:1400px} .hidden{display:none}", body)
 }
 
 /// The value of query parameter `name`.

@@ -7,7 +7,7 @@ use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Method, Response, StatusCode};
 
-use super::site::{redirect, respond, Order, SiteState};
+use super::site::{html_page, redirect, respond, Order, SiteState};
 
 pub const HOST: &str = "shop.test";
 pub const DEFAULT_CART_ITEM: &str = "Camp Stove";
@@ -30,15 +30,10 @@ pub fn escape(text: &str) -> String {
 }
 
 fn page(title: &str, body: &str) -> Response<Full<Bytes>> {
-    respond(
-        StatusCode::OK,
-        "text/html; charset=utf-8",
-        format!(
-            "<!doctype html><html lang=en><head><meta charset=utf-8><title>{}</title>\
-             <style>body{{font:16px sans-serif;margin:24px}} .entry{{height:420px}}</style></head>\
-             <body><nav><a href=\"/\">Home</a> <a href=\"/cart\">Cart</a> <a href=\"/help\">Help</a></nav>{body}</body></html>",
-            escape(title)
-        ),
+    html_page(
+        title,
+        ".entry{height:420px}",
+        &format!("<nav><a href=\"/\">Home</a> <a href=\"/cart\">Cart</a> <a href=\"/help\">Help</a></nav>{body}"),
     )
 }
 

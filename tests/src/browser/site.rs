@@ -121,6 +121,19 @@ pub fn respond(status: StatusCode, kind: &str, body: impl Into<Bytes>) -> Respon
     r
 }
 
+/// A 200 HTML document titled `title` (escaped) with `style` in its head and `body` as given.
+pub fn html_page(title: &str, style: &str, body: &str) -> Response<Full<Bytes>> {
+    respond(
+        StatusCode::OK,
+        "text/html; charset=utf-8",
+        format!(
+            "<!doctype html><html lang=en><head><meta charset=utf-8><title>{}</title>\
+             <style>body{{font:16px sans-serif;margin:24px}} {style}</style></head><body>{body}</body></html>",
+            super::shop::escape(title)
+        ),
+    )
+}
+
 /// A `303 See Other` to `location`.
 pub fn redirect(location: &str) -> Response<Full<Bytes>> {
     let mut r = respond(StatusCode::SEE_OTHER, "text/plain", "");
