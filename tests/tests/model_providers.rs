@@ -37,6 +37,8 @@ enum Dialect {
     Structured,
     /// Refuses `response_format` and `tools` by name (many OpenAI-compatible servers).
     NoSchema,
+    /// A text-only model: refuses image parts as OpenAI does.
+    TextOnly,
 }
 
 /// One request as the server saw it: path and query, the key headers, the body.
@@ -199,6 +201,30 @@ fn answer(dialect: Dialect, seen: &Seen) -> (u16, Value) {
             (
                 200,
                 json!({ "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
+                    "usage": { "prompt_tokens": 90, "completion_tokens": 20 } }),
+            )
+        }
+        Dialect::TextOnly => {
+            let has_image = b["messages"].as_array().is_some_and(|m| {
+                m.iter().any(|x| {
+                    x["content"]
+                        .as_array()
+                        .is_some_and(|p| p.iter().any(|p| p["type"] == "image_url"))
+                })
+            });
+            if has_image {
+                return (
+                    400,
+                    openai_error(
+                        "messages.[1].content.[1].type",
+                        "",
+                        "Invalid content type. image_url is only supported by certain models.",
+                    ),
+                );
+            }
+            (
+                200,
+                json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": ACTION }, "finish_reason": "stop" }],
                     "usage": { "prompt_tokens": 90, "completion_tokens": 20 } }),
             )
         }
@@ -642,4 +668,27 @@ async fn structured_output_is_asked_for_decisions_as_configured_and_dropped_wher
         .await
         .expect("again");
     assert_eq!(p.seen().len(), 4, "not refused a second time");
+}
+
+#[tokio::test]
+async fn a_text_only_model_that_refuses_the_screenshot_gets_the_text_from_then_on() {
+    let p = provider(Dialect::TextOnly).await;
+    let llm = llm(&p, "o3-mini", &[("LLM_VISION", "on")]);
+    let mut messages = prompt();
+    messages[1].images.push("/9j/4AAQSkZJRgABAQAA".into());
+    let soon = || Instant::now() + Duration::from_secs(5);
+    let c = llm
+        .complete(&messages, soon())
+        .await
+        .expect("completion after adapting");
+    assert_eq!(c.content, ACTION);
+    llm.complete(&messages, soon()).await.expect("again");
+    let seen = p.seen();
+    assert_eq!(
+        seen.len(),
+        3,
+        "refused once, then never sent the image again"
+    );
+    assert!(seen[1].body["messages"][1]["content"].is_string());
+    assert!(seen[2].body["messages"][1]["content"].is_string());
 }

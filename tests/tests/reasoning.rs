@@ -864,3 +864,36 @@ async fn on_a_big_page_the_names_around_the_last_click_stay_whole() {
         "each button sits under its product"
     );
 }
+
+#[tokio::test]
+async fn new_elements_stay_marked_after_a_round_that_sent_nothing() {
+    let h = harness().await;
+    h.llm.push([
+        Reply::action("Type the city.", "setValue(1, \"Par\")"),
+        Reply::Content("hmm".into()),
+        Reply::Content("still thinking".into()),
+        Reply::action("Pick Paris.", "click(11)"),
+    ]);
+    let form = vec![
+        field("1", "inp", "To", "", ""),
+        node("2", "btn", "Search flights"),
+    ];
+    let b1 = start("Find a flight to Paris", SHOP, form.clone());
+    let r1 = h.ok(&b1).await;
+    let mut suggested = form;
+    suggested[0] = field("1", "inp", "To", "Par", "");
+    suggested.push(node("11", "option", "Paris"));
+    let r2 = h.ok(&next(&b1, &r1, SHOP, suggested.clone())).await;
+    assert_eq!(
+        r2["status"], "executing",
+        "two refusals end the round: {r2}"
+    );
+    let b3 = next(&b1, &r2, SHOP, suggested);
+    let r3 = h.ok(&b3).await;
+    assert_eq!(r3["action"], "click(11)");
+    assert!(
+        h.llm.user_prompt(3).contains("*[11] option \"Paris\""),
+        "the suggestion is still new to the model: {}",
+        h.llm.user_prompt(3)
+    );
+}

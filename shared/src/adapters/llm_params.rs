@@ -70,6 +70,8 @@ pub struct ModelParams {
     pub cache_control: bool,
     /// Structured output for decisions (dropped when the provider refuses it).
     pub structured: Structured,
+    /// Image parts are sent (dropped when the model refuses them: a text-only model).
+    pub images: bool,
 }
 
 /// The host of a base URL, lowercased.
@@ -163,6 +165,7 @@ pub fn initial(settings: &ParamSettings, base_url: &str, model: &str) -> ModelPa
         cache_key,
         cache_control,
         structured: settings.structured,
+        images: true,
     }
 }
 
@@ -242,6 +245,12 @@ pub fn refused_param(params: &ModelParams, body: &[u8]) -> Option<&'static str> 
         .map(|(_, n)| n)
 }
 
+/// Whether a refusal (a 400/422 body) is about image content: a model that reads text only.
+pub fn refuses_images(body: &[u8]) -> bool {
+    let lower = String::from_utf8_lossy(&body[..body.len().min(4_096)]).to_ascii_lowercase();
+    lower.contains("image")
+}
+
 /// The parameters to retry with after `name` was refused, or `None` when there is nothing
 /// left to change.
 pub fn adapt(params: &ModelParams, name: &str) -> Option<ModelParams> {
@@ -255,6 +264,7 @@ pub fn adapt(params: &ModelParams, name: &str) -> Option<ModelParams> {
         "cache_control" => next.cache_control = false,
         // Without structured output the answer comes as the tagged text the prompt describes.
         "response_format" | "tools" | "tool_choice" => next.structured = Structured::Off,
+        "image_url" => next.images = false,
         _ => return None,
     }
     (next != *params).then_some(next)
@@ -340,6 +350,7 @@ mod tests {
                 cache_key: false,
                 cache_control: false,
                 structured: Structured::Off,
+                images: true,
             }
         );
     }

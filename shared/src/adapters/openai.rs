@@ -83,8 +83,9 @@ fn media_type(b64: &str) -> &'static str {
 }
 
 impl<'a> Messages<'a> {
-    fn new(messages: &'a [ChatMessage], mark: bool) -> Self {
-        if !mark && messages.iter().all(|m| m.images.is_empty()) {
+    fn new(messages: &'a [ChatMessage], mark: bool, images: bool) -> Self {
+        let with_images = images && messages.iter().any(|m| !m.images.is_empty());
+        if !mark && !with_images {
             return Self::Plain(messages);
         }
         Self::Parts(
@@ -94,7 +95,7 @@ impl<'a> Messages<'a> {
                     "system" if mark => serde_json::json!({ "role": "system", "content": [
                         { "type": "text", "text": m.content, "cache_control": { "type": "ephemeral" } }
                     ] }),
-                    _ if !m.images.is_empty() => {
+                    _ if with_images && !m.images.is_empty() => {
                         let mut parts = vec![serde_json::json!({ "type": "text", "text": m.content })];
                         parts.extend(m.images.iter().map(|b64| serde_json::json!({
                             "type": "image_url",
@@ -268,7 +269,7 @@ impl OpenAiLlm {
         let tool = schema.filter(|_| params.structured == Structured::Tool);
         let body = ChatRequest {
             model: &self.cfg.model,
-            messages: Messages::new(messages, params.cache_control),
+            messages: Messages::new(messages, params.cache_control, params.images),
             prompt_cache_key: call.cache_key.filter(|_| params.cache_key),
             response_format: json_schema.map(|s| {
                 serde_json::json!({ "type": "json_schema", "json_schema": { "name": ANSWER_NAME, "strict": true, "schema": s } })
@@ -334,7 +335,16 @@ impl OpenAiLlm {
                     Attempt::Retry(why, after) => return Attempt::Retry(why, after),
                     Attempt::Fatal(r) => r,
                 };
+                let sent_images = params.images && messages.iter().any(|m| !m.images.is_empty());
                 let next = match refusal.status {
+                    // A text-only model refuses the screenshot: sent without it from now on.
+                    Some(400 | 422)
+                        if adapted < MAX_ADAPTATIONS
+                            && sent_images
+                            && llm_params::refuses_images(&refusal.body) =>
+                    {
+                        llm_params::adapt(&params, "image_url").map(|p| ("image_url", p))
+                    }
                     Some(400 | 422) if adapted < MAX_ADAPTATIONS => {
                         llm_params::refused_param(&params, &refusal.body)
                             .and_then(|name| Some((name, llm_params::adapt(&params, name)?)))

@@ -47,7 +47,7 @@ exportToSession("<key>")      keep a note of this task for later tasks in this s
 googleSearch("<query>")       search the web (this site first) when you need outside information
 verifySuccess("<what>")       have the server check that <what> is true on the current page
 
-The page (<page> block): in the browser's default form (form="tree") each line is one interactive element, `[id] role "name" =value (states)`: links, buttons, fields, lists and their options, tabs. Headings, paragraphs, prices and messages are NOT listed, so what the page says may be invisible to you: do not guess it. Other forms send the page as HTML whose elements carry ids; when the HTML had to be shortened, the page's text follows the elements as "| " lines under "-- page text --". An "omitted" attribute says what was left out to fit. A line marked *[id] is an element that is new since the last page (a dialog, suggestions, a message).
+The page (<page> block): in the browser's default form (form="tree") each line is one interactive element, `[id] role "name" =value (states)`: links, buttons, fields, lists and their options, tabs. Headings, paragraphs, prices and messages are NOT listed, so what the page says may be invisible to you: do not guess it. Other forms send the page as HTML whose elements carry ids; when the HTML had to be shortened, the page's text follows the elements as "| " lines under "-- page text --". An "omitted" attribute says what was left out to fit. A line marked *[id] (in HTML, an element with the attribute new) is an element that is new since the last page (a dialog, suggestions, a message).
 
 How the browser extension carries out actions:
 - setValue types the value and leaves the field. press("Enter") never submits a form: submit with the form's button; a search form without one: navigate to its results address when you know the site's pattern.
@@ -255,12 +255,14 @@ fn variable_part(u: &mut String, input: &PromptInput<'_>) {
     }
 }
 
-/// The page's lines of the `new` elements marked `*[id]` (tree lines start with their id).
+/// The page with its `new` elements marked: a line `[id] …` becomes `*[id] …` (tree and
+/// element-list forms), an HTML element `id="…"` gets the attribute `new` (its first
+/// occurrence: the element's own tag, since text never holds a `<`).
 fn mark_new<'t>(text: &'t str, new: &[String]) -> std::borrow::Cow<'t, str> {
     if new.is_empty() {
         return text.into();
     }
-    let mut out = String::with_capacity(text.len() + new.len());
+    let mut out = String::with_capacity(text.len() + 5 * new.len());
     for line in text.split_inclusive('\n') {
         let id = line
             .strip_prefix('[')
@@ -270,6 +272,12 @@ fn mark_new<'t>(text: &'t str, new: &[String]) -> std::borrow::Cow<'t, str> {
             out.push('*');
         }
         out.push_str(line);
+    }
+    for id in new {
+        let attr = format!(" id=\"{id}\"");
+        if let Some(at) = out.find(&attr) {
+            out.insert_str(at + attr.len(), " new");
+        }
     }
     out.into()
 }
@@ -358,4 +366,26 @@ pub fn correction(answer: &str, problem: &str) -> [ChatMessage; 2] {
             "That answer cannot be executed: {problem}. Answer again in the required format with one valid action that uses an element id from the current page."
         )),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mark_new;
+
+    #[test]
+    fn new_elements_are_marked_in_lines_and_in_html() {
+        let new = vec!["11".to_owned(), "b2".to_owned()];
+        let tree = "[10] option \"Parma\"\n[11] option \"Paris\"\n[110] link \"x\"";
+        assert_eq!(
+            mark_new(tree, &new),
+            "[10] option \"Parma\"\n*[11] option \"Paris\"\n[110] link \"x\""
+        );
+        let html =
+            "<ul><li id=\"1\">a</li><li id=\"11\">Paris</li></ul><button id=\"b2\">Go</button>";
+        assert_eq!(
+            mark_new(html, &new),
+            "<ul><li id=\"1\">a</li><li id=\"11\" new>Paris</li></ul><button id=\"b2\" new>Go</button>"
+        );
+        assert_eq!(mark_new(tree, &[]), tree);
+    }
 }

@@ -123,7 +123,9 @@ fn note_new_elements(step: &mut StepContext, req: &InteractRequest, built: &Buil
     };
     let now = marks::of(&view);
     step.page.new_ids = marks::new_ids(&view, &marks::decode(&step.task.page_marks));
-    step.task.page_marks = marks::encode(&now);
+    // Kept with the task once this request answers with a browser action (see `finish_step`):
+    // after a SERVER round the next request still compares with the page before.
+    step.page.marks = marks::encode(&now);
 }
 
 /// The plan and the correction brought in line with the decision.
@@ -131,6 +133,9 @@ pub fn finish_step(step: &mut StepContext, now: chrono::DateTime<chrono::Utc>) {
     let Some(mut decision) = step.decision.take() else {
         return;
     };
+    if decision.kind == StepKind::Dom {
+        step.task.page_marks = std::mem::take(&mut step.page.marks);
+    }
     let plan = step
         .task
         .plan

@@ -231,6 +231,10 @@ pub struct PageDigest {
     /// Elements new since the task's last page (marked in the prompt; set by the rules).
     #[serde(default)]
     pub new_ids: Vec<String>,
+    /// This page's element hashes, kept with the task when the step answers with a browser
+    /// action ([`crate::domain::marks`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub marks: String,
 }
 
 /// What the step cost: written by every model call and the budget's reservation, kept with the

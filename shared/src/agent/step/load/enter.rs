@@ -119,6 +119,7 @@ pub async fn enter(
             summary: built.page.summary(req.page_title.as_deref()),
             form: built.rendered.form.to_owned(),
             new_ids: Vec::new(),
+            marks: String::new(),
         },
         started_at: now,
         verification: None,
