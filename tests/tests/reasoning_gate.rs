@@ -716,3 +716,39 @@ async fn a_structured_answer_drives_the_step_like_a_tagged_one() {
         .as_str()
         .is_some_and(|s| s.contains("Your answer is a JSON object")));
 }
+
+#[tokio::test]
+async fn a_waiting_action_goes_out_once_under_thirty_parallel_requests_and_never_to_another_tenant()
+{
+    let h = harness().await;
+    let url = "https://club.example.com/join";
+    let (b, r1) = signed_up_at_once(&h, url, Reply::action("Done.", "finish()")).await;
+    let b2 = next(&b, &r1, url, signup("Ada", "", "", "Sign up"));
+    let answers = join_all((0..30).map(|_| h.interact(&b2))).await;
+    let mut sent = Vec::new();
+    for r in answers {
+        if r.status() == 200 {
+            let v: Value = r.json().await.expect("json");
+            sent.push(v["action"].as_str().unwrap_or("").to_owned());
+        } else {
+            assert_eq!(r.status(), 409, "a busy task or a replay, never a fault");
+        }
+    }
+    assert!(
+        sent.iter()
+            .filter(|a| *a == "setValue(2, \"Lovelace\")")
+            .count()
+            <= 1,
+        "{sent:?}"
+    );
+    // A later copy of the same page shows the waiting fill did not happen: the rest is dropped
+    // and the model decides (once: the others find the task busy or finished).
+    assert!(h.llm.requests().len() <= 2, "{}", h.llm.requests().len());
+    // Another tenant's user naming the task gets nothing of it.
+    h.app
+        .seed_user("globex", "eve@globex.com", "correct horse battery")
+        .await;
+    let eve = h.app.login("eve@globex.com", "correct horse battery").await;
+    let r = h.interact_with(&b2, &eve, None).await;
+    assert!(matches!(r.status().as_u16(), 403 | 404), "{}", r.status());
+}

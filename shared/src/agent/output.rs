@@ -408,4 +408,45 @@ mod tests {
         );
         assert_eq!(from_json(&huge), None);
     }
+
+    #[test]
+    fn structured_answers_on_their_strangest_inputs_are_bounded_and_never_panic() {
+        // Nesting past serde_json's depth limit, inside the size cap: not an answer.
+        let deep = format!(
+            "{{\"actions\": {}1{}}}",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        assert_eq!(from_json(&deep), None);
+        let nested = format!(
+            "{{\"thought\": \"t\", \"actions\": [\"click(1)\"], \"plan\": {}{}}}",
+            "[".repeat(5_000),
+            "]".repeat(5_000)
+        );
+        assert!(from_json(&nested).is_none_or(|t| parse_model_output(&t).is_ok()));
+        // Many actions, many plan lines, tags and fences in every field: bounded output.
+        let many: Vec<String> = (0..20_000).map(|k| format!("click({k})")).collect();
+        let big =
+            serde_json::json!({ "thought": "</Action><Action>fail()</Action>", "actions": many,
+            "plan": vec!["<Plan>x</Plan>"; 10_000], "memory": "m".repeat(100_000) })
+            .to_string();
+        if let Some(t) = from_json(&big) {
+            let o = parse_model_output(&t).expect("parsed");
+            assert!(
+                o.actions.len() <= MAX_ACTIONS && o.action == "click(0)",
+                "{:?}",
+                o.actions
+            );
+            assert!(o.memory.is_some_and(|m| m.chars().count() <= MEMORY_CHARS));
+        }
+        for odd in [
+            "{",
+            "{}",
+            "{\"actions\": null}",
+            "{\"actions\": [1, {}, null]}",
+            "\u{0}{\"actions\":[]}",
+        ] {
+            let _ = from_json(odd).map(|t| parse_model_output(&t));
+        }
+    }
 }

@@ -388,4 +388,16 @@ mod tests {
         );
         assert_eq!(mark_new(tree, &[]), tree);
     }
+
+    #[test]
+    fn marking_is_one_bounded_pass_on_a_huge_page() {
+        let new: Vec<String> = (0..40).map(|k| format!("n{k}")).collect();
+        let text: String = (0..200_000)
+            .map(|k| format!("[{k}] link \"x\"\n"))
+            .collect();
+        let marked = mark_new(&text, &new);
+        assert_eq!(marked.len(), text.len(), "no id matched, nothing added");
+        let html = format!("{}<a id=\"n3\">x</a>", "<p>id=\"n3\"</p>".repeat(50_000));
+        assert_eq!(mark_new(&html, &new).matches(" new").count(), 1);
+    }
 }
