@@ -158,28 +158,24 @@ fn param_settings(get: &impl Fn(&str) -> Option<String>) -> Result<ParamSettings
             ))
         }
     };
-    let prompt_cache = match get("LLM_PROMPT_CACHE").as_deref() {
-        None | Some("auto") => Choice::Auto,
-        Some("on") => Choice::Value(true),
-        Some("off") => Choice::Omit,
-        Some(_) => {
-            return Err(ConfigError::Invalid(
-                "LLM_PROMPT_CACHE",
-                "must be auto, on or off".into(),
-            ))
-        }
-    };
-    let structured = match get("LLM_STRUCTURED_OUTPUT").as_deref() {
-        None | Some("off") => Structured::Off,
-        Some("json_schema") => Structured::JsonSchema,
-        Some("tool") => Structured::Tool,
-        Some(_) => {
-            return Err(ConfigError::Invalid(
-                "LLM_STRUCTURED_OUTPUT",
-                "must be off, json_schema or tool".into(),
-            ))
-        }
-    };
+    let prompt_cache = one_of(
+        get,
+        "LLM_PROMPT_CACHE",
+        &[
+            ("auto", Choice::Auto),
+            ("on", Choice::Value(true)),
+            ("off", Choice::Omit),
+        ],
+    )?;
+    let structured = one_of(
+        get,
+        "LLM_STRUCTURED_OUTPUT",
+        &[
+            ("off", Structured::Off),
+            ("json_schema", Structured::JsonSchema),
+            ("tool", Structured::Tool),
+        ],
+    )?;
     Ok(ParamSettings {
         token_param,
         temperature,
@@ -187,6 +183,27 @@ fn param_settings(get: &impl Fn(&str) -> Option<String>) -> Result<ParamSettings
         prompt_cache,
         structured,
     })
+}
+
+/// The value of the variable `name` among `options` (the first when unset), or an error that
+/// lists them.
+fn one_of<T: Clone>(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    options: &[(&str, T)],
+) -> Result<T, ConfigError> {
+    let Some(raw) = get(name) else {
+        return Ok(options[0].1.clone());
+    };
+    if let Some((_, v)) = options.iter().find(|(k, _)| *k == raw) {
+        return Ok(v.clone());
+    }
+    let names: Vec<&str> = options.iter().map(|(k, _)| *k).collect();
+    let (last, rest) = names.split_last().unwrap_or((&"", &[]));
+    Err(ConfigError::Invalid(
+        name,
+        format!("must be {} or {last}", rest.join(", ")),
+    ))
 }
 
 impl AgentConfig {
@@ -227,17 +244,12 @@ impl AgentConfig {
                 } else {
                     800
                 };
-                let vision = match get("LLM_VISION").as_deref() {
-                    None | Some("auto") => is_vision_model(&model),
-                    Some("on") => true,
-                    Some("off") => false,
-                    Some(_) => {
-                        return Err(ConfigError::Invalid(
-                            "LLM_VISION",
-                            "must be auto, on or off".into(),
-                        ))
-                    }
-                };
+                let vision = one_of(
+                    &get,
+                    "LLM_VISION",
+                    &[("auto", None), ("on", Some(true)), ("off", Some(false))],
+                )?
+                .unwrap_or_else(|| is_vision_model(&model));
                 Some(LlmConfig {
                     params: param_settings(&get)?,
                     api_key_header,
@@ -303,16 +315,7 @@ impl AgentConfig {
             search: SearchConfig::from_lookup(&get)?,
             orchestrator: Orchestrator::from_lookup(&get)?,
             state_report: get("STATE_SIZE_REPORT").map(Into::into),
-            chained_actions: match get("CHAINED_ACTIONS").as_deref() {
-                None | Some("off") => false,
-                Some("on") => true,
-                Some(_) => {
-                    return Err(ConfigError::Invalid(
-                        "CHAINED_ACTIONS",
-                        "must be on or off".into(),
-                    ))
-                }
-            },
+            chained_actions: one_of(&get, "CHAINED_ACTIONS", &[("off", false), ("on", true)])?,
             max_steps: parse_num(&get, "MAX_TASK_STEPS", 50, 1, 1_000)?,
             step_deadline_ms: parse_num(&get, "STEP_DEADLINE_MS", 25_000, 1_000, 900_000)?,
             rate_per_user: parse_num(&get, "INTERACT_RATE_PER_USER", 30, 1, 100_000)?,
@@ -351,5 +354,27 @@ impl AgentConfig {
                 p
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_of;
+
+    #[test]
+    fn a_choice_is_read_among_its_options_and_an_unknown_one_is_named() {
+        fn env(v: Option<&'static str>) -> impl Fn(&str) -> Option<String> {
+            move |_| v.map(str::to_owned)
+        }
+        let opts = [("off", 0), ("json_schema", 1), ("tool", 2)];
+        assert_eq!(one_of(&env(None), "X", &opts).ok(), Some(0));
+        assert_eq!(one_of(&env(Some("tool")), "X", &opts).ok(), Some(2));
+        let e = one_of(&env(Some("maybe")), "LLM_STRUCTURED_OUTPUT", &opts)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.contains("LLM_STRUCTURED_OUTPUT") && e.contains("must be off, json_schema or tool"),
+            "{e}"
+        );
     }
 }
