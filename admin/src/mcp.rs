@@ -18,7 +18,8 @@ pub enum McpCmd {
         /// The server's Streamable HTTP endpoint, e.g. https://mcp.example.com/mcp.
         #[arg(long)]
         url: String,
-        /// Where the credential is: env:AGENT_MCP_SECRET_<NAME> or secretsmanager:<id>.
+        /// Where the credential is: env:AGENT_MCP_SECRET_<NAME> or secretsmanager:<id> (a secret
+        /// named browser-agent/mcp/..., by name or ARN).
         #[arg(long = "auth-secret")]
         auth_secret: Option<String>,
         /// The header it goes in (default Authorization, as a bearer token).

@@ -10,17 +10,22 @@ use crate::adapters::not_linked::NotLinked;
 use crate::adapters::openai::OpenAiLlm;
 use crate::adapters::runner::runner_for;
 use crate::adapters::s3::{Endpoint, S3Client};
+use crate::adapters::secrets_manager::SecretsManager;
 use crate::adapters::snapshots::S3SnapshotStore;
 use crate::adapters::tavily::TavilySearch;
 use crate::adapters::workspace::WorkspaceOpener;
 use crate::adapters::TableStore;
 use crate::auth::{PasswordHasher, TokenService};
 use crate::clock::{Clock, SystemClock};
-use crate::config::{AwsStoreConfig, Config, ConfigError, StoreConfig};
+use crate::config::{
+    secret_references, AwsStoreConfig, Config, ConfigError, KeyRefresh, LlmConfig, LoadedSecrets,
+    Rereads, RotatingKey, StoreConfig,
+};
 use crate::ports::knowledge::Knowledge;
 use crate::ports::llm::Llm;
 use crate::ports::mcp::McpClient;
 use crate::ports::runner::CommandRunner;
+use crate::ports::secrets::SecretSource;
 use crate::ports::web_search::WebSearch;
 use crate::ports::{SnapshotStore, Store, StoreError};
 use crate::realtime::{PusherRealtime, Realtime};
@@ -83,7 +88,52 @@ impl AppContext {
     /// A function's context: from the environment, with the adapters `links` names. A
     /// function that does not name one (its factory is `not_linked`) does not link it.
     pub async fn for_function(links: Links) -> Result<Self, StartupError> {
-        Self::build(Config::from_env()?, links).await
+        Self::from_environment(|k| std::env::var(k).ok(), links).await
+    }
+
+    /// A function's context from the variables `env` gives: the secrets named by ARN are
+    /// read from Secrets Manager first (one concurrent round at cold start, kept for the
+    /// container's life; the token key is read again when a signature does not match it).
+    pub async fn from_environment(
+        env: impl Fn(&str) -> Option<String>,
+        links: Links,
+    ) -> Result<Self, StartupError> {
+        let mut refs = secret_references(&env)?;
+        // A function that checks no tokens is not granted the signing key: it is not read.
+        refs.retain(|r| links.tokens || r.setting != "JWT_SECRET");
+        let source: Option<Arc<dyn SecretSource>> = match refs.is_empty() {
+            true => None,
+            false => Some(Arc::new(
+                SecretsManager::new(
+                    env("AWS_REGION").as_deref(),
+                    env("AWS_ENDPOINT_URL").as_deref(),
+                )
+                .await,
+            )),
+        };
+        let loaded = match &source {
+            Some(source) => LoadedSecrets::load(refs, source.as_ref()).await?,
+            None => LoadedSecrets::default(),
+        };
+        let config = Config::from_lookup(loaded.over(&env))?;
+        if links.tokens {
+            config.require_token_key()?;
+        }
+        let mut ctx = Self::build(config, links).await?;
+        let Some(source) = source else {
+            return Ok(ctx);
+        };
+        let rereads = Rereads::every(ctx.config.secret_max_age);
+        if let Some(id) = loaded.id_of("JWT_SECRET") {
+            let refresh = KeyRefresh::new(source.clone(), id.to_owned(), rereads);
+            ctx.tokens.set_refresh(refresh);
+        }
+        if let (Some(id), Some(llm)) = (loaded.id_of("LLM_API_KEY"), &ctx.config.agent.llm) {
+            let refresh = KeyRefresh::new(source, id.to_owned(), rereads);
+            let key = Arc::new(RotatingKey::rotating(llm.api_key.clone(), refresh));
+            (ctx.llm, ctx.verifier) = models(&ctx.config, Some(key));
+        }
+        Ok(ctx)
     }
 
     async fn build(config: Config, links: Links) -> Result<Self, StartupError> {
@@ -104,19 +154,7 @@ impl AppContext {
         tools: ToolsFactory,
     ) -> Self {
         let tokens = TokenService::new(&config.jwt);
-        let llm = config
-            .agent
-            .llm
-            .clone()
-            .map(|c| Arc::new(OpenAiLlm::new(c)) as Arc<dyn Llm>);
-        let verifier = match (&config.agent.llm, &config.agent.verify_model) {
-            (Some(c), Some(model)) if *model != c.model => {
-                let mut c = c.clone();
-                c.model = model.clone();
-                Some(Arc::new(OpenAiLlm::new(c)) as Arc<dyn Llm>)
-            }
-            _ => llm.clone(),
-        };
+        let (llm, verifier) = models(&config, None);
         let knowledge = config.agent.knowledge.as_ref().map(|k| {
             Arc::new(HttpKnowledge::new(
                 k.base_url.clone(),
@@ -168,6 +206,32 @@ impl AppContext {
             mcp,
         }
     }
+}
+
+/// A context's model adapter, `None` when no model is configured.
+type Model = Option<Arc<dyn Llm>>;
+
+/// The model and the verifier's model (`LLM_VERIFY_MODEL`; the main model when unset),
+/// sending `key` when it is read from Secrets Manager (both take a rotation together).
+fn models(config: &Config, key: Option<Arc<RotatingKey>>) -> (Model, Model) {
+    let adapter = |c: LlmConfig| {
+        let llm = OpenAiLlm::new(c);
+        let llm = match &key {
+            Some(key) => llm.with_key(key.clone()),
+            None => llm,
+        };
+        Arc::new(llm) as Arc<dyn Llm>
+    };
+    let llm = config.agent.llm.clone().map(adapter);
+    let verifier = match (&config.agent.llm, &config.agent.verify_model) {
+        (Some(c), Some(model)) if *model != c.model => {
+            let mut c = c.clone();
+            c.model = model.clone();
+            Some(adapter(c))
+        }
+        _ => llm.clone(),
+    };
+    (llm, verifier)
 }
 
 /// The agent tools' adapters that bring large dependencies (the MCP SDK, the Lambda client).
@@ -254,11 +318,14 @@ impl Objects {
     }
 }
 
-/// Which adapters with large dependencies a binary builds.
+/// Which adapters with large dependencies a binary builds, and whether it checks tokens.
 #[derive(Clone, Copy)]
 pub struct Links {
     pub tools: ToolsFactory,
     pub objects: ObjectsFactory,
+    /// Whether the function signs or checks access tokens (every HTTP route): it then needs
+    /// the signing key to start.
+    pub tokens: bool,
 }
 
 impl Links {
@@ -266,17 +333,29 @@ impl Links {
     pub const ALL: Self = Self {
         tools: ToolAdapters::linked,
         objects: Objects::linked,
+        tokens: true,
     };
     /// Objects but not the agent tools' adapters (most functions).
     pub const OBJECTS: Self = Self {
         tools: ToolAdapters::not_linked,
         objects: Objects::linked,
+        tokens: true,
     };
     /// The table alone (functions that read and write only the table).
     pub const TABLE: Self = Self {
         tools: ToolAdapters::not_linked,
         objects: Objects::not_linked,
+        tokens: true,
     };
+
+    /// The same adapters for a function that neither signs nor checks tokens (the command
+    /// runner, the Step Functions phase): it starts without the signing key.
+    pub const fn without_tokens(self) -> Self {
+        Self {
+            tokens: false,
+            ..self
+        }
+    }
 }
 
 /// Opens the stores a configuration names, with every adapter.

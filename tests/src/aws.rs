@@ -90,3 +90,36 @@ pub fn process_env(cfg: &AwsStoreConfig) -> Vec<(String, String)> {
     .map(|(k, v)| (k.to_owned(), v))
     .collect()
 }
+
+/// Creates the secret `name` holding `value` on the local server, or gives it `value` as its
+/// new current version (a rotation); returns its ARN.
+pub async fn put_secret(name: &str, value: &str) -> String {
+    let creds = Credentials::new(ACCESS_KEY, SECRET_KEY, None, None, "tests");
+    let conf = aws_sdk_secretsmanager::Config::builder()
+        .behavior_version(aws_sdk_secretsmanager::config::BehaviorVersion::latest())
+        .region(Region::new(REGION))
+        .credentials_provider(creds)
+        .http_client(shared::adapters::aws::https_client())
+        .endpoint_url(endpoint())
+        .build();
+    let client = aws_sdk_secretsmanager::Client::from_conf(conf);
+    match client
+        .create_secret()
+        .name(name)
+        .secret_string(value)
+        .send()
+        .await
+    {
+        Ok(out) => out.arn.expect("arn"),
+        Err(_) => {
+            let out = client
+                .put_secret_value()
+                .secret_id(name)
+                .secret_string(value)
+                .send()
+                .await
+                .expect("put secret value");
+            out.arn.expect("arn")
+        }
+    }
+}

@@ -355,6 +355,41 @@ impl TestApp {
 }
 
 /// The API Gateway v2 event for a request, as API Gateway would send it to a function.
+/// An API Gateway event of `GET /api/v1/auth/session` with `token` as the bearer.
+pub fn session_event(token: &str) -> serde_json::Value {
+    let bearer = format!("Bearer {token}");
+    apigw_event(
+        "GET",
+        "/api/v1/auth/session",
+        &[("authorization", &bearer)],
+        "",
+    )
+}
+
+/// Ada's sign-in, of tenant Acme (see [`provision_ada`]).
+pub const ADA: (&str, &str) = ("ada@acme.com", "s3cret-password");
+
+/// Creates tenant `acme` ("Acme") and its member Ada ([`ADA`]) in `store`.
+pub async fn provision_ada(store: &dyn shared::ports::Store, now: chrono::DateTime<chrono::Utc>) {
+    shared::provisioning::create_tenant(store, Some("acme"), "Acme", now)
+        .await
+        .expect("tenant");
+    shared::provisioning::create_user(
+        store,
+        &shared::auth::PasswordHasher::new(),
+        shared::provisioning::NewUser {
+            tenant_id: "acme",
+            email: ADA.0,
+            name: "Ada",
+            password: ADA.1,
+            role: shared::domain::Role::Member,
+        },
+        now,
+    )
+    .await
+    .expect("user");
+}
+
 pub fn apigw_event(
     method: &str,
     path: &str,

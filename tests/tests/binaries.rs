@@ -334,24 +334,7 @@ async fn function_binaries_answer_api_gateway_events_through_the_runtime_api() {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let store =
             shared::adapters::TableStore::embedded(dir.path(), clock.clone()).expect("store");
-        shared::provisioning::create_tenant(&store, Some("acme"), "Acme", clock.now())
-            .await
-            .expect("tenant");
-        let hasher = shared::auth::PasswordHasher::new();
-        shared::provisioning::create_user(
-            &store,
-            &hasher,
-            shared::provisioning::NewUser {
-                tenant_id: "acme",
-                email: "ada@acme.com",
-                name: "Ada",
-                password: "s3cret-password",
-                role: shared::domain::Role::Member,
-            },
-            clock.now(),
-        )
-        .await
-        .expect("user");
+        api_tests::provision_ada(&store, clock.now()).await;
     }
     let spawn = |bin: &str, rt: &RuntimeApi| {
         command(bin)
@@ -396,13 +379,7 @@ async fn function_binaries_answer_api_gateway_events_through_the_runtime_api() {
 
     let mut rt2 = RuntimeApi::start().await;
     let _session_fn = spawn("auth-session", &rt2);
-    let bearer = format!("Bearer {token}");
-    let ev = apigw_event(
-        "GET",
-        "/api/v1/auth/session",
-        &[("authorization", &bearer)],
-        "",
-    );
+    let ev = api_tests::session_event(&token);
     let (outcome, _) = rt2
         .invoke(&ev, Duration::from_secs(30))
         .await

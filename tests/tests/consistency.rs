@@ -392,3 +392,52 @@ fn functions_link_only_what_they_serve() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// No secret's value is in the template or in a function's configuration: each secret setting
+/// is given only as `<NAME>_ARN` (the secret's name or ARN), read with the function's role.
+#[test]
+fn the_template_gives_secrets_by_name_never_by_value() {
+    let text = std::fs::read_to_string(root().join("template.yaml")).expect("template.yaml");
+    assert!(
+        !text.contains("{{resolve:secretsmanager"),
+        "a dynamic reference writes the value into the function's configuration"
+    );
+    for (setting, by_arn) in shared::config::SECRET_SETTINGS {
+        let as_value = format!(" {setting}:");
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.trim_start().starts_with(&as_value[1..])),
+            "template.yaml sets {setting} itself; give {by_arn} instead"
+        );
+    }
+}
+
+/// Every `${Name}` in the step's state machine definition is substituted by the template
+/// (DefinitionSubstitutions) and by the in-process executor alike.
+#[test]
+fn the_state_machine_substitutions_agree_with_the_template_and_the_executor() {
+    let definition = shared::agent::step::flow::DEFINITION;
+    let named: BTreeSet<&str> = definition
+        .split("${")
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+        .collect();
+    assert!(named.contains("Partition"), "{named:?}");
+    let local: BTreeSet<&str> = shared::agent::step::flow::LOCAL_SUBSTITUTIONS
+        .iter()
+        .map(|(k, _)| *k)
+        .collect();
+    assert_eq!(named, local, "the in-process executor's substitutions");
+    let text = std::fs::read_to_string(root().join("template.yaml")).expect("template.yaml");
+    let block = text
+        .split("DefinitionSubstitutions:\n")
+        .nth(1)
+        .expect("the state machine's DefinitionSubstitutions");
+    let given: BTreeSet<&str> = block
+        .lines()
+        .take_while(|l| l.starts_with("        "))
+        .filter_map(|l| l.trim().split_once(':').map(|(k, _)| k))
+        .collect();
+    assert_eq!(named, given, "the template's DefinitionSubstitutions");
+}

@@ -234,7 +234,8 @@ fn base_input(extra: &Value) -> Value {
 }
 
 async fn in_process(s: &Scenario) -> Vec<String> {
-    let machine = Machine::parse(DEFINITION, &[("PhaseFunctionArn", "phase")]).expect("definition");
+    let machine = Machine::parse(DEFINITION, shared::agent::step::flow::LOCAL_SUBSTITUTIONS)
+        .expect("definition");
     let runner = Scripted {
         script: s.script.iter().cloned().collect(),
         visits: Mutex::default(),

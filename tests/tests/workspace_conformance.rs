@@ -138,3 +138,34 @@ async fn thirty_parallel_reads_of_a_large_s3_file_are_each_refused() {
     let whole = ws.read(&big, 4 << 20).await.expect("read");
     assert_eq!(whole.bytes.len(), 2 << 20);
 }
+
+/// The status route's storage check reads one fixed key outside every tenant's prefix (a HEAD
+/// needs s3:GetObject on that key alone), writing it empty the first time; a bucket that is
+/// not there is reported by its code.
+#[tokio::test]
+async fn the_s3_storage_check_heads_one_fixed_key_and_lists_nothing() {
+    let cfg = aws::fresh_resources().await;
+    let (_, client) = aws::clients();
+    let ws = S3Workspace::new(
+        client.clone(),
+        cfg.bucket.clone(),
+        "workspaces/acme/ws1".into(),
+    );
+    assert_eq!(ws.check().await, Ok(()));
+    client
+        .head_object(&cfg.bucket, shared::adapters::workspace::S3_CHECK_KEY)
+        .await
+        .expect("the check's key is there");
+    // Read again, not written: a second write would be refused (412, only where no object is).
+    assert_eq!(ws.check().await, Ok(()));
+    let page = client
+        .list_objects_v2(&cfg.bucket, &shared::adapters::s3::List::default())
+        .await
+        .expect("list");
+    let keys: Vec<&str> = page.contents.iter().map(|o| o.key.as_str()).collect();
+    assert_eq!(keys, ["health/workspace-check"]);
+
+    let gone = S3Workspace::new(client, format!("{}-missing", cfg.bucket), "w".into());
+    let err = gone.check().await.expect_err("no bucket");
+    assert!(err.contains("NoSuchBucket"), "{err}");
+}

@@ -10,7 +10,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     // Commands run as this process's user: keep its memory and environment from them, and
     // adopt whatever they leave behind so it can be killed after each run.
     agent_exec::harden();
-    let ctx = shared::runtime::context("agent-exec", Links::OBJECTS).await?;
+    let ctx = shared::runtime::context("agent-exec", Links::OBJECTS.without_tokens()).await?;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
         agent_exec::handle(ctx, event)
     }))

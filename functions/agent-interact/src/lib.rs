@@ -82,7 +82,7 @@ fn read_body(req: &Request, kept: bool, hashed: bool) -> Result<Read, Error> {
 
 async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     // The signature is checked here; the account is checked with the step's first reads.
-    let principal = verify_bearer(ctx, req.headers())?;
+    let principal = verify_bearer(ctx, req.headers()).await?;
     let idempotency_key = idempotency_key(&req)?;
     let request_id = http::request_id(&req);
     let kept = !matches!(ctx.config.agent.orchestrator, Orchestrator::InProcess);

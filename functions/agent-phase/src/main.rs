@@ -7,7 +7,7 @@ use shared::context::Links;
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     shared::telemetry::init_lambda_logs();
-    let ctx = shared::runtime::context("agent-phase", Links::OBJECTS).await?;
+    let ctx = shared::runtime::context("agent-phase", Links::OBJECTS.without_tokens()).await?;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
         agent_phase::handle(ctx, event)
     }))

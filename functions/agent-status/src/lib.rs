@@ -22,7 +22,7 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let mut p = verify_bearer(ctx, req.headers())?;
+    let mut p = verify_bearer(ctx, req.headers()).await?;
     let enabled = ctx.config.tools.enabled;
     let parts = match check_account(ctx, &mut p).await {
         Ok(_) if !enabled => Vec::new(),

@@ -117,7 +117,7 @@ async fn login(ctx: &AppContext, req: Request) -> Result<Response, Error> {
             user.tenant_id, user.id
         ))
     })?;
-    let issued = ctx.tokens.issue(&user, now)?;
+    let issued = ctx.tokens.issue_current(&user, now).await?;
     tracing::info!(tenant = %tenant.id, user = %user.id, "login succeeded");
     Ok(http::json(
         StatusCode::OK,

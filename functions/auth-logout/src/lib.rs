@@ -20,7 +20,7 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn logout(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let principal = verify_bearer(ctx, req.headers())?;
+    let principal = verify_bearer(ctx, req.headers()).await?;
     let revoked_now = ctx
         .store
         .revoke(&principal.tenant_id, &principal.jti, principal.expires_at)

@@ -21,7 +21,7 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn session(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let mut principal = verify_bearer(ctx, req.headers())?;
+    let mut principal = verify_bearer(ctx, req.headers()).await?;
     let tenant_id = principal.tenant_id.clone();
     let (user, tenant) = tokio::join!(
         check_account(ctx, &mut principal),

@@ -17,6 +17,7 @@ pub mod openai;
 pub mod runner;
 pub mod s3;
 pub mod s3_list;
+pub mod secrets_manager;
 pub mod snapshots;
 #[cfg(feature = "embedded")]
 pub mod sqlite;

@@ -2,9 +2,10 @@
 //! 429/5xx/connection failures with backoff, never past the caller's deadline; collects token
 //! usage and never logs the key or the prompt. It sends the parameters the endpoint takes
 //! (`llm_params`), and when a 400 names one it refused, resends at once without it and keeps
-//! the adapted set for the model's later calls.
+//! the adapted set for the model's later calls. A key read from Secrets Manager is read again
+//! on a 401 (at most once a minute), so a rotated key takes effect without a deploy.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -12,13 +13,16 @@ use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
 
 use super::llm_params::{self, ModelParams, Structured, TokenParam};
-use crate::config::LlmConfig;
+use crate::config::{LlmConfig, RotatingKey};
 use crate::ports::llm::{Call, ChatMessage, Completion, Llm, LlmError};
 use crate::upstream::{exchange_or_refusal, with_retries, Attempt, GaveUp, LazyClient};
 
 /// Any OpenAI-compatible `/chat/completions` endpoint.
 pub struct OpenAiLlm {
     cfg: LlmConfig,
+    /// The key sent: `cfg.api_key`, or one read again from Secrets Manager (shared with the
+    /// verifier's model).
+    key: Arc<RotatingKey>,
     // Built on first use: functions that never call the model pay nothing at cold start.
     client: LazyClient,
     /// What this model takes, adapted from refusals for the life of the process.
@@ -224,10 +228,17 @@ impl OpenAiLlm {
     pub fn new(cfg: LlmConfig) -> Self {
         let params = llm_params::initial(&cfg.params, &cfg.base_url, &cfg.model);
         Self {
+            key: Arc::new(RotatingKey::fixed(cfg.api_key.clone())),
             cfg,
             client: LazyClient::new(Duration::from_secs(5)),
             params: Mutex::new(params),
         }
+    }
+
+    /// Sends `key` (read again when stale, and on a 401) instead of the configured one.
+    pub fn with_key(mut self, key: Arc<RotatingKey>) -> Self {
+        self.key = key;
+        self
     }
 
     fn current_params(&self) -> ModelParams {
@@ -291,7 +302,8 @@ impl OpenAiLlm {
         if let Some(v) = &self.cfg.api_version {
             req = req.query(&[("api-version", v)]);
         }
-        let key = self.cfg.api_key.expose_secret();
+        let key = self.key.current();
+        let key = key.expose_secret();
         if !self.cfg.api_key_header {
             return req.bearer_auth(key);
         }
@@ -313,12 +325,14 @@ impl OpenAiLlm {
         timeout: Duration,
     ) -> Attempt<Completion, LlmError> {
         let started = Instant::now();
+        self.key.refresh_if_stale().await;
         let mut params = self.current_params();
         let mut adapted = 0;
         let mut cap = self.cfg.max_tokens;
         // The tokens of an answer cut short and asked again.
         let mut spent = (0, 0);
         let mut asked_again = false;
+        let mut key_reread = false;
         loop {
             let body = loop {
                 let left = timeout.saturating_sub(started.elapsed());
@@ -335,6 +349,12 @@ impl OpenAiLlm {
                     Attempt::Retry(why, after) => return Attempt::Retry(why, after),
                     Attempt::Fatal(r) => r,
                 };
+                if refusal.status == Some(401) && !key_reread {
+                    key_reread = true;
+                    if self.key.reread_after_refusal().await {
+                        continue;
+                    }
+                }
                 let sent_images = params.images && messages.iter().any(|m| !m.images.is_empty());
                 let next = match refusal.status {
                     // A text-only model refuses the screenshot: sent without it from now on.
@@ -481,5 +501,96 @@ mod tests {
         assert_eq!(without_thinking(&huge), "");
         let parts = serde_json::json!([{ "type": "thinking", "text": "no" }, { "type": "text", "text": answer }, 7, null]);
         assert_eq!(text_of(Some(parts)), answer);
+    }
+
+    fn answer(status: &str, body: &str) -> &'static str {
+        let text = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        Box::leak(text.into_boxed_str())
+    }
+
+    fn model_at(url: &str) -> OpenAiLlm {
+        let env = |k: &str| match k {
+            "LLM_API_KEY" => Some("sk-old".to_owned()),
+            "LLM_BASE_URL" => Some(url.to_owned()),
+            "LLM_MODEL" => Some("gpt-4o-mini".to_owned()),
+            "LLM_MAX_RETRIES" => Some("0".to_owned()),
+            _ => None,
+        };
+        let cfg = crate::config::AgentConfig::from_lookup(env).expect("config");
+        OpenAiLlm::new(cfg.llm.expect("llm"))
+    }
+
+    /// The model's key as read at cold start, read again on any 401 (no minute between).
+    fn rotating(vault: &Arc<crate::ports::secrets::memory::MemorySecrets>) -> Arc<RotatingKey> {
+        let rereads = crate::config::Rereads {
+            after_refusal: Duration::ZERO,
+            max_age: Duration::from_secs(3600),
+        };
+        let refresh = crate::config::KeyRefresh::new(vault.clone(), "llm".into(), rereads);
+        Arc::new(RotatingKey::rotating(
+            secrecy::SecretString::from("sk-old".to_owned()),
+            refresh,
+        ))
+    }
+
+    const REFUSED: &str = r#"{"error":{"message":"Incorrect API key provided"}}"#;
+    const DONE: &str = r#"{"choices":[{"message":{"content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#;
+
+    /// A model at a loopback server answering `answers`, whose key "sk-old" is read again
+    /// from a secret holding `stored`; the server's requests and the secret's reads.
+    async fn scripted(
+        answers: Vec<&'static str>,
+        stored: &str,
+    ) -> (
+        OpenAiLlm,
+        tokio::task::JoinHandle<Vec<String>>,
+        Arc<crate::ports::secrets::memory::MemorySecrets>,
+    ) {
+        let (url, served) = crate::adapters::loopback::answer_each(answers, false).await;
+        let vault = Arc::new(crate::ports::secrets::memory::MemorySecrets::with(&[(
+            "llm", stored,
+        )]));
+        (model_at(&url).with_key(rotating(&vault)), served, vault)
+    }
+
+    #[tokio::test]
+    async fn a_401_reads_a_rotated_key_once_and_resends_with_it() {
+        let ok = answer("200 OK", DONE);
+        let (llm, served, vault) =
+            scripted(vec![answer("401 Unauthorized", REFUSED), ok, ok], "sk-new").await;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let done = llm
+            .complete(&[ChatMessage::user("hi")], deadline)
+            .await
+            .expect("answered with the new key");
+        assert_eq!(done.content, "ok");
+        llm.complete(&[ChatMessage::user("again")], deadline)
+            .await
+            .expect("answered");
+        let requests = served.await.expect("served");
+        let bearer = |r: &String| r.to_ascii_lowercase().contains("bearer sk-new");
+        assert!(requests[0].to_ascii_lowercase().contains("bearer sk-old"));
+        assert!(
+            bearer(&requests[1]) && bearer(&requests[2]),
+            "kept from then on"
+        );
+        assert_eq!(vault.reads(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_401_with_an_unchanged_key_is_the_providers_refusal_not_a_loop() {
+        let (llm, served, vault) =
+            scripted(vec![answer("401 Unauthorized", REFUSED)], "sk-old").await;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let err = llm
+            .complete(&[ChatMessage::user("hi")], deadline)
+            .await
+            .expect_err("refused");
+        assert!(!format!("{err}").contains("sk-old"), "{err}");
+        assert_eq!(served.await.expect("served").len(), 1);
+        assert_eq!(vault.reads(), 1);
     }
 }

@@ -6,6 +6,7 @@ mod agent;
 mod origins;
 mod realtime;
 mod search;
+mod secrets;
 mod store;
 mod tools;
 mod variables;
@@ -14,6 +15,10 @@ pub use agent::{AgentConfig, KnowledgeConfig, LlmConfig, Orchestrator, LLM_KEY_V
 pub use origins::{parse_origins, OriginRule};
 pub use realtime::RealtimeConfig;
 pub use search::{SearchConfig, SearchDepth};
+pub use secrets::{
+    references as secret_references, KeyRefresh, LoadedSecrets, Rereads, RotatingKey, SecretRef,
+    SECRET_SETTINGS,
+};
 pub use store::{AwsStoreConfig, Retention, StoreConfig};
 pub use tools::{ExecRunner, ToolsConfig};
 pub use variables::VARIABLES;
@@ -35,7 +40,8 @@ pub enum ConfigError {
 /// Token signing and validation settings.
 #[derive(Debug, Clone)]
 pub struct JwtConfig {
-    pub secret: SecretString,
+    /// `None` only where no token is signed or checked (see [`Config::require_token_key`]).
+    pub secret: Option<SecretString>,
     pub issuer: String,
     pub audience: String,
     pub ttl_seconds: i64,
@@ -64,6 +70,13 @@ pub struct Config {
     pub debug_routes: bool,
     /// Server-hosted agent tools (`/api/v1/agent/*`).
     pub tools: ToolsConfig,
+    /// The key of the fingerprints that recognise typed secrets on later pages
+    /// (`FINGERPRINT_KEY`, else `JWT_SECRET`). Never rotated while tasks live: a task's
+    /// fingerprints are only as good as the key they were made with.
+    pub fingerprint_key: SecretString,
+    /// Longest a key read from Secrets Manager is used before it is read again
+    /// (`SECRET_REFRESH_SECONDS`): the most a rotation takes to reach every warm container.
+    pub secret_max_age: std::time::Duration,
 }
 
 impl Config {
@@ -80,21 +93,29 @@ impl Config {
                 .filter(|v| !v.is_empty())
         };
 
-        let secret = get("JWT_SECRET").ok_or(ConfigError::Missing(
-            "JWT_SECRET",
-            "set it to a random string of at least 32 bytes (e.g. `openssl rand -base64 48`)",
-        ))?;
-        if secret.len() < MIN_JWT_SECRET_BYTES {
-            return Err(ConfigError::Invalid(
-                "JWT_SECRET",
-                format!(
-                    "must be at least {MIN_JWT_SECRET_BYTES} bytes, got {}",
-                    secret.len()
-                ),
-            ));
+        let secret = get("JWT_SECRET");
+        if let Some(secret) = &secret {
+            check_key_length("JWT_SECRET", secret)?;
         }
+        let agent = AgentConfig::from_lookup(&lookup)?;
+        let fingerprint_key = match (get("FINGERPRINT_KEY"), &secret) {
+            (Some(key), _) => {
+                check_key_length("FINGERPRINT_KEY", &key)?;
+                SecretString::from(key)
+            }
+            (None, Some(jwt)) => SecretString::from(jwt.clone()),
+            // No model, so no step runs in this function and nothing is fingerprinted.
+            (None, None) if agent.llm.is_none() => SecretString::from(random_key()),
+            (None, None) => {
+                return Err(ConfigError::Missing(
+                    "FINGERPRINT_KEY",
+                    "a function that runs steps needs FINGERPRINT_KEY (or JWT_SECRET) to \
+                     recognise typed secrets; a random string of at least 32 bytes",
+                ))
+            }
+        };
         let jwt = JwtConfig {
-            secret: SecretString::from(secret),
+            secret: secret.map(SecretString::from),
             issuer: get("JWT_ISSUER").unwrap_or_else(|| "browser-agent".into()),
             audience: get("JWT_AUDIENCE").unwrap_or_else(|| "browser-agent-extension".into()),
             ttl_seconds: parse_num(&get, "ACCESS_TOKEN_TTL_SECONDS", 43_200, 60, 2_592_000)?,
@@ -136,7 +157,15 @@ impl Config {
                 window_seconds: parse_num(&get, "LOGIN_FAILURE_WINDOW_SECONDS", 900, 1, 86_400)?,
             },
             retention: Retention::from_lookup(&lookup)?,
-            agent: AgentConfig::from_lookup(&lookup)?,
+            agent,
+            fingerprint_key,
+            secret_max_age: std::time::Duration::from_secs(parse_num(
+                &get,
+                "SECRET_REFRESH_SECONDS",
+                300,
+                1,
+                86_400,
+            )?),
             realtime: RealtimeConfig::from_lookup(&lookup)?,
             tools: ToolsConfig::from_lookup(&lookup)?,
             debug_routes: match get("DEBUG_ROUTES").as_deref() {
@@ -152,6 +181,18 @@ impl Config {
         })
     }
 
+    /// Refuses to start a function that signs or checks tokens without the signing key.
+    pub fn require_token_key(&self) -> Result<(), ConfigError> {
+        match self.jwt.secret {
+            Some(_) => Ok(()),
+            None => Err(ConfigError::Missing(
+                "JWT_SECRET",
+                "set it (or JWT_SECRET_ARN, its secret in Secrets Manager) to a random string of \
+                 at least 32 bytes (e.g. `openssl rand -base64 48`)",
+            )),
+        }
+    }
+
     /// A short description safe to log: no secrets.
     pub fn summary(&self) -> String {
         format!(
@@ -160,9 +201,31 @@ impl Config {
             self.allowed_origins.len(),
             self.max_body_bytes,
             self.jwt.ttl_seconds,
-            self.jwt.secret.expose_secret().len()
+            self.jwt
+                .secret
+                .as_ref()
+                .map_or(0, |s| s.expose_secret().len())
         )
     }
+}
+
+/// Refuses a signing or fingerprint key shorter than [`MIN_JWT_SECRET_BYTES`].
+fn check_key_length(name: &'static str, key: &str) -> Result<(), ConfigError> {
+    if key.len() < MIN_JWT_SECRET_BYTES {
+        return Err(ConfigError::Invalid(
+            name,
+            format!(
+                "must be at least {MIN_JWT_SECRET_BYTES} bytes, got {}",
+                key.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// 32 random bytes as hex.
+fn random_key() -> String {
+    hex::encode(rand::random::<[u8; 32]>())
 }
 
 pub(crate) fn parse_num<T>(
@@ -206,10 +269,37 @@ mod tests {
     const KEY: &str = "0123456789abcdef0123456789abcdef";
 
     #[test]
-    fn missing_jwt_secret_names_the_variable() {
-        let err = Config::from_lookup(lookup(&[])).unwrap_err();
+    fn missing_jwt_secret_names_the_variable_where_tokens_are_checked() {
+        let c = Config::from_lookup(lookup(&[])).expect("a function without tokens starts");
+        let err = c.require_token_key().unwrap_err();
         assert!(
             err.to_string().starts_with("JWT_SECRET is not set"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("JWT_SECRET_ARN"), "{err}");
+        let c = Config::from_lookup(lookup(&[("JWT_SECRET", KEY)])).expect("config");
+        assert!(c.require_token_key().is_ok());
+    }
+
+    #[test]
+    fn the_fingerprint_key_is_its_own_or_the_signing_key_and_needed_to_run_steps() {
+        let own = "f".repeat(40);
+        let c = Config::from_lookup(lookup(&[("JWT_SECRET", KEY), ("FINGERPRINT_KEY", &own)]))
+            .expect("config");
+        assert_eq!(c.fingerprint_key.expose_secret(), own);
+        let c = Config::from_lookup(lookup(&[("JWT_SECRET", KEY)])).expect("config");
+        assert_eq!(c.fingerprint_key.expose_secret(), KEY);
+        let c = Config::from_lookup(lookup(&[("FINGERPRINT_KEY", &own)])).expect("no jwt");
+        assert!(c.jwt.secret.is_none());
+        let err =
+            Config::from_lookup(lookup(&[("LLM_API_KEY", "sk"), ("LLM_MODEL", "m")])).unwrap_err();
+        assert!(
+            err.to_string().starts_with("FINGERPRINT_KEY is not set"),
+            "{err}"
+        );
+        let err = Config::from_lookup(lookup(&[("FINGERPRINT_KEY", "short")])).unwrap_err();
+        assert!(
+            err.to_string().starts_with("FINGERPRINT_KEY is invalid"),
             "{err}"
         );
     }

@@ -5,8 +5,23 @@
 pub const VARIABLES: &[(&str, &str, &str)] = &[
     (
         "JWT_SECRET",
-        "(required; local-api generates one)",
+        "(required where tokens are signed or checked; local-api generates one)",
         "HS256 signing key for access tokens, at least 32 bytes",
+    ),
+    (
+        "JWT_SECRET_ARN",
+        "(unset)",
+        "Secrets Manager secret (ARN or name) holding JWT_SECRET, read at cold start and again when a token's signature does not match (a rotation); the template sets this, never the value. LLM_API_KEY_ARN, PUSHER_SECRET_ARN, TAVILY_API_KEY_ARN, EXTRACTION_SERVICE_TOKEN_ARN and FINGERPRINT_KEY_ARN do the same for their settings",
+    ),
+    (
+        "SECRET_REFRESH_SECONDS",
+        "300",
+        "longest a key read from Secrets Manager (token key, model key) is used before it is read again on its next use: the most a rotation takes to reach every warm function. A token signature that does not match, or a 401 from the model, reads it again at once (at most once a minute)",
+    ),
+    (
+        "FINGERPRINT_KEY",
+        "JWT_SECRET",
+        "key of the fingerprints that recognise typed secrets on later pages, at least 32 bytes; needed where steps run. Kept apart from JWT_SECRET so rotating the token key does not blind running tasks",
     ),
     (
         "JWT_ISSUER",

@@ -11,11 +11,13 @@ use crate::context::AppContext;
 use crate::domain::{Email, User};
 use crate::error::Error;
 
-/// Checks the request's bearer token without any I/O. Callers must still check the account
-/// ([`check_account`]) before acting for the principal.
-pub fn verify_bearer(ctx: &AppContext, headers: &HeaderMap) -> Result<Principal, Error> {
+/// Checks the request's bearer token (no I/O, unless a signature does not match a key read
+/// from Secrets Manager: it is read again, at most once a minute). Callers must still check the
+/// account ([`check_account`]) before acting for the principal.
+pub async fn verify_bearer(ctx: &AppContext, headers: &HeaderMap) -> Result<Principal, Error> {
     let token = bearer_token(headers).ok_or(Error::Unauthorized("missing bearer token"))?;
-    Ok(ctx.tokens.verify(token, ctx.clock.now())?.into_principal())
+    let claims = ctx.tokens.verify_current(token, ctx.clock.now()).await?;
+    Ok(claims.into_principal())
 }
 
 /// The principal's account, if it may still act (see [`account_verdict`]): the revocation
@@ -42,7 +44,7 @@ where
     F: FnOnce(Principal) -> Fut,
     Fut: std::future::Future<Output = Result<T, Error>>,
 {
-    let mut principal = verify_bearer(ctx, headers)?;
+    let mut principal = verify_bearer(ctx, headers).await?;
     let for_read = principal.clone();
     let (account, value) = tokio::join!(check_account(ctx, &mut principal), read(for_read));
     account?;
@@ -51,7 +53,7 @@ where
 
 /// Authenticates a request: the token, then the account (one round trip).
 pub async fn authenticate(ctx: &AppContext, headers: &HeaderMap) -> Result<Principal, Error> {
-    let mut principal = verify_bearer(ctx, headers)?;
+    let mut principal = verify_bearer(ctx, headers).await?;
     check_account(ctx, &mut principal).await?;
     Ok(principal)
 }

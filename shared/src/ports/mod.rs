@@ -12,6 +12,7 @@ pub mod llm;
 pub mod mcp;
 mod records;
 pub mod runner;
+pub mod secrets;
 mod sessions;
 mod snapshots;
 mod tasks;

@@ -1,7 +1,7 @@
 //! `GET /api/v1/agent/status`: online, degraded or offline, with the reason per part. Cheap to
 //! poll: the store is the authentication's own read, and a tenant's checks (a directory's
-//! metadata, S3 `HeadBucket`, each MCP server listing its tools) are remembered for a few
-//! seconds.
+//! metadata, S3 `HeadObject` on one fixed key, each MCP server listing its tools) are
+//! remembered for a few seconds.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -356,4 +356,4 @@ fn etag(response: &reqwest::Response) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

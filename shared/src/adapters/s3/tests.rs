@@ -8,7 +8,7 @@ use aws_credential_types::Credentials;
 use super::*;
 use crate::adapters::loopback::answer_each;
 
-fn client(url: &str) -> S3Client {
+pub(crate) fn client(url: &str) -> S3Client {
     let creds = Credentials::new("AKIDTEST", "secret", Some("session".into()), None, "test");
     S3Client::new(
         Endpoint::Custom {
@@ -20,7 +20,7 @@ fn client(url: &str) -> S3Client {
 }
 
 /// An answer with `status` and `body` (its length counted).
-fn answer(status: &str, body: &str) -> &'static str {
+pub(crate) fn answer(status: &str, body: &str) -> &'static str {
     let text = format!(
         "HTTP/1.1 {status}\r\ncontent-type: application/xml\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()

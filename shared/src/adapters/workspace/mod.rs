@@ -7,7 +7,7 @@ mod s3;
 mod s3_tree;
 
 pub use dir::DirWorkspace;
-pub use s3::S3Workspace;
+pub use s3::{S3Workspace, CHECK_KEY as S3_CHECK_KEY};
 
 use std::path::PathBuf;
 use std::sync::Arc;

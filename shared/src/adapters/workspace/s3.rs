@@ -12,6 +12,10 @@ use crate::ports::workspace::{
 };
 use crate::tools::path::WsPath;
 
+/// The object the storage check reads: the only key of the bucket the status route may read
+/// or write (outside every tenant's prefix).
+pub const CHECK_KEY: &str = "health/workspace-check";
+
 /// A workspace at `s3://bucket/prefix`.
 #[derive(Debug, Clone)]
 pub struct S3Workspace {
@@ -230,16 +234,76 @@ impl Workspace for S3Workspace {
     }
 
     async fn check(&self) -> Result<(), String> {
-        self.client
-            .head_bucket(&self.bucket)
-            .await
-            .map_err(|e| match &e {
-                S3Error::Unreachable(_) => "S3 is unreachable".to_owned(),
-                S3Error::Service { status, code } => format!(
-                    "the workspace bucket answered {}",
-                    code.clone().unwrap_or_else(|| status.to_string())
-                ),
-                _ => e.to_string(),
-            })
+        // A HEAD on one fixed key needs s3:GetObject on that key alone; HeadBucket needed
+        // s3:ListBucket, which also lists every tenant's keys. Without ListBucket a missing
+        // key answers 403 like a refused one, so either is settled by writing it (empty, only
+        // where no object is: a key that is there but cannot be read answers 412, and is
+        // never written again).
+        let describe = |e: S3Error| match &e {
+            S3Error::Unreachable(_) => "S3 is unreachable".to_owned(),
+            S3Error::Service { status, code } => format!(
+                "the workspace bucket answered {}",
+                code.clone().unwrap_or_else(|| status.to_string())
+            ),
+            _ => e.to_string(),
+        };
+        match self.client.head_object(&self.bucket, CHECK_KEY).await {
+            Ok(()) => Ok(()),
+            Err(S3Error::Service {
+                status: 403 | 404, ..
+            }) => {
+                let put = Put {
+                    if_none_match: true,
+                    ..Put::default()
+                };
+                match self
+                    .client
+                    .put_object(&self.bucket, CHECK_KEY, Vec::new(), &put)
+                    .await
+                {
+                    Ok(_) => Ok(()),
+                    Err(S3Error::Service { status: 412, .. }) => Err(format!(
+                        "the workspace bucket refuses reads of {CHECK_KEY} (s3:GetObject)"
+                    )),
+                    Err(e) => Err(describe(e)),
+                }
+            }
+            Err(e) => Err(describe(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::loopback::answer_each;
+    use crate::adapters::s3::tests::{answer, client};
+
+    /// Where the check's key is there but may not be read (403 without ListBucket looks like
+    /// a missing key), the write where no object is answers 412: reported, nothing written.
+    #[tokio::test]
+    async fn a_check_key_that_cannot_be_read_is_reported_not_overwritten() {
+        let exists = "<Error><Code>PreconditionFailed</Code></Error>";
+        let (url, served) = answer_each(
+            vec![
+                answer("403 Forbidden", ""),
+                answer("412 Precondition Failed", exists),
+            ],
+            false,
+        )
+        .await;
+        let ws = S3Workspace::new(client(&url), "b".into(), "workspaces/t/w".into());
+        let err = ws.check().await.expect_err("reads refused");
+        assert!(err.contains("refuses reads"), "{err}");
+        let requests = served.await.expect("served");
+        assert!(
+            requests[0].starts_with("HEAD /b/health/workspace-check"),
+            "{}",
+            requests[0]
+        );
+        assert!(requests[1].starts_with("PUT /b/health/workspace-check"));
+        assert!(requests[1]
+            .to_ascii_lowercase()
+            .contains("if-none-match: *"));
     }
 }

@@ -46,9 +46,9 @@ pub fn expectations_on(
         .collect()
 }
 
-/// The fingerprints' key of this server.
+/// The fingerprints' key of this server (`FINGERPRINT_KEY`, else the token signing key).
 pub fn key(ctx: &AppContext) -> SecretKey {
-    SecretKey::derive(ctx.config.jwt.secret.expose_secret().as_bytes())
+    SecretKey::derive(ctx.config.fingerprint_key.expose_secret().as_bytes())
 }
 
 /// A value a page shows in place of one it hides (`••••`).

@@ -114,7 +114,12 @@ pub async fn cold_starts(runs: usize) {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default();
-    let events = first_events();
+    let mut events = first_events();
+    // BENCH_FUNCTIONS=<name,...> times some functions only (a release build of just those).
+    if let Ok(only) = std::env::var("BENCH_FUNCTIONS") {
+        let only: Vec<&str> = only.split(',').map(str::trim).collect();
+        events.retain(|(f, _)| f == "auth-session" || only.contains(&f.as_str()));
+    }
     let http_event = events
         .iter()
         .find(|(f, _)| f == "auth-session")
@@ -166,4 +171,53 @@ pub async fn cold_starts(runs: usize) {
         ratios[ratios.len() / 2],
         ratios[ratios.len() - 1]
     );
+    secrets_at_start(runs, &env, &events, node.ready).await;
+}
+
+/// The same functions with their secrets named by ARN, as the template deploys them: one
+/// concurrent round of GetSecretValue at cold start (to moto on loopback, plain HTTP: a
+/// deployed function adds TLS and the in-region round trip to Secrets Manager).
+async fn secrets_at_start(
+    runs: usize,
+    env: &[(String, String)],
+    events: &[(String, Value)],
+    node_ready: f64,
+) {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let jwt = api_tests::aws::put_secret(&format!("bench/jwt-{id}"), api_tests::TEST_KEY).await;
+    let llm = api_tests::aws::put_secret(&format!("bench/llm-{id}"), "sk-bench").await;
+    let fingerprint =
+        api_tests::aws::put_secret(&format!("bench/fp-{id}"), api_tests::TEST_KEY).await;
+    for (function, secrets) in [
+        ("auth-session", vec![("JWT_SECRET_ARN", &jwt)]),
+        (
+            "agent-interact",
+            vec![
+                ("JWT_SECRET_ARN", &jwt),
+                ("LLM_API_KEY_ARN", &llm),
+                ("FINGERPRINT_KEY_ARN", &fingerprint),
+            ],
+        ),
+    ] {
+        let Some((_, event)) = events.iter().find(|(f, _)| f == function) else {
+            continue;
+        };
+        let (mut ready, mut first, mut rss) = (Vec::new(), Vec::new(), 0);
+        for _ in 0..runs {
+            let mut cmd = deployed_command(function, env);
+            cmd.env_remove("JWT_SECRET")
+                .envs(secrets.iter().map(|(k, v)| (*k, v.as_str())));
+            let s = process_start(cmd, function, event).await;
+            ready.push(s.ready_ms);
+            first.push(s.first_ms);
+            rss = rss.max(s.rss_kib.unwrap_or(0));
+        }
+        let row = Row {
+            name: format!("{function} +{} secrets", secrets.len()),
+            ready: p50(&ready),
+            first: p50(&first),
+            rss_kib: rss,
+        };
+        print_row(&row, node_ready);
+    }
 }

@@ -35,7 +35,8 @@ impl TaskRunner for Idle {
 }
 
 pub async fn overhead(runs: usize) {
-    let machine = Machine::parse(DEFINITION, &[("PhaseFunctionArn", "phase")]).expect("definition");
+    let machine = Machine::parse(DEFINITION, shared::agent::step::flow::LOCAL_SUBSTITUTIONS)
+        .expect("definition");
     let input =
         json!({ "run": { "id": "r", "tenant": "t" }, "decide": { "next": "start", "calls": 0 } });
     let n = runs.max(200) * 10;

@@ -29,12 +29,17 @@ use crate::error::{Error, Relayed};
 /// The definition, as deployed.
 pub const DEFINITION: &str = include_str!("../../../../../statemachine/interact-step.asl.json");
 
-/// The definition compiled for the in-process executor (Task resources name the phase
-/// function; here every Task runs the phase named in its payload).
+/// The definition's substitutions for the in-process executor. Deployed, the template gives
+/// the phase function's ARN and the stack's partition (`aws`, `aws-cn`, `aws-us-gov`); here
+/// every Task runs the phase named in its payload, so they only have to parse.
+pub const LOCAL_SUBSTITUTIONS: &[(&str, &str)] =
+    &[("PhaseFunctionArn", "phase"), ("Partition", "aws")];
+
+/// The definition compiled for the in-process executor.
 pub fn machine() -> Result<&'static Machine, Error> {
     static MACHINE: OnceLock<Result<Machine, String>> = OnceLock::new();
     MACHINE
-        .get_or_init(|| Machine::parse(DEFINITION, &[("PhaseFunctionArn", "phase")]))
+        .get_or_init(|| Machine::parse(DEFINITION, LOCAL_SUBSTITUTIONS))
         .as_ref()
         .map_err(|e| Error::internal(format!("the step's state machine: {e}")))
 }
