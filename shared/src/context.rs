@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::adapters::bedrock::BedrockLlm;
 use crate::adapters::dynamo::DynamoTable;
 use crate::adapters::http_knowledge::HttpKnowledge;
 use crate::adapters::not_linked::NotLinked;
@@ -18,8 +19,8 @@ use crate::adapters::TableStore;
 use crate::auth::{PasswordHasher, TokenService};
 use crate::clock::{Clock, SystemClock};
 use crate::config::{
-    secret_references, AwsStoreConfig, Config, ConfigError, KeyRefresh, LlmConfig, LoadedSecrets,
-    Rereads, RotatingKey, StoreConfig,
+    secret_references, AwsStoreConfig, Config, ConfigError, KeyRefresh, LlmConfig, LlmProvider,
+    LoadedSecrets, Rereads, RotatingKey, StoreConfig,
 };
 use crate::ports::knowledge::Knowledge;
 use crate::ports::llm::Llm;
@@ -128,9 +129,18 @@ impl AppContext {
             let refresh = KeyRefresh::new(source.clone(), id.to_owned(), rereads);
             ctx.tokens.set_refresh(refresh);
         }
-        if let (Some(id), Some(llm)) = (loaded.id_of("LLM_API_KEY"), &ctx.config.agent.llm) {
+        let openai = ctx
+            .config
+            .agent
+            .llm
+            .as_ref()
+            .and_then(|c| match &c.provider {
+                LlmProvider::OpenAi(endpoint) => Some(endpoint),
+                LlmProvider::Bedrock(_) => None,
+            });
+        if let (Some(id), Some(endpoint)) = (loaded.id_of("LLM_API_KEY"), openai) {
             let refresh = KeyRefresh::new(source, id.to_owned(), rereads);
-            let key = Arc::new(RotatingKey::rotating(llm.api_key.clone(), refresh));
+            let key = Arc::new(RotatingKey::rotating(endpoint.api_key.clone(), refresh));
             (ctx.llm, ctx.verifier) = models(&ctx.config, Some(key));
         }
         Ok(ctx)
@@ -211,16 +221,20 @@ impl AppContext {
 /// A context's model adapter, `None` when no model is configured.
 type Model = Option<Arc<dyn Llm>>;
 
-/// The model and the verifier's model (`LLM_VERIFY_MODEL`; the main model when unset),
-/// sending `key` when it is read from Secrets Manager (both take a rotation together).
+/// The model and the verifier's model (`LLM_VERIFY_MODEL` or `BEDROCK_VERIFY_MODEL_ID`; the
+/// main model when unset). An OpenAI-compatible model sends `key` when it is read from Secrets
+/// Manager (both take a rotation together); Bedrock is called with the function's role.
 fn models(config: &Config, key: Option<Arc<RotatingKey>>) -> (Model, Model) {
-    let adapter = |c: LlmConfig| {
-        let llm = OpenAiLlm::new(c);
-        let llm = match &key {
-            Some(key) => llm.with_key(key.clone()),
-            None => llm,
-        };
-        Arc::new(llm) as Arc<dyn Llm>
+    let adapter = |c: LlmConfig| match c.provider.clone() {
+        LlmProvider::OpenAi(endpoint) => {
+            let llm = OpenAiLlm::new(c, endpoint);
+            let llm = match &key {
+                Some(key) => llm.with_key(key.clone()),
+                None => llm,
+            };
+            Arc::new(llm) as Arc<dyn Llm>
+        }
+        LlmProvider::Bedrock(endpoint) => Arc::new(BedrockLlm::new(c, endpoint)) as Arc<dyn Llm>,
     };
     let llm = config.agent.llm.clone().map(adapter);
     let verifier = match (&config.agent.llm, &config.agent.verify_model) {

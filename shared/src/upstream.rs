@@ -94,6 +94,36 @@ pub fn retry_after(resp: &reqwest::Response) -> Option<std::time::Duration> {
 /// Calls `attempt` (with the time it may take) up to `1 + max_retries` times with exponential
 /// backoff (or the upstream's `Retry-After`, at most 2 s), never past `deadline`. Each
 /// failed attempt is logged with `what` and its reason — never a URL, a key or a body.
+/// A model call through [`with_retries`] (the model's settings name the attempts and their
+/// timeout), what gave up told as the model port's error.
+pub async fn model_call<F, Fut>(
+    what: &str,
+    deadline: std::time::Instant,
+    cfg: &crate::config::LlmConfig,
+    attempt: F,
+) -> Result<crate::ports::llm::Completion, crate::ports::llm::LlmError>
+where
+    F: FnMut(std::time::Duration) -> Fut,
+    Fut: std::future::Future<
+        Output = Attempt<crate::ports::llm::Completion, crate::ports::llm::LlmError>,
+    >,
+{
+    use crate::ports::llm::LlmError;
+    with_retries(
+        what,
+        deadline,
+        cfg.max_retries,
+        cfg.attempt_timeout,
+        attempt,
+    )
+    .await
+    .map_err(|e| match e {
+        GaveUp::Timeout => LlmError::Timeout,
+        GaveUp::Failed(why) => LlmError::Unavailable(why),
+        GaveUp::Fatal(e) => e,
+    })
+}
+
 pub async fn with_retries<T, E, F, Fut>(
     what: &str,
     deadline: std::time::Instant,

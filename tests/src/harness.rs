@@ -24,6 +24,16 @@ pub async fn harness_with(opts: impl FnOnce(AppOptions) -> AppOptions) -> Harnes
     Harness { app, llm, token }
 }
 
+/// A harness whose scripted model is spoken to as Amazon Bedrock (the Converse API, the SDK
+/// signing with the environment's credentials: `scripts/test` gives static test ones).
+pub async fn bedrock_harness_with(opts: impl FnOnce(AppOptions) -> AppOptions) -> Harness {
+    let llm = ScriptedLlm::start().await;
+    let app = TestApp::spawn_with(opts(AppOptions::with_bedrock(&llm.converse_url))).await;
+    app.seed_user("acme", "ada@acme.com", PW).await;
+    let token = app.login("ada@acme.com", PW).await;
+    Harness { app, llm, token }
+}
+
 pub async fn harness() -> Harness {
     harness_with(|o| o).await
 }

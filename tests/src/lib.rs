@@ -108,6 +108,26 @@ impl AppOptions {
         }
     }
 
+    /// Options for an app whose model is the scripted server spoken to as Amazon Bedrock
+    /// (Converse), with the verifier as its own model id.
+    pub fn with_bedrock(converse_url: &str) -> Self {
+        Self {
+            agent_env: vec![
+                ("LLM_PROVIDER", "bedrock".to_owned()),
+                (
+                    "BEDROCK_MODEL_ID",
+                    "us.anthropic.claude-haiku-4-5-20251001-v1:0".to_owned(),
+                ),
+                ("BEDROCK_VERIFY_MODEL_ID", scripted::VERIFY_MODEL.to_owned()),
+                ("BEDROCK_ENDPOINT_URL", converse_url.to_owned()),
+                ("AWS_REGION", "us-east-1".to_owned()),
+                ("LLM_TIMEOUT_MS", "3000".to_owned()),
+                ("LLM_MAX_RETRIES", "2".to_owned()),
+            ],
+            ..Self::default()
+        }
+    }
+
     /// Sets (or replaces) one agent variable.
     pub fn set(mut self, name: &'static str, value: impl Into<String>) -> Self {
         self.agent_env.retain(|(k, _)| *k != name);

@@ -101,6 +101,8 @@ struct LlmState {
     authorization: Vec<String>,
     verdicts: VecDeque<Reply>,
     verdict_requests: Vec<Value>,
+    /// System prompts a Converse cache point wrote to the "cache".
+    converse_cache: Vec<String>,
 }
 
 impl Reply {
@@ -113,10 +115,109 @@ impl Reply {
     }
 }
 
+/// The model id of a Converse request's path (`/model/{id}/converse`), percent-decoded.
+fn converse_model(path: &str) -> Option<String> {
+    let id = path.strip_prefix("/model/")?.strip_suffix("/converse")?;
+    percent_encoding::percent_decode_str(id)
+        .decode_utf8()
+        .ok()
+        .map(|id| id.into_owned())
+}
+
+/// A Converse request's text, in the chat-completions shape the assertions read: the system
+/// blocks as one system message, each turn's text blocks as one message.
+fn as_chat(model: &str, body: &Value) -> Value {
+    let text = |blocks: &Value| -> String {
+        blocks
+            .as_array()
+            .map(|b| {
+                b.iter()
+                    .filter_map(|x| x["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n\n")
+            })
+            .unwrap_or_default()
+    };
+    let mut messages = vec![json!({ "role": "system", "content": text(&body["system"]) })];
+    for turn in body["messages"].as_array().into_iter().flatten() {
+        messages.push(json!({ "role": turn["role"], "content": text(&turn["content"]) }));
+    }
+    json!({ "model": model, "messages": messages, "converse": body })
+}
+
+/// Answers a Converse request from the same queues as the chat completions. Usage follows
+/// Bedrock's prompt caching: a system prompt behind a cache point is written to the cache the
+/// first time and read from it after (its characters / 4 as tokens).
+fn converse(s: &mut LlmState, model: &str, body: &Value) -> (u16, Value, Duration) {
+    let chat = as_chat(model, body);
+    let chars: usize = chat["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter_map(|x| x["content"].as_str())
+                .map(str::len)
+                .sum()
+        })
+        .unwrap_or(0);
+    let system = chat["messages"][0]["content"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    let cached = body["system"].to_string().contains("cachePoint");
+    let (read, write) = match cached {
+        true if s.converse_cache.contains(&system) => (system.len() / 4, 0),
+        true => {
+            s.converse_cache.push(system.clone());
+            (0, system.len() / 4)
+        }
+        false => (0, 0),
+    };
+    let next = if model == VERIFY_MODEL {
+        s.verdict_requests.push(chat);
+        Some(
+            s.verdicts
+                .pop_front()
+                .unwrap_or_else(|| Reply::verdict(true, 0.9, "looks done")),
+        )
+    } else {
+        s.requests.push(chat);
+        s.script.pop_front().or_else(|| s.fallback.clone())
+    };
+    let answer = |content: String| {
+        json!({
+            "output": { "message": { "role": "assistant", "content": [{ "text": content }] } },
+            "stopReason": "end_turn",
+            "usage": { "inputTokens": chars / 4 - read - write, "outputTokens": 20,
+                       "totalTokens": chars / 4 + 20,
+                       "cacheReadInputTokens": read, "cacheWriteInputTokens": write },
+            "metrics": { "latencyMs": 5 }
+        })
+    };
+    let failure = |status: u16| {
+        let kind = match status {
+            429 => "ThrottlingException",
+            500 => "InternalServerException",
+            503 => "ServiceUnavailableException",
+            403 => "AccessDeniedException",
+            404 => "ResourceNotFoundException",
+            _ => "ValidationException",
+        };
+        json!({ "__type": kind, "message": "scripted failure" })
+    };
+    match next {
+        Some(Reply::Content(c)) => (200, answer(c), Duration::ZERO),
+        Some(Reply::Slow(d, c)) => (200, answer(c), d),
+        Some(Reply::Status(code)) => (code, failure(code), Duration::ZERO),
+        None => (500, failure(500), Duration::ZERO),
+    }
+}
+
 /// The scripted model server.
 #[derive(Clone)]
 pub struct ScriptedLlm {
     pub base_url: String,
+    /// The same server as a Bedrock runtime endpoint (`BEDROCK_ENDPOINT_URL`).
+    pub converse_url: String,
     state: Arc<Mutex<LlmState>>,
 }
 
@@ -126,7 +227,14 @@ impl ScriptedLlm {
         let st = state.clone();
         let addr = serve(Arc::new(move |req, body, _| {
             let mut s = st.lock().expect("lock");
-            if !req.uri().path().ends_with("/chat/completions") || req.method() != hyper::Method::POST {
+            let path = req.uri().path().to_owned();
+            if req.method() != hyper::Method::POST {
+                return (404, json!({ "error": "not found" }), Duration::ZERO);
+            }
+            if let Some(model) = converse_model(&path) {
+                return converse(&mut s, &model, &body);
+            }
+            if !path.ends_with("/chat/completions") {
                 return (404, json!({ "error": "not found" }), Duration::ZERO);
             }
             s.authorization.push(
@@ -163,6 +271,7 @@ impl ScriptedLlm {
         .await;
         Self {
             base_url: format!("http://{addr}/v1"),
+            converse_url: format!("http://{addr}"),
             state,
         }
     }

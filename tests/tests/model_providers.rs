@@ -323,7 +323,7 @@ fn llm(p: &Provider, model: &str, extra: &[(&str, &str)]) -> OpenAiLlm {
             .expect("config")
             .llm
             .expect("llm");
-    OpenAiLlm::new(cfg)
+    OpenAiLlm::from_config(cfg).expect("an OpenAI-compatible endpoint")
 }
 
 fn prompt() -> Vec<ChatMessage> {

@@ -90,13 +90,38 @@ pub fn is_openai(base_url: &str) -> bool {
     host(base_url) == "api.openai.com" || is_azure(base_url)
 }
 
-/// A model's own name: lowercased, without a gateway's `vendor/` prefix.
+/// A model's own name: lowercased, without a gateway's `vendor/` prefix, and without a
+/// Bedrock id's geography and vendor (`us.anthropic.claude-…` is `claude-…`, an inference
+/// profile's ARN its id's).
 fn model_name(model: &str) -> String {
-    model
+    let name = model
         .rsplit('/')
         .next()
         .unwrap_or(model)
-        .to_ascii_lowercase()
+        .to_ascii_lowercase();
+    const GEOGRAPHIES: [&str; 8] = [
+        "global.", "us.", "us-gov.", "eu.", "apac.", "jp.", "au.", "ca.",
+    ];
+    const VENDORS: [&str; 10] = [
+        "anthropic.",
+        "amazon.",
+        "meta.",
+        "mistral.",
+        "cohere.",
+        "ai21.",
+        "deepseek.",
+        "openai.",
+        "qwen.",
+        "writer.",
+    ];
+    let rest = GEOGRAPHIES
+        .iter()
+        .find_map(|g| name.strip_prefix(g))
+        .unwrap_or(&name);
+    match VENDORS.iter().find_map(|v| rest.strip_prefix(v)) {
+        Some(own) => own.to_owned(),
+        None => name.clone(),
+    }
 }
 
 /// OpenAI's reasoning models (o-series, GPT-5 family except the chat variants): they refuse
@@ -111,11 +136,30 @@ pub fn is_reasoning_model(model: &str) -> bool {
 }
 
 /// Whether a model takes images, by its name: OpenAI's GPT-4o, GPT-4.1, GPT-5 and o-series
-/// (o3, o4), Claude, Gemini, and open vision models (`-vl`, `vision`, LLaVA, Pixtral, Llama 4).
+/// (o3, o4), Claude, Gemini, Amazon Nova (but Micro), and open vision models (`-vl`, `vision`,
+/// LLaVA, Pixtral, Llama 3.2 11B/90B, Llama 4), also by their Bedrock ids.
 pub fn is_vision_model(model: &str) -> bool {
     let name = model_name(model);
     let prefixes = [
-        "gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4", "claude", "gemini", "llava", "pixtral", "llama-4",
+        "gpt-4o",
+        "gpt-4.1",
+        "gpt-5",
+        "o3",
+        "o4",
+        "claude",
+        "gemini",
+        "llava",
+        "pixtral",
+        "llama-4",
+        // On Bedrock: Nova (but Micro), Llama 3.2 11B/90B and Llama 4, Pixtral.
+        "nova-lite",
+        "nova-pro",
+        "nova-premier",
+        "nova-2-lite",
+        "llama3-2-11b",
+        "llama3-2-90b",
+        "llama4",
+        "pixtral-large",
     ];
     let marks = ["-vl", "vision", "qvq"];
     // o1-mini and o3-mini read text only.
@@ -288,6 +332,12 @@ mod tests {
             "gemini-2.5-flash",
             "Qwen/Qwen2.5-VL-7B-Instruct",
             "llava:13b",
+            // Bedrock ids, inference profiles and their ARNs.
+            "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+            "anthropic.claude-3-5-sonnet-20241022-v2:0",
+            "us.amazon.nova-lite-v1:0",
+            "arn:aws:bedrock:eu-west-1:1:inference-profile/eu.amazon.nova-pro-v1:0",
+            "us.meta.llama3-2-90b-instruct-v1:0",
         ] {
             assert!(is_vision_model(m), "{m}");
         }
@@ -297,6 +347,9 @@ mod tests {
             "deepseek-r1",
             "gpt-4o-audio-preview",
             "llama3.1",
+            "us.amazon.nova-micro-v1:0",
+            "meta.llama3-70b-instruct-v1:0",
+            "mistral.mistral-large-2407-v1:0",
         ] {
             assert!(!is_vision_model(m), "{m}");
         }

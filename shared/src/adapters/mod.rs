@@ -5,6 +5,7 @@
 //! organisation knowledge the extraction service (`http_knowledge`).
 
 pub mod aws;
+pub mod bedrock;
 pub mod dynamo;
 pub mod http_knowledge;
 pub mod keys;

@@ -13,13 +13,14 @@ use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
 
 use super::llm_params::{self, ModelParams, Structured, TokenParam};
-use crate::config::{LlmConfig, RotatingKey};
+use crate::config::{LlmConfig, OpenAiEndpoint, RotatingKey};
 use crate::ports::llm::{Call, ChatMessage, Completion, Llm, LlmError};
-use crate::upstream::{exchange_or_refusal, with_retries, Attempt, GaveUp, LazyClient};
+use crate::upstream::{exchange_or_refusal, model_call, Attempt, LazyClient};
 
 /// Any OpenAI-compatible `/chat/completions` endpoint.
 pub struct OpenAiLlm {
     cfg: LlmConfig,
+    endpoint: OpenAiEndpoint,
     /// The key sent: `cfg.api_key`, or one read again from Secrets Manager (shared with the
     /// verifier's model).
     key: Arc<RotatingKey>,
@@ -32,7 +33,7 @@ pub struct OpenAiLlm {
 impl std::fmt::Debug for OpenAiLlm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAiLlm")
-            .field("base_url", &self.cfg.base_url)
+            .field("base_url", &self.endpoint.base_url)
             .field("model", &self.cfg.model)
             .finish_non_exhaustive()
     }
@@ -205,30 +206,48 @@ pub fn without_thinking(text: &str) -> &str {
 
 /// A completion cut at the limit before it held an action (tagged, or a structured answer's
 /// `actions`): thinking used the tokens up.
-fn cut_short(finish_reason: Option<&str>, content: &str) -> bool {
+pub(crate) fn cut_short(finish_reason: Option<&str>, content: &str) -> bool {
     finish_reason == Some("length")
         && !content.contains("<Action>")
         && !content.contains("\"actions\"")
 }
 
 /// The cap a cut-short answer is asked again with: twice as much, at least 4000.
-fn raised(cap: u32) -> u32 {
+pub(crate) fn raised(cap: u32) -> u32 {
     cap.saturating_mul(2).clamp(4_000, 16_384)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct Usage {
     #[serde(default)]
     prompt_tokens: u64,
     #[serde(default)]
     completion_tokens: u64,
+    /// OpenAI's (and compatible gateways') cached part of the prompt.
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize, Default)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: u64,
 }
 
 impl OpenAiLlm {
-    pub fn new(cfg: LlmConfig) -> Self {
-        let params = llm_params::initial(&cfg.params, &cfg.base_url, &cfg.model);
+    /// The adapter for `cfg`, when it names an OpenAI-compatible endpoint.
+    pub fn from_config(cfg: LlmConfig) -> Option<Self> {
+        match cfg.provider.clone() {
+            crate::config::LlmProvider::OpenAi(endpoint) => Some(Self::new(cfg, endpoint)),
+            crate::config::LlmProvider::Bedrock(_) => None,
+        }
+    }
+
+    pub fn new(cfg: LlmConfig, endpoint: OpenAiEndpoint) -> Self {
+        let params = llm_params::initial(&cfg.params, &endpoint.base_url, &cfg.model);
         Self {
-            key: Arc::new(RotatingKey::fixed(cfg.api_key.clone())),
+            key: Arc::new(RotatingKey::fixed(endpoint.api_key.clone())),
+            endpoint,
             cfg,
             client: LazyClient::new(Duration::from_secs(5)),
             params: Mutex::new(params),
@@ -262,7 +281,7 @@ impl OpenAiLlm {
     fn url(&self) -> String {
         format!(
             "{}/chat/completions",
-            self.cfg.base_url.trim_end_matches('/')
+            self.endpoint.base_url.trim_end_matches('/')
         )
     }
 
@@ -299,12 +318,12 @@ impl OpenAiLlm {
             reasoning_effort: params.reasoning_effort.as_deref(),
         };
         let mut req = self.client().post(self.url()).timeout(timeout).json(&body);
-        if let Some(v) = &self.cfg.api_version {
+        if let Some(v) = &self.endpoint.api_version {
             req = req.query(&[("api-version", v)]);
         }
         let key = self.key.current();
         let key = key.expose_secret();
-        if !self.cfg.api_key_header {
+        if !self.endpoint.api_key_header {
             return req.bearer_auth(key);
         }
         // Marked sensitive like a bearer token, so no debug output shows it.
@@ -330,7 +349,7 @@ impl OpenAiLlm {
         let mut adapted = 0;
         let mut cap = self.cfg.max_tokens;
         // The tokens of an answer cut short and asked again.
-        let mut spent = (0, 0);
+        let mut spent = (0, 0, 0);
         let mut asked_again = false;
         let mut key_reread = false;
         loop {
@@ -385,13 +404,12 @@ impl OpenAiLlm {
             let Ok(r) = serde_json::from_slice::<ChatResponse>(&body) else {
                 return Attempt::Fatal(LlmError::Upstream("malformed completion".into()));
             };
-            let usage = r.usage.unwrap_or(Usage {
-                prompt_tokens: 0,
-                completion_tokens: 0,
-            });
-            let (prompt_tokens, completion_tokens) = (
+            let usage = r.usage.unwrap_or_default();
+            let cached = usage.prompt_tokens_details.map_or(0, |d| d.cached_tokens);
+            let (prompt_tokens, completion_tokens, cached_tokens) = (
                 spent.0 + usage.prompt_tokens,
                 spent.1 + usage.completion_tokens,
+                spent.2 + cached,
             );
             let (text, finish) = match r.choices.into_iter().next() {
                 Some(c) => (c.message.answer(), c.finish_reason),
@@ -403,13 +421,15 @@ impl OpenAiLlm {
                 asked_again = true;
                 tracing::info!(model = %self.cfg.model, cap, "the answer was cut at the token limit; asking again with more room");
                 cap = raised(cap);
-                spent = (prompt_tokens, completion_tokens);
+                spent = (prompt_tokens, completion_tokens, cached_tokens);
                 continue;
             }
             return Attempt::Done(Completion {
                 content,
                 prompt_tokens,
                 completion_tokens,
+                cached_tokens,
+                cache_write_tokens: 0,
             });
         }
     }
@@ -420,34 +440,16 @@ const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 
 #[async_trait]
 impl Llm for OpenAiLlm {
-    async fn complete(
-        &self,
-        messages: &[ChatMessage],
-        deadline: Instant,
-    ) -> Result<Completion, LlmError> {
-        self.complete_for(messages, deadline, Call::default()).await
-    }
-
     async fn complete_for(
         &self,
         messages: &[ChatMessage],
         deadline: Instant,
         call: Call<'_>,
     ) -> Result<Completion, LlmError> {
-        let cfg = &self.cfg;
-        with_retries(
-            "model call",
-            deadline,
-            cfg.max_retries,
-            cfg.attempt_timeout,
-            |timeout| self.attempt(messages, call, timeout),
-        )
-        .await
-        .map_err(|e| match e {
-            GaveUp::Timeout => LlmError::Timeout,
-            GaveUp::Failed(why) => LlmError::Unavailable(why),
-            GaveUp::Fatal(e) => e,
+        model_call("model call", deadline, &self.cfg, |timeout| {
+            self.attempt(messages, call, timeout)
         })
+        .await
     }
 }
 
@@ -520,7 +522,7 @@ mod tests {
             _ => None,
         };
         let cfg = crate::config::AgentConfig::from_lookup(env).expect("config");
-        OpenAiLlm::new(cfg.llm.expect("llm"))
+        OpenAiLlm::from_config(cfg.llm.expect("llm")).expect("an OpenAI-compatible endpoint")
     }
 
     /// The model's key as read at cold start, read again on any 401 (no minute between).

@@ -11,11 +11,40 @@ use crate::adapters::llm_params::{
 };
 use crate::domain::risk::{RiskKind, RiskPatterns};
 
-/// Settings of the OpenAI-compatible adapter.
+/// Where the model is (`LLM_PROVIDER`).
 #[derive(Debug, Clone)]
-pub struct LlmConfig {
+pub enum LlmProvider {
+    /// Any OpenAI-compatible chat-completions endpoint, with a key.
+    OpenAi(OpenAiEndpoint),
+    /// Amazon Bedrock's Converse API, with the function's own AWS credentials.
+    Bedrock(BedrockEndpoint),
+}
+
+/// An OpenAI-compatible endpoint.
+#[derive(Debug, Clone)]
+pub struct OpenAiEndpoint {
     pub base_url: String,
     pub api_key: SecretString,
+    /// The key goes in `api-key` (Azure OpenAI) instead of `Authorization: Bearer`.
+    pub api_key_header: bool,
+    /// `api-version` query parameter (Azure OpenAI).
+    pub api_version: Option<String>,
+}
+
+/// Amazon Bedrock in a region.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BedrockEndpoint {
+    /// `AWS_REGION` (Lambda sets it); the SDK's usual sources when unset.
+    pub region: Option<String>,
+    /// `BEDROCK_ENDPOINT_URL`: a VPC endpoint, or a local Converse-compatible server.
+    pub endpoint_url: Option<String>,
+}
+
+/// Settings of the model adapter.
+#[derive(Debug, Clone)]
+pub struct LlmConfig {
+    pub provider: LlmProvider,
+    /// The model's name (OpenAI-compatible) or Bedrock model id, inference profile id or ARN.
     pub model: String,
     pub max_tokens: u32,
     /// Longest single attempt.
@@ -24,10 +53,6 @@ pub struct LlmConfig {
     pub max_retries: u32,
     /// Which parameters to send (completion limit, temperature, reasoning effort).
     pub params: ParamSettings,
-    /// The key goes in `api-key` (Azure OpenAI) instead of `Authorization: Bearer`.
-    pub api_key_header: bool,
-    /// `api-version` query parameter (Azure OpenAI).
-    pub api_version: Option<String>,
     /// The page's screenshot goes with the prompt when the request has one (`LLM_VISION`:
     /// `auto` by the model's name, `on`, `off`).
     pub vision: bool,
@@ -206,6 +231,18 @@ fn one_of<T: Clone>(
     ))
 }
 
+/// Refuses a URL that is not http(s), naming the variable.
+fn check_http_url(name: &'static str, url: &str) -> Result<(), ConfigError> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(())
+    } else {
+        Err(ConfigError::Invalid(
+            name,
+            format!("`{url}` is not an http(s) URL"),
+        ))
+    }
+}
+
 impl AgentConfig {
     /// Reads the agent's variables.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
@@ -214,29 +251,57 @@ impl AgentConfig {
                 .map(|v| v.trim().to_owned())
                 .filter(|v| !v.is_empty())
         };
-        let llm = match get("LLM_API_KEY").or_else(|| get("OPENAI_API_KEY")) {
-            None => None,
-            Some(key) => {
-                let base_url =
-                    get("LLM_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into());
-                if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-                    return Err(ConfigError::Invalid(
-                        "LLM_BASE_URL",
-                        format!("`{base_url}` is not an http(s) URL"),
-                    ));
+        let bedrock = one_of(
+            &get,
+            "LLM_PROVIDER",
+            &[("openai", false), ("bedrock", true)],
+        )?;
+        let (provider, model) = if bedrock {
+            let model = get("BEDROCK_MODEL_ID").ok_or(ConfigError::Missing(
+                "BEDROCK_MODEL_ID",
+                "LLM_PROVIDER=bedrock needs the model id, inference profile id or ARN (e.g. \
+                 us.amazon.nova-2-lite-v1:0)",
+            ))?;
+            let endpoint = BedrockEndpoint {
+                region: get("AWS_REGION").or_else(|| get("AWS_DEFAULT_REGION")),
+                endpoint_url: get("BEDROCK_ENDPOINT_URL"),
+            };
+            if let Some(url) = &endpoint.endpoint_url {
+                check_http_url("BEDROCK_ENDPOINT_URL", url)?;
+            }
+            (Some(LlmProvider::Bedrock(endpoint)), model)
+        } else {
+            match get("LLM_API_KEY").or_else(|| get("OPENAI_API_KEY")) {
+                None => (None, String::new()),
+                Some(key) => {
+                    let base_url =
+                        get("LLM_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into());
+                    check_http_url("LLM_BASE_URL", &base_url)?;
+                    let api_key_header = match get("LLM_API_KEY_HEADER").as_deref() {
+                        None | Some("auto") => is_azure(&base_url),
+                        Some("authorization") => false,
+                        Some("api-key") => true,
+                        Some(_) => {
+                            return Err(ConfigError::Invalid(
+                                "LLM_API_KEY_HEADER",
+                                "must be auto, authorization or api-key".into(),
+                            ))
+                        }
+                    };
+                    let endpoint = OpenAiEndpoint {
+                        base_url,
+                        api_key: SecretString::from(key),
+                        api_key_header,
+                        api_version: get("LLM_API_VERSION"),
+                    };
+                    let model = get("LLM_MODEL").unwrap_or_else(|| DEFAULT_MODEL.into());
+                    (Some(LlmProvider::OpenAi(endpoint)), model)
                 }
-                let api_key_header = match get("LLM_API_KEY_HEADER").as_deref() {
-                    None | Some("auto") => is_azure(&base_url),
-                    Some("authorization") => false,
-                    Some("api-key") => true,
-                    Some(_) => {
-                        return Err(ConfigError::Invalid(
-                            "LLM_API_KEY_HEADER",
-                            "must be auto, authorization or api-key".into(),
-                        ))
-                    }
-                };
-                let model = get("LLM_MODEL").unwrap_or_else(|| DEFAULT_MODEL.into());
+            }
+        };
+        let llm = match provider {
+            None => None,
+            Some(provider) => {
                 // A reasoning model thinks out of the same cap: 800 tokens can leave it no
                 // room to answer (an empty completion cut at "length").
                 let default_cap = if is_reasoning_model(&model) {
@@ -251,12 +316,9 @@ impl AgentConfig {
                 )?
                 .unwrap_or_else(|| is_vision_model(&model));
                 Some(LlmConfig {
+                    provider,
                     params: param_settings(&get)?,
-                    api_key_header,
-                    api_version: get("LLM_API_VERSION"),
                     vision,
-                    base_url,
-                    api_key: SecretString::from(key),
                     model,
                     max_tokens: parse_num(&get, "LLM_MAX_TOKENS", default_cap, 16, 16_384)?,
                     attempt_timeout: std::time::Duration::from_millis(parse_num(
@@ -270,15 +332,17 @@ impl AgentConfig {
                 })
             }
         };
+        let verify_model = match &llm {
+            Some(LlmConfig {
+                provider: LlmProvider::Bedrock(_),
+                ..
+            }) => get("BEDROCK_VERIFY_MODEL_ID"),
+            _ => get("LLM_VERIFY_MODEL"),
+        };
         let knowledge = match get("EXTRACTION_SERVICE_URL") {
             None => None,
             Some(base_url) => {
-                if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-                    return Err(ConfigError::Invalid(
-                        "EXTRACTION_SERVICE_URL",
-                        format!("`{base_url}` is not an http(s) URL"),
-                    ));
-                }
+                check_http_url("EXTRACTION_SERVICE_URL", &base_url)?;
                 Some(KnowledgeConfig {
                     base_url,
                     token: get("EXTRACTION_SERVICE_TOKEN").map(SecretString::from),
@@ -323,7 +387,7 @@ impl AgentConfig {
             rate_window_seconds: parse_num(&get, "INTERACT_RATE_WINDOW_SECONDS", 60, 1, 3_600)?,
             page_tokens: parse_num(&get, "PROMPT_PAGE_TOKENS", 6_000, 200, 200_000)?,
             chars_per_token,
-            verify_model: get("LLM_VERIFY_MODEL"),
+            verify_model,
             tenant_daily_tokens: match parse_num(
                 &get,
                 "TENANT_DAILY_TOKEN_BUDGET",
@@ -376,5 +440,57 @@ mod tests {
             e.contains("LLM_STRUCTURED_OUTPUT") && e.contains("must be off, json_schema or tool"),
             "{e}"
         );
+    }
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    #[test]
+    fn bedrock_takes_its_model_ids_and_region_and_needs_no_key() {
+        let c = super::AgentConfig::from_lookup(env(&[
+            ("LLM_PROVIDER", "bedrock"),
+            (
+                "BEDROCK_MODEL_ID",
+                "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+            ),
+            ("BEDROCK_VERIFY_MODEL_ID", "us.amazon.nova-micro-v1:0"),
+            ("LLM_VERIFY_MODEL", "gpt-5-nano"),
+            ("AWS_REGION", "eu-west-1"),
+        ]))
+        .expect("config");
+        let llm = c.llm.expect("a model without a key");
+        assert_eq!(llm.model, "global.anthropic.claude-haiku-4-5-20251001-v1:0");
+        assert!(llm.vision);
+        let super::LlmProvider::Bedrock(endpoint) = llm.provider else {
+            panic!("bedrock")
+        };
+        assert_eq!(endpoint.region.as_deref(), Some("eu-west-1"));
+        assert_eq!(c.verify_model.as_deref(), Some("us.amazon.nova-micro-v1:0"));
+
+        let missing = super::AgentConfig::from_lookup(env(&[("LLM_PROVIDER", "bedrock")]))
+            .expect_err("no model id");
+        assert!(
+            missing
+                .to_string()
+                .starts_with("BEDROCK_MODEL_ID is not set"),
+            "{missing}"
+        );
+        let unknown = super::AgentConfig::from_lookup(env(&[("LLM_PROVIDER", "vertex")]))
+            .expect_err("unknown provider");
+        assert!(
+            unknown.to_string().contains("must be openai or bedrock"),
+            "{unknown}"
+        );
+        // The OpenAI-compatible default still needs its key.
+        assert!(super::AgentConfig::from_lookup(env(&[]))
+            .expect("config")
+            .llm
+            .is_none());
     }
 }

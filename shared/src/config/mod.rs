@@ -11,7 +11,10 @@ mod store;
 mod tools;
 mod variables;
 
-pub use agent::{AgentConfig, KnowledgeConfig, LlmConfig, Orchestrator, LLM_KEY_VARIABLES};
+pub use agent::{
+    AgentConfig, BedrockEndpoint, KnowledgeConfig, LlmConfig, LlmProvider, OpenAiEndpoint,
+    Orchestrator, LLM_KEY_VARIABLES,
+};
 pub use origins::{parse_origins, OriginRule};
 pub use realtime::RealtimeConfig;
 pub use search::{SearchConfig, SearchDepth};

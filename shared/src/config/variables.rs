@@ -104,6 +104,26 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "length of the login-failure window",
     ),
     (
+        "LLM_PROVIDER",
+        "openai",
+        "`openai`: an OpenAI-compatible chat-completions endpoint (`LLM_BASE_URL`, `LLM_API_KEY`, `LLM_MODEL`); `bedrock`: Amazon Bedrock's Converse API with the process's AWS credentials (the function's role; local-api: the SDK's whole chain, profiles and SSO included)",
+    ),
+    (
+        "BEDROCK_MODEL_ID",
+        "(required with `bedrock`)",
+        "Bedrock model id, inference profile id or ARN, e.g. `global.anthropic.claude-haiku-4-5-20251001-v1:0`, `us.amazon.nova-lite-v1:0`",
+    ),
+    (
+        "BEDROCK_VERIFY_MODEL_ID",
+        "(the main model)",
+        "a cheaper Bedrock model for verdicts and finish checks (`LLM_VERIFY_MODEL` for an OpenAI-compatible endpoint)",
+    ),
+    (
+        "BEDROCK_ENDPOINT_URL",
+        "(the region's)",
+        "Bedrock runtime endpoint override: a VPC endpoint, or a local Converse-compatible server (tests)",
+    ),
+    (
         "LLM_API_KEY",
         "(none: interact answers 503)",
         "key of the OpenAI-compatible model endpoint (`OPENAI_API_KEY` also read)",

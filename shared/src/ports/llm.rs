@@ -1,4 +1,5 @@
-//! The `Llm` port: a chat-completions model (adapter: `adapters::openai`).
+//! The `Llm` port: a chat model (adapters: `adapters::openai` for OpenAI-compatible endpoints,
+//! `adapters::bedrock` for Amazon Bedrock's Converse API).
 
 use std::time::Instant;
 
@@ -45,8 +46,13 @@ impl ChatMessage {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Completion {
     pub content: String,
+    /// Every input token the model read, cached or not.
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, those read from the provider's prompt cache.
+    pub cached_tokens: u64,
+    /// Of `prompt_tokens`, those written to the prompt cache (Bedrock bills them apart).
+    pub cache_write_tokens: u64,
 }
 
 /// Why a completion failed.
@@ -71,7 +77,9 @@ pub trait Llm: Send + Sync {
         &self,
         messages: &[ChatMessage],
         deadline: Instant,
-    ) -> Result<Completion, LlmError>;
+    ) -> Result<Completion, LlmError> {
+        self.complete_for(messages, deadline, Call::default()).await
+    }
 
     /// [`Llm::complete`] with the call's hints: a provider that caches prompts by key or by
     /// marked prefix gets `call.cache_key`, and one configured for structured output gets
@@ -80,10 +88,8 @@ pub trait Llm: Send + Sync {
         &self,
         messages: &[ChatMessage],
         deadline: Instant,
-        _call: Call<'_>,
-    ) -> Result<Completion, LlmError> {
-        self.complete(messages, deadline).await
-    }
+        call: Call<'_>,
+    ) -> Result<Completion, LlmError>;
 }
 
 /// What a model call may tell the provider besides the messages.

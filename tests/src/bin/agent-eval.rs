@@ -51,7 +51,29 @@ const LLM_VARS: &[&str] = &[
     "LLM_API_KEY_HEADER",
     "LLM_API_VERSION",
     "LLM_MAX_RETRIES",
+    "LLM_PROVIDER",
+    "BEDROCK_MODEL_ID",
+    "BEDROCK_VERIFY_MODEL_ID",
+    "BEDROCK_ENDPOINT_URL",
+    "AWS_REGION",
 ];
+
+/// List prices (USD per million input and output tokens, late 2025) of the models the README
+/// compares; others need EVAL_PRICE_IN / EVAL_PRICE_OUT.
+fn list_price(model: &str) -> Option<(f64, f64)> {
+    const PRICES: &[(&str, (f64, f64))] = &[
+        ("gpt-5-mini", (0.25, 2.0)),
+        ("claude-haiku-4-5", (1.0, 5.0)),
+        ("nova-lite", (0.06, 0.24)),
+        ("nova-micro", (0.035, 0.14)),
+        ("nova-pro", (0.8, 3.2)),
+    ];
+    PRICES
+        .iter()
+        // A Bedrock id (`global.anthropic.claude-haiku-4-5-…`) holds the model's name.
+        .find(|(name, _)| model == *name || (model.contains('.') && model.contains(name)))
+        .map(|(_, p)| *p)
+}
 
 /// USD per million prompt and completion tokens (none for a scripted model unless set).
 fn prices(scripted: bool) -> Option<(f64, f64)> {
@@ -60,8 +82,11 @@ fn prices(scripted: bool) -> Option<(f64, f64)> {
         (Some(i), Some(o)) => Some((i, o)),
         _ if scripted => None,
         _ => {
-            let model = std::env::var("LLM_MODEL").unwrap_or_else(|_| "gpt-5-mini".into());
-            (model == "gpt-5-mini").then_some((0.25, 2.0))
+            let model = match std::env::var("LLM_PROVIDER").as_deref() {
+                Ok("bedrock") => std::env::var("BEDROCK_MODEL_ID").unwrap_or_default(),
+                _ => std::env::var("LLM_MODEL").unwrap_or_else(|_| "gpt-5-mini".into()),
+            };
+            list_price(&model)
         }
     }
 }
@@ -179,8 +204,17 @@ fn app_options(scripted: Option<&str>) -> Result<AppOptions, String> {
     if let Some(base) = scripted {
         return Ok(AppOptions::with_llm(base));
     }
-    if std::env::var("LLM_API_KEY").is_err() && std::env::var("OPENAI_API_KEY").is_err() {
-        return Err("set LLM_API_KEY (and LLM_BASE_URL / LLM_MODEL) or pass --scripted".into());
+    let bedrock = std::env::var("LLM_PROVIDER").is_ok_and(|p| p == "bedrock");
+    if bedrock && std::env::var("BEDROCK_MODEL_ID").is_err() {
+        return Err("LLM_PROVIDER=bedrock needs BEDROCK_MODEL_ID (and AWS credentials)".into());
+    }
+    if !bedrock && std::env::var("LLM_API_KEY").is_err() && std::env::var("OPENAI_API_KEY").is_err()
+    {
+        return Err(
+            "set LLM_API_KEY (and LLM_BASE_URL / LLM_MODEL), or LLM_PROVIDER=bedrock and \
+             BEDROCK_MODEL_ID, or pass --scripted"
+                .into(),
+        );
     }
     let mut o = AppOptions::default();
     for k in LLM_VARS {
