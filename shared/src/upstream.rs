@@ -91,9 +91,6 @@ pub fn retry_after(resp: &reqwest::Response) -> Option<std::time::Duration> {
         .map(std::time::Duration::from_secs)
 }
 
-/// Calls `attempt` (with the time it may take) up to `1 + max_retries` times with exponential
-/// backoff (or the upstream's `Retry-After`, at most 2 s), never past `deadline`. Each
-/// failed attempt is logged with `what` and its reason — never a URL, a key or a body.
 /// A model call through [`with_retries`] (the model's settings name the attempts and their
 /// timeout), what gave up told as the model port's error.
 pub async fn model_call<F, Fut>(
@@ -124,6 +121,9 @@ where
     })
 }
 
+/// Calls `attempt` (with the time it may take) up to `1 + max_retries` times with exponential
+/// backoff (or the upstream's `Retry-After`, at most 2 s), never past `deadline`. Each
+/// failed attempt is logged with `what` and its reason — never a URL, a key or a body.
 pub async fn with_retries<T, E, F, Fut>(
     what: &str,
     deadline: std::time::Instant,

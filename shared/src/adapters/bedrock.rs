@@ -24,6 +24,7 @@ use aws_sdk_bedrockruntime::types::{
 };
 use base64::Engine as _;
 
+use super::llm_params::{self, Choice};
 use super::openai::{cut_short, raised, without_thinking};
 use crate::config::{BedrockEndpoint, LlmConfig};
 use crate::ports::llm::{Call, ChatMessage, Completion, Llm, LlmError};
@@ -40,6 +41,8 @@ pub struct BedrockLlm {
     cache_points: AtomicBool,
     /// Images are sent (off once the model refuses them).
     images: AtomicBool,
+    /// `LLM_TEMPERATURE` (0 by default, none for reasoning models).
+    temperature: Option<f32>,
 }
 
 impl std::fmt::Debug for BedrockLlm {
@@ -60,8 +63,16 @@ struct Sent {
 
 impl BedrockLlm {
     pub fn new(cfg: LlmConfig, endpoint: BedrockEndpoint) -> Self {
-        let cache_points = caches_prompts(&cfg.model) && cfg.params.prompt_cache != off();
+        // LLM_PROMPT_CACHE: on forces the cache point, off leaves it out, auto by model.
+        let cache_points = match cfg.params.prompt_cache {
+            Choice::Value(on) => on,
+            Choice::Auto => caches_prompts(&cfg.model),
+            Choice::Omit => false,
+        };
+        // The same sampling as the OpenAI-compatible adapter: 0 unless a reasoning model.
+        let temperature = llm_params::initial(&cfg.params, "", &cfg.model).temperature;
         Self {
+            temperature,
             images: AtomicBool::new(cfg.vision),
             cache_points: AtomicBool::new(cache_points),
             cfg,
@@ -130,6 +141,7 @@ impl BedrockLlm {
                 .inference_config(
                     InferenceConfiguration::builder()
                         .max_tokens(i32::try_from(cap).unwrap_or(i32::MAX))
+                        .set_temperature(self.temperature)
                         .build(),
                 )
                 .send();
@@ -179,7 +191,9 @@ impl BedrockLlm {
                 Refusal::Adapted
             }
             other => {
-                tracing::warn!(model = %self.cfg.model, code = e.code().unwrap_or("none"), "Bedrock refused the call");
+                // AWS's words stay in the function's log (cut short), never in an answer.
+                let said: String = e.message().unwrap_or("").chars().take(300).collect();
+                tracing::warn!(model = %self.cfg.model, code = e.code().unwrap_or("none"), message = %said, "Bedrock refused the call");
                 other.into_refusal(&self.cfg.model, self.endpoint.region.as_deref())
             }
         }
@@ -205,6 +219,10 @@ enum Kind {
     NotFound,
     /// A request Bedrock will not take as sent.
     Invalid { mentions_cache: bool },
+    /// A model that must be called through an inference profile, called directly.
+    NeedsProfile,
+    /// The call could not be made here (no credentials, no region).
+    NotMade,
     /// Anything else.
     Other(String),
 }
@@ -216,10 +234,18 @@ impl Kind {
             Kind::Transient(why) => Refusal::Retry(why),
             Kind::Timeout => Refusal::Retry(TIMED_OUT.into()),
             Kind::Denied => Refusal::Fatal(LlmError::Upstream(format!(
-                "Bedrock denied access to {model}: request access to the model in the Bedrock \
-                 console (Model access) in {region}, and grant the function's role \
-                 bedrock:InvokeModel on it"
+                "Bedrock denied access to {model}: enable the model for the account in the \
+                 Bedrock console in {region} (Anthropic models ask for a use-case form once; an \
+                 administrator's first call subscribes the account to a third-party model), \
+                 and grant the function's role bedrock:InvokeModel on it"
             ))),
+            Kind::NeedsProfile => Refusal::Fatal(LlmError::Upstream(format!(
+                "Bedrock serves {model} only through an inference profile: set BEDROCK_MODEL_ID to \
+                 the profile id (e.g. global.<model id> or us.<model id>)"
+            ))),
+            Kind::NotMade => Refusal::Fatal(LlmError::Upstream(
+                "the Bedrock call could not be made: no AWS credentials or region".into(),
+            )),
             Kind::NotFound => Refusal::Fatal(LlmError::Upstream(format!(
                 "Bedrock has no model {model} in {region}: check BEDROCK_MODEL_ID (a model that \
                  needs one is called through an inference profile, e.g. us.<model id>)"
@@ -240,6 +266,7 @@ fn classify(e: &SdkError<ConverseError>) -> Kind {
         SdkError::TimeoutError(_) => return Kind::Timeout,
         SdkError::DispatchFailure(_) => return Kind::Transient("Bedrock unreachable".into()),
         SdkError::ResponseError(_) => return Kind::Transient("malformed Bedrock answer".into()),
+        SdkError::ConstructionFailure(_) => return Kind::NotMade,
         _ => {}
     }
     let code = e.code().unwrap_or("");
@@ -253,8 +280,13 @@ fn classify(e: &SdkError<ConverseError>) -> Kind {
         "ModelTimeoutException" => Kind::Timeout,
         "AccessDeniedException" => Kind::Denied,
         "ResourceNotFoundException" => Kind::NotFound,
+        "ValidationException"
+            if message.contains("inference profile") || message.contains("on-demand") =>
+        {
+            Kind::NeedsProfile
+        }
         "ValidationException" => Kind::Invalid {
-            mentions_cache: message.contains("cach"),
+            mentions_cache: message.contains("cach") && message.contains("support"),
         },
         "" => match e.raw_response().map(|r| r.status().as_u16()) {
             Some(429) | Some(500..=599) => Kind::Transient("Bedrock failed".into()),
@@ -267,7 +299,7 @@ fn classify(e: &SdkError<ConverseError>) -> Kind {
 /// A refusal that names the image (a text-only model).
 fn refuses_images(e: &SdkError<ConverseError>) -> bool {
     let message = e.message().unwrap_or("").to_ascii_lowercase();
-    message.contains("image")
+    message.contains("image") && message.contains("support")
 }
 
 /// The models that cache a marked prefix on Bedrock: Anthropic's Claude and Amazon's Nova.
@@ -280,11 +312,6 @@ pub fn caches_prompts(model: &str) -> bool {
     name.contains("anthropic.claude") || name.contains("amazon.nova")
 }
 
-/// `LLM_PROMPT_CACHE=off`.
-fn off() -> crate::adapters::llm_params::Choice<bool> {
-    crate::adapters::llm_params::Choice::Value(false)
-}
-
 /// The Converse `system` blocks and `messages`: system messages first (then the cache point),
 /// the rest merged into alternating turns that begin with the user's.
 fn converse_parts(
@@ -293,7 +320,7 @@ fn converse_parts(
 ) -> Result<(Vec<SystemContentBlock>, Vec<Message>), &'static str> {
     let mut system: Vec<SystemContentBlock> = messages
         .iter()
-        .filter(|m| m.role == "system" && !m.content.is_empty())
+        .filter(|m| m.role == "system" && !m.content.trim().is_empty())
         .map(|m| SystemContentBlock::Text(m.content.clone()))
         .collect();
     if sent.cache_points && !system.is_empty() {
@@ -305,7 +332,13 @@ fn converse_parts(
             "assistant" => ConversationRole::Assistant,
             _ => ConversationRole::User,
         };
-        let mut blocks = vec![ContentBlock::Text(m.content.clone())];
+        // Converse refuses a blank text block (an empty refused answer sent back as the
+        // assistant's turn, say): it is said in words.
+        let text = match m.content.trim().is_empty() {
+            true => "(no answer)".to_owned(),
+            false => m.content.clone(),
+        };
+        let mut blocks = vec![ContentBlock::Text(text)];
         if sent.images && role == ConversationRole::User {
             blocks.extend(m.images.iter().filter_map(|b64| image_block(b64)));
         }

@@ -12,12 +12,15 @@ use crate::adapters::loopback::answer_each;
 
 const MODEL: &str = "us.anthropic.claude-haiku-4-5-20251001-v1:0";
 
-fn config(model: &str, retries: &str) -> LlmConfig {
+fn config(model: &str, retries: &str, extra: &[(&str, &str)]) -> LlmConfig {
     let env = |k: &str| match k {
         "LLM_PROVIDER" => Some("bedrock".to_owned()),
         "BEDROCK_MODEL_ID" => Some(model.to_owned()),
         "LLM_MAX_RETRIES" => Some(retries.to_owned()),
-        _ => None,
+        _ => extra
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| (*v).to_owned()),
     };
     crate::config::AgentConfig::from_lookup(env)
         .expect("config")
@@ -26,6 +29,10 @@ fn config(model: &str, retries: &str) -> LlmConfig {
 }
 
 fn model_at(url: &str, model: &str, retries: &str) -> BedrockLlm {
+    model_with(url, model, retries, &[])
+}
+
+fn model_with(url: &str, model: &str, retries: &str, extra: &[(&str, &str)]) -> BedrockLlm {
     let conf = aws_sdk_bedrockruntime::Config::builder()
         .behavior_version(aws_sdk_bedrockruntime::config::BehaviorVersion::latest())
         .region(aws_sdk_bedrockruntime::config::Region::new("us-east-1"))
@@ -35,7 +42,7 @@ fn model_at(url: &str, model: &str, retries: &str) -> BedrockLlm {
         .endpoint_url(url)
         .build();
     BedrockLlm::with_client(
-        config(model, retries),
+        config(model, retries, extra),
         aws_sdk_bedrockruntime::Client::from_conf(conf),
     )
 }
@@ -72,6 +79,12 @@ fn error(status: &str, kind: &str, message: &str) -> &'static str {
 fn usage(input: u64, output: u64, read: u64, write: u64) -> Value {
     json!({ "inputTokens": input, "outputTokens": output, "totalTokens": input + output + read + write,
             "cacheReadInputTokens": read, "cacheWriteInputTokens": write })
+}
+
+/// The JSON bodies of the requests a server read.
+async fn bodies(served: tokio::task::JoinHandle<Vec<String>>) -> Vec<Value> {
+    let requests = served.await.expect("served");
+    requests.iter().map(|r| parse(r).1).collect()
 }
 
 /// A request's path and JSON body.
@@ -192,12 +205,7 @@ async fn a_model_that_refuses_the_cache_point_or_the_image_gets_neither_from_the
     llm.complete(&conversation(), deadline())
         .await
         .expect("again");
-    let bodies: Vec<Value> = served
-        .await
-        .expect("served")
-        .iter()
-        .map(|r| parse(r).1)
-        .collect();
+    let bodies = bodies(served).await;
     assert!(bodies[0]["system"].to_string().contains("cachePoint"));
     assert!(!bodies[1]["system"].to_string().contains("cachePoint"));
     assert!(bodies[1].to_string().contains("\"image\""));
@@ -244,31 +252,85 @@ async fn throttling_is_retried_inside_the_deadline_and_a_slow_model_is_a_timeout
 
 #[tokio::test]
 async fn refusals_tell_the_operator_what_to_enable_never_aws_text() {
-    for (status, kind, says) in [
-        ("403 Forbidden", "AccessDeniedException", "Model access"),
+    let detail = "arn:aws:iam::123456789012:role/internal-detail";
+    let on_demand = "Invocation of model ID x with on-demand throughput isn't supported. Retry \
+                     your request with the ID or ARN of an inference profile (123456789012).";
+    for (status, kind, aws, says) in [
+        (
+            "403 Forbidden",
+            "AccessDeniedException",
+            detail,
+            "enable the model",
+        ),
         (
             "404 Not Found",
             "ResourceNotFoundException",
+            detail,
             "check BEDROCK_MODEL_ID",
         ),
         (
             "400 Bad Request",
             "ValidationException",
+            detail,
             "supports the Converse API",
         ),
+        (
+            "400 Bad Request",
+            "ValidationException",
+            on_demand,
+            "only through an inference profile",
+        ),
     ] {
-        let aws_text = error(
-            status,
-            kind,
-            "arn:aws:iam::123456789012:role/internal-detail",
-        );
         let llama = "meta.llama3-70b-instruct-v1:0";
-        let (result, requests) = call(vec![aws_text], llama, "2", &[ChatMessage::user("hi")]).await;
+        let answers = vec![error(status, kind, aws)];
+        let (result, requests) = call(answers, llama, "2", &[ChatMessage::user("hi")]).await;
         let text = result.expect_err("refused").to_string();
         assert!(text.contains(says), "{kind}: {text}");
         assert!(!text.contains("123456789012"), "{text}");
         assert_eq!(requests.len(), 1, "{kind} is not retried");
     }
+}
+
+#[tokio::test]
+async fn sampling_caching_and_blank_turns_follow_the_settings() {
+    let ok = || answer("<Action>finish()</Action>", "end_turn", usage(10, 2, 0, 0));
+    let (url, served) = answer_each(vec![ok(), ok()], false).await;
+    let off = model_with(&url, MODEL, "0", &[("LLM_PROMPT_CACHE", "off")]);
+    let with_blank = [
+        ChatMessage::system("rules"),
+        ChatMessage::user("task"),
+        ChatMessage::assistant("  "),
+        ChatMessage::user("the element is not on the page"),
+    ];
+    off.complete(&with_blank, deadline())
+        .await
+        .expect("answered");
+    let llama = model_with(
+        &url,
+        "meta.llama3-70b-instruct-v1:0",
+        "0",
+        &[("LLM_PROMPT_CACHE", "on")],
+    );
+    llama
+        .complete(&with_blank, deadline())
+        .await
+        .expect("answered");
+    let bodies = bodies(served).await;
+    assert_eq!(
+        bodies[0]["system"],
+        json!([{ "text": "rules" }]),
+        "LLM_PROMPT_CACHE=off"
+    );
+    assert_eq!(
+        bodies[1]["system"][1],
+        json!({ "cachePoint": { "type": "default" } }),
+        "on"
+    );
+    assert_eq!(bodies[0]["inferenceConfig"]["temperature"], 0.0);
+    assert_eq!(
+        bodies[0]["messages"][1]["content"][0]["text"],
+        "(no answer)"
+    );
 }
 
 #[tokio::test]

@@ -315,9 +315,20 @@ impl AgentConfig {
                     &[("auto", None), ("on", Some(true)), ("off", Some(false))],
                 )?
                 .unwrap_or_else(|| is_vision_model(&model));
+                let params = param_settings(&get)?;
+                if matches!(provider, LlmProvider::Bedrock(_))
+                    && params.structured != Structured::Off
+                {
+                    return Err(ConfigError::Invalid(
+                        "LLM_STRUCTURED_OUTPUT",
+                        "applies to OpenAI-compatible endpoints; with LLM_PROVIDER=bedrock leave \
+                         it off (answers come in the tagged format)"
+                            .into(),
+                    ));
+                }
                 Some(LlmConfig {
                     provider,
-                    params: param_settings(&get)?,
+                    params,
                     vision,
                     model,
                     max_tokens: parse_num(&get, "LLM_MAX_TOKENS", default_cap, 16, 16_384)?,
@@ -486,6 +497,18 @@ mod tests {
         assert!(
             unknown.to_string().contains("must be openai or bedrock"),
             "{unknown}"
+        );
+        let structured = super::AgentConfig::from_lookup(env(&[
+            ("LLM_PROVIDER", "bedrock"),
+            ("BEDROCK_MODEL_ID", "amazon.nova-lite-v1:0"),
+            ("LLM_STRUCTURED_OUTPUT", "tool"),
+        ]))
+        .expect_err("structured output is the OpenAI adapter's");
+        assert!(
+            structured
+                .to_string()
+                .starts_with("LLM_STRUCTURED_OUTPUT is invalid"),
+            "{structured}"
         );
         // The OpenAI-compatible default still needs its key.
         assert!(super::AgentConfig::from_lookup(env(&[]))
