@@ -24,8 +24,6 @@ pub mod snapshots;
 pub mod sqlite;
 #[cfg(feature = "embedded")]
 mod sqlite_schema;
-#[cfg(feature = "embedded")]
-mod sqlite_wal;
 pub mod table;
 pub mod table_store;
 pub mod tavily;

@@ -2,6 +2,9 @@
 //! Items are stored whole as JSON with their key and index attributes copied into columns.
 //! Every write runs in an immediate transaction, so conditions are checked and applied
 //! atomically — across threads and across processes sharing the file (WAL mode, busy timeout).
+//! Commits do not wait for the disk (`synchronous = NORMAL`); SQLite copies the log into the
+//! database itself (its automatic checkpoints, every 1 000 pages, and when the last connection
+//! closes). This store serves local-api and the tools only; no function links it.
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -14,7 +17,6 @@ use rusqlite::{
 use serde_json::Value;
 
 use super::sqlite_schema as schema;
-use super::sqlite_wal::Checkpoints;
 use super::table::{
     key_of, Cond, Index, Item, Page, Query, SkCond, TableBackend, Update, Write, PK, SK,
 };
@@ -26,8 +28,6 @@ pub const DB_FILE: &str = "agent.db";
 /// The single table on SQLite.
 pub struct SqliteTable {
     conn: Mutex<Connection>,
-    /// A file's log is copied into the database by a thread of its own ([`Checkpoints`]).
-    checkpoints: Option<Checkpoints>,
 }
 
 impl std::fmt::Debug for SqliteTable {
@@ -71,15 +71,7 @@ impl SqliteTable {
             .map_err(db_err)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(db_err)?;
-        let mut table = Self::init(conn)?;
-        table.checkpoints = Checkpoints::start(&data_dir.join(DB_FILE));
-        if table.checkpoints.is_some() {
-            table
-                .lock()
-                .pragma_update(None, "wal_autocheckpoint", 0)
-                .map_err(db_err)?;
-        }
-        Ok(table)
+        Self::init(conn)
     }
 
     /// A private in-memory database, gone when dropped.
@@ -98,7 +90,6 @@ impl SqliteTable {
         tx.commit().map_err(db_err)?;
         Ok(Self {
             conn: Mutex::new(conn),
-            checkpoints: None,
         })
     }
 
@@ -115,15 +106,6 @@ impl SqliteTable {
             .map_err(db_err)?;
         let out = f(&tx)?;
         tx.commit().map_err(db_err)?;
-        if let Some(c) = self.checkpoints.as_ref().filter(|c| c.wrote()) {
-            // The checkpoint thread gave up: SQLite checkpoints inside commits again (tried
-            // again with the next write until it takes).
-            match conn.pragma_update(None, "wal_autocheckpoint", 1000) {
-                Ok(()) => c.handed_back(),
-                Err(e) => tracing::warn!(error = %e, "could not turn SQLite's checkpoints back on"),
-            }
-        }
-        drop(conn);
         Ok(out)
     }
 }
