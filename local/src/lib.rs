@@ -116,23 +116,11 @@ fn match_path(pattern: &str, path: &str) -> Option<Vec<(String, String)>> {
     segs.next().is_none().then_some(params)
 }
 
+/// A path segment percent-decoded (invalid UTF-8 replaced).
 fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// The routing table plus the context it serves.
@@ -364,6 +352,19 @@ pub async fn serve_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_segments_are_percent_decoded_and_malformed_escapes_kept() {
+        assert_eq!(percent_decode("a%20b%2Fc"), "a b/c");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz%2"), "%zz%2");
+        assert_eq!(percent_decode("%C3%A9"), "é");
+        assert_eq!(
+            percent_decode("%FF"),
+            "\u{FFFD}",
+            "invalid UTF-8 is replaced"
+        );
+    }
 
     #[test]
     fn paths_match_patterns_with_parameters() {
