@@ -83,7 +83,7 @@ impl std::fmt::Debug for AppContext {
 impl AppContext {
     /// Builds the stores named by `config` with the system clock, and every adapter.
     pub async fn from_config(config: Config) -> Result<Self, StartupError> {
-        Self::build(config, Links::ALL).await
+        Self::build(config, Links::ALL, None).await
     }
 
     /// A function's context: from the environment, with the adapters `links` names. A
@@ -120,51 +120,56 @@ impl AppContext {
         if links.tokens {
             config.require_token_key()?;
         }
-        let mut ctx = Self::build(config, links).await?;
-        let Some(source) = source else {
-            return Ok(ctx);
+        // Keys read from Secrets Manager are read again (a rotation, or their maximum age).
+        let rereads = Rereads::every(config.secret_max_age);
+        let reread = |setting: &str| {
+            let id = loaded.id_of(setting)?;
+            Some(KeyRefresh::new(source.clone()?, id.to_owned(), rereads))
         };
-        let rereads = Rereads::every(ctx.config.secret_max_age);
-        if let Some(id) = loaded.id_of("JWT_SECRET") {
-            let refresh = KeyRefresh::new(source.clone(), id.to_owned(), rereads);
+        let model_key = match config.agent.llm.as_ref().map(|c| &c.provider) {
+            Some(LlmProvider::OpenAi(endpoint)) => reread("LLM_API_KEY")
+                .map(|r| Arc::new(RotatingKey::rotating(endpoint.api_key.clone(), r))),
+            _ => None,
+        };
+        let token_key = reread("JWT_SECRET");
+        let mut ctx = Self::build(config, links, model_key).await?;
+        if let Some(refresh) = token_key {
             ctx.tokens.set_refresh(refresh);
-        }
-        let openai = ctx
-            .config
-            .agent
-            .llm
-            .as_ref()
-            .and_then(|c| match &c.provider {
-                LlmProvider::OpenAi(endpoint) => Some(endpoint),
-                LlmProvider::Bedrock(_) => None,
-            });
-        if let (Some(id), Some(endpoint)) = (loaded.id_of("LLM_API_KEY"), openai) {
-            let refresh = KeyRefresh::new(source, id.to_owned(), rereads);
-            let key = Arc::new(RotatingKey::rotating(endpoint.api_key.clone(), refresh));
-            (ctx.llm, ctx.verifier) = models(&ctx.config, Some(key));
         }
         Ok(ctx)
     }
 
-    async fn build(config: Config, links: Links) -> Result<Self, StartupError> {
+    async fn build(
+        config: Config,
+        links: Links,
+        model_key: Option<Arc<RotatingKey>>,
+    ) -> Result<Self, StartupError> {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let stores = open_stores_with(&config.store, clock.clone(), links.objects).await?;
-        Ok(Self::with_tools(config, stores, clock, links.tools))
+        Ok(Self::with_tools(
+            config,
+            stores,
+            clock,
+            links.tools,
+            model_key,
+        ))
     }
 
     /// Assembles a context from ready parts (tests inject a manual clock or shared stores).
     pub fn with_parts(config: Config, stores: Stores, clock: Arc<dyn Clock>) -> Self {
-        Self::with_tools(config, stores, clock, ToolAdapters::linked)
+        Self::with_tools(config, stores, clock, ToolAdapters::linked, None)
     }
 
+    /// `model_key`: the model's key when it is read from Secrets Manager (read again on a 401).
     fn with_tools(
         config: Config,
         stores: Stores,
         clock: Arc<dyn Clock>,
         tools: ToolsFactory,
+        model_key: Option<Arc<RotatingKey>>,
     ) -> Self {
         let tokens = TokenService::new(&config.jwt);
-        let (llm, verifier) = models(&config, None);
+        let (llm, verifier) = models(&config, model_key);
         let knowledge = config.agent.knowledge.as_ref().map(|k| {
             Arc::new(HttpKnowledge::new(
                 k.base_url.clone(),

@@ -18,17 +18,21 @@ pub struct Harness {
 /// A harness with options adjusted by `opts`.
 pub async fn harness_with(opts: impl FnOnce(AppOptions) -> AppOptions) -> Harness {
     let llm = ScriptedLlm::start().await;
-    let app = TestApp::spawn_with(opts(AppOptions::with_llm(&llm.base_url))).await;
-    app.seed_user("acme", "ada@acme.com", PW).await;
-    let token = app.login("ada@acme.com", PW).await;
-    Harness { app, llm, token }
+    let base = AppOptions::with_llm(&llm.base_url);
+    logged_in(llm, opts(base)).await
 }
 
 /// A harness whose scripted model is spoken to as Amazon Bedrock (the Converse API, the SDK
 /// signing with the environment's credentials: `scripts/test` gives static test ones).
 pub async fn bedrock_harness_with(opts: impl FnOnce(AppOptions) -> AppOptions) -> Harness {
     let llm = ScriptedLlm::start().await;
-    let app = TestApp::spawn_with(opts(AppOptions::with_bedrock(&llm.converse_url))).await;
+    let base = AppOptions::with_bedrock(&llm.converse_url);
+    logged_in(llm, opts(base)).await
+}
+
+/// An app with `opts` whose model is `llm`, with `ada@acme.com` logged in.
+async fn logged_in(llm: ScriptedLlm, opts: AppOptions) -> Harness {
+    let app = TestApp::spawn_with(opts).await;
     app.seed_user("acme", "ada@acme.com", PW).await;
     let token = app.login("ada@acme.com", PW).await;
     Harness { app, llm, token }

@@ -24,8 +24,8 @@ use aws_sdk_bedrockruntime::types::{
 };
 use base64::Engine as _;
 
+use super::llm_answer::{cut_short, media_type, raised, without_thinking};
 use super::llm_params::{self, Choice};
-use super::openai::{cut_short, raised, without_thinking};
 use crate::config::{BedrockEndpoint, LlmConfig};
 use crate::ports::llm::{Call, ChatMessage, Completion, Llm, LlmError};
 use crate::upstream::{model_call, Attempt, TIMED_OUT};
@@ -373,12 +373,10 @@ fn cache_point() -> Result<CachePointBlock, &'static str> {
 /// A screenshot (base64 JPEG, PNG or WebP) as an image block; `None` when it is not base64.
 fn image_block(b64: &str) -> Option<ContentBlock> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
-    let format = if bytes.starts_with(b"\x89PNG") {
-        ImageFormat::Png
-    } else if bytes.starts_with(b"RIFF") {
-        ImageFormat::Webp
-    } else {
-        ImageFormat::Jpeg
+    let format = match media_type(b64) {
+        "image/png" => ImageFormat::Png,
+        "image/webp" => ImageFormat::Webp,
+        _ => ImageFormat::Jpeg,
     };
     ImageBlock::builder()
         .format(format)

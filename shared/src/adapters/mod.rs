@@ -9,6 +9,7 @@ pub mod bedrock;
 pub mod dynamo;
 pub mod http_knowledge;
 pub mod keys;
+pub mod llm_answer;
 pub mod llm_params;
 #[cfg(test)]
 pub(crate) mod loopback;

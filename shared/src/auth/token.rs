@@ -158,13 +158,8 @@ impl TokenService {
         }
     }
 
-    /// Reads the key again through `refresh` when a signature does not match.
-    pub fn with_refresh(mut self, refresh: KeyRefresh) -> Self {
-        self.set_refresh(refresh);
-        self
-    }
-
-    /// As [`with_refresh`](Self::with_refresh), in place.
+    /// Reads the key again through `refresh` when a signature does not match (and when it is
+    /// older than its maximum age).
     pub fn set_refresh(&mut self, refresh: KeyRefresh) {
         self.refresh = Some(refresh);
     }
@@ -401,11 +396,16 @@ mod tests {
     const MAX_AGE: std::time::Duration = std::time::Duration::from_secs(300);
 
     fn refreshing(vault: &Arc<crate::ports::secrets::memory::MemorySecrets>) -> TokenService {
-        TokenService::new(&cfg(KEY)).with_refresh(KeyRefresh::new(
-            vault.clone(),
-            "arn:jwt".into(),
-            Rereads::every(MAX_AGE),
-        ))
+        refreshing_with(vault, Rereads::every(MAX_AGE))
+    }
+
+    fn refreshing_with(
+        vault: &Arc<crate::ports::secrets::memory::MemorySecrets>,
+        rereads: Rereads,
+    ) -> TokenService {
+        let mut svc = TokenService::new(&cfg(KEY));
+        svc.set_refresh(KeyRefresh::new(vault.clone(), "arn:jwt".into(), rereads));
+        svc
     }
 
     /// Past the first minute after the cold start's read.
@@ -502,11 +502,7 @@ mod tests {
             after_refusal: std::time::Duration::ZERO,
             max_age: MAX_AGE,
         };
-        let svc = TokenService::new(&cfg(KEY)).with_refresh(KeyRefresh::new(
-            vault.clone(),
-            "arn:jwt".into(),
-            rereads,
-        ));
+        let svc = refreshing_with(&vault, rereads);
         let now = Utc::now();
         let t = svc.issue(&user(), now).expect("issue");
         let later = now + Duration::hours(2);
