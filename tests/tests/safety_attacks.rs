@@ -99,7 +99,10 @@ fn attack_pages() -> Vec<Value> {
 }
 
 async fn the_largest_inputs_of_every_new_path_hold_thirty_at_once(dynamodb: bool) {
-    let h = on_store(dynamodb, large).await;
+    largest_inputs_thirty_at_once(on_store(dynamodb, large).await).await
+}
+
+async fn largest_inputs_thirty_at_once(h: Harness) {
     h.llm.fallback(Reply::action("Going ahead.", "click(9)"));
     h.app
         .seed_user("beta", "bea@beta.com", "s3cret-password")
@@ -221,7 +224,10 @@ async fn options_addresses_and_enter_at_their_bounds(dynamodb: bool) {
 }
 
 async fn a_competent_model_goes_through_every_guard_untouched(dynamodb: bool) {
-    let h: Harness = on_store(dynamodb, |o| o).await;
+    competent_trajectory(on_store(dynamodb, |o| o).await).await
+}
+
+async fn competent_trajectory(h: Harness) {
     h.llm.push([
         Reply::action("Next page of results.", "click(5)"),
         Reply::action("Next page again.", "click(5)"),
@@ -319,3 +325,19 @@ api_tests::on_both_stores!(
     options_addresses_and_enter_at_their_bounds,
     a_competent_model_goes_through_every_guard_untouched,
 );
+
+/// The same attacks and the same competent trajectory with the model behind Amazon Bedrock's
+/// Converse API: the guards are the server's, whichever provider answers.
+mod through_bedrock {
+    use api_tests::harness::bedrock_harness_with;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_largest_inputs_of_every_new_path_hold_thirty_at_once() {
+        super::largest_inputs_thirty_at_once(bedrock_harness_with(super::large).await).await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_competent_model_goes_through_every_guard_untouched() {
+        super::competent_trajectory(bedrock_harness_with(|o| o).await).await
+    }
+}

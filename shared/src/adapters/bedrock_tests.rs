@@ -377,3 +377,27 @@ fn turns_alternate_begin_with_the_user_and_only_claude_and_nova_cache() {
     assert!(!caches_prompts("meta.llama3-70b-instruct-v1:0"));
     assert!(!caches_prompts("mistral.mistral-large-2407-v1:0"));
 }
+
+#[test]
+fn the_longest_and_most_repeated_conversations_are_turned_into_turns_in_one_pass() {
+    let sent = Sent {
+        cache_points: true,
+        images: true,
+    };
+    // 20 000 messages, runs of the same role merged: 10 000 alternating pairs.
+    let many: Vec<ChatMessage> = (0..20_000)
+        .map(|k| match k % 4 {
+            0 | 1 => ChatMessage::user(format!("u{k}")),
+            _ => ChatMessage::assistant(format!("a{k}")),
+        })
+        .collect();
+    let (_, turns) = converse_parts(&many, sent).expect("parts");
+    assert_eq!(turns.len(), 10_000);
+    assert!(turns.iter().all(|t| t.content().len() == 2));
+    // Two megabytes of text and a screenshot that is not base64.
+    let mut big = ChatMessage::user("x".repeat(2 << 20));
+    big.images.push("not base64 at all %%%".to_owned());
+    let (system, turns) = converse_parts(&[ChatMessage::system("s"), big], sent).expect("parts");
+    assert_eq!(system.len(), 2, "text and its cache point");
+    assert_eq!(turns[0].content().len(), 1, "the broken image is left out");
+}

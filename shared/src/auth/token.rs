@@ -529,4 +529,29 @@ mod tests {
         assert!(svc.verify_current(&t.token, Utc::now()).await.is_err());
         assert!(svc.issue(&user(), Utc::now()).is_err());
     }
+
+    #[tokio::test(start_paused = true)]
+    async fn thirty_good_tokens_at_a_stale_key_all_verify_and_read_it_once() {
+        let vault = Arc::new(crate::ports::secrets::memory::MemorySecrets::with(&[(
+            "arn:jwt", KEY,
+        )]));
+        let svc = Arc::new(refreshing(&vault));
+        tokio::time::advance(MAX_AGE).await;
+        let good = svc.issue(&user(), Utc::now()).expect("issue");
+        let tries = (0..30).map(|_| {
+            let (svc, token) = (svc.clone(), good.token.clone());
+            tokio::spawn(async move { svc.verify_current(&token, Utc::now()).await.is_ok() })
+        });
+        for verified in futures::future::join_all(tries).await {
+            assert!(
+                verified.expect("task"),
+                "a good token goes through untouched"
+            );
+        }
+        assert_eq!(
+            vault.reads(),
+            1,
+            "the stale key is read once, never waited for"
+        );
+    }
 }

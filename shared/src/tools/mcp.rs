@@ -245,6 +245,7 @@ mod tests {
             "secretsmanager:arn:aws:secretsmanager:eu-west-1:1:secret:browser-agent/jwt-secret",
             "secretsmanager:arn:aws:secretsmanager:eu-west-1:1:secret:x:browser-agent/mcp/x",
             "secretsmanager:browser-agent/mcp/",
+            &format!("secretsmanager:browser-agent/mcp/{}", "x".repeat(100_000)),
             "secretsmanager:",
             "env:AGENT_MCP_SECRET_",
             "env:agent_mcp_secret_x",
