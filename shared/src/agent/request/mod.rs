@@ -1,20 +1,18 @@
 //! The `POST /api/agent/interact` request, validated field by field: every problem is named
 //! (`interactiveTree[3].i`, `query`, ...), unknown fields are ignored.
 
+mod body;
 mod fields;
-mod json;
-mod number;
 mod reports;
-mod scan;
 
 use serde_json::Value;
 
 use super::page::Nodes;
 use crate::error::Error;
 use crate::text::truncate_chars;
+use body::{TreeField, MAX_NODE_PROBLEMS};
 use fields::{enum_field, object_field, string_field, uuid_field, Problems};
 use reports::{report_field, DOM_CHANGES_FIELDS, ERROR_FIELDS, OBSERVATION_FIELDS, RESULT_FIELDS};
-use scan::{TreeField, MAX_NODE_PROBLEMS};
 use serde_json::Map;
 
 /// Longest `dom` accepted, in characters.
@@ -159,11 +157,11 @@ pub fn validate(body: &Value) -> Result<InteractRequest, Error> {
     read(&text).unwrap_or_else(|| Err(Error::field("body", "must be a JSON object")))
 }
 
-/// Reads and validates a raw body in one pass (the tree's nodes checked as they are read);
-/// `None` when it is not a JSON object — the caller's JSON reader then names the problem.
+/// Reads and validates a raw body (the tree's nodes checked as they are read); `None` when it
+/// is not a JSON object — the caller's JSON reader then names the problem.
 pub fn read(bytes: &[u8]) -> Option<Result<InteractRequest, Error>> {
-    let body = scan::body(std::str::from_utf8(bytes).ok()?)?;
-    Some(check(&body.fields, body.tree))
+    let (fields, tree) = body::body(bytes)?;
+    Some(check(&fields, tree))
 }
 
 /// The checks over the fields and the tree as read.
@@ -322,7 +320,5 @@ fn check(obj: &Map<String, Value>, tree_field: TreeField) -> Result<InteractRequ
     }
 }
 
-#[cfg(test)]
-mod reference;
 #[cfg(test)]
 mod tests;
