@@ -10,7 +10,7 @@ use crate::adapters::http_knowledge::HttpKnowledge;
 use crate::adapters::not_linked::NotLinked;
 use crate::adapters::openai::OpenAiLlm;
 use crate::adapters::runner::runner_for;
-use crate::adapters::s3::{Endpoint, S3Client};
+use crate::adapters::s3::S3Client;
 use crate::adapters::secrets_manager::SecretsManager;
 use crate::adapters::snapshots::S3SnapshotStore;
 use crate::adapters::tavily::TavilySearch;
@@ -440,14 +440,8 @@ fn dynamodb_client(aws: &AwsStoreConfig, sdk: &aws_config::SdkConfig) -> aws_sdk
 }
 
 fn s3_client(aws: &AwsStoreConfig, sdk: &aws_config::SdkConfig) -> S3Client {
-    let region = sdk.region().map_or("us-east-1", |r| r.as_ref()).to_owned();
-    let endpoint = match &aws.endpoint {
-        Some(base) => Endpoint::Custom { base: base.clone() },
-        None => Endpoint::Aws {
-            region: region.clone(),
-        },
-    };
-    S3Client::new(endpoint, region, sdk.credentials_provider())
+    let region = sdk.region().map_or("us-east-1", |r| r.as_ref());
+    S3Client::new(aws.endpoint.clone(), region, sdk.credentials_provider())
 }
 
 #[cfg(all(test, not(feature = "embedded")))]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use aws_sdk_dynamodb::config::{Credentials, Region, SharedCredentialsProvider};
 use shared::adapters::dynamo::{create_table, DynamoTable};
-use shared::adapters::s3::{Endpoint, S3Client};
+use shared::adapters::s3::S3Client;
 use shared::adapters::snapshots::S3SnapshotStore;
 use shared::adapters::TableStore;
 use shared::clock::Clock;
@@ -37,7 +37,7 @@ pub fn clients() -> (aws_sdk_dynamodb::Client, S3Client) {
         .endpoint_url(&endpoint)
         .build();
     let s3 = S3Client::new(
-        Endpoint::Custom { base: endpoint },
+        Some(endpoint),
         REGION,
         Some(SharedCredentialsProvider::new(creds)),
     );

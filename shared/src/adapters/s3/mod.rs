@@ -1,53 +1,43 @@
-//! A small S3 client: the operations the snapshot store, S3 workspaces and `agent-admin init`
-//! use, over reqwest and the SDK's SigV4 signer.
+//! S3 for the snapshot store, S3 workspaces and `agent-admin init`: the SDK's client
+//! (`aws-sdk-s3`) over the project's reqwest connector, behind the few operations they use and
+//! one error type they map in their own terms.
 //!
-//! The SDK's S3 client is 0.4 MB of generated code, and its flexible checksums link 0.7 MB of
-//! CRC tables into every function that keeps snapshots; none of it is needed for eight
-//! operations on objects this process writes itself. Like the SDK, the client retries a call
-//! that got no answer, was throttled or met a server error (three attempts, backoff with
-//! jitter), and hands back answer bodies as a stream read to a limit.
+//! Checksums are computed only where S3 requires them (DeleteObjects) and answers are not
+//! checked against them: every object is written and read by this process over TLS. Calls are
+//! retried by the SDK's standard mode (three attempts, backoff with jitter, a retry quota);
+//! an object's body reaches its reader as a stream read to a limit.
 
-mod call;
-mod sign;
-mod xml;
+use std::time::Duration;
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
-
-use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
-use aws_credential_types::Credentials;
-use base64::Engine;
-use md5::{Digest, Md5};
-use reqwest::Method;
-
-use call::Call;
-pub use sign::Endpoint;
-pub use xml::{ListPage, ObjectInfo};
-
-/// Most bytes of a listing or delete answer read (S3 sends at most 1 000 keys a page).
-const MAX_XML_ANSWER: u64 = 16 << 20;
+use aws_credential_types::provider::SharedCredentialsProvider;
+use aws_sdk_s3::config::retry::RetryConfig;
+use aws_sdk_s3::config::timeout::TimeoutConfig;
+use aws_sdk_s3::config::{
+    BehaviorVersion, Region, RequestChecksumCalculation, ResponseChecksumValidation,
+};
+use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::presigning::PresigningConfig;
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{
+    BucketLocationConstraint, CreateBucketConfiguration, Delete, ObjectIdentifier,
+    ServerSideEncryption,
+};
+use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+use chrono::{DateTime, Utc};
 
 /// An S3 client; cheap to clone.
 #[derive(Clone)]
 pub struct S3Client {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
-    /// `None` when reqwest could not build a client (no TLS backend); every call says so.
-    http: Option<reqwest::Client>,
-    endpoint: Endpoint,
+    sdk: aws_sdk_s3::Client,
     region: String,
-    credentials: Option<SharedCredentialsProvider>,
-    /// The last credentials and when to ask the provider again.
-    cached: Mutex<Option<(Credentials, SystemTime)>>,
+    /// Whether credentials were configured: without them every call says so before sending.
+    signed: bool,
 }
 
 impl std::fmt::Debug for S3Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("S3Client")
-            .field("endpoint", &self.inner.endpoint)
-            .field("region", &self.inner.region)
+            .field("region", &self.region)
             .finish()
     }
 }
@@ -91,7 +81,7 @@ impl S3Error {
     pub fn is_transient(&self) -> bool {
         match self {
             S3Error::Unreachable(_) | S3Error::Answer(_) => true,
-            S3Error::Service { status, code } => call::retryable(*status, code.as_deref()),
+            S3Error::Service { status, code } => retryable(*status, code.as_deref()),
             S3Error::Request(_) => false,
         }
     }
@@ -102,6 +92,40 @@ impl S3Error {
             Some(code) => matches!(code, "NoSuchKey" | "NotFound"),
             None => self.status() == Some(404),
         }
+    }
+}
+
+/// Whether S3's answer says to try again: throttling, a timeout on its side, a server error.
+fn retryable(status: u16, code: Option<&str>) -> bool {
+    matches!(status, 500 | 502 | 503 | 504)
+        || matches!(
+            code,
+            Some(
+                "SlowDown"
+                    | "RequestTimeout"
+                    | "InternalError"
+                    | "ServiceUnavailable"
+                    | "Throttling"
+                    | "ThrottlingException"
+            )
+        )
+}
+
+/// An SDK failure in the client's terms.
+fn failed<E>(e: SdkError<E, HttpResponse>) -> S3Error
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+{
+    match &e {
+        SdkError::ServiceError(s) => S3Error::Service {
+            status: s.raw().status().as_u16(),
+            code: s.err().code().map(str::to_owned),
+        },
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => {
+            S3Error::Unreachable(DisplayErrorContext(&e).to_string())
+        }
+        SdkError::ConstructionFailure(_) => S3Error::Request(DisplayErrorContext(&e).to_string()),
+        _ => S3Error::Answer(DisplayErrorContext(&e).to_string()),
     }
 }
 
@@ -124,12 +148,31 @@ pub struct List<'a> {
     pub max_keys: Option<u32>,
 }
 
+/// One object in a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectInfo {
+    pub key: String,
+    pub size: u64,
+    pub last_modified: Option<DateTime<Utc>>,
+}
+
+/// One page of ListObjectsV2.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ListPage {
+    pub contents: Vec<ObjectInfo>,
+    /// "Directories" under the prefix, when a delimiter was given.
+    pub common_prefixes: Vec<String>,
+    pub key_count: u64,
+    /// The token for the next page, when the listing was cut.
+    pub next_token: Option<String>,
+}
+
 /// An object being read: its announced length and ETag; the body is read on demand.
 #[derive(Debug)]
 pub struct Object {
     pub length: Option<u64>,
     pub etag: Option<String>,
-    response: reqwest::Response,
+    body: ByteStream,
 }
 
 /// Why an object's body was not read.
@@ -142,95 +185,95 @@ pub enum ReadError {
 }
 
 impl Object {
-    /// The body, refused once more than `limit` bytes arrive.
-    pub async fn bytes(self, limit: u64) -> Result<Vec<u8>, ReadError> {
-        call::read_limited(self.response, limit).await
+    /// The body, refused as soon as its announced length or the bytes arrived pass `limit`.
+    pub async fn bytes(mut self, limit: u64) -> Result<Vec<u8>, ReadError> {
+        if let Some(read) = self.length.filter(|n| *n > limit) {
+            return Err(ReadError::TooLarge { read, limit });
+        }
+        let mut out = Vec::new();
+        while let Some(chunk) = self.body.next().await {
+            let chunk =
+                chunk.map_err(|e| ReadError::Failed(DisplayErrorContext(&e).to_string()))?;
+            let read = (out.len() + chunk.len()) as u64;
+            if read > limit {
+                return Err(ReadError::TooLarge { read, limit });
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok(out)
     }
 }
 
+/// An ETag as the callers keep it: unquoted.
+fn unquoted(etag: Option<&str>) -> Option<String> {
+    etag.map(|v| v.trim_matches('"').to_owned())
+}
+
 impl S3Client {
-    /// A client for `endpoint` signing for `region` with `credentials` (none: every call
-    /// fails, saying so).
+    /// A client for Amazon S3 in `region`, or for the S3-compatible server at `endpoint`
+    /// (`http://127.0.0.1:5055`, buckets in the path), signing with `credentials` (none: every
+    /// call fails, saying so). Connections time out after 3.1 s, a silent answer after 30 s.
     pub fn new(
-        endpoint: Endpoint,
+        endpoint: Option<String>,
         region: impl Into<String>,
         credentials: Option<SharedCredentialsProvider>,
     ) -> Self {
-        let http = crate::adapters::aws::reqwest_client(
-            Some(Duration::from_millis(3100)),
-            Some(Duration::from_secs(30)),
-        );
+        let region = region.into();
+        let signed = credentials.is_some();
+        let mut config = aws_sdk_s3::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new(region.clone()))
+            .http_client(crate::adapters::aws::https_client())
+            .timeout_config(
+                TimeoutConfig::builder()
+                    .connect_timeout(Duration::from_millis(3100))
+                    .read_timeout(Duration::from_secs(30))
+                    .build(),
+            )
+            .retry_config(RetryConfig::standard().with_max_attempts(3))
+            .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
+            .response_checksum_validation(ResponseChecksumValidation::WhenRequired)
+            .force_path_style(endpoint.is_some());
+        config.set_credentials_provider(credentials);
+        config.set_endpoint_url(endpoint);
+        let config = config.build();
         Self {
-            inner: Arc::new(Inner {
-                http,
-                endpoint,
-                region: region.into(),
-                credentials,
-                cached: Mutex::new(None),
-            }),
+            sdk: aws_sdk_s3::Client::from_conf(config),
+            region,
+            signed,
         }
     }
 
-    /// Credentials, asked of the provider again five minutes before they expire (or every
-    /// five minutes when they do not say).
-    async fn credentials(&self) -> Result<Credentials, S3Error> {
-        let now = SystemTime::now();
-        let lock = || self.inner.cached.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((c, until)) = lock().as_ref() {
-            if now < *until {
-                return Ok(c.clone());
-            }
+    fn ready(&self) -> Result<&aws_sdk_s3::Client, S3Error> {
+        if self.signed {
+            Ok(&self.sdk)
+        } else {
+            Err(S3Error::Request("no AWS credentials are configured".into()))
         }
-        let provider = self
-            .inner
-            .credentials
-            .as_ref()
-            .ok_or_else(|| S3Error::Request("no AWS credentials are configured".into()))?;
-        let creds = provider
-            .provide_credentials()
-            .await
-            .map_err(|e| S3Error::Request(format!("AWS credentials: {e}")))?;
-        let margin = Duration::from_secs(300);
-        let until = match creds.expiry() {
-            Some(expiry) => expiry.checked_sub(margin).unwrap_or(now),
-            None => now + margin,
-        };
-        *lock() = Some((creds.clone(), until));
-        Ok(creds)
-    }
-
-    async fn send(&self, call: Call<'_>) -> Result<reqwest::Response, S3Error> {
-        let http = self
-            .inner
-            .http
-            .as_ref()
-            .ok_or_else(|| S3Error::Request("the S3 HTTPS client could not be built".into()))?;
-        let creds = self.credentials().await?;
-        call.send(http, &self.inner.endpoint, &self.inner.region, &creds)
-            .await
     }
 
     /// Whether the bucket exists and can be reached.
     pub async fn head_bucket(&self, bucket: &str) -> Result<(), S3Error> {
-        self.send(Call::new(Method::HEAD, bucket, ""))
+        self.ready()?
+            .head_bucket()
+            .bucket(bucket)
+            .send()
             .await
             .map(drop)
+            .map_err(failed)
     }
 
     /// Creates a bucket (in the client's region).
     pub async fn create_bucket(&self, bucket: &str) -> Result<(), S3Error> {
-        let mut call = Call::new(Method::PUT, bucket, "");
-        if self.inner.region != "us-east-1" {
-            call = call.body(
-                format!(
-                    "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\
-                     <LocationConstraint>{}</LocationConstraint></CreateBucketConfiguration>",
-                    self.inner.region
-                )
-                .into_bytes(),
+        let mut call = self.ready()?.create_bucket().bucket(bucket);
+        if self.region != "us-east-1" {
+            call = call.create_bucket_configuration(
+                CreateBucketConfiguration::builder()
+                    .location_constraint(BucketLocationConstraint::from(self.region.as_str()))
+                    .build(),
             );
         }
-        self.send(call).await.map(drop)
+        call.send().await.map(drop).map_err(failed)
     }
 
     /// Writes an object, encrypted at rest (SSE-S3); its new ETag, unquoted.
@@ -241,44 +284,61 @@ impl S3Client {
         body: Vec<u8>,
         put: &Put<'_>,
     ) -> Result<String, S3Error> {
-        let mut call = Call::new(Method::PUT, bucket, key)
-            .header("x-amz-server-side-encryption", "AES256".into())
-            .body(body);
-        if let Some(t) = put.content_type {
-            call = call.header("content-type", t.into());
-        }
-        if let Some(v) = put.if_match {
-            call = call.header("if-match", format!("\"{v}\""));
-        }
-        if put.if_none_match {
-            call = call.header("if-none-match", "*".into());
-        }
-        let response = self.send(call).await?;
-        Ok(etag(&response).unwrap_or_default())
+        let out = self
+            .ready()?
+            .put_object()
+            .bucket(bucket)
+            .key(key)
+            .body(ByteStream::from(body))
+            .server_side_encryption(ServerSideEncryption::Aes256)
+            .set_content_type(put.content_type.map(str::to_owned))
+            .set_if_match(put.if_match.map(|v| format!("\"{v}\"")))
+            .set_if_none_match(put.if_none_match.then(|| "*".to_owned()))
+            .send()
+            .await
+            .map_err(failed)?;
+        Ok(unquoted(out.e_tag()).unwrap_or_default())
     }
 
     /// Starts reading an object.
     pub async fn get_object(&self, bucket: &str, key: &str) -> Result<Object, S3Error> {
-        let response = self.send(Call::new(Method::GET, bucket, key)).await?;
+        let out = self
+            .ready()?
+            .get_object()
+            .bucket(bucket)
+            .key(key)
+            .send()
+            .await
+            .map_err(failed)?;
         Ok(Object {
-            length: response.content_length(),
-            etag: etag(&response),
-            response,
+            length: out.content_length().and_then(|n| u64::try_from(n).ok()),
+            etag: unquoted(out.e_tag()),
+            body: out.body,
         })
     }
 
     /// Whether an object exists (`Err` with [`S3Error::is_not_found`] when not).
     pub async fn head_object(&self, bucket: &str, key: &str) -> Result<(), S3Error> {
-        self.send(Call::new(Method::HEAD, bucket, key))
+        self.ready()?
+            .head_object()
+            .bucket(bucket)
+            .key(key)
+            .send()
             .await
             .map(drop)
+            .map_err(failed)
     }
 
     /// Deletes one object (done also when it was not there).
     pub async fn delete_object(&self, bucket: &str, key: &str) -> Result<(), S3Error> {
-        self.send(Call::new(Method::DELETE, bucket, key))
+        self.ready()?
+            .delete_object()
+            .bucket(bucket)
+            .key(key)
+            .send()
             .await
             .map(drop)
+            .map_err(failed)
     }
 
     /// One page of the objects under a prefix.
@@ -287,20 +347,51 @@ impl S3Client {
         bucket: &str,
         list: &List<'_>,
     ) -> Result<ListPage, S3Error> {
-        let mut call = Call::new(Method::GET, bucket, "")
-            .query("list-type", "2".into())
-            .query("prefix", list.prefix.into());
-        if let Some(d) = list.delimiter {
-            call = call.query("delimiter", d.into());
-        }
-        if let Some(t) = &list.token {
-            call = call.query("continuation-token", t.clone());
-        }
-        if let Some(n) = list.max_keys {
-            call = call.query("max-keys", n.to_string());
-        }
-        let body = self.xml_answer(call).await?;
-        xml::list_page(&body).map_err(S3Error::Answer)
+        let out = self
+            .ready()?
+            .list_objects_v2()
+            .bucket(bucket)
+            .prefix(list.prefix)
+            .set_delimiter(list.delimiter.map(str::to_owned))
+            .set_continuation_token(list.token.clone())
+            .set_max_keys(list.max_keys.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
+            .send()
+            .await
+            .map_err(failed)?;
+        let next_token = match (out.is_truncated(), out.next_continuation_token()) {
+            (Some(true), None) => {
+                return Err(S3Error::Answer(
+                    "a cut listing without a continuation token".into(),
+                ))
+            }
+            (Some(true), Some(token)) => Some(token.to_owned()),
+            _ => None,
+        };
+        Ok(ListPage {
+            contents: out
+                .contents()
+                .iter()
+                .filter_map(|o| {
+                    Some(ObjectInfo {
+                        key: o.key()?.to_owned(),
+                        size: o.size().and_then(|n| u64::try_from(n).ok()).unwrap_or(0),
+                        last_modified: o
+                            .last_modified()
+                            .and_then(|t| DateTime::from_timestamp(t.secs(), t.subsec_nanos())),
+                    })
+                })
+                .collect(),
+            common_prefixes: out
+                .common_prefixes()
+                .iter()
+                .filter_map(|p| p.prefix().map(str::to_owned))
+                .collect(),
+            key_count: out
+                .key_count()
+                .and_then(|n| u64::try_from(n).ok())
+                .unwrap_or(0),
+            next_token,
+        })
     }
 
     /// Deletes up to 1 000 keys in one call; the keys not deleted, each with its error code.
@@ -315,22 +406,34 @@ impl S3Client {
                 keys.len()
             )));
         }
-        let body = xml::delete_request(keys).into_bytes();
-        let md5 = base64::engine::general_purpose::STANDARD.encode(Md5::digest(&body));
-        let call = Call::new(Method::POST, bucket, "")
-            .query("delete", String::new())
-            .header("content-md5", md5)
-            .header("content-type", "application/xml".into())
-            .body(body);
-        let answer = self.xml_answer(call).await?;
-        xml::delete_errors(&answer).map_err(S3Error::Answer)
-    }
-
-    async fn xml_answer(&self, call: Call<'_>) -> Result<Vec<u8>, S3Error> {
-        let response = self.send(call).await?;
-        call::read_limited(response, MAX_XML_ANSWER)
+        let request = |e: aws_sdk_s3::error::BuildError| S3Error::Request(e.to_string());
+        let objects = keys
+            .iter()
+            .map(|k| ObjectIdentifier::builder().key(k).build().map_err(request))
+            .collect::<Result<Vec<_>, _>>()?;
+        let delete = Delete::builder()
+            .set_objects(Some(objects))
+            .quiet(true)
+            .build()
+            .map_err(request)?;
+        let out = self
+            .ready()?
+            .delete_objects()
+            .bucket(bucket)
+            .delete(delete)
+            .send()
             .await
-            .map_err(|e| S3Error::Answer(e.to_string()))
+            .map_err(failed)?;
+        Ok(out
+            .errors()
+            .iter()
+            .map(|e| {
+                (
+                    e.key().unwrap_or_default().to_owned(),
+                    e.code().unwrap_or("error").to_owned(),
+                )
+            })
+            .collect())
     }
 
     /// A URL anyone can GET the object with for `ttl`.
@@ -340,19 +443,18 @@ impl S3Client {
         key: &str,
         ttl: Duration,
     ) -> Result<String, S3Error> {
-        let creds = self.credentials().await?;
-        let url = self.inner.endpoint.url(bucket, key, &[]);
-        sign::presigned(&url, &creds, &self.inner.region, SystemTime::now(), ttl)
-            .map_err(S3Error::Request)
+        let config =
+            PresigningConfig::expires_in(ttl).map_err(|e| S3Error::Request(e.to_string()))?;
+        let presigned = self
+            .ready()?
+            .get_object()
+            .bucket(bucket)
+            .key(key)
+            .presigned(config)
+            .await
+            .map_err(failed)?;
+        Ok(presigned.uri().to_owned())
     }
-}
-
-fn etag(response: &reqwest::Response) -> Option<String> {
-    response
-        .headers()
-        .get(reqwest::header::ETAG)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.trim_matches('"').to_owned())
 }
 
 #[cfg(test)]

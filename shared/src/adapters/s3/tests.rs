@@ -11,9 +11,7 @@ use crate::adapters::loopback::answer_each;
 pub(crate) fn client(url: &str) -> S3Client {
     let creds = Credentials::new("AKIDTEST", "secret", Some("session".into()), None, "test");
     S3Client::new(
-        Endpoint::Custom {
-            base: url.to_owned(),
-        },
+        Some(url.to_owned()),
         "eu-west-3",
         Some(SharedCredentialsProvider::new(creds)),
     )
@@ -49,7 +47,7 @@ async fn a_write_is_signed_and_sent_as_asked() {
     assert_eq!(etag, "abc123");
     let request = served.await.expect("served").remove(0).to_ascii_lowercase();
     assert!(
-        request.starts_with("put /bkt/ws/a%20b%2bc.txt http/1.1"),
+        request.starts_with("put /bkt/ws/a%20b%2bc.txt"),
         "{request}"
     );
     for header in [
@@ -139,7 +137,7 @@ async fn failures_are_told_apart() {
     )
     .await;
     let head = client(&url).head_object("b", "k").await.expect_err("404");
-    assert!(head.is_not_found() && head.code().is_none());
+    assert!(head.is_not_found(), "{head:?}");
 
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let closed = format!("http://{}", listener.local_addr().expect("addr"));
@@ -147,7 +145,7 @@ async fn failures_are_told_apart() {
     let refused = client(&closed).head_bucket("b").await.expect_err("refused");
     assert!(matches!(refused, S3Error::Unreachable(_)), "{refused:?}");
 
-    let anonymous = S3Client::new(Endpoint::Custom { base: closed }, "us-east-1", None);
+    let anonymous = S3Client::new(Some(closed), "us-east-1", None);
     let none = anonymous
         .head_bucket("b")
         .await
@@ -155,7 +153,7 @@ async fn failures_are_told_apart() {
     assert!(none.to_string().contains("no AWS credentials"), "{none}");
 }
 
-/// A batch delete carries its keys escaped, an MD5 of its body, and reads back the keys
+/// A batch delete carries its keys escaped, a checksum of its body, and reads back the keys
 /// S3 did not delete.
 #[tokio::test]
 async fn a_batch_delete_reports_the_keys_left() {
@@ -171,8 +169,17 @@ async fn a_batch_delete_reports_the_keys_left() {
         .expect("delete");
     assert_eq!(left, vec![("a&b".to_owned(), "AccessDenied".to_owned())]);
     let request = served.await.expect("served").remove(0);
-    assert!(request.starts_with("POST /b?delete= HTTP/1.1"), "{request}");
-    assert!(request.to_ascii_lowercase().contains("content-md5: "));
+    let line = request.lines().next().unwrap_or_default();
+    assert!(
+        line.starts_with("POST /b") && line.contains("?delete"),
+        "{request}"
+    );
+    // S3 requires a checksum of a batch delete's body (the SDK sends a CRC).
+    let lower = request.to_ascii_lowercase();
+    assert!(
+        lower.contains("content-md5: ") || lower.contains("x-amz-checksum-"),
+        "{request}"
+    );
     assert!(request.contains("<Key>a&amp;b</Key>"));
     let too_many = vec![String::new(); 1001];
     assert!(client(&url).delete_objects("b", &too_many).await.is_err());
