@@ -19,6 +19,7 @@ pub mod preferences;
 pub mod provisioning;
 pub mod realtime;
 pub mod realtime_auth;
+pub mod retry;
 pub mod runtime;
 pub mod sessions;
 pub mod telemetry;

@@ -121,6 +121,16 @@ where
     })
 }
 
+/// An upstream call (model, search, extraction): pauses of 250 ms doubling to 2 s (a
+/// `Retry-After` given by the upstream instead, also at most 2 s); the attempts are the
+/// caller's setting (`1 + max_retries`).
+const UPSTREAM: crate::retry::Policy = crate::retry::Policy {
+    attempts: 3,
+    first: std::time::Duration::from_millis(250),
+    cap: std::time::Duration::from_secs(2),
+    jitter: false,
+};
+
 /// Calls `attempt` (with the time it may take) up to `1 + max_retries` times with exponential
 /// backoff (or the upstream's `Retry-After`, at most 2 s), never past `deadline`. Each
 /// failed attempt is logged with `what` and its reason — never a URL, a key or a body.
@@ -136,8 +146,12 @@ where
     Fut: std::future::Future<Output = Attempt<T, E>>,
 {
     use std::time::{Duration, Instant};
+    let policy = crate::retry::Policy {
+        attempts: max_retries.saturating_add(1),
+        ..UPSTREAM
+    };
     let mut last = String::new();
-    for n in 0..=max_retries {
+    for n in 0..policy.attempts {
         let left = deadline.saturating_duration_since(Instant::now());
         if left < Duration::from_millis(200) {
             break;
@@ -149,9 +163,9 @@ where
                 tracing::warn!(attempt = n, reason = %why, "{what} failed; retrying if time allows");
                 last = why;
                 let backoff = after
-                    .unwrap_or(Duration::from_millis(250 << n.min(4)))
-                    .min(Duration::from_secs(2));
-                if n == max_retries || Instant::now() + backoff >= deadline {
+                    .unwrap_or_else(|| policy.pause_at(n + 1, 0.0))
+                    .min(policy.cap);
+                if !policy.allows_another(n + 1) || Instant::now() + backoff >= deadline {
                     break;
                 }
                 tokio::time::sleep(backoff).await;

@@ -15,9 +15,6 @@ use crate::context::AppContext;
 use crate::error::Error;
 use crate::ports::{ApprovalChange, StoreError};
 
-/// Attempts at recording a finished call's outcome.
-const SETTLE_ATTEMPTS: u32 = 3;
-
 /// What an approved call acted on, for its audit item.
 fn audit_target(a: &Approval) -> String {
     ToolCall::from_args(&a.tool_name, a.args.clone())
@@ -244,7 +241,7 @@ async fn settle(
     outcome: &str,
     ran: &crate::tools::model::AuditEntry,
 ) {
-    for attempt in 1..=SETTLE_ATTEMPTS {
+    let record = |_| async {
         let change = ApprovalChange {
             from: ApprovalStatus::Running,
             to: status,
@@ -253,20 +250,13 @@ async fn settle(
             outcome: Some(outcome),
         };
         let retention = session::retention_end(ctx, ran.timestamp);
-        match ctx
-            .store
+        ctx.store
             .change_approval(&p.tenant_id, &a.id, change, ran, retention)
             .await
-        {
-            Ok(()) => return,
-            Err(StoreError::Unavailable(_)) if attempt < SETTLE_ATTEMPTS => {
-                tokio::time::sleep(std::time::Duration::from_millis(50 << attempt)).await;
-            }
-            Err(e) => {
-                tracing::error!(approval = %a.id, error = %e, "the outcome of an approved call was not recorded");
-                return;
-            }
-        }
+    };
+    let busy = |e: &StoreError| matches!(e, StoreError::Unavailable(_));
+    if let Err(e) = crate::retry::retry(&crate::retry::BUSY_STORE, record, busy).await {
+        tracing::error!(approval = %a.id, error = %e, "the outcome of an approved call was not recorded");
     }
 }
 

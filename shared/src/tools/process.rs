@@ -24,8 +24,6 @@ pub const CHUNK_BYTES: usize = 8 * 1024;
 const CANCEL_POLL: Duration = Duration::from_millis(250);
 /// After the process ended: how long the pipes may stay silent before reading stops.
 const DRAIN_IDLE: Duration = Duration::from_secs(2);
-/// Attempts at storing a batch of chunks.
-const STORE_ATTEMPTS: u32 = 3;
 
 /// Output not yet stored, in arrival order (adjacent reads of one stream merged).
 struct Output<'a> {
@@ -100,20 +98,14 @@ impl Output<'_> {
             return;
         }
         let (tenant, id) = (&self.exec.tenant_id, &self.exec.id);
-        for attempt in 1..=STORE_ATTEMPTS {
-            match self
-                .env
+        let store = |_| {
+            self.env
                 .store
                 .append_chunks(tenant, id, &chunks, self.env.expires())
-                .await
-            {
-                Ok(()) => break,
-                Err(e) if attempt == STORE_ATTEMPTS => {
-                    self.lost = true;
-                    tracing::warn!(exec = %id, error = %e, "command output was not stored");
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(50 << attempt)).await,
-            }
+        };
+        if let Err(e) = crate::retry::retry(&crate::retry::BUSY_STORE, store, |_| true).await {
+            self.lost = true;
+            tracing::warn!(exec = %id, error = %e, "command output was not stored");
         }
         for c in &chunks {
             let data = json!({ "execId": id, "seq": c.seq, "stream": c.stream, "data": c.data });

@@ -31,8 +31,14 @@ use errors::{build_err, map_err, map_transact_err};
 use expr::Expr;
 pub use schema::{create_table, ensure_table};
 
-/// How often unprocessed batch items are re-sent before giving up.
-const BATCH_ATTEMPTS: u32 = 8;
+/// Unprocessed batch items mean throttling: sent eight times in all, 50 ms apart doubling to
+/// 1.6 s, before giving up.
+const UNPROCESSED: crate::retry::Policy = crate::retry::Policy {
+    attempts: 8,
+    first: Duration::from_millis(50),
+    cap: Duration::from_millis(1600),
+    jitter: false,
+};
 
 /// The single table on DynamoDB.
 #[derive(Debug, Clone)]
@@ -359,15 +365,14 @@ impl TableBackend for DynamoTable {
                 .collect::<StoreResult<Vec<_>>>()?;
             let mut attempt = 0;
             while !pending.is_empty() {
-                if attempt >= BATCH_ATTEMPTS {
+                if attempt >= UNPROCESSED.attempts {
                     return Err(StoreError::Unavailable(format!(
                         "{} deletes left unprocessed",
                         pending.len()
                     )));
                 }
                 if attempt > 0 {
-                    // Unprocessed items mean throttling: back off exponentially.
-                    tokio::time::sleep(Duration::from_millis(25 << attempt.min(6))).await;
+                    UNPROCESSED.wait(attempt).await;
                 }
                 attempt += 1;
                 let out = self

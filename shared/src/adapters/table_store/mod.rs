@@ -29,16 +29,21 @@ use crate::ports::{
     StoreResult, StoredPreferences, TaskStore, TenantStore, UserStore, MAX_STEPS_PER_WRITE,
 };
 
-/// How often a conditional write that lost a race is retried before giving up.
-const RACE_RETRIES: usize = 8;
+/// A conditional write that lost a race: tried eight times in all, after a random pause
+/// doubling from 5 ms up to 200 ms, so racers (and transactions cancelled for conflicting with
+/// each other) do not collide again in lockstep.
+const RACE: crate::retry::Policy = crate::retry::Policy {
+    attempts: 8,
+    first: std::time::Duration::from_millis(5),
+    cap: std::time::Duration::from_millis(200),
+    jitter: true,
+};
+/// How often a conditional write that lost a race is tried.
+const RACE_RETRIES: u32 = RACE.attempts;
 
-/// After losing a race: a random pause, doubling with each attempt from 5 ms up to 200 ms, so
-/// racers (and transactions cancelled for conflicting with each other) do not collide again in
-/// lockstep.
-async fn race_pause(attempt: usize) {
-    let cap_ms = (5u64 << attempt.min(6)).min(200);
-    let ms = cap_ms / 2 + rand::random::<u64>() % (cap_ms / 2 + 1);
-    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+/// After losing the race of attempt `attempt` (from 0).
+async fn race_pause(attempt: u32) {
+    RACE.wait(attempt + 1).await;
 }
 
 /// The ports over one table.
