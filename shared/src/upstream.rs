@@ -53,7 +53,7 @@ impl LazyClient {
 
     pub fn get(&self) -> &reqwest::Client {
         self.client.get_or_init(|| {
-            reqwest::Client::builder()
+            crate::adapters::tls::client_builder()
                 .connect_timeout(self.connect_timeout)
                 .pool_idle_timeout(std::time::Duration::from_secs(60))
                 .build()

@@ -211,7 +211,7 @@ impl TestApp {
             base: format!("http://{addr}"),
             ctx,
             clock,
-            client: reqwest::Client::new(),
+            client: shared::adapters::tls::client(),
             shutdown: Some(tx),
             server: Some(server),
         }

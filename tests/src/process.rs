@@ -147,7 +147,7 @@ pub async fn access_token(base: &str, email: &str, password: &str) -> String {
 
 /// `POST /api/v1/auth/login` against a running server.
 pub async fn login(base: &str, email: &str, password: &str) -> reqwest::Response {
-    reqwest::Client::new()
+    shared::adapters::tls::client()
         .post(format!("{base}/api/v1/auth/login"))
         .json(&serde_json::json!({ "email": email, "password": password }))
         .send()

@@ -15,7 +15,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 
 async fn logout(base: &str, token: &str) -> reqwest::Response {
-    reqwest::Client::new()
+    shared::adapters::tls::client()
         .post(format!("{base}/api/v1/auth/logout"))
         .bearer_auth(token)
         .send()
@@ -69,7 +69,7 @@ async fn local_api_first_start_prints_demo_credentials_that_log_in_and_survive_a
         api.output
     );
     assert_eq!(demo_credentials(&api.output), (email, password));
-    let r = reqwest::Client::new()
+    let r = shared::adapters::tls::client()
         .get(format!("{}/api/v1/auth/session", api.base))
         .bearer_auth(&token)
         .send()
@@ -99,7 +99,7 @@ async fn logs_are_json_lines_without_passwords_tokens_or_keys() {
             .status(),
         401
     );
-    let numeric = reqwest::Client::new()
+    let numeric = shared::adapters::tls::client()
         .post(format!("{}/api/v1/auth/login", api.base))
         .json(&json!({ "email": email, "password": 987654321987u64 }))
         .send()
@@ -471,7 +471,7 @@ async fn admin_cli_and_local_api_run_on_dynamodb_and_s3() {
         Arc::new(shared::adapters::dynamo::DynamoTable::new(ddb, &cfg.table)),
         clock.clone(),
     );
-    let session = reqwest::Client::new()
+    let session = shared::adapters::tls::client()
         .get(format!("{}/api/v1/auth/session", api.base))
         .bearer_auth(&token)
         .send()

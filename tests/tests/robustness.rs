@@ -349,7 +349,7 @@ async fn fuzzed_interact_bodies_never_abort_the_server_and_get_flat_answers() {
     let (mut api, _dir) = local_api(&llm, &[]).await;
     let (email, password) = demo_credentials(&api.output);
     let token = access_token(&api.base, &email, &password).await;
-    let client = reqwest::Client::new();
+    let client = shared::adapters::tls::client();
     let mut rng = StdRng::seed_from_u64(0x5eed_1d0c);
     let mut tasks: Vec<String> = Vec::new();
     let mut statuses: BTreeMap<u16, usize> = BTreeMap::new();

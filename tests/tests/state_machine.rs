@@ -373,7 +373,7 @@ async fn sfn(client: &reqwest::Client, endpoint: &str, action: &str, body: Value
 }
 
 async fn on_moto(s: &Scenario, endpoint: &str) -> Vec<String> {
-    let client = reqwest::Client::new();
+    let client = shared::adapters::tls::client();
     let unique = uuid::Uuid::new_v4().simple().to_string();
     let created = sfn(
         &client,

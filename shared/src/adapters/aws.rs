@@ -69,7 +69,8 @@ pub fn reqwest_client(
     connect: Option<Duration>,
     read: Option<Duration>,
 ) -> Option<reqwest::Client> {
-    let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+    let mut builder =
+        crate::adapters::tls::client_builder().redirect(reqwest::redirect::Policy::none());
     if let Some(timeout) = connect {
         builder = builder.connect_timeout(timeout);
     }

@@ -69,7 +69,8 @@ async fn connect(server: &McpEndpoint) -> Result<Session, McpError> {
         })?;
         config = config.custom_headers(HashMap::from([(header, value)]));
     }
-    let transport = StreamableHttpClientTransport::from_config(config);
+    let transport =
+        StreamableHttpClientTransport::with_client(crate::adapters::tls::client(), config);
     ().serve(transport).await.map_err(|e| classify(&e))
 }
 
@@ -148,5 +149,39 @@ impl McpClient for RmcpClient {
             structured_content: result.structured_content,
             is_error: result.is_error.unwrap_or(false),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    /// An MCP server on HTTPS is spoken to over TLS: the first bytes that reach it are a TLS
+    /// handshake record (rmcp's own reqwest had no TLS at all, so an `https://` server was
+    /// never reached).
+    #[tokio::test]
+    async fn an_https_server_is_reached_over_tls() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let server = McpEndpoint {
+            url: format!("https://{}/mcp", listener.local_addr().expect("addr")),
+            auth: None,
+        };
+        let client = tokio::spawn(async move { RmcpClient.list_tools(&server).await });
+        let (mut socket, _) = tokio::time::timeout(Duration::from_secs(5), listener.accept())
+            .await
+            .expect("the client connected")
+            .expect("accept");
+        let mut head = [0u8; 3];
+        socket.read_exact(&mut head).await.expect("read");
+        assert_eq!(head, [0x16, 0x03, 0x01], "a TLS ClientHello record");
+        drop(socket);
+        let refused = client
+            .await
+            .expect("joined")
+            .expect_err("no TLS server there");
+        assert!(matches!(refused, McpError::Unavailable(_)), "{refused:?}");
     }
 }

@@ -28,6 +28,7 @@ mod sqlite_schema;
 pub mod table;
 pub mod table_store;
 pub mod tavily;
+pub mod tls;
 pub mod workspace;
 
 pub use table_store::TableStore;

@@ -128,7 +128,7 @@ async fn secrets_extension(id: &str) -> Result<String, McpError> {
     })?;
     let port =
         std::env::var("PARAMETERS_SECRETS_EXTENSION_HTTP_PORT").unwrap_or_else(|_| "2773".into());
-    let answer: Value = reqwest::Client::new()
+    let answer: Value = crate::adapters::tls::client()
         .get(format!("http://localhost:{port}/secretsmanager/get"))
         .query(&[("secretId", id)])
         .header("X-Aws-Parameters-Secrets-Token", token)

@@ -39,7 +39,7 @@ async fn local_api_start(data_dir: &std::path::Path) -> f64 {
         }
     }
     let base = base.expect("listening line");
-    let client = reqwest::Client::new();
+    let client = shared::adapters::tls::client();
     let r = client
         .get(format!("{base}/api/v1/auth/session"))
         .send()

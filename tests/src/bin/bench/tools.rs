@@ -56,7 +56,7 @@ async fn parallel_searches(n: usize) {
     let pid = api.child.id().expect("pid");
     let (email, password) = demo_credentials(&api.output);
     let token = access_token(&api.base, &email, &password).await;
-    let client = reqwest::Client::builder()
+    let client = shared::adapters::tls::client_builder()
         .pool_max_idle_per_host(0)
         .timeout(Duration::from_secs(120))
         .build()
