@@ -1,9 +1,12 @@
 //! The one error type handlers return. Each variant is mapped to a status, a contract code and
-//! a client-safe message in exactly one place (`http::error`); internal detail stays in logs.
+//! a client-safe message in exactly one place (`classify`, here); `http::error` writes it as
+//! the contract's envelope, and internal detail stays in logs.
 
 use chrono::{DateTime, Utc};
+use http::StatusCode;
 use serde::Serialize;
 
+use crate::domain::{TaskError, TaskStatus};
 use crate::ports::StoreError;
 
 /// One invalid input field, as reported in `details`.
@@ -97,7 +100,7 @@ pub enum Error {
     MethodNotAllowed { method: String },
     /// A task or session refusal (not found, busy, finished, step limit, ...).
     #[error("{0}")]
-    Task(#[from] crate::domain::TaskError),
+    Task(#[from] TaskError),
     /// The model kept failing (429, 5xx) after retries (`LLM_ERROR`).
     #[error("the model is unavailable")]
     ModelUnavailable,
@@ -150,8 +153,164 @@ impl Error {
             Error::Overloaded(_) => "Step.Overloaded",
             Error::Relayed(r) if r.status < 500 => "Step.Refused",
             Error::Relayed(_) => "Step.Failed",
-            e if crate::http::error::classify(e).0.is_client_error() => "Step.Refused",
+            e if classify(e).0.is_client_error() => "Step.Refused",
             _ => "Step.Failed",
         }
+    }
+}
+
+/// Status, code and client-safe message of an error.
+pub fn classify(e: &Error) -> (StatusCode, &'static str, String) {
+    use StatusCode as S;
+    match e {
+        Error::Validation(problems) => (
+            S::BAD_REQUEST,
+            "VALIDATION_ERROR",
+            problems
+                .iter()
+                .map(|p| format!("{}: {}", p.field, p.problem))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        Error::Unauthorized(_) => (
+            S::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "Missing, invalid, expired or revoked access token".into(),
+        ),
+        Error::InvalidCredentials => (
+            S::UNAUTHORIZED,
+            "INVALID_CREDENTIALS",
+            "Invalid email or password".into(),
+        ),
+        Error::AccountDisabled => (
+            S::FORBIDDEN,
+            "ACCOUNT_DISABLED",
+            "This account is disabled".into(),
+        ),
+        Error::Forbidden(m) => (S::FORBIDDEN, "FORBIDDEN", m.clone()),
+        Error::NotFound { code, message } => (S::NOT_FOUND, code, message.clone()),
+        Error::Conflict { code, message } => (S::CONFLICT, code, message.clone()),
+        Error::Denied { code, message } => (S::FORBIDDEN, code, message.clone()),
+        Error::Unprocessable { code, message } => (S::UNPROCESSABLE_ENTITY, code, message.clone()),
+        Error::IdempotencyKeyReused => (
+            S::UNPROCESSABLE_ENTITY,
+            "IDEMPOTENCY_KEY_REUSED",
+            "This Idempotency-Key was used with a different request body".into(),
+        ),
+        Error::Overloaded(_) => (
+            S::SERVICE_UNAVAILABLE,
+            "SERVICE_UNAVAILABLE",
+            "The server is busy; retry shortly".into(),
+        ),
+        Error::UriTooLong { limit } => (
+            S::URI_TOO_LONG,
+            "URI_TOO_LONG",
+            format!("The request URI exceeds the limit of {limit} bytes"),
+        ),
+        Error::HeadersTooLarge { limit } => (
+            S::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "HEADERS_TOO_LARGE",
+            format!("The request line and headers exceed the limit of {limit} bytes"),
+        ),
+        Error::PayloadTooLarge { limit } => (
+            S::PAYLOAD_TOO_LARGE,
+            "PAYLOAD_TOO_LARGE",
+            format!("Request body exceeds the limit of {limit} bytes"),
+        ),
+        Error::RateLimited {
+            retry_after_seconds,
+            ..
+        } => (
+            S::TOO_MANY_REQUESTS,
+            "RATE_LIMIT",
+            format!("Too many requests; retry after {retry_after_seconds} seconds"),
+        ),
+        Error::LimitReached { code, message, .. } => (S::TOO_MANY_REQUESTS, code, message.clone()),
+        Error::TokenBudgetExceeded { reset_at, .. } => (
+            S::TOO_MANY_REQUESTS,
+            "TOKEN_BUDGET_EXCEEDED",
+            format!(
+                "The daily token budget of this organisation is used up; it renews at {}",
+                crate::time::iso(*reset_at)
+            ),
+        ),
+        Error::Task(t) => task_error(t),
+        Error::LlmNotConfigured => (
+            S::SERVICE_UNAVAILABLE,
+            "LLM_NOT_CONFIGURED",
+            format!(
+                "No language model is configured: set {} (and optionally LLM_BASE_URL, LLM_MODEL)",
+                crate::config::LLM_KEY_VARIABLES
+            ),
+        ),
+        Error::Upstream { code, message } => (S::BAD_GATEWAY, code, message.clone()),
+        Error::ModelUnavailable => (
+            S::BAD_GATEWAY,
+            "LLM_ERROR",
+            "The language model failed after retries".into(),
+        ),
+        Error::RouteNotFound { method, path } => (
+            S::NOT_FOUND,
+            "NOT_FOUND",
+            format!("No route for {method} {path}"),
+        ),
+        Error::MethodNotAllowed { method } => (
+            S::METHOD_NOT_ALLOWED,
+            "METHOD_NOT_ALLOWED",
+            format!("Method {method} is not allowed on this route"),
+        ),
+        Error::Store(StoreError::Conflict(_)) => (
+            S::CONFLICT,
+            "CONFLICT",
+            "The resource changed or already exists".into(),
+        ),
+        Error::Store(StoreError::NotFound(_)) => (S::NOT_FOUND, "NOT_FOUND", "Not found".into()),
+        Error::Store(StoreError::Unavailable(_)) => (
+            S::SERVICE_UNAVAILABLE,
+            "SERVICE_UNAVAILABLE",
+            "Storage is busy; retry shortly".into(),
+        ),
+        Error::Relayed(r) => (
+            S::from_u16(r.status).unwrap_or(S::INTERNAL_SERVER_ERROR),
+            "RELAYED",
+            r.body["message"].as_str().unwrap_or_default().to_owned(),
+        ),
+        Error::Store(StoreError::Internal(_)) | Error::Internal(_) => (
+            S::INTERNAL_SERVER_ERROR,
+            "INTERNAL_ERROR",
+            "Internal server error".into(),
+        ),
+    }
+}
+
+/// Status, code and message of a task or session refusal.
+fn task_error(t: &TaskError) -> (StatusCode, &'static str, String) {
+    use StatusCode as S;
+    match t {
+        TaskError::NotFound => (S::NOT_FOUND, "TASK_NOT_FOUND", "No such task".into()),
+        TaskError::Busy(why) => (S::CONFLICT, "TASK_BUSY", (*why).to_owned()),
+        TaskError::Finished(status) => (
+            S::CONFLICT,
+            "TASK_COMPLETED",
+            format!(
+                "The task is {}: it takes no more steps",
+                if *status == TaskStatus::Completed {
+                    "completed"
+                } else {
+                    "failed"
+                }
+            ),
+        ),
+        TaskError::StepLimit { max } => (
+            S::BAD_REQUEST,
+            "MAX_STEPS_EXCEEDED",
+            format!("The task reached its limit of {max} steps and was marked failed"),
+        ),
+        TaskError::SessionNotFound => (S::NOT_FOUND, "SESSION_NOT_FOUND", "No such session".into()),
+        TaskError::SessionTaken => (
+            S::CONFLICT,
+            "SESSION_ID_TAKEN",
+            "This session id is already in use by another account; start a new session".into(),
+        ),
     }
 }

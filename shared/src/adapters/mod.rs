@@ -23,8 +23,6 @@ pub mod secrets_manager;
 pub mod snapshots;
 #[cfg(feature = "embedded")]
 pub mod sqlite;
-#[cfg(feature = "embedded")]
-mod sqlite_schema;
 pub mod table;
 pub mod table_store;
 pub mod tavily;

@@ -10,7 +10,6 @@ pub mod confirm;
 pub mod correction;
 pub mod domain_pattern;
 pub mod email;
-pub mod errors;
 pub mod facts;
 pub mod identity;
 pub mod intervention;
@@ -29,9 +28,9 @@ pub mod web;
 
 pub use domain_pattern::DomainPattern;
 pub use email::Email;
-pub use errors::TaskError;
 pub use identity::{Role, Tenant, User};
 pub use session::{Message, MessageRole, Session, SessionStatus};
 pub use task::{
-    admission, Admission, BeforeState, Step, StepKind, Task, TaskRef, TaskStatus, TokenUsage,
+    admission, Admission, BeforeState, Step, StepKind, Task, TaskError, TaskRef, TaskStatus,
+    TokenUsage,
 };

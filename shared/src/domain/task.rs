@@ -17,6 +17,31 @@ use super::plan::Plan;
 use super::verdict::Verification;
 use super::web::SearchRecord;
 
+/// Why a request cannot act on its task or session. These are domain outcomes; the HTTP layer
+/// maps each to the contract's status and code in one place (`http::error`).
+/// A task or session refusal.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TaskError {
+    /// Unknown task, or another user's or tenant's (indistinguishable).
+    #[error("no such task")]
+    NotFound,
+    /// Another request holds the task (or the idempotency key) right now.
+    #[error("task busy: {0}")]
+    Busy(&'static str),
+    /// The task is completed or failed.
+    #[error("task is {0:?}")]
+    Finished(TaskStatus),
+    /// The task reached its step limit (it is marked failed).
+    #[error("task reached its limit of {max} steps")]
+    StepLimit { max: u32 },
+    /// Unknown session, or another user's or tenant's (indistinguishable).
+    #[error("no such session")]
+    SessionNotFound,
+    /// A client-chosen session id that another account already uses.
+    #[error("session id taken")]
+    SessionTaken,
+}
+
 /// Where a task stands; the names are the contract's `status` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -256,19 +281,15 @@ impl Task {
     /// The task executing again at `now` after the user resolved what it waited for (`note`:
     /// what the user said, for the next decision); refused when it is finished or a request
     /// holds it.
-    pub fn resumed_at(
-        &self,
-        now: DateTime<Utc>,
-        note: Option<String>,
-    ) -> Result<Task, super::TaskError> {
+    pub fn resumed_at(&self, now: DateTime<Utc>, note: Option<String>) -> Result<Task, TaskError> {
         if self.status.is_finished() {
-            return Err(super::TaskError::Finished(self.status));
+            return Err(TaskError::Finished(self.status));
         }
         if self
             .lease_until
             .is_some_and(|until| until > now.timestamp())
         {
-            return Err(super::TaskError::Busy(
+            return Err(TaskError::Busy(
                 "Another request for this task is in progress",
             ));
         }

@@ -131,7 +131,7 @@ pub async fn call(
         Ok(t) => t,
         Err(e) => {
             record.approved = None;
-            record.outcome = crate::http::error::classify(&e).1.to_owned();
+            record.outcome = crate::error::classify(&e).1.to_owned();
             audit(ctx, p, record).await?;
             return Err(e);
         }
@@ -150,7 +150,7 @@ pub async fn call(
     // Room among the user's pending approvals first: a refused call leaves nothing behind.
     if let Err(e) = super::limits::reserve_pending(ctx, p, args_bytes).await {
         record.approved = None;
-        record.outcome = crate::http::error::classify(&e).1.to_owned();
+        record.outcome = crate::error::classify(&e).1.to_owned();
         audit(ctx, p, record).await?;
         return Err(e);
     }

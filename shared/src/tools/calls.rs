@@ -9,14 +9,11 @@ use serde_json::Value;
 
 use super::model::Tier;
 use super::path::WsPath;
+pub use super::search::{SearchArgs, MAX_MATCHES, MAX_PATTERN_BYTES};
 use crate::error::{Error, FieldProblem};
 
-/// Largest regex or glob accepted, in bytes.
-pub const MAX_PATTERN_BYTES: usize = 1_000;
 /// Largest unified diff accepted, in bytes.
 pub const MAX_PATCH_BYTES: usize = 1024 * 1024;
-/// Most matches a search can ask for.
-pub const MAX_MATCHES: usize = 1_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -58,24 +55,6 @@ pub struct PatchArgs {
     pub patch: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_version: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchArgs {
-    /// A regular expression searched line by line (grep); without it, files are listed (glob).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pattern: Option<String>,
-    /// Only files whose workspace path matches this glob (`**/*.rs`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub glob: Option<String>,
-    /// The directory searched (the root when empty).
-    #[serde(default)]
-    pub path: String,
-    #[serde(default)]
-    pub case_insensitive: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_matches: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -82,7 +82,7 @@ async fn audit_refused_group(
     refused: &Error,
 ) -> Result<(), Error> {
     let started = Instant::now();
-    let code = crate::http::error::classify(refused).1;
+    let code = crate::error::classify(refused).1;
     let mut sessions: Vec<&str> = group.iter().map(|a| a.session_id.as_str()).collect();
     sessions.sort_unstable();
     sessions.dedup();
@@ -135,7 +135,7 @@ pub async fn decide(
             Ok(v) => results.push(v),
             Err(e) if i == 0 => return Err(e),
             Err(e) => {
-                let (_, code, message) = crate::http::error::classify(&e);
+                let (_, code, message) = crate::error::classify(&e);
                 results.push(json!({ "approvalId": a.id, "status": "refused",
                     "error": { "code": code, "message": message } }));
             }
@@ -188,7 +188,7 @@ async fn decide_one(
                 .await?
                 .ok_or_else(approval_missing)?;
             let refused = refusal(&current, now);
-            let code = crate::http::error::classify(&refused).1.to_owned();
+            let code = crate::error::classify(&refused).1.to_owned();
             audit(ctx, p, decision(false, code)).await?;
             return Err(refused);
         }
@@ -223,7 +223,7 @@ async fn decide_one(
     Ok(match result {
         Ok(v) => json!({ "approvalId": a.id, "status": status, "result": v }),
         Err(e) => {
-            let (_, code, message) = crate::http::error::classify(&e);
+            let (_, code, message) = crate::error::classify(&e);
             json!({ "approvalId": a.id, "status": status,
                 "error": { "code": code, "message": message } })
         }

@@ -5,10 +5,33 @@
 
 use globset::{GlobBuilder, GlobMatcher};
 use regex::bytes::{Regex, RegexBuilder};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::calls::{SearchArgs, MAX_MATCHES, MAX_PATTERN_BYTES};
 use crate::error::Error;
+
+/// Largest regex or glob accepted, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 1_000;
+/// Most matches a search can ask for.
+pub const MAX_MATCHES: usize = 1_000;
+
+/// A search's arguments (grep with a pattern, glob without).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchArgs {
+    /// A regular expression searched line by line (grep); without it, files are listed (glob).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// Only files whose workspace path matches this glob (`**/*.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glob: Option<String>,
+    /// The directory searched (the root when empty).
+    #[serde(default)]
+    pub path: String,
+    #[serde(default)]
+    pub case_insensitive: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_matches: Option<usize>,
+}
 
 /// Matches returned when the caller does not say.
 pub const DEFAULT_MATCHES: usize = 100;

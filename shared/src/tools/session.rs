@@ -161,7 +161,7 @@ pub struct Audit<'a> {
 pub fn outcome_of(result: &Result<Value, Error>) -> String {
     match result {
         Ok(_) => "ok".into(),
-        Err(e) => crate::http::error::classify(e).1.to_owned(),
+        Err(e) => crate::error::classify(e).1.to_owned(),
     }
 }
 

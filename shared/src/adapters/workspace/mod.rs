@@ -2,7 +2,6 @@
 //! workspace's root — `s3://bucket/prefix`, or a directory relative to `AGENT_WORKSPACES_DIR`.
 
 mod dir;
-mod dir_tree;
 mod s3;
 mod s3_tree;
 

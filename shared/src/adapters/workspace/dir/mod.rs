@@ -7,6 +7,8 @@
 //! by one process-wide lock so a stale version can never overwrite. All file system work runs
 //! on the blocking pool, never on the async workers.
 
+mod tree;
+
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -14,12 +16,12 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 
-use super::dir_tree::{delete_path, list_dir, make_dir, walk_dir};
 use super::md5_version;
 use crate::ports::workspace::{
     FileContent, Listing, Precondition, Walk, Workspace, WsError, WsResult,
 };
 use crate::tools::path::WsPath;
+use tree::{delete_path, list_dir, make_dir, walk_dir};
 
 /// Largest file whose version a conditional write computes (the largest file a read returns).
 const MAX_VERSIONED_BYTES: u64 = 16 * 1024 * 1024;

@@ -7,8 +7,8 @@ use std::path::Path;
 use cap_std::fs::{Dir, Metadata};
 use chrono::{DateTime, Utc};
 
-use super::dir::{existing_root, here, io_err, open_root, resolve};
-use super::{sorted_listing, MAX_SCANNED_ENTRIES};
+use super::{existing_root, here, io_err, open_root, resolve};
+use crate::adapters::workspace::{sorted_listing, MAX_SCANNED_ENTRIES};
 use crate::ports::workspace::{Entry, EntryKind, Listing, Walk, WsError, WsResult};
 use crate::tools::path::{WsPath, MAX_DEPTH};
 

@@ -5,8 +5,8 @@ use std::path::Path;
 use rusqlite::Transaction;
 use serde_json::Value;
 
-use super::sqlite::{corrupt, db_err, store};
-use super::table::{Item, EXPIRES_AT, PK, SK};
+use super::{corrupt, db_err, store};
+use crate::adapters::table::{Item, EXPIRES_AT, PK, SK};
 use crate::ports::StoreResult;
 
 /// Schema version stored in `PRAGMA user_version`.

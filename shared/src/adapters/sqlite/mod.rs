@@ -6,6 +6,8 @@
 //! database itself (its automatic checkpoints, every 1 000 pages, and when the last connection
 //! closes). This store serves local-api and the tools only; no function links it.
 
+mod schema;
+
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
@@ -16,7 +18,6 @@ use rusqlite::{
 };
 use serde_json::Value;
 
-use super::sqlite_schema as schema;
 use super::table::{
     key_of, Cond, Index, Item, Page, Query, SkCond, TableBackend, Update, Write, PK, SK,
 };
@@ -343,5 +344,4 @@ impl TableBackend for SqliteTable {
 }
 
 #[cfg(test)]
-#[path = "sqlite_tests.rs"]
 mod tests;
