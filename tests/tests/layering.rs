@@ -238,66 +238,58 @@ fn graph(root: &Path) -> BTreeMap<Module, BTreeMap<Module, BTreeSet<String>>> {
     edges
 }
 
-/// The strongly connected components with more than one module (Tarjan, iterative).
+/// The strongly connected components with more than one module (Tarjan, iterative: every
+/// module is a successor of a root that is no module).
 fn cycles(edges: &BTreeMap<Module, BTreeMap<Module, BTreeSet<String>>>) -> Vec<Vec<Module>> {
     let nodes: BTreeSet<&Module> = edges
         .iter()
         .flat_map(|(k, v)| std::iter::once(k).chain(v.keys()))
         .collect();
+    let succ = |n: &Module| -> Vec<&Module> {
+        edges.get(n).map(|m| m.keys().collect()).unwrap_or_default()
+    };
     let (mut index, mut low) = (BTreeMap::new(), BTreeMap::<&Module, usize>::new());
-    let (mut stack, mut on_stack, mut out, mut next) = (Vec::new(), BTreeSet::new(), Vec::new(), 0);
-    for &start in &nodes {
-        if index.contains_key(start) {
+    let (mut stack, mut on_stack, mut out) = (Vec::new(), BTreeSet::new(), Vec::new());
+    // (module or the root, its successors, how many were visited)
+    let mut work: Vec<(Option<&Module>, Vec<&Module>, usize)> =
+        vec![(None, nodes.into_iter().collect(), 0)];
+    while let Some((v, succs, i)) = work.last_mut() {
+        let v = *v;
+        if let Some(&w) = succs.get(*i) {
+            *i += 1;
+            if !index.contains_key(w) {
+                let n = index.len();
+                index.insert(w, n);
+                low.insert(w, n);
+                stack.push(w);
+                on_stack.insert(w);
+                work.push((Some(w), succ(w), 0));
+            } else if let Some(v) = v.filter(|_| on_stack.contains(w)) {
+                let lw = index[w];
+                let lv = low.get_mut(v).expect("visited");
+                *lv = (*lv).min(lw);
+            }
             continue;
         }
-        // (node, its successors, how many were visited)
-        let mut work: Vec<(&Module, Vec<&Module>, usize)> = Vec::new();
-        let succ = |n: &Module| -> Vec<&Module> {
-            edges.get(n).map(|m| m.keys().collect()).unwrap_or_default()
-        };
-        index.insert(start, next);
-        low.insert(start, next);
-        next += 1;
-        stack.push(start);
-        on_stack.insert(start);
-        work.push((start, succ(start), 0));
-        while let Some((v, succs, i)) = work.last_mut() {
-            let v: &Module = v;
-            if let Some(&w) = succs.get(*i) {
-                *i += 1;
-                if !index.contains_key(w) {
-                    index.insert(w, next);
-                    low.insert(w, next);
-                    next += 1;
-                    stack.push(w);
-                    on_stack.insert(w);
-                    work.push((w, succ(w), 0));
-                } else if on_stack.contains(w) {
-                    let lw = index[w];
-                    let lv = low.get_mut(v).expect("visited");
-                    *lv = (*lv).min(lw);
+        work.pop();
+        let Some(v) = v else { break };
+        if let Some((Some(parent), _, _)) = work.last() {
+            let lv = low[v];
+            let lp = low.get_mut(*parent).expect("visited");
+            *lp = (*lp).min(lv);
+        }
+        if low[v] == index[v] {
+            let mut component = Vec::new();
+            while let Some(w) = stack.pop() {
+                on_stack.remove(w);
+                component.push(w.clone());
+                if w == v {
+                    break;
                 }
-                continue;
             }
-            work.pop();
-            if let Some((parent, _, _)) = work.last() {
-                let lv = low[v];
-                let lp = low.get_mut(*parent).expect("visited");
-                *lp = (*lp).min(lv);
-            }
-            if low[v] == index[v] {
-                let mut component = Vec::new();
-                while let Some(w) = stack.pop() {
-                    on_stack.remove(w);
-                    component.push(w.clone());
-                    if w == v {
-                        break;
-                    }
-                }
-                if component.len() > 1 {
-                    component.sort();
-                    out.push(component);
-                }
+            if component.len() > 1 {
+                component.sort();
+                out.push(component);
             }
         }
     }
