@@ -57,47 +57,62 @@ macro_rules! routes {
     };
 }
 
-/// Every function this server routes.
+/// Every function this server routes, in matching order ([`route_order`]).
 pub fn routes() -> Vec<Route> {
-    routes![
-        auth_login,
-        auth_session,
-        auth_logout,
+    let mut routes = routes![
+        agent_approval,
+        agent_exec_cancel,
+        agent_exec_get,
+        agent_exec_start,
+        agent_fs_delete,
+        agent_fs_list,
+        agent_fs_mkdir,
+        agent_fs_patch,
+        agent_fs_read,
+        agent_fs_search,
+        agent_fs_write,
         agent_interact,
+        agent_mcp_call,
+        agent_mcp_tools,
+        agent_session,
+        agent_status,
+        agent_workspace_select,
+        agent_workspaces,
+        auth_login,
+        auth_logout,
+        auth_session,
+        debug_export,
+        debug_logs,
         knowledge_resolve,
-        // Literal paths before the `{sessionId}` patterns that would also match them.
-        session_init,
-        session_latest,
-        session_by_domain,
-        session_list,
-        session_archive,
-        session_messages,
-        task_resume,
-        session_get,
-        session_rename,
         preferences_get,
         preferences_save,
-        debug_logs,
-        debug_export,
         pusher_auth,
-        agent_status,
-        agent_workspaces,
-        agent_workspace_select,
-        agent_fs_list,
-        agent_fs_read,
-        agent_fs_write,
-        agent_fs_patch,
-        agent_fs_search,
-        agent_fs_mkdir,
-        agent_fs_delete,
-        agent_approval,
-        agent_session,
-        agent_exec_start,
-        agent_exec_get,
-        agent_exec_cancel,
-        agent_mcp_tools,
-        agent_mcp_call,
-    ]
+        session_archive,
+        session_by_domain,
+        session_get,
+        session_init,
+        session_latest,
+        session_list,
+        session_messages,
+        session_rename,
+        task_resume,
+    ];
+    routes.sort_by(|a, b| route_order(a.spec.path, b.spec.path));
+    routes
+}
+
+/// The order routes are tried in: at the first segment where two paths differ, a literal
+/// segment before a `{parameter}` (`/api/session/latest` before `/api/session/{sessionId}`),
+/// and a shorter path before a longer one; otherwise by text, so the order is the same
+/// however the list is written.
+fn route_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let param = |s: &str| s.starts_with('{');
+    for (x, y) in a.split('/').zip(b.split('/')) {
+        if x != y {
+            return param(x).cmp(&param(y)).then_with(|| x.cmp(y));
+        }
+    }
+    a.split('/').count().cmp(&b.split('/').count())
 }
 
 /// Matches `path` against a route pattern, returning the `{name}` parameters.
@@ -392,6 +407,39 @@ mod tests {
             match_path("/api/session/{sessionId}", "/api/session/"),
             None
         );
+    }
+
+    #[test]
+    fn literal_paths_are_tried_before_the_parameters_that_would_match_them() {
+        use std::cmp::Ordering::Less;
+        assert_eq!(
+            route_order("/api/session/latest", "/api/session/{sessionId}"),
+            Less
+        );
+        assert_eq!(
+            route_order(
+                "/api/session/{sessionId}",
+                "/api/session/{sessionId}/messages"
+            ),
+            Less
+        );
+        assert_eq!(
+            route_order("/api/session/by-domain/{d}", "/api/session/{sessionId}"),
+            Less
+        );
+        // No route is hidden behind an earlier pattern that would match its path.
+        let routes = routes();
+        for (i, later) in routes.iter().enumerate() {
+            for earlier in &routes[..i] {
+                assert!(
+                    later.spec.path == earlier.spec.path
+                        || match_path(earlier.spec.path, later.spec.path).is_none(),
+                    "{} is tried before {}",
+                    earlier.spec.path,
+                    later.spec.path
+                );
+            }
+        }
     }
 
     #[test]

@@ -6,6 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use yaml_rust2::{Yaml, YamlLoader};
+
 /// Functions without an HTTP route, and the event source the template must give each.
 const NOT_HTTP: [(&str, &str); 3] = [
     ("cleanup-expired", "ScheduleV2"),
@@ -38,73 +40,59 @@ struct TemplateFunction {
     event_types: BTreeSet<String>,
 }
 
-/// The template's function resources by code directory, read line by line (the template
-/// keeps each HttpApi event's properties on one line, which this relies on and checks).
+/// `template.yaml` as YAML (CloudFormation's short tags such as `!Ref` read as their
+/// scalar or list).
+fn template(root: &Path) -> Yaml {
+    let text = std::fs::read_to_string(root.join("template.yaml")).expect("template.yaml");
+    YamlLoader::load_from_str(&text)
+        .expect("template.yaml is YAML")
+        .into_iter()
+        .next()
+        .expect("one document")
+}
+
+/// The template's function resources by code directory.
 fn template_functions() -> BTreeMap<String, TemplateFunction> {
-    let text = std::fs::read_to_string(root().join("template.yaml")).expect("template.yaml");
+    template_functions_in(&root())
+}
+
+fn template_functions_in(root: &Path) -> BTreeMap<String, TemplateFunction> {
+    let doc = template(root);
     let mut out = BTreeMap::new();
-    let mut current: Option<(String, TemplateFunction)> = None;
-    let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
-        let resource_start = line.starts_with("  ")
-            && !line.starts_with("   ")
-            && line.trim_end().ends_with(':')
-            && !line.trim().starts_with('#');
-        if resource_start {
-            if let Some((dir, f)) = current.take() {
-                out.insert(dir, f);
-            }
-            let name = line.trim().trim_end_matches(':').to_owned();
-            if lines
-                .peek()
-                .is_some_and(|l| l.trim() == "Type: AWS::Serverless::Function")
-            {
-                current = Some((
-                    String::new(),
-                    TemplateFunction {
-                        resource: name,
-                        ..TemplateFunction::default()
-                    },
-                ));
-            }
+    for (name, resource) in doc["Resources"].as_hash().expect("Resources") {
+        if resource["Type"].as_str() != Some("AWS::Serverless::Function") {
             continue;
         }
-        let Some((dir, f)) = current.as_mut() else {
-            continue;
+        let name = name.as_str().expect("a resource name").to_owned();
+        let dir = resource["Properties"]["CodeUri"]
+            .as_str()
+            .and_then(|u| u.strip_prefix("functions/"))
+            .map(|d| d.trim_end_matches('/').to_owned())
+            .unwrap_or_else(|| panic!("{name}: CodeUri is not functions/<dir>"));
+        let mut f = TemplateFunction {
+            resource: name,
+            binary: resource["Metadata"]["BuildProperties"]["Binary"]
+                .as_str()
+                .map(str::to_owned),
+            ..TemplateFunction::default()
         };
-        let t = line.trim();
-        if let Some(uri) = t.strip_prefix("CodeUri: functions/") {
-            *dir = uri.trim_end_matches('/').to_owned();
-        } else if let Some(b) = t.strip_prefix("Binary: ") {
-            f.binary = Some(b.to_owned());
-        } else if let Some(ty) = t.strip_prefix("Type: ") {
-            f.event_types.insert(ty.to_owned());
+        let events = resource["Properties"]["Events"].as_hash();
+        for event in events.into_iter().flat_map(|h| h.values()) {
+            let ty = event["Type"].as_str().unwrap_or_default().to_owned();
             if ty == "HttpApi" {
-                let props = lines.next().unwrap_or_default().trim();
-                let method = between(props, "Method: ", ",");
-                let path = between(props, "Path: ", " }").map(|p| p.trim_matches('"'));
-                match (method, path) {
+                let props = &event["Properties"];
+                match (props["Method"].as_str(), props["Path"].as_str()) {
                     (Some(m), Some(p)) => {
                         f.events.insert((m.to_owned(), p.to_owned()));
                     }
-                    _ => panic!(
-                        "{}: an HttpApi event's properties must be one line \
-                         `Properties: {{ ApiId: !Ref Api, Method: M, Path: P }}`, got `{props}`",
-                        f.resource
-                    ),
+                    _ => panic!("{}: an HttpApi event without Method and Path", f.resource),
                 }
             }
+            f.event_types.insert(ty);
         }
-    }
-    if let Some((dir, f)) = current.take() {
         out.insert(dir, f);
     }
     out
-}
-
-fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
-    let rest = &s[s.find(start)? + start.len()..];
-    Some(rest[..rest.find(end)?].trim())
 }
 
 #[test]
@@ -266,9 +254,10 @@ fn every_function_is_routed_declared_and_invoked() {
 #[test]
 fn the_workspace_lists_every_function() {
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    let all = manifest.contains("\"functions/*\"");
     for dir in function_dirs() {
         assert!(
-            manifest.contains(&format!("\"functions/{dir}\"")),
+            all || manifest.contains(&format!("\"functions/{dir}\"")),
             "functions/{dir} is not a workspace member"
         );
     }
@@ -291,39 +280,16 @@ const LINKS_TOOL_ADAPTERS: [(&str, &str); 5] = [
     ("agent-mcp-call", "calls a tool an admin lowered to auto"),
 ];
 
-/// The functions that read and write only the table (`run_table_http`): they link no S3
-/// client (1.1 MB of code with its checksums). Any other function keeps the snapshot store.
-const TABLE_ONLY: [&str; 19] = [
-    "auth-login",
-    "auth-logout",
-    "auth-session",
-    "preferences-get",
-    "preferences-save",
-    "pusher-auth",
-    "knowledge-resolve",
-    "session-archive",
-    "session-by-domain",
-    "session-get",
-    "session-init",
-    "session-latest",
-    "session-list",
-    "session-messages",
-    "session-rename",
-    "debug-logs",
-    "task-resume",
-    "agent-exec-get",
-    "agent-exec-cancel",
-];
-
 /// Parts of `shared` that reach the snapshot store or S3 workspaces: a table-only function
 /// must not name them.
-const REACH_OBJECTS: [&str; 10] = [
+const REACH_OBJECTS: [&str; 11] = [
     "shared::agent",
     "shared::debug::export",
     "shared::cleanup",
     "shared::tools::approvals",
     "shared::tools::decide",
     "shared::tools::runner",
+    "shared::tools::recorded_run",
     "shared::tools::session",
     "shared::tools::status",
     "http::agent::query_call",
@@ -336,14 +302,9 @@ fn table_only_functions_touch_no_object() {
     for dir in function_dirs() {
         let src = root().join("functions").join(&dir).join("src");
         let main = std::fs::read_to_string(src.join("main.rs")).expect("main.rs");
-        let wants = TABLE_ONLY.contains(&dir.as_str());
-        if wants != main.contains("run_table_http(") {
-            problems.push(format!(
-                "{dir}: main.rs must {}call shared::runtime::run_table_http",
-                if wants { "" } else { "not " }
-            ));
-        }
-        if !wants {
+        // A function that reads and writes only the table (`run_table_http`) links no S3
+        // client (1.1 MB of code with its checksums): its handler must not reach one.
+        if !main.contains("run_table_http(") {
             continue;
         }
         let lib = std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs");
@@ -440,4 +401,95 @@ fn the_state_machine_substitutions_agree_with_the_template_and_the_executor() {
         .filter_map(|l| l.trim().split_once(':').map(|(k, _)| k))
         .collect();
     assert_eq!(named, given, "the template's DefinitionSubstitutions");
+}
+
+/// `scripts/new-function` wires a route everywhere this file checks: a crate with the route,
+/// the template's function with its event and preflight, an event and its row, local-api's
+/// manifest and route list. Bad input is refused before anything is written.
+#[test]
+fn a_new_function_is_wired_in_one_step() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let copy = |rel: &str| {
+        let to = dir.path().join(rel);
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(root().join(rel), to).expect("copy");
+    };
+    for rel in [
+        "template.yaml",
+        "events/session-get.json",
+        "events/expected.tsv",
+        "local/Cargo.toml",
+        "local/src/lib.rs",
+    ] {
+        copy(rel);
+    }
+    let run = |args: &[&str]| {
+        std::process::Command::new("python3")
+            .arg(root().join("scripts/new-function"))
+            .args(args)
+            .arg("--root")
+            .arg(dir.path())
+            .output()
+            .expect("python3 runs scripts/new-function")
+    };
+    let made = run(&["note-get", "GET", "/api/note/{noteId}"]);
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+
+    let functions = template_functions_in(dir.path());
+    let f = functions.get("note-get").expect("the template declares it");
+    assert_eq!(f.binary.as_deref(), Some("note-get"));
+    let path = "/api/note/{noteId}".to_owned();
+    assert!(
+        f.events.contains(&("GET".to_owned(), path.clone())),
+        "{f:?}"
+    );
+    assert!(
+        f.events.contains(&("OPTIONS".to_owned(), path.clone())),
+        "{f:?}"
+    );
+    let read = |rel: &str| std::fs::read_to_string(dir.path().join(rel)).expect(rel);
+    let lib = read("functions/note-get/src/lib.rs");
+    assert!(lib.contains("path: \"/api/note/{noteId}\"") && lib.contains("Method::GET"));
+    assert!(read("functions/note-get/src/main.rs")
+        .contains("run_table_http(\"note-get\", note_get::handle)"));
+    let event: serde_json::Value =
+        serde_json::from_str(&read("events/note-get.json")).expect("event JSON");
+    assert_eq!(event["routeKey"], "GET /api/note/{noteId}");
+    assert!(read("events/expected.tsv").ends_with("note-get\tnote-get.json\t200\n"));
+    assert!(read("local/Cargo.toml").contains("note-get = { path = \"../functions/note-get\" }"));
+    let routes = read("local/src/lib.rs");
+    let listed: Vec<&str> = routes
+        .lines()
+        .skip_while(|l| !l.contains("routes!["))
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with(']'))
+        .map(|l| l.trim().trim_end_matches(','))
+        .collect();
+    assert!(listed.contains(&"note_get"), "{listed:?}");
+    assert!(
+        listed.windows(2).all(|w| w[0] < w[1]),
+        "kept sorted: {listed:?}"
+    );
+
+    let before = read("template.yaml");
+    for bad in [
+        ["note-get", "GET", "/api/other"].as_slice(),
+        &["Note_Get", "GET", "/api/x"],
+        &["note-put", "FETCH", "/api/x"],
+        &["note-put", "PUT", "/api/note/{noteId"],
+        &["note-again", "GET", "/api/note/{noteId}"],
+    ] {
+        let refused = run(bad);
+        assert_eq!(refused.status.code(), Some(2), "{bad:?}");
+        assert!(!String::from_utf8_lossy(&refused.stderr).is_empty());
+    }
+    assert_eq!(
+        read("template.yaml"),
+        before,
+        "nothing written for bad input"
+    );
 }
