@@ -112,7 +112,7 @@ async fn demo_workspace(ctx: &AppContext) -> Result<(), ProvisionError> {
         .open(&ws.root)
         .map_err(|e| ProvisionError::Workspace(e.to_string()))?;
     for (path, text) in DEMO_FILES {
-        let Ok(p) = shared::tools::path::WsPath::parse(path) else {
+        let Ok(p) = shared::domain::ws_path::WsPath::parse(path) else {
             continue;
         };
         let written = files

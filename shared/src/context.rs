@@ -9,6 +9,7 @@ use crate::adapters::dynamo::DynamoTable;
 use crate::adapters::http_knowledge::HttpKnowledge;
 use crate::adapters::not_linked::NotLinked;
 use crate::adapters::openai::OpenAiLlm;
+use crate::adapters::pusher::PusherRealtime;
 use crate::adapters::runner::runner_for;
 use crate::adapters::s3::S3Client;
 use crate::adapters::secrets_manager::SecretsManager;
@@ -25,13 +26,13 @@ use crate::config::{
 use crate::ports::knowledge::Knowledge;
 use crate::ports::llm::Llm;
 use crate::ports::mcp::McpClient;
+use crate::ports::realtime::Realtime;
 use crate::ports::runner::CommandRunner;
 use crate::ports::secrets::SecretSource;
 use crate::ports::web_search::WebSearch;
 use crate::ports::{SnapshotStore, Store, StoreError};
-use crate::realtime::{PusherRealtime, Realtime};
-use crate::tools::runner::RunEnv;
-use crate::tools::status::StatusCache;
+use crate::tools::health::StatusCache;
+use crate::tools::run_record::RunEnv;
 
 /// Why a function could not start.
 #[derive(Debug, thiserror::Error)]

@@ -191,7 +191,7 @@ pub async fn create_workspace(
     store: &dyn Store,
     new: NewWorkspace<'_>,
     now: DateTime<Utc>,
-) -> Result<crate::tools::model::WorkspaceRecord, ProvisionError> {
+) -> Result<crate::domain::agent_tools::WorkspaceRecord, ProvisionError> {
     let name = check_name("name", new.name)?;
     let id = match new.id {
         Some(id) => {
@@ -225,7 +225,7 @@ pub async fn create_workspace(
         allowed_commands.push(rule);
     }
     require_tenant(store, new.tenant_id).await?;
-    let ws = crate::tools::model::WorkspaceRecord {
+    let ws = crate::domain::agent_tools::WorkspaceRecord {
         id,
         tenant_id: new.tenant_id.to_owned(),
         name,
@@ -262,8 +262,8 @@ pub async fn create_mcp_server(
     store: &dyn Store,
     new: NewMcpServer<'_>,
     now: DateTime<Utc>,
-) -> Result<crate::tools::model::McpServerRecord, ProvisionError> {
-    use crate::tools::model::Tier;
+) -> Result<crate::domain::agent_tools::McpServerRecord, ProvisionError> {
+    use crate::domain::agent_tools::Tier;
     validate_id(new.name).map_err(|p| invalid("name", p))?;
     let url = new.url.trim();
     let parsed = reqwest::Url::parse(url).map_err(|_| invalid("url", "is not a URL"))?;
@@ -300,7 +300,7 @@ pub async fn create_mcp_server(
         tiers.insert(tool.to_owned(), tier);
     }
     require_tenant(store, new.tenant_id).await?;
-    let server = crate::tools::model::McpServerRecord {
+    let server = crate::domain::agent_tools::McpServerRecord {
         tenant_id: new.tenant_id.to_owned(),
         name: new.name.to_owned(),
         url: url.to_owned(),

@@ -1796,8 +1796,8 @@ pub async fn session_counts(stores: Stores, clock: &ManualClock) {
 /// An agent session's audit trail and approvals, newest first, page by page after a position:
 /// every item once, in order, nothing of another tenant's or another session's.
 pub async fn agent_trail_pages(stores: Stores, clock: &ManualClock) {
+    use shared::domain::agent_tools::{Approval, ApprovalStatus, AuditEntry, Tier};
     use shared::ports::agent_tools::{approval_position, audit_position};
-    use shared::tools::model::{Approval, ApprovalStatus, AuditEntry, Tier};
     let store = stores.store;
     let keep = clock.now() + Duration::days(1);
     let entry = |session: &str, i: usize| AuditEntry {

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use shared::domain::ws_path::WsPath;
 use shared::ports::workspace::{EntryKind, Precondition, Workspace, WsError};
-use shared::tools::path::WsPath;
 
 fn p(s: &str) -> WsPath {
     WsPath::parse(s).expect("path")

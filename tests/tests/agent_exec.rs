@@ -271,12 +271,12 @@ async fn a_run_is_taken_by_one_runner(dynamodb: bool) {
     let a = commands(dynamodb, None).await;
     let id = started(&a, "sleep", &["1"], None).await;
     // A second delivery of the same run (asynchronous invocations are at-least-once).
-    shared::tools::runner::run_recorded(&a.app.ctx, "acme", &id)
+    shared::tools::recorded_run::run_recorded(&a.app.ctx, "acme", &id)
         .await
         .expect("a claimed run is skipped");
     let (v, _) = ended(&a, &id).await;
     assert_eq!(v["status"], "exited");
-    let again = shared::tools::runner::run_recorded(&a.app.ctx, "acme", &id).await;
+    let again = shared::tools::recorded_run::run_recorded(&a.app.ctx, "acme", &id).await;
     assert!(again.is_err(), "an ended run is not run again");
     let view = a.view().await;
     let ends = view["audit"]

@@ -3,8 +3,7 @@
 //! `crate::`/`super::` paths in code), a name re-exported by a parent counted as the module it
 //! comes from. A module and its own descendants are one concept (a parent declares and
 //! re-exports its children, children use their parent's items) and are not counted; test
-//! modules are left out. The cycles named in `KNOWN` are those still to be taken apart (issue
-//! 32, item 7); the list may only shrink.
+//! modules are left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -12,26 +11,6 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 
 type Module = Vec<String>;
-
-/// Cycles still to be taken apart, each as its sorted modules.
-const KNOWN: &[&[&str]] = &[
-    &["domain::risk::act", "domain::risk::field"],
-    &[
-        "tools::approvals",
-        "tools::decide",
-        "tools::execs",
-        "tools::session",
-    ],
-    &[
-        "adapters::runner",
-        "context",
-        "realtime",
-        "tools::mcp",
-        "tools::process",
-        "tools::runner",
-        "tools::status",
-    ],
-];
 
 /// The modules of a source tree and the files they are in.
 fn modules(root: &Path) -> BTreeMap<Module, PathBuf> {
@@ -336,29 +315,12 @@ fn shared_has_no_import_cycle_between_modules() {
     let edges = graph(&root);
     let files = modules(&root);
     let found = cycles(&edges);
-    let known: Vec<Vec<String>> = KNOWN
-        .iter()
-        .map(|c| c.iter().map(|m| (*m).to_owned()).collect())
-        .collect();
-    let names = |c: &[Module]| c.iter().map(|m| m.join("::")).collect::<Vec<_>>();
-    let new: Vec<String> = found
-        .iter()
-        .filter(|c| !known.contains(&names(c)))
-        .map(|c| describe(c, &edges, &files))
-        .collect();
+    let found: Vec<String> = found.iter().map(|c| describe(c, &edges, &files)).collect();
     assert!(
-        new.is_empty(),
+        found.is_empty(),
         "import cycles between modules of shared/src (split by concept, or move the shared \
          piece down):\n{}",
-        new.join("\n")
-    );
-    let gone: Vec<&Vec<String>> = known
-        .iter()
-        .filter(|k| !found.iter().any(|c| names(c) == **k))
-        .collect();
-    assert!(
-        gone.is_empty(),
-        "these cycles are gone: take them off KNOWN in tests/tests/layering.rs: {gone:?}"
+        found.join("\n")
     );
 }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use api_tests::aws;
 use shared::adapters::workspace::{DirWorkspace, S3Workspace};
+use shared::domain::ws_path::WsPath;
 use shared::ports::workspace::{Precondition, Workspace, WsError};
-use shared::tools::path::WsPath;
 
 fn local() -> (Arc<dyn Workspace>, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");

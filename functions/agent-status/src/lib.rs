@@ -6,7 +6,8 @@
 use ::http::Method;
 use shared::http::guard::{check_account, verify_bearer};
 use shared::http::{self, Request, Response, RouteSpec};
-use shared::tools::status::{self, Health, Part};
+use shared::tools::health::{self, Health, Part};
+use shared::tools::status;
 use shared::{AppContext, Error};
 
 /// The route this function serves.
@@ -48,5 +49,5 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         )],
         Err(e) => return Err(e),
     };
-    Ok(http::agent::ok(status::body(enabled, &parts)))
+    Ok(http::agent::ok(health::body(enabled, &parts)))
 }

@@ -117,7 +117,10 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let (stored, logged) =
         tokio::join!(ctx.store.append_message(&note), ctx.store.append_log(&log));
     match stored {
-        Ok(m) => shared::realtime::notify(ctx, &session_id, Some(&task_id), &[m], None).await,
+        Ok(m) => {
+            let realtime = ctx.realtime.as_deref();
+            shared::realtime::notify(realtime, &session_id, Some(&task_id), &[m], None).await
+        }
         Err(e) => tracing::warn!(error = %e, "could not store the resume message"),
     }
     if let Err(e) = logged {

@@ -16,6 +16,7 @@ pub(crate) mod loopback;
 pub mod mcp;
 pub mod not_linked;
 pub mod openai;
+pub mod pusher;
 pub mod runner;
 pub mod s3;
 pub mod s3_list;

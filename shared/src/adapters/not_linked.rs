@@ -6,10 +6,10 @@
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
+use crate::domain::agent_tools::ExecRecord;
 use crate::ports::mcp::{McpAnswer, McpClient, McpEndpoint, McpError, McpTool};
 use crate::ports::runner::CommandRunner;
 use crate::ports::{Compressed, SnapshotRef, SnapshotStore, StoreError, StoreResult};
-use crate::tools::model::ExecRecord;
 
 /// An adapter this function was built without.
 #[derive(Debug, Clone, Copy)]

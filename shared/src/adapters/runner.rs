@@ -7,9 +7,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::workspace::WorkspaceOpener;
+use crate::domain::agent_tools::ExecRecord;
 use crate::ports::runner::CommandRunner;
-use crate::tools::model::ExecRecord;
-use crate::tools::runner::{run_job, RunEnv};
+use crate::tools::run_record::RunEnv;
+use crate::tools::runner::run_job;
 
 /// Most commands running at once in one process (more wait for a slot).
 pub const LOCAL_SLOTS: usize = 4;

@@ -4,6 +4,7 @@
 //! queue of an answer's remaining actions), the
 //! fingerprints of typed secrets, and web search results as a task keeps them.
 
+pub mod agent_tools;
 pub mod blocker;
 pub mod chain;
 pub mod confirm;
@@ -25,6 +26,7 @@ pub mod site;
 pub mod task;
 pub mod verdict;
 pub mod web;
+pub mod ws_path;
 
 pub use domain_pattern::DomainPattern;
 pub use email::Email;

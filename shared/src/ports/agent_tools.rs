@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::StoreResult;
-use crate::tools::model::{
+use crate::domain::agent_tools::{
     AgentSession, Approval, ApprovalStatus, AuditEntry, Chunk, ExecRecord, ExecStatus,
     McpServerRecord, WorkspaceRecord,
 };

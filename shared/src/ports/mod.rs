@@ -10,6 +10,7 @@ mod identity;
 pub mod knowledge;
 pub mod llm;
 pub mod mcp;
+pub mod realtime;
 mod records;
 pub mod runner;
 pub mod secrets;

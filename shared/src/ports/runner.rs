@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use crate::tools::model::ExecRecord;
+use crate::domain::agent_tools::ExecRecord;
 
 #[async_trait]
 pub trait CommandRunner: Send + Sync {

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::tools::path::WsPath;
+use crate::domain::ws_path::WsPath;
 
 /// What a workspace operation fails with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -7,9 +7,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::Tier;
-use super::path::WsPath;
 pub use super::search::{SearchArgs, MAX_MATCHES, MAX_PATTERN_BYTES};
+use crate::domain::agent_tools::Tier;
+use crate::domain::ws_path::WsPath;
 use crate::error::{Error, FieldProblem};
 
 /// Largest unified diff accepted, in bytes.

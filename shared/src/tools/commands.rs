@@ -3,7 +3,7 @@
 
 use regex::Regex;
 
-use super::model::CommandRule;
+use crate::domain::agent_tools::CommandRule;
 
 /// A relative path that cannot leave the directory it is used in: segments start with a
 /// letter, digit or `_` (so no `..`, no hidden files), no leading `/`.

@@ -6,12 +6,12 @@ use std::time::Instant;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
-use super::approvals::{approval_missing, effective_status, stored_call_id};
+use super::approval::{approval_missing, effective_status, stored_call_id};
 use super::calls::ToolCall;
-use super::model::{Approval, ApprovalStatus, Tier};
 use super::session::{self, audit, outcome_of, Audit};
 use crate::auth::Principal;
 use crate::context::AppContext;
+use crate::domain::agent_tools::{Approval, ApprovalStatus, Tier};
 use crate::error::Error;
 use crate::ports::{ApprovalChange, StoreError};
 
@@ -239,7 +239,7 @@ async fn settle(
     a: &Approval,
     status: ApprovalStatus,
     outcome: &str,
-    ran: &crate::tools::model::AuditEntry,
+    ran: &crate::domain::agent_tools::AuditEntry,
 ) {
     let record = |_| async {
         let change = ApprovalChange {

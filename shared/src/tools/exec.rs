@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::commands;
-use super::model::CommandRule;
+use crate::domain::agent_tools::CommandRule;
 use crate::error::Error;
 
 /// Most arguments per command.

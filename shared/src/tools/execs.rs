@@ -5,10 +5,10 @@
 use serde_json::{json, Value};
 
 use super::exec::ExecArgs;
-use super::model::{ExecRecord, ExecStatus};
 use super::session::{retention_end, Opened};
 use crate::auth::Principal;
 use crate::context::AppContext;
+use crate::domain::agent_tools::{ExecRecord, ExecStatus};
 use crate::error::Error;
 
 /// Most chunks one read returns.

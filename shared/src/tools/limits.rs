@@ -19,8 +19,8 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::auth::rate_limit::FixedWindow;
 use crate::auth::Principal;
 use crate::context::AppContext;
+use crate::domain::agent_tools::Approval;
 use crate::error::Error;
-use crate::tools::model::Approval;
 
 /// Longest a search waits for its turn before the server answers that it is busy.
 const SEARCH_TURN_WAIT: Duration = Duration::from_secs(10);

@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::model::{McpServerRecord, Tier};
 use crate::context::AppContext;
+use crate::domain::agent_tools::{McpServerRecord, Tier};
 use crate::error::Error;
 use crate::ports::mcp::{McpEndpoint, McpError};
 

@@ -12,8 +12,9 @@ use tokio::sync::mpsc;
 use tokio::time::MissedTickBehavior;
 
 use super::exec::{environment, resolve_program, utf8_prefix};
-use super::model::{Chunk, ExecRecord, ExecStatus, Stream};
-use super::runner::{announce, failed, RunEnv};
+use super::run_dirs::RunDirs;
+use super::run_record::{announce, failed, RunEnv};
+use crate::domain::agent_tools::{Chunk, ExecRecord, ExecStatus, Stream};
 use crate::ports::ExecEnd;
 
 /// Output is stored at least this often while a command runs.
@@ -142,7 +143,7 @@ async fn read_pipe(
 pub async fn run_process(
     env: &RunEnv,
     exec: &ExecRecord,
-    run: &super::runner::RunDirs,
+    run: &RunDirs,
     started: Instant,
 ) -> ExecEnd {
     let Some(program) = resolve_program(&exec.program) else {

@@ -8,18 +8,16 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures::StreamExt;
-use serde_json::json;
 
-use super::model::{AuditEntry, ExecRecord, ExecStatus};
+use super::run_dirs::{scratch_dir, RunDirs};
+use super::run_record::{failed, finish, RunEnv};
 use crate::adapters::workspace::md5_version;
-use crate::clock::Clock;
+use crate::domain::agent_tools::{ExecRecord, ExecStatus};
+use crate::domain::ws_path::WsPath;
 use crate::ports::workspace::{Precondition, Workspace, WsError};
-use crate::ports::{ExecEnd, Store};
-use crate::realtime::Realtime;
-use crate::tools::path::WsPath;
 
 /// Most files copied into a command's scratch directory.
 pub const MAX_COPIED_FILES: usize = 5_000;
@@ -32,27 +30,6 @@ const MAX_COPIED_FILE: u64 = 16 * 1024 * 1024;
 /// A run whose start is older than this when its runner gets it is refused (a delayed
 /// asynchronous invocation must not start a command long after it was approved).
 const MAX_START_DELAY_SECONDS: i64 = 120;
-
-/// What a run needs besides the command: where to record it and how.
-#[derive(Clone)]
-pub struct RunEnv {
-    pub store: Arc<dyn Store>,
-    pub realtime: Option<Arc<dyn Realtime>>,
-    pub clock: Arc<dyn Clock>,
-    pub retention_days: i64,
-    pub output_cap: u64,
-}
-
-impl RunEnv {
-    pub(super) fn expires(&self) -> chrono::DateTime<chrono::Utc> {
-        self.clock.now() + chrono::Duration::days(self.retention_days)
-    }
-}
-
-/// The realtime channel of an agent session (signed by `/api/pusher/auth` for its owner).
-pub fn agent_channel(session_id: &str) -> String {
-    format!("private-agent-{session_id}")
-}
 
 /// Files of the workspace as copied (path → version), to find what a writer changed.
 type Copied = HashMap<WsPath, String>;
@@ -225,198 +202,4 @@ pub async fn run_job(env: &RunEnv, ws: Arc<dyn Workspace>, exec: ExecRecord, wri
     };
     remove_scratch(root).await;
     finish(env, &exec, end).await;
-}
-
-pub(super) fn failed(env: &RunEnv, started: Instant, why: String) -> ExecEnd {
-    ExecEnd {
-        status: ExecStatus::Failed,
-        exit_code: None,
-        ended_at: env.clock.now(),
-        duration_ms: started.elapsed().as_millis() as u64,
-        output_bytes: 0,
-        error: Some(why),
-    }
-}
-
-/// Records the end, audits it and announces it.
-pub(super) async fn finish(env: &RunEnv, exec: &ExecRecord, end: ExecEnd) {
-    if let Err(e) = env.store.finish_exec(&exec.tenant_id, &exec.id, &end).await {
-        tracing::error!(exec = %exec.id, error = %e, "the end of a command was not recorded");
-    }
-    let outcome = match (end.status, end.exit_code) {
-        (ExecStatus::Exited, Some(code)) => format!("exited:{code}"),
-        (s, _) => s.as_str().to_owned(),
-    };
-    let entry = AuditEntry {
-        id: uuid::Uuid::new_v4().to_string(),
-        session_id: exec.session_id.clone(),
-        user_id: exec.user_id.clone(),
-        action: "exec.end".into(),
-        target: exec.id.clone(),
-        approved: Some(true),
-        timestamp: env.clock.now(),
-        outcome,
-        duration_ms: end.duration_ms,
-        approval_id: None,
-    };
-    if let Err(e) = env
-        .store
-        .append_audit(&exec.tenant_id, &entry, env.expires())
-        .await
-    {
-        tracing::error!(exec = %exec.id, error = %e, "the end of a command was not audited");
-    }
-    announce(
-        env,
-        exec,
-        "exec_exit",
-        json!({ "execId": exec.id, "status": end.status, "exitCode": end.exit_code,
-            "durationMs": end.duration_ms }),
-    )
-    .await;
-}
-
-pub(super) async fn announce(
-    env: &RunEnv,
-    exec: &ExecRecord,
-    event: &str,
-    data: serde_json::Value,
-) {
-    if let Some(rt) = &env.realtime {
-        let channel = agent_channel(&exec.session_id);
-        let send = rt.trigger(&channel, event, &data);
-        match tokio::time::timeout(Duration::from_secs(1), send).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!(error = %e, "realtime {event} failed"),
-            Err(_) => tracing::warn!("realtime {event} timed out"),
-        }
-    }
-}
-
-/// What a run records with, from the context.
-pub fn env_of(ctx: &crate::context::AppContext) -> RunEnv {
-    RunEnv {
-        store: ctx.store.clone(),
-        realtime: ctx.realtime.clone(),
-        clock: ctx.clock.clone(),
-        retention_days: ctx.config.tools.audit_retention_days,
-        output_cap: ctx.config.tools.exec_output_bytes,
-    }
-}
-
-/// Runs the recorded run `exec_id` of `tenant_id` (the cloud runner's entry): the command, its
-/// workspace and whether it writes are read from the store, not from whoever asked.
-pub async fn run_recorded(
-    ctx: &crate::context::AppContext,
-    tenant_id: &str,
-    exec_id: &str,
-) -> Result<(), String> {
-    let exec = ctx
-        .store
-        .exec(tenant_id, exec_id)
-        .await
-        .map_err(|e| e.to_string())?
-        .filter(|e| e.status == ExecStatus::Running)
-        .ok_or("no such running command")?;
-    let env = env_of(ctx);
-    let ws = match ctx.store.workspace(tenant_id, &exec.workspace_id).await {
-        Ok(Some(ws)) => ws,
-        Ok(None) => {
-            finish(
-                &env,
-                &exec,
-                failed(&env, Instant::now(), "the workspace is gone".into()),
-            )
-            .await;
-            return Ok(());
-        }
-        Err(e) => {
-            finish(
-                &env,
-                &exec,
-                failed(&env, Instant::now(), "the store is unavailable".into()),
-            )
-            .await;
-            return Err(e.to_string());
-        }
-    };
-    let args = super::exec::ExecArgs {
-        program: exec.program.clone(),
-        args: exec.args.clone(),
-        timeout_seconds: Some(exec.timeout_seconds),
-    };
-    let Some(rule) = args.allowed(&ws.allowed_commands) else {
-        let end = failed(
-            &env,
-            Instant::now(),
-            "the command is no longer allowed".into(),
-        );
-        finish(&env, &exec, end).await;
-        return Ok(());
-    };
-    let files = match ctx.workspaces.open(&ws.root) {
-        Ok(f) => f,
-        Err(e) => {
-            finish(
-                &env,
-                &exec,
-                failed(
-                    &env,
-                    Instant::now(),
-                    format!("the workspace cannot be opened: {e}"),
-                ),
-            )
-            .await;
-            return Ok(());
-        }
-    };
-    run_job(&env, files, exec, rule.writes).await;
-    Ok(())
-}
-
-/// Where runs' private directories are made: one directory, readable by this user only.
-fn runs_root() -> PathBuf {
-    std::env::temp_dir().join("agent-exec-runs")
-}
-
-/// The private directory of a run (removed when it ends; tests look for leftovers).
-pub fn scratch_dir(exec_id: &str) -> PathBuf {
-    runs_root().join(exec_id)
-}
-
-/// A run's private directories: the workspace copy it runs in, its `HOME` and its `TMPDIR`,
-/// all inside one directory of its own (mode 0700, made new for the run), so nothing a run
-/// reaches through `..` or its temporary files is another run's.
-pub struct RunDirs {
-    pub work: PathBuf,
-    pub home: PathBuf,
-    pub tmp: PathBuf,
-}
-
-impl RunDirs {
-    /// Makes the run's directory `root` (which must not exist yet) and its parts.
-    fn make(root: &Path) -> std::io::Result<Self> {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        let parent = runs_root();
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&parent)?;
-        // Refuse a parent someone else planted (a link, another owner's directory).
-        let meta = std::fs::symlink_metadata(&parent)?;
-        if !meta.is_dir() {
-            return Err(std::io::ErrorKind::AlreadyExists.into());
-        }
-        std::fs::set_permissions(&parent, std::fs::Permissions::from_mode(0o700))?;
-        std::fs::DirBuilder::new().mode(0o700).create(root)?;
-        let dirs = Self {
-            work: root.join("work"),
-            home: root.join("home"),
-            tmp: root.join("tmp"),
-        };
-        for d in [&dirs.work, &dirs.home, &dirs.tmp] {
-            std::fs::DirBuilder::new().mode(0o700).create(d)?;
-        }
-        Ok(dirs)
-    }
 }

@@ -8,9 +8,9 @@ use std::time::Instant;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{json, Value};
 
-use super::model::{AgentSession, Approval, AuditEntry, WorkspaceRecord};
 use crate::auth::Principal;
 use crate::context::AppContext;
+use crate::domain::agent_tools::{AgentSession, Approval, AuditEntry, WorkspaceRecord};
 use crate::error::Error;
 use crate::ports::workspace::Workspace;
 
@@ -362,7 +362,7 @@ pub async fn view(
         }
     });
     let keep_all = |_: &Approval| true;
-    let show_approval = |a: &Approval| super::approvals::approval_view(a, now);
+    let show_approval = |a: &Approval| super::approval::approval_view(a, now);
     let approvals = Paging {
         before: q.approvals_cursor.clone(),
         limit: APPROVALS_PAGE,

@@ -1,12 +1,12 @@
 //! Workspaces, agent sessions, approvals and audit items.
 
 use super::*;
-use crate::ports::agent_tools::{approval_position, audit_position};
-use crate::ports::{AgentToolStore, ApprovalChange, ExecEnd};
-use crate::tools::model::{
+use crate::domain::agent_tools::{
     AgentSession, Approval, ApprovalStatus, AuditEntry, Chunk, ExecRecord, McpServerRecord,
     WorkspaceRecord,
 };
+use crate::ports::agent_tools::{approval_position, audit_position};
+use crate::ports::{AgentToolStore, ApprovalChange, ExecEnd};
 
 impl TableStore {
     /// One page of a query, live items only, as `T`.

@@ -1,8 +1,8 @@
 //! Command runs and their output chunks.
 
 use super::*;
+use crate::domain::agent_tools::{Chunk, ExecRecord, ExecStatus};
 use crate::ports::ExecEnd;
-use crate::tools::model::{Chunk, ExecRecord, ExecStatus};
 
 impl TableStore {
     pub(super) async fn put_exec(

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use md5::{Digest, Md5};
 
+use crate::domain::ws_path::WsPath;
 use crate::ports::workspace::{Entry, Listing, Workspace, WsError, WsResult};
-use crate::tools::path::WsPath;
 
 /// Most directory entries looked at for one listing (a directory may hold more; the listing
 /// then says it is truncated).

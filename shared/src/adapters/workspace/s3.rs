@@ -7,10 +7,10 @@ use async_trait::async_trait;
 
 use crate::adapters::s3::{List, Put, ReadError, S3Client, S3Error};
 
+use crate::domain::ws_path::WsPath;
 use crate::ports::workspace::{
     FileContent, Listing, Precondition, Walk, Workspace, WsError, WsResult,
 };
-use crate::tools::path::WsPath;
 
 /// The object the storage check reads: the only key of the bucket the status route may read
 /// or write (outside every tenant's prefix).

@@ -5,8 +5,8 @@ use super::s3::{err, S3Workspace};
 use super::sorted_listing;
 use crate::adapters::s3::{List, ObjectInfo};
 use crate::adapters::s3_list::{delete_keys, DeleteFailure};
+use crate::domain::ws_path::{WsPath, MAX_DEPTH};
 use crate::ports::workspace::{Entry, EntryKind, Listing, Walk, WsError, WsResult};
-use crate::tools::path::{WsPath, MAX_DEPTH};
 
 /// Most keys one recursive delete removes.
 const MAX_DELETE_KEYS: usize = 10_000;

@@ -242,7 +242,7 @@ pub async fn persist(
     // so the channel) is this user's.
     if let Ok(stored) = &stored_messages {
         crate::realtime::notify(
-            ctx,
+            ctx.realtime.as_deref(),
             &step.session_id,
             Some(&step.task.id),
             stored,

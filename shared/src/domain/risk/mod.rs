@@ -16,6 +16,7 @@ mod act;
 mod field;
 pub mod fold;
 pub mod lexicon;
+mod typing;
 
 use serde::{Deserialize, Serialize};
 
@@ -132,7 +133,7 @@ impl<'a> Secrets<'a> {
 
     /// Whether typing `value` into `field` types a secret.
     pub fn typed(&self, field: &ElementFacts<'_>, value: &str) -> bool {
-        field::sensitive(&self.0, field, value).is_some()
+        typing::sensitive(&self.0, field, value).is_some()
     }
 }
 
@@ -146,7 +147,7 @@ pub fn assess(
 ) -> Option<Risk> {
     let scope = act::Scope::new(patterns, page);
     let found = match (action, target) {
-        (ActionKind::SetValue(_, value), Some(t)) => field::typing(&scope, t, value, ctx.said),
+        (ActionKind::SetValue(_, value), Some(t)) => typing::typing(&scope, t, value, ctx.said),
         (ActionKind::Click(_), Some(t)) => scope.element(t, false).map(|kind| Risk {
             kind,
             what: format!("click {} — this would {}", label(t), kind.would()),

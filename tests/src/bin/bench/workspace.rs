@@ -9,9 +9,9 @@ use std::time::Instant;
 use futures::StreamExt;
 use serde_json::json;
 use shared::adapters::workspace::{DirWorkspace, S3Workspace};
+use shared::domain::ws_path::WsPath;
 use shared::ports::workspace::{Precondition, Workspace};
 use shared::tools::calls::ToolCall;
-use shared::tools::path::WsPath;
 use shared::tools::run::run;
 
 use super::{elapsed_ms, stats};

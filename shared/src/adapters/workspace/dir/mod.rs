@@ -17,10 +17,10 @@ use async_trait::async_trait;
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 
 use super::md5_version;
+use crate::domain::ws_path::WsPath;
 use crate::ports::workspace::{
     FileContent, Listing, Precondition, Walk, Workspace, WsError, WsResult,
 };
-use crate::tools::path::WsPath;
 use tree::{delete_path, list_dir, make_dir, walk_dir};
 
 /// Largest file whose version a conditional write computes (the largest file a read returns).

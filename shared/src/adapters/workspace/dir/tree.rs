@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 
 use super::{existing_root, here, io_err, open_root, resolve};
 use crate::adapters::workspace::{sorted_listing, MAX_SCANNED_ENTRIES};
+use crate::domain::ws_path::{WsPath, MAX_DEPTH};
 use crate::ports::workspace::{Entry, EntryKind, Listing, Walk, WsError, WsResult};
-use crate::tools::path::{WsPath, MAX_DEPTH};
 
 fn modified(meta: &Metadata) -> Option<DateTime<Utc>> {
     meta.modified()
