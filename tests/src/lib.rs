@@ -2,26 +2,32 @@
 //! store and clock, seeds tenants and users, and finds the workspace's built binaries.
 
 /// Runs each named `async fn name(dynamodb: bool)` of the calling test file as two tests: on
-/// the embedded store and on DynamoDB + S3 (the compatible server).
+/// the embedded store and on DynamoDB + S3 (the compatible server, so that one is ignored by a
+/// plain `cargo test`: `scripts/test` runs it). `needs = "..."` first ignores both, saying why
+/// (another server the test needs).
 #[macro_export]
 macro_rules! on_both_stores {
+    (needs = $why:literal; $($name:ident),* $(,)?) => {
+        $crate::on_both_stores!(@store embedded_store, false, ignore = $why, $($name),*);
+        $crate::on_both_stores!(@store dynamodb_store, true, ignore = $why, $($name),*);
+    };
+    // `$attr` is `ignore = "why"`, or the no-op `cfg_attr(any(), ignore)` for a test that runs.
+    (@store $store:ident, $dynamodb:expr, $attr:meta, $($name:ident),*) => {
+        mod $store {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                #[$attr]
+                async fn $name() {
+                    super::$name($dynamodb).await
+                }
+            )*
+        }
+    };
     ($($name:ident),* $(,)?) => {
-        mod embedded_store {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(false).await
-                }
-            )*
-        }
-        mod dynamodb_store {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(true).await
-                }
-            )*
-        }
+        $crate::on_both_stores!(@store embedded_store, false, cfg_attr(any(), ignore), $($name),*);
+        $crate::on_both_stores!(
+            @store dynamodb_store, true, ignore = "needs moto (DynamoDB/S3): scripts/test starts it", $($name),*
+        );
     };
 }
 

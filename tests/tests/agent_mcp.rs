@@ -226,4 +226,8 @@ async fn servers_belong_to_their_tenant(dynamodb: bool) {
     assert!(!v.to_string().contains(&env("AGENT_MCP_SECRET_TEST")));
 }
 
-on_both_stores!(tools_calls_and_approvals, servers_belong_to_their_tenant);
+on_both_stores!(
+    needs = "needs the MCP test server (and moto for the DynamoDB run): scripts/test starts them";
+    tools_calls_and_approvals,
+    servers_belong_to_their_tenant
+);

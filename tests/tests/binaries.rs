@@ -38,6 +38,7 @@ async fn interrupt(child: &mut Child) -> std::process::ExitStatus {
 }
 
 #[tokio::test]
+#[ignore = "needs the built binaries: scripts/test builds them"]
 async fn local_api_first_start_prints_demo_credentials_that_log_in_and_survive_a_restart() {
     let dir = tempfile::tempdir().expect("tmp");
     let mut api = start_local_api(dir.path()).await;
@@ -81,6 +82,7 @@ async fn local_api_first_start_prints_demo_credentials_that_log_in_and_survive_a
 }
 
 #[tokio::test]
+#[ignore = "needs the built binaries: scripts/test builds them"]
 async fn logs_are_json_lines_without_passwords_tokens_or_keys() {
     let dir = tempfile::tempdir().expect("tmp");
     let log_path = dir.path().join("stderr.log");
@@ -189,6 +191,7 @@ async fn admin_with(
 }
 
 #[tokio::test]
+#[ignore = "needs the built binaries: scripts/test builds them"]
 async fn admin_cli_provisions_what_local_api_then_serves() {
     let dir = tempfile::tempdir().expect("tmp");
     let d = dir.path();
@@ -300,6 +303,7 @@ async fn admin_cli_provisions_what_local_api_then_serves() {
 }
 
 #[tokio::test]
+#[ignore = "needs the built binaries: scripts/test builds them"]
 async fn function_binaries_refuse_to_start_without_a_proper_key() {
     for (key, expected) in [
         (None, "JWT_SECRET is not set"),
@@ -328,6 +332,7 @@ async fn function_binaries_refuse_to_start_without_a_proper_key() {
 }
 
 #[tokio::test]
+#[ignore = "needs the built binaries: scripts/test builds them"]
 async fn function_binaries_answer_api_gateway_events_through_the_runtime_api() {
     let dir = tempfile::tempdir().expect("tmp");
     {
@@ -407,6 +412,7 @@ async fn function_binaries_answer_api_gateway_events_through_the_runtime_api() {
 }
 
 #[tokio::test]
+#[ignore = "needs the built binaries and moto (DynamoDB/S3): scripts/test provides both"]
 async fn admin_cli_and_local_api_run_on_dynamodb_and_s3() {
     // A table and bucket nobody created yet: `store init` makes them, and a second run is a no-op.
     let id = uuid::Uuid::new_v4().simple().to_string();
@@ -486,6 +492,7 @@ async fn admin_cli_and_local_api_run_on_dynamodb_and_s3() {
 }
 
 #[tokio::test]
+#[ignore = "needs the built binaries and moto (DynamoDB/S3): scripts/test provides both"]
 async fn cleanup_binary_deletes_expired_tasks_on_dynamodb() {
     use shared::domain::TaskStatus;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -548,6 +555,7 @@ async fn cleanup_binary_deletes_expired_tasks_on_dynamodb() {
 }
 
 #[tokio::test]
+#[ignore = "needs the built binaries: scripts/test builds them"]
 async fn cleanup_binary_refuses_to_start_with_an_incomplete_store_config() {
     let out = command("cleanup-expired")
         .env("STORE", "dynamodb")

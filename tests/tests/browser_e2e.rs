@@ -83,6 +83,7 @@ async fn scenario(name: &str) -> Outcome {
 /// completes with its checks, and the server's rules never step in — the one confirmation
 /// before "Place order" aside.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
 async fn competent_trajectories_complete_with_no_intervention() {
     let _one = ONE_AT_A_TIME.lock().await;
     let env = Env::start().await;
@@ -121,6 +122,7 @@ async fn competent_trajectories_complete_with_no_intervention() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
 async fn search_form_then_result() {
     let out = scenario("search-and-open").await;
     // Submitted with the form's button (the extension's Enter submits nothing).
@@ -137,6 +139,7 @@ async fn search_form_then_result() {
 /// `findText` of a missing text reports success, and boxes stay in document coordinates
 /// when the window scrolls.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
 async fn the_harness_behaves_as_the_shipping_extension() {
     use api_tests::browser::page::{settle, snapshot};
     use api_tests::browser::run::open;
@@ -230,6 +233,7 @@ async fn act(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
 async fn a_chain_runs_on_a_client_that_runs_chains() {
     let _one = ONE_AT_A_TIME.lock().await;
     let out = Env::start_with(|o| o.set("CHAINED_ACTIONS", "on"))
@@ -243,6 +247,7 @@ async fn a_chain_runs_on_a_client_that_runs_chains() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
 async fn one_answer_fills_the_shipping_form_and_continues_on_the_extension() {
     let _one = ONE_AT_A_TIME.lock().await;
     let env = Env::start().await;
@@ -265,6 +270,7 @@ async fn one_answer_fills_the_shipping_form_and_continues_on_the_extension() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
 async fn two_page_checkout_confirmed_through_ask_user() {
     let out = scenario("checkout-confirmed").await;
     // "Continue to review" on the shipping form (no card, no price) went through untouched,
@@ -274,6 +280,7 @@ async fn two_page_checkout_confirmed_through_ask_user() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
 async fn declined_order_is_never_placed() {
     let out = scenario("checkout-declined").await;
     assert_eq!(out.questions.len(), 1, "{out:#?}");
@@ -296,6 +303,7 @@ fn ran(out: &Outcome, prefix: &str) -> usize {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
 async fn scrolling_loads_the_target() {
     let out = scenario("scroll-to-load").await;
     // The link only exists after the second load: the loader's text found twice (each
@@ -304,11 +312,13 @@ async fn scrolling_loads_the_target() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
 async fn navigate_then_go_back() {
     scenario("navigate-and-back").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
 async fn a_failed_action_is_reported_and_the_task_goes_on_another_way() {
     let out = scenario("failed-fill-then-another-way").await;
     // The fill ran once and failed (the client said so in `lastActionError`); the server did

@@ -432,7 +432,7 @@ fn a_new_function_is_wired_in_one_step() {
             .output()
             .expect("python3 runs scripts/new-function")
     };
-    let made = run(&["note-get", "GET", "/api/note/{noteId}"]);
+    let made = run(&["zz-example-get", "GET", "/api/zz-example/{exampleId}"]);
     assert!(
         made.status.success(),
         "{}",
@@ -440,9 +440,11 @@ fn a_new_function_is_wired_in_one_step() {
     );
 
     let functions = template_functions_in(dir.path());
-    let f = functions.get("note-get").expect("the template declares it");
-    assert_eq!(f.binary.as_deref(), Some("note-get"));
-    let path = "/api/note/{noteId}".to_owned();
+    let f = functions
+        .get("zz-example-get")
+        .expect("the template declares it");
+    assert_eq!(f.binary.as_deref(), Some("zz-example-get"));
+    let path = "/api/zz-example/{exampleId}".to_owned();
     assert!(
         f.events.contains(&("GET".to_owned(), path.clone())),
         "{f:?}"
@@ -452,15 +454,16 @@ fn a_new_function_is_wired_in_one_step() {
         "{f:?}"
     );
     let read = |rel: &str| std::fs::read_to_string(dir.path().join(rel)).expect(rel);
-    let lib = read("functions/note-get/src/lib.rs");
-    assert!(lib.contains("path: \"/api/note/{noteId}\"") && lib.contains("Method::GET"));
-    assert!(read("functions/note-get/src/main.rs")
-        .contains("run_table_http(\"note-get\", note_get::handle)"));
+    let lib = read("functions/zz-example-get/src/lib.rs");
+    assert!(lib.contains("path: \"/api/zz-example/{exampleId}\"") && lib.contains("Method::GET"));
+    assert!(read("functions/zz-example-get/src/main.rs")
+        .contains("run_table_http(\"zz-example-get\", zz_example_get::handle)"));
     let event: serde_json::Value =
-        serde_json::from_str(&read("events/note-get.json")).expect("event JSON");
-    assert_eq!(event["routeKey"], "GET /api/note/{noteId}");
-    assert!(read("events/expected.tsv").ends_with("note-get\tnote-get.json\t200\n"));
-    assert!(read("local/Cargo.toml").contains("note-get = { path = \"../functions/note-get\" }"));
+        serde_json::from_str(&read("events/zz-example-get.json")).expect("event JSON");
+    assert_eq!(event["routeKey"], "GET /api/zz-example/{exampleId}");
+    assert!(read("events/expected.tsv").ends_with("zz-example-get\tzz-example-get.json\t200\n"));
+    assert!(read("local/Cargo.toml")
+        .contains("zz-example-get = { path = \"../functions/zz-example-get\" }"));
     let routes = read("local/src/lib.rs");
     let listed: Vec<&str> = routes
         .lines()
@@ -469,7 +472,7 @@ fn a_new_function_is_wired_in_one_step() {
         .take_while(|l| !l.trim_start().starts_with(']'))
         .map(|l| l.trim().trim_end_matches(','))
         .collect();
-    assert!(listed.contains(&"note_get"), "{listed:?}");
+    assert!(listed.contains(&"zz_example_get"), "{listed:?}");
     assert!(
         listed.windows(2).all(|w| w[0] < w[1]),
         "kept sorted: {listed:?}"
@@ -477,11 +480,11 @@ fn a_new_function_is_wired_in_one_step() {
 
     let before = read("template.yaml");
     for bad in [
-        ["note-get", "GET", "/api/other"].as_slice(),
+        ["zz-example-get", "GET", "/api/other"].as_slice(),
         &["Note_Get", "GET", "/api/x"],
-        &["note-put", "FETCH", "/api/x"],
-        &["note-put", "PUT", "/api/note/{noteId"],
-        &["note-again", "GET", "/api/note/{noteId}"],
+        &["zz-example-put", "FETCH", "/api/x"],
+        &["zz-example-put", "PUT", "/api/zz-example/{exampleId"],
+        &["zz-example-again", "GET", "/api/zz-example/{exampleId}"],
     ] {
         let refused = run(bad);
         assert_eq!(refused.status.code(), Some(2), "{bad:?}");

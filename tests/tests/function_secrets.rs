@@ -99,6 +99,7 @@ async fn session_status(rt: &mut RuntimeApi, token: &str) -> Value {
 }
 
 #[tokio::test]
+#[ignore = "needs moto (DynamoDB/S3): scripts/test starts it"]
 async fn functions_read_the_token_key_from_secrets_manager_and_follow_its_rotation() {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let (stores, cfg) = stores(clock.clone()).await;
@@ -145,6 +146,7 @@ async fn refusal(bin: &str, env: &[(String, String)]) -> String {
 }
 
 #[tokio::test]
+#[ignore = "needs moto (DynamoDB/S3): scripts/test starts it"]
 async fn a_secret_that_cannot_be_read_stops_start_up_naming_it() {
     let cfg = api_tests::aws::fresh_resources().await;
     let mut env = process_env(&cfg);
@@ -170,6 +172,7 @@ async fn a_secret_that_cannot_be_read_stops_start_up_naming_it() {
 }
 
 #[tokio::test]
+#[ignore = "needs moto (DynamoDB/S3): scripts/test starts it"]
 async fn the_phase_function_starts_without_reading_the_token_key_and_an_http_function_does_not() {
     let cfg = api_tests::aws::fresh_resources().await;
     let fingerprint = put_secret(

@@ -59,6 +59,7 @@ fn table(episodes: &[Episode]) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and the MiniWoB++ pages: scripts/test installs them"]
 async fn a_competent_policy_solves_every_supported_task_and_the_server_lets_it() {
     let dir = miniwob_dir().expect(
         "the miniwob package (scripts/test installs it into the tools venv; or set MINIWOB_DIR)",

@@ -343,6 +343,7 @@ async fn check_answer(r: reqwest::Response, n: usize) -> Option<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs the built binaries: scripts/test builds them"]
 async fn fuzzed_interact_bodies_never_abort_the_server_and_get_flat_answers() {
     let llm = ScriptedLlm::start().await;
     llm.fallback(Reply::action("Waiting for the page.", "wait(1)"));
@@ -399,6 +400,7 @@ async fn fuzzed_interact_bodies_never_abort_the_server_and_get_flat_answers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs the built binaries: scripts/test builds them"]
 async fn parallel_logins_hash_a_bounded_number_at_a_time() {
     let llm = ScriptedLlm::start().await;
     let (mut api, _dir) = local_api(

@@ -910,6 +910,7 @@ async fn pusher_auth_without_pusher_settings_tells_the_client_to_poll() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs moto (DynamoDB/S3): scripts/test starts it"]
 async fn the_whole_read_path_works_on_dynamodb_and_s3() {
     use shared::clock::{Clock, ManualClock};
     let llm = ScriptedLlm::start().await;

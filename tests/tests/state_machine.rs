@@ -468,6 +468,7 @@ fn normalised(mut path: Vec<String>) -> Vec<String> {
 }
 
 #[tokio::test]
+#[ignore = "needs moto (DynamoDB/S3): scripts/test starts it"]
 async fn both_executors_take_the_same_path_in_every_scenario() {
     let endpoint =
         std::env::var("MOTO_ENDPOINT").expect("MOTO_ENDPOINT (scripts/test starts moto)");

@@ -67,6 +67,7 @@ macro_rules! suite {
             use super::*;
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                #[ignore = "needs moto (DynamoDB/S3): scripts/test starts it"]
                 async fn $name() {
                     let c = clock();
                     conformance::$name(dynamodb(&c).await, &c).await;
@@ -218,6 +219,7 @@ mod legacy_sessions {
 /// A task with more snapshot objects than one listing returns loses all of them: deletion
 /// lists and deletes batch after batch until none is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs moto (DynamoDB/S3): scripts/test starts it"]
 async fn s3_snapshot_deletion_goes_past_one_listing() {
     use shared::adapters::snapshots::S3SnapshotStore;
     use shared::ports::SnapshotStore;
@@ -255,6 +257,7 @@ async fn s3_snapshot_deletion_goes_past_one_listing() {
 /// Thirty snapshots written and read back at once through one S3 client (one connection pool,
 /// answers streamed): each read returns its own page, another tenant's key finds nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs moto (DynamoDB/S3): scripts/test starts it"]
 async fn thirty_parallel_snapshots_come_back_each_to_its_reader() {
     use shared::adapters::snapshots::S3SnapshotStore;
     use shared::ports::SnapshotStore;
@@ -286,6 +289,7 @@ async fn thirty_parallel_snapshots_come_back_each_to_its_reader() {
 
 /// A presigned snapshot URL fetches that snapshot's stored bytes with nothing but the URL.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs moto (DynamoDB/S3): scripts/test starts it"]
 async fn a_presigned_url_fetches_its_snapshot() {
     use shared::adapters::snapshots::S3SnapshotStore;
     use shared::ports::{decompress, SnapshotStore};

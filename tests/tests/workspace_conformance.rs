@@ -39,6 +39,7 @@ macro_rules! suite {
         mod s3_prefix {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                #[ignore = "needs moto (DynamoDB/S3): scripts/test starts it"]
                 async fn $name() {
                     api_tests::workspace_suite::$name(super::s3().await).await
                 }
@@ -119,6 +120,7 @@ async fn local_workspaces_never_follow_symbolic_links() {
 /// refused on the object's announced length, and the file is still there, whole, for a
 /// reader whose limit it fits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs moto (DynamoDB/S3): scripts/test starts it"]
 async fn thirty_parallel_reads_of_a_large_s3_file_are_each_refused() {
     let ws = s3().await;
     let big = WsPath::parse("big.bin").expect("path");
@@ -143,6 +145,7 @@ async fn thirty_parallel_reads_of_a_large_s3_file_are_each_refused() {
 /// needs s3:GetObject on that key alone), writing it empty the first time; a bucket that is
 /// not there is reported by its code.
 #[tokio::test]
+#[ignore = "needs moto (DynamoDB/S3): scripts/test starts it"]
 async fn the_s3_storage_check_heads_one_fixed_key_and_lists_nothing() {
     let cfg = aws::fresh_resources().await;
     let (_, client) = aws::clients();
