@@ -1,9 +1,10 @@
 //! The layering of `shared/src`: no import cycle between its modules. A module is a file
 //! (`a/b.rs` or `a/b/mod.rs` is `a::b`); it depends on every module it names (`use` trees,
 //! `crate::`/`super::` paths in code), a name re-exported by a parent counted as the module it
-//! comes from. A module and its own descendants are one concept (a parent declares and
-//! re-exports its children, children use their parent's items) and are not counted; test
-//! modules are left out.
+//! comes from. A module's uses of its own descendants and theirs of it are one concept (a
+//! parent re-exports its children, children use their parent's items) and are not counted, but
+//! a parent declaring a child is: a module that uses a parent's items and is used by one of its
+//! children makes a cycle. Test modules are left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -197,6 +198,19 @@ fn graph(root: &Path) -> BTreeMap<Module, BTreeMap<Module, BTreeSet<String>>> {
     let related = |a: &Module, b: &Module| a.starts_with(b) || b.starts_with(a);
 
     let mut edges: BTreeMap<Module, BTreeMap<Module, BTreeSet<String>>> = BTreeMap::new();
+    // A parent declares its children: with a module that uses the parent's own items and is
+    // used by one of its children, that makes a cycle (a child's use of its parent does not).
+    for module in mods.keys().filter(|m| m.len() > 1 && !tests.contains(*m)) {
+        let parent = module[..module.len() - 1].to_vec();
+        if mods.contains_key(&parent) {
+            edges
+                .entry(parent)
+                .or_default()
+                .entry(module.clone())
+                .or_default()
+                .insert(format!("mod {}", module.join("::")));
+        }
+    }
     for (module, found) in &paths {
         if tests.contains(module) {
             continue;
@@ -334,7 +348,10 @@ fn the_check_sees_cycles_and_only_cycles() {
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         std::fs::write(path, text).expect("write");
     };
-    write("lib.rs", "pub mod a;\npub mod b;\npub mod c;\n");
+    write(
+        "lib.rs",
+        "pub mod a;\npub mod b;\npub mod c;\npub mod d;\npub mod f;\n",
+    );
     write(
         "a/mod.rs",
         "mod inner;\npub use inner::Thing;\nuse super::b::{x, y::Z};\n",
@@ -352,6 +369,10 @@ fn the_check_sees_cycles_and_only_cycles() {
         "// use crate::a::Thing;\npub struct Q;\n#[cfg(test)]\nmod t;\n",
     );
     write("c/t.rs", "use crate::a::Thing;\n");
+    // d's own item used by f, and f used by d's child e: d declares e, so d -> e -> f -> d.
+    write("d/mod.rs", "mod e;\npub struct D;\n");
+    write("d/e.rs", "use crate::f::x;\n");
+    write("f.rs", "pub fn x() -> crate::d::D { crate::d::D }\n");
     let edges = graph(dir.path());
     let found = cycles(&edges);
     let names: Vec<Vec<String>> = found
@@ -361,9 +382,10 @@ fn the_check_sees_cycles_and_only_cycles() {
     // b names a::Thing, which a re-exports from a::inner, and a::inner uses b: a cycle. a and
     // a::inner use each other (parent and child), a uses b: no more. c's only uses are in a
     // comment and a test module.
+    let owned = |c: &[&str]| c.iter().map(|m| (*m).to_owned()).collect::<Vec<_>>();
     assert_eq!(
         names,
-        vec![vec!["a::inner".to_owned(), "b".to_owned()]],
+        vec![owned(&["a::inner", "b"]), owned(&["d", "d::e", "f"])],
         "{edges:?}"
     );
 }

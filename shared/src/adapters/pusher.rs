@@ -71,7 +71,7 @@ impl Realtime for PusherRealtime {
             "{}://{}:{}{path}?{query}",
             self.cfg.scheme, self.cfg.host, self.cfg.port
         );
-        let client = self.client.get_or_init(reqwest::Client::new);
+        let client = self.client.get_or_init(crate::adapters::tls::client);
         let resp = client
             .post(url)
             .header("content-type", "application/json")
