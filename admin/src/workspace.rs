@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 use serde_json::json;
-use shared::adapters::workspace::Root;
 use shared::config::ToolsConfig;
+use shared::domain::ws_root::Root;
 use shared::ports::Store;
 use shared::provisioning::{self, NewWorkspace};
 

@@ -1,6 +1,9 @@
-//! `AppContext`: what a function builds once per container (configuration, store, clock,
-//! token service, password hasher) and hands to every request. Nothing here does network
-//! I/O at start-up, so a cold start stays in single-digit milliseconds.
+//! `AppContext`: what a function assembles once per container — the configuration, the
+//! adapters behind every port, the token service and password hasher — and nothing else. The
+//! HTTP glue takes it; the use cases never do: they get the ports they use from it, a step its
+//! [`StepPorts`] (`step()`), the agent tools their [`ToolPorts`] (`tools()`), the others single
+//! ports. Nothing here does network I/O at start-up, so a cold start stays in single-digit
+//! milliseconds.
 
 use std::sync::Arc;
 
@@ -11,12 +14,15 @@ use crate::adapters::not_linked::NotLinked;
 use crate::adapters::openai::OpenAiLlm;
 use crate::adapters::pusher::PusherRealtime;
 use crate::adapters::runner::runner_for;
+use crate::adapters::runner::RunEnv;
 use crate::adapters::s3::S3Client;
 use crate::adapters::secrets_manager::SecretsManager;
 use crate::adapters::snapshots::S3SnapshotStore;
+use crate::adapters::step_functions::StepFunctions;
 use crate::adapters::tavily::TavilySearch;
 use crate::adapters::workspace::WorkspaceOpener;
 use crate::adapters::TableStore;
+use crate::agent::step::StepPorts;
 use crate::auth::{PasswordHasher, TokenService};
 use crate::clock::{Clock, SystemClock};
 use crate::config::{
@@ -31,8 +37,9 @@ use crate::ports::runner::CommandRunner;
 use crate::ports::secrets::SecretSource;
 use crate::ports::web_search::WebSearch;
 use crate::ports::{SnapshotStore, Store, StoreError};
+use crate::sessions::SessionPorts;
 use crate::tools::health::StatusCache;
-use crate::tools::run_record::RunEnv;
+use crate::tools::ToolPorts;
 
 /// Why a function could not start.
 #[derive(Debug, thiserror::Error)]
@@ -193,13 +200,7 @@ impl AppContext {
         };
         let ToolAdapters { runner, mcp } = tools(
             &config,
-            RunEnv {
-                store: stores.store.clone(),
-                realtime: realtime.clone(),
-                clock: clock.clone(),
-                retention_days: config.tools.audit_retention_days,
-                output_cap: config.tools.exec_output_bytes,
-            },
+            run_env(&config, &stores.store, &realtime, &clock),
             &workspaces,
         );
         let search_turns = Arc::new(tokio::sync::Semaphore::new(config.tools.search_concurrency));
@@ -221,6 +222,76 @@ impl AppContext {
             runner,
             mcp,
         }
+    }
+}
+
+/// The Step Functions adapter: a process-wide one made on the first step (its SDK client on
+/// the first execution), so only the functions that run steps link the Step Functions client.
+static EXECUTIONS: std::sync::OnceLock<StepFunctions> = std::sync::OnceLock::new();
+
+/// The ports each use case takes, borrowed for one request.
+impl AppContext {
+    /// The ports and settings a step uses.
+    pub fn step(&self) -> StepPorts<'_> {
+        StepPorts {
+            store: self.store.as_ref(),
+            snapshots: self.snapshots.as_ref(),
+            clock: self.clock.as_ref(),
+            llm: self.llm.as_deref(),
+            verifier: self.verifier.as_deref(),
+            knowledge: self.knowledge.as_deref(),
+            search: self.search.as_deref(),
+            realtime: self.realtime.as_deref(),
+            executions: EXECUTIONS.get_or_init(StepFunctions::default),
+            agent: &self.config.agent,
+            retention: &self.config.retention,
+            fingerprint_key: &self.config.fingerprint_key,
+        }
+    }
+
+    /// What changing a session uses.
+    pub fn sessions(&self) -> SessionPorts<'_> {
+        SessionPorts {
+            store: self.store.as_ref(),
+            clock: self.clock.as_ref(),
+            retention: &self.config.retention,
+        }
+    }
+
+    /// The ports and settings the agent tools use.
+    pub fn tools(&self) -> ToolPorts<'_> {
+        ToolPorts {
+            store: self.store.as_ref(),
+            snapshots: self.snapshots.as_ref(),
+            clock: self.clock.as_ref(),
+            workspaces: &self.workspaces,
+            runner: self.runner.as_ref(),
+            mcp: self.mcp.as_ref(),
+            search_turns: &self.search_turns,
+            tools_status: &self.tools_status,
+            tools: &self.config.tools,
+        }
+    }
+
+    /// Runs recorded commands in this process (the command runner function).
+    pub fn jobs(&self) -> RunEnv {
+        run_env(&self.config, &self.store, &self.realtime, &self.clock)
+    }
+}
+
+/// What a run records with.
+fn run_env(
+    config: &Config,
+    store: &Arc<dyn Store>,
+    realtime: &Option<Arc<dyn Realtime>>,
+    clock: &Arc<dyn Clock>,
+) -> RunEnv {
+    RunEnv {
+        store: store.clone(),
+        realtime: realtime.clone(),
+        clock: clock.clone(),
+        retention_days: config.tools.audit_retention_days,
+        output_cap: config.tools.exec_output_bytes,
     }
 }
 

@@ -6,15 +6,14 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use crate::auth::Principal;
-use crate::context::AppContext;
+use crate::config::Retention;
 use crate::error::Error;
-use crate::ports::{DebugLog, MessagesFrom};
+use crate::ports::{DebugLog, MessagesFrom, SnapshotStore, Store};
 use crate::views::MessageView;
 
 /// How long presigned snapshot URLs of an export stay valid.
 pub const EXPORT_URL_SECONDS: u64 = 300;
 
-/// A log entry for `tenant_id`, expiring with the task retention.
 /// Whose log an entry is: the tenant and user of the request, and the task when there is one.
 #[derive(Debug, Clone, Copy)]
 pub struct LogScope<'a> {
@@ -23,8 +22,9 @@ pub struct LogScope<'a> {
     pub task_id: Option<&'a str>,
 }
 
+/// A log entry of `scope`, expiring with the task retention.
 pub fn entry(
-    ctx: &AppContext,
+    retention: &Retention,
     scope: LogScope<'_>,
     log_type: &str,
     message: &str,
@@ -40,7 +40,7 @@ pub fn entry(
         message: message.to_owned(),
         data,
         timestamp: now,
-        expires_at: now.timestamp() + ctx.config.retention.task_seconds,
+        expires_at: now.timestamp() + retention.task_seconds,
     }
 }
 
@@ -60,21 +60,23 @@ pub fn log_view(l: &DebugLog) -> Value {
 }
 
 /// Everything about one of the caller's tasks.
-pub async fn export(ctx: &AppContext, p: &Principal, task_id: &str) -> Result<Value, Error> {
-    let task = ctx
-        .store
+pub async fn export(
+    store: &dyn Store,
+    snapshots: &dyn SnapshotStore,
+    p: &Principal,
+    task_id: &str,
+) -> Result<Value, Error> {
+    let task = store
         .task(&p.tenant_id, task_id)
         .await?
         .filter(|t| t.user_id == p.user_id)
         .ok_or(crate::domain::TaskError::NotFound)?;
     let (steps, logs, messages) = tokio::join!(
-        ctx.store.steps(&p.tenant_id, task_id),
-        ctx.store
-            .logs(&p.tenant_id, &p.user_id, Some(task_id), None, None, 500),
+        store.steps(&p.tenant_id, task_id),
+        store.logs(&p.tenant_id, &p.user_id, Some(task_id), None, None, 500),
         async {
             match &task.session_id {
-                Some(s) => ctx
-                    .store
+                Some(s) => store
                     .messages(&p.tenant_id, s, MessagesFrom::After(0), 10_000)
                     .await
                     .map(|page| page.messages),
@@ -85,7 +87,7 @@ pub async fn export(ctx: &AppContext, p: &Principal, task_id: &str) -> Result<Va
     let (steps, logs, messages) = (steps?, logs?, messages?);
     // One snapshot per request: the records of a request's server tools and its decision
     // share the page stored under the request's first step.
-    let mut snapshots = Vec::new();
+    let mut listed = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for s in &steps {
         let Some(state) = &s.before_state else {
@@ -101,11 +103,10 @@ pub async fn export(ctx: &AppContext, p: &Principal, task_id: &str) -> Result<Va
         if !seen.insert(index) {
             continue;
         }
-        let url = ctx
-            .snapshots
+        let url = snapshots
             .presign_snapshot(&p.tenant_id, task_id, index, EXPORT_URL_SECONDS)
             .await?;
-        snapshots.push(json!({ "stepIndex": index, "url": url, "bytes": state.snapshot_bytes }));
+        listed.push(json!({ "stepIndex": index, "url": url, "bytes": state.snapshot_bytes }));
     }
     // Each record names the step it judged or corrected (`stepIndex`) and the step that
     // made it (`recordedAt`).
@@ -122,7 +123,7 @@ pub async fn export(ctx: &AppContext, p: &Principal, task_id: &str) -> Result<Va
         "messages": messages.iter().filter(|m| m.task_id.as_deref() == Some(task_id)).map(MessageView::from).collect::<Vec<_>>(),
         "verifications": steps.iter().filter_map(|s| s.verification.as_ref().map(|v| record(s, json!(v)))).collect::<Vec<_>>(),
         "corrections": steps.iter().filter_map(|s| s.correction.as_ref().map(|v| record(s, json!(v)))).collect::<Vec<_>>(),
-        "snapshots": snapshots,
+        "snapshots": listed,
         "logs": logs.iter().map(log_view).collect::<Vec<_>>(),
     }))
 }

@@ -1,13 +1,13 @@
 //! The one error type handlers return. Each variant is mapped to a status, a contract code and
-//! a client-safe message in exactly one place (`classify`, here); `http::error` writes it as
-//! the contract's envelope, and internal detail stays in logs.
+//! a client-safe message in exactly one place (`classify`, here), and to the contract's flat
+//! envelope (`answer`), which `http::error` writes; internal detail stays in logs
+//! (`log_error`).
 
 use chrono::{DateTime, Utc};
 use http::StatusCode;
 use serde::Serialize;
 
 use crate::domain::{TaskError, TaskStatus};
-use crate::ports::StoreError;
 
 /// One invalid input field, as reported in `details`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -23,6 +23,27 @@ impl FieldProblem {
             problem: problem.into(),
         }
     }
+}
+
+/// The variables that name the model key (`config::agent` reads them in this order).
+const LLM_KEY_VARIABLES: &str = "LLM_API_KEY or OPENAI_API_KEY";
+
+/// Storage failures, mapped from each adapter's own errors (the store ports' error; here so
+/// that every layer can name it).
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// A conditional write failed: the record already exists or changed meanwhile.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The record an update needs does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// Throttled or temporarily unavailable; the operation may be retried.
+    #[error("unavailable (retryable): {0}")]
+    Unavailable(String),
+    /// Anything else; never shown to clients.
+    #[error("store failure: {0}")]
+    Internal(String),
 }
 
 /// Everything a request can fail with.
@@ -239,8 +260,8 @@ pub fn classify(e: &Error) -> (StatusCode, &'static str, String) {
             S::SERVICE_UNAVAILABLE,
             "LLM_NOT_CONFIGURED",
             format!(
-                "No language model is configured: set {} (and optionally LLM_BASE_URL, LLM_MODEL)",
-                crate::config::LLM_KEY_VARIABLES
+                "No language model is configured: set {LLM_KEY_VARIABLES} (and optionally \
+                 LLM_BASE_URL, LLM_MODEL)"
             ),
         ),
         Error::Upstream { code, message } => (S::BAD_GATEWAY, code, message.clone()),
@@ -312,5 +333,98 @@ fn task_error(t: &TaskError) -> (StatusCode, &'static str, String) {
             "SESSION_ID_TAKEN",
             "This session id is already in use by another account; start a new session".into(),
         ),
+    }
+}
+
+/// The error body every route answers with.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorBody {
+    pub success: bool,
+    pub code: &'static str,
+    pub message: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<FieldProblem>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reset_at: Option<String>,
+}
+
+/// Logs an error once, at a level fitting its class (5xx: error with detail; 4xx: info).
+pub fn log_error(e: &Error) {
+    if let Error::Relayed(_) = e {
+        // Logged where it happened.
+        return;
+    }
+    let (status, code, _) = classify(e);
+    if status.is_server_error() {
+        tracing::error!(code, error = %e, "request failed");
+    } else if let Error::Validation(problems) = e {
+        // Problem texts can quote the submitted value (a password sent as a number, say):
+        // log which fields were wrong, never what was in them.
+        let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+        tracing::info!(code, fields = %fields.join(","), "request refused");
+    } else {
+        tracing::info!(code, reason = %e, "request refused");
+    }
+}
+
+/// An error's answer: its status, the contract's body and the `Retry-After` seconds.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub body: ErrorBody,
+    pub retry_after: Option<i64>,
+}
+
+/// The answer to an error made here (a relayed one carries its own: see [`relay`]).
+pub fn answer(e: &Error) -> Answer {
+    let (status, code, message) = classify(e);
+    let (details, reset_at) = match e {
+        Error::Validation(p) => (p.clone(), None),
+        Error::RateLimited { reset_at, .. }
+        | Error::TokenBudgetExceeded { reset_at, .. }
+        | Error::LimitReached { reset_at, .. } => (Vec::new(), Some(crate::time::iso(*reset_at))),
+        _ => (Vec::new(), None),
+    };
+    let retry_after = match e {
+        Error::RateLimited {
+            retry_after_seconds,
+            ..
+        }
+        | Error::TokenBudgetExceeded {
+            retry_after_seconds,
+            ..
+        }
+        | Error::LimitReached {
+            retry_after_seconds,
+            ..
+        } => Some(*retry_after_seconds),
+        Error::Store(StoreError::Unavailable(_)) | Error::Overloaded(_) => Some(1),
+        _ => None,
+    };
+    Answer {
+        status,
+        body: ErrorBody {
+            success: false,
+            code,
+            message,
+            details,
+            reset_at,
+        },
+        retry_after,
+    }
+}
+
+/// The error's answer as data, to pass on from a phase of the step's machine (maybe in another
+/// process) and answer there as it is.
+pub fn relay(e: &Error) -> Relayed {
+    if let Error::Relayed(r) = e {
+        return (**r).clone();
+    }
+    let a = answer(e);
+    Relayed {
+        status: a.status.as_u16(),
+        body: serde_json::to_value(&a.body).unwrap_or_default(),
+        retry_after: a.retry_after,
     }
 }

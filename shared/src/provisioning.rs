@@ -200,7 +200,7 @@ pub async fn create_workspace(
         }
         None => uuid::Uuid::new_v4().to_string(),
     };
-    let root = crate::adapters::workspace::Root::parse(new.root).map_err(|p| invalid("root", p))?;
+    let root = crate::domain::ws_root::Root::parse(new.root).map_err(|p| invalid("root", p))?;
     if !root.belongs_to(new.tenant_id) {
         return Err(invalid(
             "root",
@@ -280,7 +280,8 @@ pub async fn create_mcp_server(
         }
     }
     if let Some(r) = new.auth_secret {
-        crate::tools::mcp::check_secret_ref(r).map_err(|p| invalid("auth-secret", p))?;
+        crate::domain::mcp_credential::check_secret_ref(r)
+            .map_err(|p| invalid("auth-secret", p))?;
     }
     if let Some(h) = new.auth_header {
         http::HeaderName::try_from(h)

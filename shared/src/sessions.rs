@@ -2,12 +2,21 @@
 //! it; any other answers 404 exactly like a missing one.
 
 use crate::auth::Principal;
-use crate::context::AppContext;
+use crate::clock::Clock;
+use crate::config::Retention;
 use crate::domain::session::parse_status;
 use crate::domain::{Session, SessionStatus, TaskError};
 use crate::error::Error;
-use crate::http::{query_param, Request};
-use crate::ports::{SessionChanges, StoreError};
+use crate::ports::{SessionChanges, Store, StoreError};
+
+/// What changing a session uses: the store, the clock and the retention its debug log entry
+/// expires with (`AppContext::sessions`).
+#[derive(Clone, Copy)]
+pub struct SessionPorts<'a> {
+    pub store: &'a dyn Store,
+    pub clock: &'a dyn Clock,
+    pub retention: &'a Retention,
+}
 
 pub fn session_not_found() -> Error {
     TaskError::SessionNotFound.into()
@@ -21,11 +30,11 @@ pub fn session_id_taken() -> Error {
 
 /// The caller's session, or 404.
 pub async fn owned_session(
-    ctx: &AppContext,
+    store: &dyn Store,
     p: &Principal,
     session_id: &str,
 ) -> Result<Session, Error> {
-    ctx.store
+    store
         .session(&p.tenant_id, session_id)
         .await?
         .filter(|s| s.user_id == p.user_id)
@@ -41,37 +50,40 @@ pub fn not_found_as_session(e: StoreError) -> Error {
 }
 
 /// The optional `status` query parameter of session listings.
-pub fn status_query(req: &Request) -> Result<Option<SessionStatus>, Error> {
-    query_param(req, "status")
-        .map(|s| {
-            parse_status(&s).ok_or_else(|| {
-                Error::field(
-                    "status",
-                    "must be one of: active, completed, failed, interrupted, archived",
-                )
-            })
+pub fn status_filter(raw: Option<String>) -> Result<Option<SessionStatus>, Error> {
+    raw.map(|s| {
+        parse_status(&s).ok_or_else(|| {
+            Error::field(
+                "status",
+                "must be one of: active, completed, failed, interrupted, archived",
+            )
         })
-        .transpose()
+    })
+    .transpose()
 }
 
 /// Applies `changes` to a session the caller owns (as `owned_session` returned it) and notes
 /// it in the debug log.
 pub async fn change_session(
-    ctx: &AppContext,
+    ports: SessionPorts<'_>,
     p: &Principal,
     session: &Session,
     changes: &SessionChanges,
     what: &str,
 ) -> Result<Session, Error> {
     let session_id = session.session_id.as_str();
-    let now = ctx.clock.now();
-    let updated = ctx
-        .store
+    let SessionPorts {
+        store,
+        clock,
+        retention,
+    } = ports;
+    let now = clock.now();
+    let updated = store
         .update_session(&p.tenant_id, session_id, changes, now)
         .await
         .map_err(not_found_as_session)?;
     let log = crate::debug::entry(
-        ctx,
+        retention,
         crate::debug::LogScope {
             tenant_id: &p.tenant_id,
             user_id: &p.user_id,
@@ -82,7 +94,7 @@ pub async fn change_session(
         None,
         now,
     );
-    if let Err(e) = ctx.store.append_log(&log).await {
+    if let Err(e) = store.append_log(&log).await {
         tracing::warn!(error = %e, "could not store the debug log");
     }
     Ok(updated)

@@ -229,7 +229,7 @@ pub fn urlencode(s: &str) -> String {
 
 /// A command run's scratch directory.
 pub fn scratch_path(exec_id: &str) -> std::path::PathBuf {
-    shared::tools::run_dirs::scratch_dir(exec_id)
+    shared::adapters::runner::scratch_dir(exec_id)
 }
 
 /// Whether a command run's scratch directory is still there.

@@ -271,12 +271,12 @@ async fn a_run_is_taken_by_one_runner(dynamodb: bool) {
     let a = commands(dynamodb, None).await;
     let id = started(&a, "sleep", &["1"], None).await;
     // A second delivery of the same run (asynchronous invocations are at-least-once).
-    shared::tools::recorded_run::run_recorded(&a.app.ctx, "acme", &id)
+    recorded(&a.app.ctx, &id)
         .await
         .expect("a claimed run is skipped");
     let (v, _) = ended(&a, &id).await;
     assert_eq!(v["status"], "exited");
-    let again = shared::tools::recorded_run::run_recorded(&a.app.ctx, "acme", &id).await;
+    let again = recorded(&a.app.ctx, &id).await;
     assert!(again.is_err(), "an ended run is not run again");
     let view = a.view().await;
     let ends = view["audit"]
@@ -367,3 +367,15 @@ on_both_stores!(
     other_users_see_no_runs,
     arguments_stay_in_the_copy_and_runs_are_private,
 );
+
+/// The command runner function's work for run `id` of `acme`, with the context's ports.
+async fn recorded(ctx: &shared::AppContext, id: &str) -> Result<(), String> {
+    shared::tools::recorded_run::run_recorded(
+        ctx.store.as_ref(),
+        &ctx.workspaces,
+        &ctx.jobs(),
+        "acme",
+        id,
+    )
+    .await
+}

@@ -288,7 +288,7 @@ const REACH_OBJECTS: [&str; 11] = [
     "shared::cleanup",
     "shared::tools::approvals",
     "shared::tools::decide",
-    "shared::tools::runner",
+    "shared::adapters::runner",
     "shared::tools::recorded_run",
     "shared::tools::session",
     "shared::tools::status",

@@ -1,4 +1,5 @@
-//! The layering of `shared/src`: no import cycle between its modules. A module is a file
+//! The layering of `shared/src`: no import cycle between its modules, and no import upward
+//! through its layers (see [`LAYERS`]). A module is a file
 //! (`a/b.rs` or `a/b/mod.rs` is `a::b`); it depends on every module it names (`use` trees,
 //! `crate::`/`super::` paths in code), a name re-exported by a parent counted as the module it
 //! comes from. A module's uses of its own descendants and theirs of it are one concept (a
@@ -99,15 +100,69 @@ fn absolute(module: &Module, path: &[String], mods: &BTreeMap<Module, PathBuf>) 
     }
 }
 
+/// `text` without its line comments; a `//` inside a string (`"s3://"`, `r#"//"#`) or a
+/// character literal is kept.
+fn uncomment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '/' if chars.peek() == Some(&'/') => while chars.next_if(|n| *n != '\n').is_some() {},
+            '\'' => {
+                out.push(c);
+                // A character literal whole (`'"'`, `'\''`), else a lifetime's quote.
+                let ahead: String = chars.clone().take(3).collect();
+                let len = match ahead.as_bytes() {
+                    [b'\\', _, b'\'', ..] => 3,
+                    [_, b'\'', ..] => 2,
+                    _ => 0,
+                };
+                out.extend(chars.by_ref().take(len));
+            }
+            'r' if matches!(chars.peek(), Some('"' | '#')) => {
+                out.push(c);
+                let mut hashes = 0;
+                while chars.next_if_eq(&'#').is_some() {
+                    hashes += 1;
+                    out.push('#');
+                }
+                if chars.next_if_eq(&'"').is_none() {
+                    continue;
+                }
+                out.push('"');
+                let close = format!("\"{}", "#".repeat(hashes));
+                let mut body = String::new();
+                for n in chars.by_ref() {
+                    body.push(n);
+                    if body.ends_with(&close) {
+                        break;
+                    }
+                }
+                out.push_str(&body);
+            }
+            '"' => {
+                out.push(c);
+                while let Some(n) = chars.next() {
+                    out.push(n);
+                    match n {
+                        '\\' => out.extend(chars.next()),
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// The text of a file without comments and without its inline test module (at the end).
 fn code(text: &str) -> String {
-    let uncommented: String = text
-        .lines()
-        .map(|l| l.split("//").next().unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join("\n");
+    let uncommented = uncomment(text);
     let inline_tests =
-        Regex::new(r"#\[cfg\(test\)\]\s*(pub(\(crate\))?\s+)?mod\s+\w+\s*\{").expect("regex");
+        Regex::new(r"#\[cfg\((?:all\()?test\b[^\]]*\]\s*(pub(\(crate\))?\s+)?mod\s+\w+\s*\{")
+            .expect("regex");
     match inline_tests.find(&uncommented) {
         Some(m) => uncommented[..m.start()].to_owned(),
         None => uncommented,
@@ -116,7 +171,13 @@ fn code(text: &str) -> String {
 
 /// The import graph of a source tree: for each module, the modules it depends on (and the
 /// paths that made each edge, to name them).
-fn graph(root: &Path) -> BTreeMap<Module, BTreeMap<Module, BTreeSet<String>>> {
+/// `parents_and_children`: the imports between a module and its own ancestors or descendants
+/// are kept (the layer check needs them; the cycle check counts a module and its children as
+/// one concept).
+fn graph(
+    root: &Path,
+    parents_and_children: bool,
+) -> BTreeMap<Module, BTreeMap<Module, BTreeSet<String>>> {
     let mods = modules(root);
     let test_mod =
         Regex::new(r#"#\[cfg\(test\)\]\s*(?:#\[path\s*=\s*"([^"]+)\.rs"\]\s*)?(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;"#)
@@ -217,7 +278,11 @@ fn graph(root: &Path) -> BTreeMap<Module, BTreeMap<Module, BTreeSet<String>>> {
         }
         for path in found {
             let to = target(path);
-            if to.is_empty() || related(module, &to) || tests.contains(&to) {
+            if to.is_empty()
+                || (!parents_and_children && related(module, &to))
+                || tests.contains(&to)
+                || to == *module
+            {
                 continue;
             }
             edges
@@ -323,10 +388,160 @@ fn describe(
     text
 }
 
+/// The layers of `shared/src`, each with the modules in it (a module is in the layer of its
+/// longest listed prefix; one listed nowhere is a rule). A module may use modules of a lower
+/// rank and of its own layer, never a higher rank or the other layer of its rank: use cases and
+/// adapters meet only at the ports. Arrows point down: the entry runs the HTTP glue, which
+/// takes the assembled context, which builds the adapters and hands the use cases their ports.
+const LAYERS: &[(&str, u8, &[&str])] = &[
+    ("entry", 5, &["", "runtime"]),
+    ("http", 4, &["http", "realtime_auth"]),
+    ("assembly", 3, &["context"]),
+    (
+        "use cases",
+        2,
+        &[
+            "agent::step",
+            "auth",
+            "cleanup",
+            "debug",
+            "preferences",
+            "provisioning",
+            "realtime",
+            "sessions",
+            "tools",
+        ],
+    ),
+    ("adapters", 2, &["adapters", "upstream"]),
+    ("ports and settings", 1, &["ports", "config"]),
+];
+
+/// The layer of `module`: its name and rank (`rules`, rank 0, when no listed prefix holds it).
+fn layer_of(module: &Module) -> (&'static str, u8) {
+    let joined = module.join("::");
+    LAYERS
+        .iter()
+        .flat_map(|(name, rank, prefixes)| prefixes.iter().map(move |p| (*name, *rank, *p)))
+        .filter(|(_, _, p)| {
+            joined == *p || (!p.is_empty() && joined.starts_with(&format!("{p}::")))
+        })
+        .max_by_key(|(_, _, p)| p.len())
+        .map_or(("rules", 0), |(name, rank, _)| (name, rank))
+}
+
+/// Every import that goes up a layer or across to the other layer of its rank, with the
+/// paths that make it.
+fn upward(edges: &BTreeMap<Module, BTreeMap<Module, BTreeSet<String>>>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (from, tos) in edges {
+        let (from_layer, from_rank) = layer_of(from);
+        for (to, paths) in tos {
+            let (to_layer, to_rank) = layer_of(to);
+            // Declaring a child module is not using it (`agent` declares the use case
+            // `agent::step` next to its rules).
+            let paths: Vec<&str> = paths
+                .iter()
+                .map(String::as_str)
+                .filter(|p| !p.starts_with("mod "))
+                .collect();
+            if to_rank < from_rank || to_layer == from_layer || paths.is_empty() {
+                continue;
+            }
+            out.push(format!(
+                "{} ({from_layer}) uses {} ({to_layer}): {}",
+                from.join("::"),
+                to.join("::"),
+                paths.join(", ")
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn shared_imports_only_down_its_layers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/src");
+    let found = upward(&graph(&root, true));
+    assert!(
+        found.is_empty(),
+        "imports against the layering of shared/src (use cases take ports, adapters implement \
+         them; move the shared piece down):\n{}",
+        found.join("\n")
+    );
+}
+
+/// A source tree in a temporary directory, for the checks' own tests.
+struct Tree(tempfile::TempDir);
+
+impl Tree {
+    fn new() -> Self {
+        Self(tempfile::tempdir().expect("tempdir"))
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let path = self.0.path().join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+/// The check refuses a rule using a port or a use case (also its own child module, and after
+/// a `//` inside a string), an adapter using a use case and a use case using an adapter; it
+/// lets a use case use ports and rules, and a test module use anything.
+#[test]
+fn the_layer_check_sees_imports_up_and_across() {
+    let dir = Tree::new();
+    dir.write(
+        "lib.rs",
+        "pub mod adapters;\npub mod agent;\npub mod domain;\npub mod ports;\npub mod tools;\n",
+    );
+    dir.write(
+        "domain.rs",
+        "pub struct D;\nuse crate::ports::P;\n\
+         pub fn f() -> char { let _ = \"s3://b\"; crate::tools::run(); '\"' } // crate::adapters\n",
+    );
+    dir.write(
+        "ports.rs",
+        "pub trait P {}\nuse crate::domain::D;\n\
+         #[cfg(all(test, feature = \"x\"))]\nmod tests { use crate::adapters::y; }\n",
+    );
+    dir.write(
+        "adapters/mod.rs",
+        "use crate::ports::P;\nfn f() { crate::tools::run(); }\n",
+    );
+    dir.write(
+        "tools.rs",
+        "use crate::{domain::D, ports::P};\npub fn run() { super::adapters::x(); }\n",
+    );
+    // `agent` holds rules and declares the use case `agent::step`, which it must not use.
+    dir.write("agent/mod.rs", "pub mod step;\nuse step::go;\n");
+    dir.write("agent/step.rs", "pub fn go() { super::rule(); }\n");
+    let found = upward(&graph(dir.path(), true));
+    let pairs: Vec<String> = found
+        .iter()
+        .map(|l| l.split(": ").next().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        pairs,
+        vec![
+            "adapters (adapters) uses tools (use cases)",
+            "agent (rules) uses agent::step (use cases)",
+            "domain (rules) uses ports (ports and settings)",
+            "domain (rules) uses tools (use cases)",
+            "tools (use cases) uses adapters (adapters)",
+        ],
+        "{found:?}"
+    );
+}
+
 #[test]
 fn shared_has_no_import_cycle_between_modules() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/src");
-    let edges = graph(&root);
+    let edges = graph(&root, false);
     let files = modules(&root);
     let found = cycles(&edges);
     let found: Vec<String> = found.iter().map(|c| describe(c, &edges, &files)).collect();
@@ -342,38 +557,33 @@ fn shared_has_no_import_cycle_between_modules() {
 /// a parent and child using each other.
 #[test]
 fn the_check_sees_cycles_and_only_cycles() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let write = |rel: &str, text: &str| {
-        let path = dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    };
-    write(
+    let dir = Tree::new();
+    dir.write(
         "lib.rs",
         "pub mod a;\npub mod b;\npub mod c;\npub mod d;\npub mod f;\n",
     );
-    write(
+    dir.write(
         "a/mod.rs",
         "mod inner;\npub use inner::Thing;\nuse super::b::{x, y::Z};\n",
     );
-    write(
+    dir.write(
         "a/inner.rs",
         "pub struct Thing;\nuse super::Other;\nuse crate::b::x;\n",
     );
-    write(
+    dir.write(
         "b.rs",
         "pub fn x() { crate::a::Thing; }\n#[cfg(test)]\nmod tests { use crate::c::Q; }\n",
     );
-    write(
+    dir.write(
         "c.rs",
         "// use crate::a::Thing;\npub struct Q;\n#[cfg(test)]\nmod t;\n",
     );
-    write("c/t.rs", "use crate::a::Thing;\n");
+    dir.write("c/t.rs", "use crate::a::Thing;\n");
     // d's own item used by f, and f used by d's child e: d declares e, so d -> e -> f -> d.
-    write("d/mod.rs", "mod e;\npub struct D;\n");
-    write("d/e.rs", "use crate::f::x;\n");
-    write("f.rs", "pub fn x() -> crate::d::D { crate::d::D }\n");
-    let edges = graph(dir.path());
+    dir.write("d/mod.rs", "mod e;\npub struct D;\n");
+    dir.write("d/e.rs", "use crate::f::x;\n");
+    dir.write("f.rs", "pub fn x() -> crate::d::D { crate::d::D }\n");
+    let edges = graph(dir.path(), false);
     let found = cycles(&edges);
     let names: Vec<Vec<String>> = found
         .iter()

@@ -56,6 +56,6 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         }
     }
     let p = http::agent::caller(ctx, &req).await?;
-    let decisions = decide(ctx, &p, &ids, approve).await?;
+    let decisions = decide(&ctx.tools(), &p, &ids, approve).await?;
     Ok(http::agent::ok(json!({ "decisions": decisions })))
 }

@@ -20,6 +20,6 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let id = http::uuid_param(&req, "execId")?;
     let p = http::agent::caller(ctx, &req).await?;
-    let answer = shared::tools::execs::cancel(ctx, &p, &id).await?;
+    let answer = shared::tools::execs::cancel(&ctx.tools(), &p, &id).await?;
     Ok(http::agent::ok(answer))
 }

@@ -28,6 +28,6 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         ),
     };
     let p = http::agent::caller(ctx, &req).await?;
-    let view = shared::tools::execs::view(ctx, &p, &id, after).await?;
+    let view = shared::tools::execs::view(&ctx.tools(), &p, &id, after).await?;
     Ok(http::agent::ok(view))
 }

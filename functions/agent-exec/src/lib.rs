@@ -68,7 +68,14 @@ pub async fn handle(ctx: &AppContext, event: LambdaEvent<Value>) -> Result<Value
     {
         return Err(ExecError("malformed ids".into()));
     }
-    let ran = shared::tools::recorded_run::run_recorded(ctx, &e.tenant_id, &e.exec_id).await;
+    let ran = shared::tools::recorded_run::run_recorded(
+        ctx.store.as_ref(),
+        &ctx.workspaces,
+        &ctx.jobs(),
+        &e.tenant_id,
+        &e.exec_id,
+    )
+    .await;
     reap_strays();
     ran.map_err(ExecError)?;
     Ok(json!({ "execId": e.exec_id, "done": true }))

@@ -102,7 +102,7 @@ async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         idempotency_key,
         request_hash,
     };
-    let response = step::run(ctx, input, body).await?;
+    let response = step::run(&ctx.step(), input, body).await?;
     let _responding = tracing::debug_span!("interact.respond").entered();
     Ok(http::json(StatusCode::OK, &response))
 }

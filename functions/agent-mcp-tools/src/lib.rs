@@ -20,6 +20,6 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let p = http::agent::caller(ctx, &req).await?;
-    let tools = shared::tools::mcp::list(ctx, &p.tenant_id).await?;
+    let tools = shared::tools::mcp::list(&ctx.tools(), &p.tenant_id).await?;
     Ok(http::agent::ok(tools))
 }

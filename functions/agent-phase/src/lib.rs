@@ -29,7 +29,7 @@ pub async fn handle(ctx: &AppContext, event: LambdaEvent<Value>) -> Result<Value
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    let result = cloud::handle_phase(ctx, &event.payload).await;
+    let result = cloud::handle_phase(&ctx.step(), &event.payload).await;
     if let Err(f) = &result {
         tracing::info!(phase = %phase, error = %f.error, "phase failed");
     }

@@ -26,6 +26,6 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let limit = http::number_param(&req, "limit", DEFAULT_PAGE, 1, MAX_PAGE)?;
     let query = ViewQuery::parse(limit, |name| http::query_param(&req, name))?;
     let p = http::agent::caller(ctx, &req).await?;
-    let view = shared::tools::session::view(ctx, &p, &id, &query).await?;
+    let view = shared::tools::session::view(&ctx.tools(), &p, &id, &query).await?;
     Ok(http::agent::ok(view))
 }

@@ -4,7 +4,8 @@
 //! Answers `200` whenever the caller is known — a store outage is reported, not thrown.
 
 use ::http::Method;
-use shared::http::guard::{check_account, verify_bearer};
+use shared::auth::check_account;
+use shared::http::guard::verify_bearer;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::tools::health::{self, Health, Part};
 use shared::tools::status;
@@ -25,12 +26,15 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let mut p = verify_bearer(ctx, req.headers()).await?;
     let enabled = ctx.config.tools.enabled;
-    let parts = match check_account(ctx, &mut p).await {
+    let parts = match check_account(ctx.store.as_ref(), ctx.clock.now(), &mut p).await {
         Ok(_) if !enabled => Vec::new(),
         Ok(_) => {
             // The tenant's parts: its workspace storage first, then each MCP server.
-            let (tenant, runner) =
-                tokio::join!(status::tenant_parts(ctx, &p.tenant_id), ctx.runner.check());
+            let tools = ctx.tools();
+            let (tenant, runner) = tokio::join!(
+                status::tenant_parts(&tools, &p.tenant_id),
+                ctx.runner.check()
+            );
             let runner = match runner {
                 Ok(()) => Part::online("commandRunner"),
                 Err(why) => Part::down("commandRunner", Health::Offline, why),

@@ -33,7 +33,7 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         Some(v) => Some(uuid_field("sessionId", v.as_str())?),
     };
     let p = http::agent::caller(ctx, &req).await?;
-    let (s, ws) = select(ctx, &p, session.as_deref(), &workspace).await?;
+    let (s, ws) = select(&ctx.tools(), &p, session.as_deref(), &workspace).await?;
     Ok(http::agent::ok(json!({
         "sessionId": s.id,
         "workspace": workspace_view(&ws),

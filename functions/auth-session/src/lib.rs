@@ -3,8 +3,9 @@
 //! revocation check, the user and the tenant are read at once: one round trip.
 
 use ::http::{Method, StatusCode};
+use shared::auth::check_account;
 use shared::auth::AccountView;
-use shared::http::guard::{check_account, verify_bearer};
+use shared::http::guard::verify_bearer;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::{AppContext, Error};
 
@@ -24,7 +25,7 @@ async fn session(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let mut principal = verify_bearer(ctx, req.headers()).await?;
     let tenant_id = principal.tenant_id.clone();
     let (user, tenant) = tokio::join!(
-        check_account(ctx, &mut principal),
+        check_account(ctx.store.as_ref(), ctx.clock.now(), &mut principal),
         ctx.store.tenant(&tenant_id),
     );
     let user = user?;

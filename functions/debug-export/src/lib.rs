@@ -23,6 +23,7 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     http::require_debug_routes(ctx)?;
     let p = authenticate(ctx, req.headers()).await?;
     let task_id = http::uuid_param(&req, "taskId")?;
-    let export = shared::debug::export(ctx, &p, &task_id).await?;
+    let export =
+        shared::debug::export(ctx.store.as_ref(), ctx.snapshots.as_ref(), &p, &task_id).await?;
     Ok(http::json(StatusCode::OK, &export))
 }

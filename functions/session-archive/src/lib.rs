@@ -35,12 +35,12 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let id = uuid::Uuid::parse_str(b.session_id.trim())
         .map(|u| u.hyphenated().to_string())
         .map_err(|_| Error::field("sessionId", "must be a UUID"))?;
-    let session = owned_session(ctx, &p, &id).await?;
+    let session = owned_session(ctx.store.as_ref(), &p, &id).await?;
     let changes = SessionChanges {
         status: Some(SessionStatus::Archived),
         ..SessionChanges::default()
     };
-    change_session(ctx, &p, &session, &changes, "session archived").await?;
+    change_session(ctx.sessions(), &p, &session, &changes, "session archived").await?;
     Ok(http::json(
         StatusCode::OK,
         &json!({ "success": true, "data": { "sessionId": id, "status": "archived", "message": "Session archived" } }),

@@ -25,7 +25,7 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let p = authenticate(ctx, req.headers()).await?;
     let raw = http::path_param(&req, "domain")?;
     let host = host_of(&raw).ok_or_else(|| Error::field("domain", "must be a host name"))?;
-    let status = shared::sessions::status_query(&req)?;
+    let status = shared::sessions::status_filter(http::query_param(&req, "status"))?;
     let session = ctx
         .store
         .session_by_domain(&p.tenant_id, &p.user_id, &root_domain(&host), status)

@@ -24,7 +24,7 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let id = http::uuid_param(&req, "sessionId")?;
     let (_, session) = authenticate_with(ctx, req.headers(), |p| async move {
-        owned_session(ctx, &p, &id).await
+        owned_session(ctx.store.as_ref(), &p, &id).await
     })
     .await?;
     Ok(http::json(

@@ -25,7 +25,7 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let status = shared::sessions::status_query(&req)?;
+    let status = shared::sessions::status_filter(http::query_param(&req, "status"))?;
     let include_archived = match http::query_param(&req, "includeArchived").as_deref() {
         None | Some("false") => false,
         Some("true") => true,

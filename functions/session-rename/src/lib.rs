@@ -38,13 +38,13 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     if title.is_empty() || title.chars().count() > 200 {
         return Err(Error::field("title", "must be 1 to 200 characters"));
     }
-    let session = owned_session(ctx, &p, &id).await?;
+    let session = owned_session(ctx.store.as_ref(), &p, &id).await?;
     let changes = SessionChanges {
         title: Some(renamed_title(&session.domain, title)),
         is_renamed: Some(true),
         ..SessionChanges::default()
     };
-    let updated = change_session(ctx, &p, &session, &changes, "session renamed").await?;
+    let updated = change_session(ctx.sessions(), &p, &session, &changes, "session renamed").await?;
     Ok(http::json(
         StatusCode::OK,
         &json!({ "session": SessionView::from(&updated) }),

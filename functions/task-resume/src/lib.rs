@@ -103,7 +103,7 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         )
     };
     let log = shared::debug::entry(
-        ctx,
+        &ctx.config.retention,
         shared::debug::LogScope {
             tenant_id: &p.tenant_id,
             user_id: &p.user_id,

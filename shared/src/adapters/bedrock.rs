@@ -25,7 +25,7 @@ use aws_sdk_bedrockruntime::types::{
 use base64::Engine as _;
 
 use super::llm_answer::{cut_short, media_type, raised, without_thinking};
-use super::llm_params::{self, Choice};
+use crate::config::llm_params::{self, Choice};
 use crate::config::{BedrockEndpoint, LlmConfig};
 use crate::ports::llm::{Call, ChatMessage, Completion, Llm, LlmError};
 use crate::upstream::{model_call, Attempt, TIMED_OUT};

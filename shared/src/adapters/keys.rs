@@ -26,7 +26,8 @@
 //! | audit item | `TENANT#<t>#AGENTSESSION#<s>` | `AUDIT#<timestamp>#<id>` | | | a session's audit trail, newest first (TTL) |
 //! | debug log | `TENANT#<t>#USER#<u>#LOGS` | `<timestamp>#<id>` | | | a user's debug logs, newest first (TTL) |
 //!
-//! Snapshots live in the object store under `snapshots/<t>/<task>/<step>`.
+//! Snapshots live in the object store under `snapshots/<t>/<task>/<step>`
+//! ([`crate::ports::snapshot_key`]).
 
 pub const TENANT_SK: &str = "TENANT";
 pub const USER_SK: &str = "USER";
@@ -124,16 +125,6 @@ pub const MAX_MESSAGE_SEQUENCE: u64 = 9_999_999_999;
 
 pub fn message_sk(sequence: u64) -> String {
     format!("{MESSAGE_PREFIX}{sequence:010}")
-}
-
-/// Object key of a snapshot.
-pub fn snapshot_key(tenant_id: &str, task_id: &str, step: u32) -> String {
-    format!("{}{step:06}", snapshot_prefix(tenant_id, task_id))
-}
-
-/// Object-key prefix of a task's snapshots.
-pub fn snapshot_prefix(tenant_id: &str, task_id: &str) -> String {
-    format!("snapshots/{tenant_id}/{task_id}/")
 }
 
 pub const WORKSPACE_PREFIX: &str = "WORKSPACE#";

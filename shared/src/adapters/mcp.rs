@@ -13,7 +13,92 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 use serde_json::{Map, Value};
 
-use crate::ports::mcp::{McpAnswer, McpClient, McpEndpoint, McpError, McpTool};
+use crate::domain::agent_tools::McpServerRecord;
+use crate::domain::mcp_credential::{is_mcp_secret, SECRET_ENV_PREFIX};
+use crate::ports::mcp::{McpAnswer, McpClient, McpError, McpTool};
+
+/// How to reach one server: its URL and the header (name, value) carrying its credential.
+struct McpEndpoint {
+    url: String,
+    auth: Option<(String, String)>,
+}
+
+impl std::fmt::Debug for McpEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The credential stays out of logs.
+        f.debug_struct("McpEndpoint")
+            .field("url", &self.url)
+            .field("auth", &self.auth.as_ref().map(|(h, _)| h))
+            .finish()
+    }
+}
+
+/// A credential's value.
+async fn secret(reference: &str) -> Result<String, McpError> {
+    match reference.split_once(':') {
+        Some(("env", name)) if name.starts_with(SECRET_ENV_PREFIX) => std::env::var(name)
+            .map_err(|_| McpError::Unavailable(format!("{name} is not set on the server"))),
+        Some(("secretsmanager", id)) if is_mcp_secret(id) => secrets_extension(id).await,
+        _ => Err(McpError::Unavailable(
+            "the credential reference is invalid".into(),
+        )),
+    }
+}
+
+/// A secret through the AWS Parameters and Secrets Lambda Extension (a layer on the function;
+/// it caches, so a call costs no Secrets Manager request most of the time).
+async fn secrets_extension(id: &str) -> Result<String, McpError> {
+    let token = std::env::var("AWS_SESSION_TOKEN").map_err(|_| {
+        McpError::Unavailable("secretsmanager: credentials work only inside AWS Lambda".into())
+    })?;
+    let port =
+        std::env::var("PARAMETERS_SECRETS_EXTENSION_HTTP_PORT").unwrap_or_else(|_| "2773".into());
+    let answer: Value = super::tls::client()
+        .get(format!("http://localhost:{port}/secretsmanager/get"))
+        .query(&[("secretId", id)])
+        .header("X-Aws-Parameters-Secrets-Token", token)
+        .timeout(std::time::Duration::from_secs(5))
+        .send()
+        .await
+        .and_then(|r| r.error_for_status())
+        .map_err(|_| {
+            McpError::Unavailable(
+                "the secrets extension did not answer (is its layer attached?)".into(),
+            )
+        })?
+        .json()
+        .await
+        .map_err(|_| McpError::Unavailable("the secrets extension's answer is not JSON".into()))?;
+    answer["SecretString"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| McpError::Unavailable("the secret has no string value".into()))
+}
+
+/// How to reach `server`, with its credential resolved.
+async fn endpoint(server: &McpServerRecord) -> Result<McpEndpoint, McpError> {
+    let auth = match &server.auth_secret {
+        None => None,
+        Some(r) => {
+            let value = secret(r).await?;
+            let header = server
+                .auth_header
+                .clone()
+                .unwrap_or_else(|| "Authorization".into());
+            let value =
+                if header.eq_ignore_ascii_case("authorization") && !value.starts_with("Bearer ") {
+                    format!("Bearer {value}")
+                } else {
+                    value
+                };
+            Some((header, value))
+        }
+    };
+    Ok(McpEndpoint {
+        url: server.url.clone(),
+        auth,
+    })
+}
 
 /// Longest a listing (connect, initialize, every page) may take.
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(8);
@@ -83,9 +168,10 @@ fn schema(v: Value) -> Value {
 
 #[async_trait]
 impl McpClient for RmcpClient {
-    async fn list_tools(&self, server: &McpEndpoint) -> Result<Vec<McpTool>, McpError> {
+    async fn list_tools(&self, server: &McpServerRecord) -> Result<Vec<McpTool>, McpError> {
+        let server = endpoint(server).await?;
         let work = async {
-            let session = connect(server).await?;
+            let session = connect(&server).await?;
             let mut tools = Vec::new();
             let mut cursor: Option<String> = None;
             for _ in 0..MAX_PAGES {
@@ -126,15 +212,16 @@ impl McpClient for RmcpClient {
 
     async fn call_tool(
         &self,
-        server: &McpEndpoint,
+        server: &McpServerRecord,
         tool: &str,
         arguments: Map<String, Value>,
     ) -> Result<McpAnswer, McpError> {
+        let server = endpoint(server).await?;
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         // Only connecting and the call itself are timed: once the answer is in, closing the
         // session cannot turn it into a failure.
         let work = async {
-            let session = connect(server).await?;
+            let session = connect(&server).await?;
             let answer = session.call_tool(params).await.map_err(|e| classify(&e));
             Ok::<_, McpError>((session, answer))
         };
@@ -157,6 +244,19 @@ mod tests {
     use super::*;
     use tokio::io::AsyncReadExt;
 
+    /// A server record with no credential.
+    fn record(url: &str) -> McpServerRecord {
+        McpServerRecord {
+            tenant_id: "acme".into(),
+            name: "files".into(),
+            url: url.into(),
+            auth_secret: None,
+            auth_header: None,
+            tiers: Default::default(),
+            created_at: chrono::DateTime::UNIX_EPOCH,
+        }
+    }
+
     /// An MCP server on HTTPS is spoken to over TLS: the first bytes that reach it are a TLS
     /// handshake record (rmcp's own reqwest had no TLS at all, so an `https://` server was
     /// never reached).
@@ -165,10 +265,10 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
-        let server = McpEndpoint {
-            url: format!("https://{}/mcp", listener.local_addr().expect("addr")),
-            auth: None,
-        };
+        let server = record(&format!(
+            "https://{}/mcp",
+            listener.local_addr().expect("addr")
+        ));
         let client = tokio::spawn(async move { RmcpClient.list_tools(&server).await });
         let (mut socket, _) = tokio::time::timeout(Duration::from_secs(5), listener.accept())
             .await

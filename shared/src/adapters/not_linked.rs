@@ -7,7 +7,8 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 use crate::domain::agent_tools::ExecRecord;
-use crate::ports::mcp::{McpAnswer, McpClient, McpEndpoint, McpError, McpTool};
+use crate::domain::agent_tools::McpServerRecord;
+use crate::ports::mcp::{McpAnswer, McpClient, McpError, McpTool};
 use crate::ports::runner::CommandRunner;
 use crate::ports::{Compressed, SnapshotRef, SnapshotStore, StoreError, StoreResult};
 
@@ -24,13 +25,13 @@ fn no_objects<T>() -> StoreResult<T> {
 
 #[async_trait]
 impl McpClient for NotLinked {
-    async fn list_tools(&self, _server: &McpEndpoint) -> Result<Vec<McpTool>, McpError> {
+    async fn list_tools(&self, _server: &McpServerRecord) -> Result<Vec<McpTool>, McpError> {
         Err(McpError::Unavailable(NOT_LINKED.into()))
     }
 
     async fn call_tool(
         &self,
-        _server: &McpEndpoint,
+        _server: &McpServerRecord,
         _tool: &str,
         _arguments: Map<String, Value>,
     ) -> Result<McpAnswer, McpError> {
@@ -84,9 +85,14 @@ mod tests {
 
     #[tokio::test]
     async fn every_call_fails_with_a_clear_reason() {
-        let server = McpEndpoint {
+        let server = McpServerRecord {
+            tenant_id: "acme".into(),
+            name: "files".into(),
             url: "http://127.0.0.1:1/mcp".into(),
-            auth: None,
+            auth_secret: None,
+            auth_header: None,
+            tiers: Default::default(),
+            created_at: chrono::DateTime::UNIX_EPOCH,
         };
         let listed = NotLinked.list_tools(&server).await;
         assert_eq!(listed, Err(McpError::Unavailable(NOT_LINKED.into())));

@@ -13,7 +13,7 @@ use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
 
 use super::llm_answer::{cut_short, media_type, raised, without_thinking};
-use super::llm_params::{self, ModelParams, Structured, TokenParam};
+use crate::config::llm_params::{self, ModelParams, Structured, TokenParam};
 use crate::config::{LlmConfig, OpenAiEndpoint, RotatingKey};
 use crate::ports::llm::{Call, ChatMessage, Completion, Llm, LlmError};
 use crate::upstream::{exchange_or_refusal, model_call, Attempt, LazyClient};

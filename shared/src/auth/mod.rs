@@ -1,5 +1,6 @@
-//! Authentication: password hashing, access tokens, login throttling, and the rules a
-//! request's principal is checked by (the checks themselves run in `http::guard`).
+//! Authentication: password hashing, access tokens, login throttling, and the checks of a
+//! request's principal against the store (`check_account`; `http::guard` reads the token and
+//! calls it).
 
 pub mod attempts;
 pub mod password;
@@ -10,8 +11,9 @@ use chrono::{DateTime, Utc};
 use http::HeaderMap;
 use serde::Serialize;
 
-use crate::domain::{Role, Tenant, User};
+use crate::domain::{Email, Role, Tenant, User};
 use crate::error::Error;
+use crate::ports::Store;
 
 pub use password::PasswordHasher;
 pub use token::{Claims, IssuedToken, TokenService};
@@ -101,6 +103,23 @@ pub fn account_verdict(p: &Principal, revoked: bool, user: Option<&User>) -> Res
         }
     }
     Ok(user.role)
+}
+
+/// The principal's account, if it may still act (see [`account_verdict`]): the revocation
+/// list and the user record are read concurrently, one round trip.
+pub async fn check_account(
+    store: &dyn Store,
+    now: DateTime<Utc>,
+    p: &mut Principal,
+) -> Result<User, Error> {
+    let email = Email::parse(&p.email).map_err(|_| Error::Unauthorized("token email malformed"))?;
+    let (revoked, user) = tokio::join!(
+        store.is_revoked(&p.tenant_id, &p.jti, now),
+        store.user_by_email(&email),
+    );
+    let user = user?;
+    p.role = account_verdict(p, revoked?, user.as_ref())?;
+    user.ok_or(Error::Unauthorized("user no longer exists"))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use secrecy::SecretString;
 
 use super::{parse_num, ConfigError, SearchConfig};
-use crate::adapters::llm_params::{
+use crate::config::llm_params::{
     is_azure, is_reasoning_model, is_vision_model, Choice, ParamSettings, Structured, TokenParam,
 };
 use crate::domain::risk::{RiskKind, RiskPatterns};
@@ -136,9 +136,6 @@ pub struct KnowledgeConfig {
     pub token: Option<SecretString>,
     pub timeout_ms: u64,
 }
-
-/// Variables naming the model key, in the order they are read.
-pub const LLM_KEY_VARIABLES: &str = "LLM_API_KEY or OPENAI_API_KEY";
 
 /// The model used when `LLM_MODEL` is not set.
 pub const DEFAULT_MODEL: &str = "gpt-5-mini";

@@ -3,6 +3,7 @@
 //! Secrets are wrapped so they cannot be printed by accident.
 
 mod agent;
+pub mod llm_params;
 mod origins;
 mod realtime;
 mod search;
@@ -13,7 +14,7 @@ mod variables;
 
 pub use agent::{
     AgentConfig, BedrockEndpoint, KnowledgeConfig, LlmConfig, LlmProvider, OpenAiEndpoint,
-    Orchestrator, LLM_KEY_VARIABLES,
+    Orchestrator,
 };
 pub use origins::{parse_origins, OriginRule};
 pub use realtime::RealtimeConfig;

@@ -7,6 +7,7 @@
 pub mod agent_tools;
 pub mod blocker;
 pub mod chain;
+pub mod chat;
 pub mod confirm;
 pub mod correction;
 pub mod domain_pattern;
@@ -14,8 +15,10 @@ pub mod email;
 pub mod facts;
 pub mod identity;
 pub mod intervention;
+pub mod knowledge;
 pub mod loops;
 pub mod marks;
+pub mod mcp_credential;
 pub mod outcome;
 pub mod plan;
 pub mod queue;
@@ -27,6 +30,7 @@ pub mod task;
 pub mod verdict;
 pub mod web;
 pub mod ws_path;
+pub mod ws_root;
 
 pub use domain_pattern::DomainPattern;
 pub use email::Email;

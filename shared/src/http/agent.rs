@@ -18,8 +18,9 @@ use crate::tools::session::require_enabled;
 /// limits (`429` beyond them).
 pub async fn caller(ctx: &AppContext, req: &Request) -> Result<Principal, Error> {
     let p = authenticate(ctx, req.headers()).await?;
-    require_enabled(ctx)?;
-    crate::tools::limits::count_request(ctx, &p).await?;
+    let tools = ctx.tools();
+    require_enabled(&tools)?;
+    crate::tools::limits::count_request(&tools, &p).await?;
     Ok(p)
 }
 
@@ -51,7 +52,9 @@ pub async fn query_call(ctx: &AppContext, req: Request, tool: &str) -> Result<Re
     let path = query_param(&req, "path").unwrap_or_default();
     let call = ToolCall::from_args(tool, json!({ "path": path }))?;
     let p = caller(ctx, &req).await?;
-    Ok(answer(approvals::call(ctx, &p, &session, call).await?))
+    Ok(answer(
+        approvals::call(&ctx.tools(), &p, &session, call).await?,
+    ))
 }
 
 /// A `POST` tool route: `sessionId` and the tool's arguments in the JSON body; `tool` picks
@@ -68,5 +71,7 @@ pub async fn body_call(
     )?;
     let call = ToolCall::from_args(tool(&body), Value::Object(body))?;
     let p = caller(ctx, &req).await?;
-    Ok(answer(approvals::call(ctx, &p, &session, call).await?))
+    Ok(answer(
+        approvals::call(&ctx.tools(), &p, &session, call).await?,
+    ))
 }

@@ -1,114 +1,30 @@
-//! An `Error` as the contract's flat JSON envelope: `{ success: false, code, message,
-//! details?, resetAt? }` with the status and code `error::classify` gives it. Internal detail
-//! goes to the log only; clients get a generic message for every 5xx.
+//! An `Error` as an HTTP response: the contract's flat JSON envelope (`{ success: false, code,
+//! message, details?, resetAt? }`, made by `error::answer`) with its status and `Retry-After`.
+//! Internal detail goes to the log only; clients get a generic message for every 5xx.
 
 use http::{HeaderValue, StatusCode};
-use serde::Serialize;
 
 use super::{json, Response};
-pub use crate::error::classify;
-use crate::error::{Error, FieldProblem};
-use crate::ports::StoreError;
+use crate::error::{answer, Error};
 
-/// The error body every route answers with.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ErrorBody {
-    pub success: bool,
-    pub code: &'static str,
-    pub message: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub details: Vec<FieldProblem>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reset_at: Option<String>,
-}
-
-/// Logs an error once, at a level fitting its class (5xx: error with detail; 4xx: info).
-pub fn log_error(e: &Error) {
-    if let Error::Relayed(_) = e {
-        // Logged where it happened.
-        return;
-    }
-    let (status, code, _) = classify(e);
-    if status.is_server_error() {
-        tracing::error!(code, error = %e, "request failed");
-    } else if let Error::Validation(problems) = e {
-        // Problem texts can quote the submitted value (a password sent as a number, say):
-        // log which fields were wrong, never what was in them.
-        let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
-        tracing::info!(code, fields = %fields.join(","), "request refused");
-    } else {
-        tracing::info!(code, reason = %e, "request refused");
-    }
-}
-
-/// The error answer as data (to pass on from a phase of the step's machine).
-pub fn relay(e: &Error) -> crate::error::Relayed {
-    if let Error::Relayed(r) = e {
-        return (**r).clone();
-    }
-    let r = error_response(e);
-    crate::error::Relayed {
-        status: r.status().as_u16(),
-        body: serde_json::from_slice(r.body().as_ref()).unwrap_or_default(),
-        retry_after: r
-            .headers()
-            .get(http::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok()?.parse().ok()),
-    }
-}
-
-/// The response for an error.
+/// The response for an error: the answer made where it happened for a relayed one, else its
+/// [`answer`](crate::error::answer).
 pub fn error_response(e: &Error) -> Response {
-    if let Error::Relayed(r) = e {
-        let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut resp = json(status, &r.body);
-        if let Some(v) = r
-            .retry_after
-            .and_then(|s| HeaderValue::from_str(&s.to_string()).ok())
-        {
-            resp.headers_mut().insert(http::header::RETRY_AFTER, v);
+    let (mut resp, retry_after) = match e {
+        Error::Relayed(r) => {
+            let status =
+                StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            (json(status, &r.body), r.retry_after)
         }
-        return resp;
+        e => {
+            let a = answer(e);
+            (json(a.status, &a.body), a.retry_after)
+        }
+    };
+    if let Some(v) = retry_after.and_then(|s| HeaderValue::from_str(&s.to_string()).ok()) {
+        resp.headers_mut().insert(http::header::RETRY_AFTER, v);
     }
-    let (status, code, message) = classify(e);
-    let (details, reset_at) = match e {
-        Error::Validation(p) => (p.clone(), None),
-        Error::RateLimited { reset_at, .. }
-        | Error::TokenBudgetExceeded { reset_at, .. }
-        | Error::LimitReached { reset_at, .. } => (Vec::new(), Some(crate::time::iso(*reset_at))),
-        _ => (Vec::new(), None),
-    };
-    let body = ErrorBody {
-        success: false,
-        code,
-        message,
-        details,
-        reset_at,
-    };
-    let mut r = json(status, &body);
-    let retry_after = match e {
-        Error::RateLimited {
-            retry_after_seconds,
-            ..
-        }
-        | Error::TokenBudgetExceeded {
-            retry_after_seconds,
-            ..
-        }
-        | Error::LimitReached {
-            retry_after_seconds,
-            ..
-        } => Some(*retry_after_seconds),
-        Error::Store(StoreError::Unavailable(_)) | Error::Overloaded(_) => Some(1),
-        _ => None,
-    };
-    if let Some(secs) = retry_after {
-        if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
-            r.headers_mut().insert(http::header::RETRY_AFTER, v);
-        }
-    }
-    r
+    resp
 }
 
 #[cfg(test)]

@@ -110,7 +110,7 @@ where
         Ok(r) => r,
         Err(e) => {
             let _enter = span.enter();
-            error::log_error(&e);
+            crate::error::log_error(&e);
             error_response(&e)
         }
     };

@@ -7,17 +7,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// One chunk of a document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct KnowledgeChunk {
-    pub id: String,
-    pub content: String,
-    #[serde(default)]
-    pub document_title: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
-}
+pub use crate::domain::knowledge::KnowledgeChunk;
 
 /// Where a chunk came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,23 +5,7 @@ use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-/// How to reach one server.
-#[derive(Clone)]
-pub struct McpEndpoint {
-    pub url: String,
-    /// A header (name, value) carrying the credential, if any.
-    pub auth: Option<(String, String)>,
-}
-
-impl std::fmt::Debug for McpEndpoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The credential stays out of logs.
-        f.debug_struct("McpEndpoint")
-            .field("url", &self.url)
-            .field("auth", &self.auth.as_ref().map(|(h, _)| h))
-            .finish()
-    }
-}
+use crate::domain::agent_tools::McpServerRecord;
 
 /// One tool a server offers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -53,10 +37,12 @@ pub enum McpError {
 
 #[async_trait]
 pub trait McpClient: Send + Sync {
-    async fn list_tools(&self, server: &McpEndpoint) -> Result<Vec<McpTool>, McpError>;
+    /// The tools `server` offers (its credential resolved by the adapter).
+    async fn list_tools(&self, server: &McpServerRecord) -> Result<Vec<McpTool>, McpError>;
+    /// Calls `tool` on `server` with `arguments`.
     async fn call_tool(
         &self,
-        server: &McpEndpoint,
+        server: &McpServerRecord,
         tool: &str,
         arguments: Map<String, Value>,
     ) -> Result<McpAnswer, McpError>;

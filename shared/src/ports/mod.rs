@@ -3,9 +3,12 @@
 //! every record that belongs to a tenant lives under a `TENANT#<id>` partition, and every
 //! write that must not clobber (creating a user, a tenant) is conditional. The services behind
 //! the step — the model (`llm`), web search (`web_search`), organisation knowledge
-//! (`knowledge`) — have a module each.
+//! (`knowledge`), the state machine's executions (`executions`), realtime events (`realtime`)
+//! — and the agent tools' — workspace storage (`workspace`), command runs (`runner`), MCP
+//! servers (`mcp`) — have a module each.
 
 pub mod agent_tools;
+pub mod executions;
 mod identity;
 pub mod knowledge;
 pub mod llm;
@@ -27,22 +30,7 @@ pub use sessions::*;
 pub use snapshots::*;
 pub use tasks::*;
 
-/// Storage failures, mapped from each adapter's own errors.
-#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-pub enum StoreError {
-    /// A conditional write failed: the record already exists or changed meanwhile.
-    #[error("conflict: {0}")]
-    Conflict(String),
-    /// The record an update needs does not exist.
-    #[error("not found: {0}")]
-    NotFound(String),
-    /// Throttled or temporarily unavailable; the operation may be retried.
-    #[error("unavailable (retryable): {0}")]
-    Unavailable(String),
-    /// Anything else; never shown to clients.
-    #[error("store failure: {0}")]
-    Internal(String),
-}
+pub use crate::error::StoreError;
 
 pub type StoreResult<T> = Result<T, StoreError>;
 

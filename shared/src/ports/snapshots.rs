@@ -6,6 +6,16 @@ use async_trait::async_trait;
 
 use super::{StoreError, StoreResult};
 
+/// Object key of a snapshot, the same in every snapshot store (a step record names it).
+pub fn snapshot_key(tenant_id: &str, task_id: &str, step: u32) -> String {
+    format!("{}{step:06}", snapshot_prefix(tenant_id, task_id))
+}
+
+/// Object-key prefix of a task's snapshots.
+pub fn snapshot_prefix(tenant_id: &str, task_id: &str) -> String {
+    format!("snapshots/{tenant_id}/{task_id}/")
+}
+
 /// zstd level: the fastest (0.19 ms for a 2 000-node tree against 0.25 ms at level 3 here),
 /// still ~5-20x on HTML and trees.
 const LEVEL: i32 = 1;

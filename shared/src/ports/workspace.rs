@@ -3,6 +3,8 @@
 //! change whenever the content does (the MD5 of the content on both adapters, S3's ETag for a
 //! single-part upload), so a write can be made conditional on what the caller last read.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -122,4 +124,9 @@ pub trait Workspace: Send + Sync {
     async fn walk(&self, dir: &WsPath, max_files: usize) -> WsResult<Walk>;
     /// Whether the storage answers (for the status route).
     async fn check(&self) -> Result<(), String>;
+}
+
+/// Opens a workspace by its root (see [`crate::domain::ws_root::Root`]).
+pub trait Workspaces: Send + Sync {
+    fn open(&self, root: &str) -> WsResult<Arc<dyn Workspace>>;
 }

@@ -14,8 +14,8 @@ pub use super::decide::decide;
 use super::approval::{approval_view, stored_call_id};
 use super::calls::ToolCall;
 use super::session::{self, audit, outcome_of, Audit};
+use super::ToolPorts;
 use crate::auth::Principal;
-use crate::context::AppContext;
 use crate::domain::agent_tools::{Approval, ApprovalStatus, Tier};
 use crate::error::Error;
 
@@ -54,7 +54,7 @@ fn shown_args(args: &Value) -> Value {
 
 /// Runs `call` in the caller's session `session_id`, or parks it for approval.
 pub async fn call(
-    ctx: &AppContext,
+    ctx: &ToolPorts<'_>,
     p: &Principal,
     session_id: &str,
     call: ToolCall,
@@ -71,10 +71,7 @@ pub async fn call(
         started,
         approval_id: None,
     };
-    let checked = match call.validate(
-        ctx.config.tools.max_file_bytes,
-        ctx.config.tools.exec_max_seconds,
-    ) {
+    let checked = match call.validate(ctx.tools.max_file_bytes, ctx.tools.exec_max_seconds) {
         Err(e) => Err(e),
         Ok(()) => match &call {
             ToolCall::Exec(a) => a
@@ -133,7 +130,7 @@ pub async fn call(
         tier,
         status: ApprovalStatus::Pending,
         created_at: now,
-        decide_by: (now + Duration::seconds(ctx.config.tools.approval_ttl_seconds)).timestamp(),
+        decide_by: (now + Duration::seconds(ctx.tools.approval_ttl_seconds)).timestamp(),
         decided_at: None,
         decided_by: None,
         outcome: None,

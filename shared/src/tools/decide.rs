@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 use super::approval::{approval_missing, effective_status, stored_call_id};
 use super::calls::ToolCall;
 use super::session::{self, audit, outcome_of, Audit};
+use super::ToolPorts;
 use crate::auth::Principal;
-use crate::context::AppContext;
 use crate::domain::agent_tools::{Approval, ApprovalStatus, Tier};
 use crate::error::Error;
 use crate::ports::{ApprovalChange, StoreError};
@@ -38,7 +38,7 @@ fn refusal(a: &Approval, now: DateTime<Utc>) -> Error {
 
 /// Loads the approvals of one decision, each the caller's own (another's is missing).
 async fn load_group(
-    ctx: &AppContext,
+    ctx: &ToolPorts<'_>,
     p: &Principal,
     ids: &[String],
 ) -> Result<Vec<Approval>, Error> {
@@ -75,7 +75,7 @@ fn check_group(group: &[Approval]) -> Result<(), Error> {
 /// Audits a refused group decision in every session it named (nothing was decided), so a
 /// refusal shows in the trail the administrator reads, like any other refused call.
 async fn audit_refused_group(
-    ctx: &AppContext,
+    ctx: &ToolPorts<'_>,
     p: &Principal,
     group: &[Approval],
     approve: bool,
@@ -119,7 +119,7 @@ fn decision_action(approve: bool) -> &'static str {
 /// route names: if it cannot be decided the request fails; the others report their own state.
 /// A group that may not be decided together is refused whole, and audited.
 pub async fn decide(
-    ctx: &AppContext,
+    ctx: &ToolPorts<'_>,
     p: &Principal,
     ids: &[String],
     approve: bool,
@@ -145,7 +145,7 @@ pub async fn decide(
 }
 
 async fn decide_one(
-    ctx: &AppContext,
+    ctx: &ToolPorts<'_>,
     p: &Principal,
     a: &Approval,
     approve: bool,
@@ -234,7 +234,7 @@ async fn decide_one(
 /// run (and its decision is audited) whatever happens here, so its result is answered even
 /// when this fails; the approval then shows `interrupted` once the run limit has passed.
 async fn settle(
-    ctx: &AppContext,
+    ctx: &ToolPorts<'_>,
     p: &Principal,
     a: &Approval,
     status: ApprovalStatus,
@@ -261,7 +261,7 @@ async fn settle(
 }
 
 /// Runs an approved call in its session's workspace.
-async fn run_approved(ctx: &AppContext, p: &Principal, a: &Approval) -> Result<Value, Error> {
+async fn run_approved(ctx: &ToolPorts<'_>, p: &Principal, a: &Approval) -> Result<Value, Error> {
     let call: ToolCall = if a.args_stored {
         let bytes = ctx
             .snapshots
@@ -284,7 +284,7 @@ async fn run_approved(ctx: &AppContext, p: &Principal, a: &Approval) -> Result<V
 
 /// Runs a call that may run now (auto tier, or approved).
 pub(super) async fn run_now(
-    ctx: &AppContext,
+    ctx: &ToolPorts<'_>,
     p: &Principal,
     opened: &session::Opened,
     call: &ToolCall,
@@ -298,7 +298,7 @@ pub(super) async fn run_now(
                 ToolCall::Grep(_) => Some(super::limits::search_turn(ctx).await?),
                 _ => None,
             };
-            super::run::run(opened.files.as_ref(), call, ctx.config.tools.max_file_bytes).await
+            super::run::run(opened.files.as_ref(), call, ctx.tools.max_file_bytes).await
         }
     }
 }

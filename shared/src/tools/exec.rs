@@ -1,8 +1,5 @@
-//! Commands as calls: arguments, the checks made before one is parked or run, the program's
-//! resolution on a fixed search path, and the environment it gets (nothing of the server's).
-//! Pure rules; `runner` runs them.
-
-use std::path::PathBuf;
+//! Commands as calls: arguments and the checks made before one is parked or run. Pure rules;
+//! the runner adapter (`adapters::runner`) resolves the program and runs it.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,9 +11,6 @@ use crate::error::Error;
 pub const MAX_ARGS: usize = 64;
 /// Longest single argument, in bytes.
 pub const MAX_ARG_BYTES: usize = 4_096;
-/// Where programs are looked up (the server's own `PATH` is never used); `/opt/bin` is where
-/// Lambda layers put programs.
-pub const SEARCH_PATH: &str = "/opt/bin:/usr/local/bin:/usr/bin:/bin";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -129,38 +123,6 @@ impl ExecArgs {
     }
 }
 
-/// The executable `program` names on the search path.
-pub fn resolve_program(program: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    SEARCH_PATH.split(':').find_map(|dir| {
-        let p = PathBuf::from(dir).join(program);
-        let meta = std::fs::metadata(&p).ok()?;
-        (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then_some(p)
-    })
-}
-
-/// The whole environment a command gets (the server's is cleared first): `HOME` and `TMPDIR`
-/// are the run's own directories.
-pub fn environment(home: &std::path::Path, tmp: &std::path::Path) -> Vec<(&'static str, String)> {
-    vec![
-        ("PATH", SEARCH_PATH.to_owned()),
-        ("HOME", home.display().to_string()),
-        ("TMPDIR", tmp.display().to_string()),
-        ("LANG", "C.UTF-8".to_owned()),
-        ("TERM", "dumb".to_owned()),
-        ("NO_COLOR", "1".to_owned()),
-    ]
-}
-
-/// How much of `buf` is whole UTF-8 (a character cut at the end waits for the next read).
-pub fn utf8_prefix(buf: &[u8]) -> usize {
-    match std::str::from_utf8(buf) {
-        Ok(_) => buf.len(),
-        Err(e) if e.error_len().is_none() => e.valid_up_to(),
-        Err(_) => buf.len(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,15 +162,5 @@ mod tests {
             args("echo", &["a b", "it's"]).display(),
             "echo 'a b' 'it'\\''s'"
         );
-    }
-
-    #[test]
-    fn programs_resolve_on_the_fixed_path_and_utf8_is_cut_whole() {
-        assert!(resolve_program("sh").is_some());
-        assert!(resolve_program("no-such-program-xyz").is_none());
-        let s = "héllo".as_bytes();
-        assert_eq!(utf8_prefix(&s[..2]), 1, "the é is not complete yet");
-        assert_eq!(utf8_prefix(s), s.len());
-        assert_eq!(utf8_prefix(b"\xff\xfe"), 2, "invalid bytes are passed on");
     }
 }

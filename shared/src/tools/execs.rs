@@ -6,8 +6,8 @@ use serde_json::{json, Value};
 
 use super::exec::ExecArgs;
 use super::session::{retention_end, Opened};
+use super::ToolPorts;
 use crate::auth::Principal;
-use crate::context::AppContext;
 use crate::domain::agent_tools::{ExecRecord, ExecStatus};
 use crate::error::Error;
 
@@ -23,14 +23,14 @@ fn exec_missing() -> Error {
 
 /// Records a run of an approved command and hands it to the runner; answers at once.
 pub async fn start(
-    ctx: &AppContext,
+    ctx: &ToolPorts<'_>,
     p: &Principal,
     opened: &Opened,
     args: &ExecArgs,
 ) -> Result<Value, Error> {
     // The allowlist may have changed since the call was parked.
     let rule = args.require_allowed(&opened.workspace.allowed_commands)?;
-    let max = ctx.config.tools.exec_max_seconds;
+    let max = ctx.tools.exec_max_seconds;
     let now = ctx.clock.now();
     let exec = ExecRecord {
         id: uuid::Uuid::new_v4().to_string(),
@@ -80,7 +80,7 @@ pub async fn start(
 }
 
 async fn owned(
-    ctx: &AppContext,
+    ctx: &ToolPorts<'_>,
     p: &Principal,
     id: &str,
     admin_reads: bool,
@@ -103,7 +103,7 @@ const LOST_AFTER_SECONDS: i64 = 15 * 60;
 /// The run's state and its output chunks after `after`. The state is read first: once it
 /// says the run ended, every chunk is already stored.
 pub async fn view(
-    ctx: &AppContext,
+    ctx: &ToolPorts<'_>,
     p: &Principal,
     id: &str,
     after: Option<u64>,
@@ -131,7 +131,7 @@ pub async fn view(
 }
 
 /// Asks a running command to stop (it is killed within a fraction of a second).
-pub async fn cancel(ctx: &AppContext, p: &Principal, id: &str) -> Result<Value, Error> {
+pub async fn cancel(ctx: &ToolPorts<'_>, p: &Principal, id: &str) -> Result<Value, Error> {
     let exec = owned(ctx, p, id, false).await?;
     if !ctx.store.request_cancel(&p.tenant_id, id).await? {
         return Err(Error::Conflict {

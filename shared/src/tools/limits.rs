@@ -16,17 +16,17 @@ use std::time::Duration;
 
 use tokio::sync::OwnedSemaphorePermit;
 
+use super::ToolPorts;
 use crate::auth::rate_limit::FixedWindow;
 use crate::auth::Principal;
-use crate::context::AppContext;
 use crate::domain::agent_tools::Approval;
 use crate::error::Error;
 
 /// Longest a search waits for its turn before the server answers that it is busy.
 const SEARCH_TURN_WAIT: Duration = Duration::from_secs(10);
 
-fn windows(ctx: &AppContext) -> (FixedWindow, FixedWindow) {
-    let t = &ctx.config.tools;
+fn windows(ctx: &ToolPorts<'_>) -> (FixedWindow, FixedWindow) {
+    let t = &ctx.tools;
     let window = |limit| FixedWindow {
         limit,
         window_seconds: t.rate_window_seconds,
@@ -36,9 +36,9 @@ fn windows(ctx: &AppContext) -> (FixedWindow, FixedWindow) {
 
 /// Counts one agent-tool request of `p` against the user's and the tenant's windows; `429`
 /// (nothing counted) when either is used up.
-pub async fn count_request(ctx: &AppContext, p: &Principal) -> Result<(), Error> {
+pub async fn count_request(ctx: &ToolPorts<'_>, p: &Principal) -> Result<(), Error> {
     let (per_user, per_tenant) = windows(ctx);
-    let store = ctx.store.as_ref();
+    let store = ctx.store;
     let now = ctx.clock.now();
     let user_key = format!("agent-user#{}#{}", p.tenant_id, p.user_id);
     if !per_user.take(store, &user_key, now).await? {
@@ -56,8 +56,8 @@ pub async fn count_request(ctx: &AppContext, p: &Principal) -> Result<(), Error>
 }
 
 /// The pending-approval windows (count and bytes) and the user's counter keys.
-fn pending(ctx: &AppContext, tenant_id: &str, user_id: &str) -> [(FixedWindow, String); 2] {
-    let t = &ctx.config.tools;
+fn pending(ctx: &ToolPorts<'_>, tenant_id: &str, user_id: &str) -> [(FixedWindow, String); 2] {
+    let t = &ctx.tools;
     let window = |limit| FixedWindow {
         limit,
         window_seconds: t.approval_ttl_seconds,
@@ -76,8 +76,8 @@ fn pending(ctx: &AppContext, tenant_id: &str, user_id: &str) -> [(FixedWindow, S
 
 /// Makes room for one more pending approval of `bytes` for `p`; `429
 /// TOO_MANY_PENDING_APPROVALS` (nothing counted) when the user has no room left.
-pub async fn reserve_pending(ctx: &AppContext, p: &Principal, bytes: u64) -> Result<(), Error> {
-    let store = ctx.store.as_ref();
+pub async fn reserve_pending(ctx: &ToolPorts<'_>, p: &Principal, bytes: u64) -> Result<(), Error> {
+    let store = ctx.store;
     let now = ctx.clock.now();
     let [count, size] = pending(ctx, &p.tenant_id, &p.user_id);
     let (start, _) = count.0.window(now);
@@ -133,11 +133,11 @@ fn full(w: &FixedWindow, now: chrono::DateTime<chrono::Utc>, what: String) -> Er
 
 /// Gives back the room a decided approval held (nothing for one parked before approvals were
 /// counted). Failures are logged: the room lapses with its windows anyway.
-pub async fn release_pending(ctx: &AppContext, a: &Approval) {
+pub async fn release_pending(ctx: &ToolPorts<'_>, a: &Approval) {
     if a.args_bytes == 0 {
         return;
     }
-    let store = ctx.store.as_ref();
+    let store = ctx.store;
     let [count, size] = pending(ctx, &a.tenant_id, &a.user_id);
     let bytes = i64::try_from(a.args_bytes.max(1)).unwrap_or(i64::MAX);
     tokio::join!(
@@ -147,7 +147,7 @@ pub async fn release_pending(ctx: &AppContext, a: &Approval) {
 }
 
 /// A turn to run a workspace search; `503` (retry shortly) when none came free in time.
-pub async fn search_turn(ctx: &AppContext) -> Result<OwnedSemaphorePermit, Error> {
+pub async fn search_turn(ctx: &ToolPorts<'_>) -> Result<OwnedSemaphorePermit, Error> {
     match tokio::time::timeout(SEARCH_TURN_WAIT, ctx.search_turns.clone().acquire_owned()).await {
         Ok(Ok(permit)) => Ok(permit),
         // Timed out (or closed, which it never is).

@@ -1,9 +1,10 @@
 //! Server-hosted agent tools (`/api/v1/agent/*`): workspaces defined by administrators, file
 //! operations, search and patching inside them, approval tiers and an audit trail. Pure rules
 //! (`calls`, `search`, `patch`, `health`, `approval`) are apart from the use cases (`session`,
-//! `approvals`, `run`, `status`); the records and the workspace path type are in `domain`
-//! (`agent_tools`, `ws_path`); file storage is the `Workspace` port (`ports::workspace`) with a
-//! local-directory and an S3 adapter.
+//! `approvals`, `run`, `status`), which take the ports they use ([`ToolPorts`]); the records
+//! and the workspace path type are in `domain` (`agent_tools`, `ws_path`, `ws_root`); file
+//! storage is the `Workspace` port with a local-directory and an S3 adapter, and commands run
+//! through the `CommandRunner` and `Jobs` ports (`adapters::runner`).
 
 pub mod approval;
 pub mod approvals;
@@ -17,12 +18,11 @@ pub mod health;
 pub mod limits;
 pub mod mcp;
 pub mod patch;
-pub mod process;
+mod ports;
 pub mod recorded_run;
 pub mod run;
-pub mod run_dirs;
-pub mod run_record;
-pub mod runner;
 pub mod search;
 pub mod session;
 pub mod status;
+
+pub use ports::ToolPorts;

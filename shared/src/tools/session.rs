@@ -8,8 +8,8 @@ use std::time::Instant;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{json, Value};
 
+use super::ToolPorts;
 use crate::auth::Principal;
-use crate::context::AppContext;
 use crate::domain::agent_tools::{AgentSession, Approval, AuditEntry, WorkspaceRecord};
 use crate::error::Error;
 use crate::ports::workspace::Workspace;
@@ -30,8 +30,8 @@ const MAX_SCANNED: usize = 1_000;
 const MAX_FILTER_VALUES: usize = 20;
 
 /// 403 unless the agent tools are switched on.
-pub fn require_enabled(ctx: &AppContext) -> Result<(), Error> {
-    if ctx.config.tools.enabled {
+pub fn require_enabled(ctx: &ToolPorts<'_>) -> Result<(), Error> {
+    if ctx.tools.enabled {
         Ok(())
     } else {
         Err(Error::Denied {
@@ -56,8 +56,8 @@ fn workspace_missing() -> Error {
 }
 
 /// When records written now expire.
-pub fn retention_end(ctx: &AppContext, now: DateTime<Utc>) -> DateTime<Utc> {
-    now + Duration::days(ctx.config.tools.audit_retention_days)
+pub fn retention_end(ctx: &ToolPorts<'_>, now: DateTime<Utc>) -> DateTime<Utc> {
+    now + Duration::days(ctx.tools.audit_retention_days)
 }
 
 /// A workspace as the routes show it (the root stays server-side).
@@ -69,7 +69,7 @@ pub fn workspace_view(ws: &WorkspaceRecord) -> Value {
 /// The caller's session `id`; another user's is missing unless `admin_reads` and the caller
 /// is an admin.
 pub async fn owned_session(
-    ctx: &AppContext,
+    ctx: &ToolPorts<'_>,
     p: &Principal,
     id: &str,
     admin_reads: bool,
@@ -88,7 +88,7 @@ pub async fn owned_session(
 
 /// Creates a session in `workspace_id` (or moves the caller's session `session_id` there).
 pub async fn select(
-    ctx: &AppContext,
+    ctx: &ToolPorts<'_>,
     p: &Principal,
     session_id: Option<&str>,
     workspace_id: &str,
@@ -131,7 +131,7 @@ pub struct Opened {
 }
 
 /// The caller's session and its workspace, opened.
-pub async fn open(ctx: &AppContext, p: &Principal, session_id: &str) -> Result<Opened, Error> {
+pub async fn open(ctx: &ToolPorts<'_>, p: &Principal, session_id: &str) -> Result<Opened, Error> {
     let session = owned_session(ctx, p, session_id, false).await?;
     let workspace = ctx
         .store
@@ -166,7 +166,7 @@ pub fn outcome_of(result: &Result<Value, Error>) -> String {
 }
 
 /// The audit item for `a`, stamped now.
-pub fn entry(ctx: &AppContext, p: &Principal, a: Audit<'_>) -> AuditEntry {
+pub fn entry(ctx: &ToolPorts<'_>, p: &Principal, a: Audit<'_>) -> AuditEntry {
     AuditEntry {
         id: uuid::Uuid::new_v4().to_string(),
         session_id: a.session_id.to_owned(),
@@ -183,7 +183,7 @@ pub fn entry(ctx: &AppContext, p: &Principal, a: Audit<'_>) -> AuditEntry {
 
 /// Appends an audit item. A failure to audit is a failure of the request (nothing may run
 /// unrecorded), reported after the fact.
-pub async fn audit(ctx: &AppContext, p: &Principal, a: Audit<'_>) -> Result<(), Error> {
+pub async fn audit(ctx: &ToolPorts<'_>, p: &Principal, a: Audit<'_>) -> Result<(), Error> {
     let entry = entry(ctx, p, a);
     ctx.store
         .append_audit(&p.tenant_id, &entry, retention_end(ctx, entry.timestamp))
@@ -332,7 +332,7 @@ impl<T> Paging<'_, T> {
 /// of its approvals, each with the cursor of the next page (`nextCursor`,
 /// `approvalsNextCursor`; `null` at the end).
 pub async fn view(
-    ctx: &AppContext,
+    ctx: &ToolPorts<'_>,
     p: &Principal,
     id: &str,
     q: &ViewQuery,

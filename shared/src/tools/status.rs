@@ -4,14 +4,14 @@
 //! remembered for a few seconds.
 
 use super::health::{Health, Part};
-use crate::context::AppContext;
+use super::ToolPorts;
 
 /// Most workspace roots checked per request.
 const MAX_CHECKED: usize = 10;
 
 /// A tenant's parts, remembered for a few seconds: its workspace storage and each of its MCP
 /// servers (`mcp:<name>`).
-pub async fn tenant_parts(ctx: &AppContext, tenant_id: &str) -> Vec<Part> {
+pub async fn tenant_parts(ctx: &ToolPorts<'_>, tenant_id: &str) -> Vec<Part> {
     if let Some(parts) = ctx.tools_status.get(tenant_id) {
         return parts;
     }
@@ -22,7 +22,7 @@ pub async fn tenant_parts(ctx: &AppContext, tenant_id: &str) -> Vec<Part> {
 }
 
 /// Each MCP server: `online` when it lists its tools.
-async fn mcp_parts(ctx: &AppContext, tenant_id: &str) -> Vec<Part> {
+async fn mcp_parts(ctx: &ToolPorts<'_>, tenant_id: &str) -> Vec<Part> {
     let Ok(servers) = ctx.store.mcp_servers(tenant_id).await else {
         return Vec::new();
     };
@@ -32,10 +32,7 @@ async fn mcp_parts(ctx: &AppContext, tenant_id: &str) -> Vec<Part> {
             .take(super::mcp::MAX_SERVERS)
             .map(|s| async move {
                 let name = format!("mcp:{}", s.name);
-                let listed = match super::mcp::endpoint(s).await {
-                    Ok(e) => ctx.mcp.list_tools(&e).await.map(|_| ()),
-                    Err(e) => Err(e),
-                };
+                let listed = ctx.mcp.list_tools(s).await.map(|_| ());
                 match listed {
                     Ok(()) => Part::online(&name),
                     Err(e) => Part::down(&name, Health::Offline, e.to_string()),
@@ -46,7 +43,7 @@ async fn mcp_parts(ctx: &AppContext, tenant_id: &str) -> Vec<Part> {
 }
 
 /// The workspace storage of a tenant: each distinct root checked (at most ten).
-async fn storage_part(ctx: &AppContext, tenant_id: &str) -> Part {
+async fn storage_part(ctx: &ToolPorts<'_>, tenant_id: &str) -> Part {
     const NAME: &str = "workspaceStorage";
     match ctx.store.workspaces(tenant_id).await {
         Err(_) => Part::down(

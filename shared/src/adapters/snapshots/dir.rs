@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 
 use super::{check_ids, decompress, prepare};
-use crate::adapters::keys::{snapshot_key, snapshot_prefix};
+use crate::ports::{snapshot_key, snapshot_prefix};
 use crate::ports::{Compressed, SnapshotRef, SnapshotStore, StoreError, StoreResult};
 
 /// Snapshots as files under a directory (the embedded store's companion).

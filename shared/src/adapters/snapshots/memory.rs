@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use super::{check_ids, decompress, prepare, step_of};
-use crate::adapters::keys::{snapshot_key, snapshot_prefix};
+use crate::ports::{snapshot_key, snapshot_prefix};
 use crate::ports::{Compressed, SnapshotRef, SnapshotStore, StoreResult};
 
 /// Snapshots in memory (tests and `STORE=memory`).

@@ -11,7 +11,7 @@ pub use dir::DirSnapshotStore;
 pub use memory::MemorySnapshotStore;
 pub use s3::{ensure_bucket, S3SnapshotStore};
 
-use super::keys::snapshot_key;
+use crate::ports::snapshot_key;
 use crate::ports::{Compressed, SnapshotRef, StoreError, StoreResult};
 
 pub use crate::ports::{decompress, MAX_SNAPSHOT_BYTES};

@@ -5,9 +5,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::{check_ids, decompress, prepare, step_of};
-use crate::adapters::keys::{snapshot_key, snapshot_prefix};
 use crate::adapters::s3::{Put, S3Client, S3Error};
 use crate::adapters::s3_list::{delete_keys, DeleteFailure};
+use crate::ports::{snapshot_key, snapshot_prefix};
 use crate::ports::{Compressed, SnapshotRef, SnapshotStore, StoreError, StoreResult};
 
 /// Snapshots in an S3 bucket.

@@ -12,11 +12,11 @@ use std::fmt::Write as _;
 
 use super::render::Rendered;
 use super::request::LastAction;
+use crate::domain::chat::ChatMessage;
+use crate::domain::knowledge::KnowledgeChunk;
 use crate::domain::verdict::Verification;
 use crate::domain::web::SearchRecord;
 use crate::domain::{Step, Task};
-use crate::ports::knowledge::KnowledgeChunk;
-use crate::ports::llm::ChatMessage;
 use crate::text::{attribute, neutralize_tags, prompt_line, single_line, truncate_chars};
 
 pub use sections::{outcome_line, window_start, HISTORY_STEPS};

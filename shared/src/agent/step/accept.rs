@@ -8,7 +8,7 @@ use super::guard::Proposal;
 use super::{judge, tools, BuiltPage, Decision, StepContext};
 use crate::agent::action::Action;
 use crate::agent::request::InteractRequest;
-use crate::context::AppContext;
+use crate::agent::step::StepPorts;
 use crate::domain::intervention::Intervention;
 use crate::domain::plan::Plan;
 use crate::domain::verdict::SUCCESS_CONFIDENCE;
@@ -25,7 +25,7 @@ pub enum Outcome {
 /// Acts on an accepted proposal: the plan, the task type, the risk gate's question, memory
 /// tools and the finish check.
 pub async fn accept(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     req: &InteractRequest,
     built: &BuiltPage,
@@ -112,7 +112,7 @@ fn keep_rest(step: &mut StepContext, p: &Proposal) {
 
 /// The verification model's verdict on finishing: whether the task is complete, and why.
 async fn judge_finish(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     req: &InteractRequest,
     built: &BuiltPage,

@@ -65,18 +65,18 @@ impl<'a> Known<'a> {
     }
 
     /// The facts at the request's record `step_index`.
-    pub fn facts(&'a self, ctx: &'a crate::AppContext, step_index: u32) -> Facts<'a> {
+    pub fn facts(&'a self, ctx: &'a super::StepPorts<'_>, step_index: u32) -> Facts<'a> {
         Facts {
             page: &self.built.page,
             view: &self.view,
-            patterns: &ctx.config.agent.risk,
+            patterns: &ctx.agent.risk,
             actions: &self.actions,
             hashes: &self.hashes,
             views: &self.views,
             step_index,
             said: &self.said,
             secrets: &self.secrets,
-            chains: ctx.config.agent.chained_actions,
+            chains: ctx.agent.chained_actions,
         }
     }
 }
@@ -84,7 +84,7 @@ impl<'a> Known<'a> {
 /// The Correct and Plan states: a decision the rules make without the model (the shortcuts,
 /// then — after a failed action — a concrete correction). Whether one was made.
 pub fn rules(
-    ctx: &crate::AppContext,
+    ctx: &super::StepPorts<'_>,
     step: &mut StepContext,
     req: &InteractRequest,
     built: &BuiltPage,

@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::{BuiltPage, StepContext};
 use crate::agent::output::tagged;
 use crate::agent::request::InteractRequest;
-use crate::context::AppContext;
+use crate::agent::step::StepPorts;
 use crate::domain::verdict::ClientReport;
 use crate::domain::{Step, TokenUsage};
 use crate::ports::llm::ChatMessage;
@@ -105,7 +105,7 @@ pub fn claim_question(
 
 /// Asks the verification model about `claim` (before `finish()`, or for `verifySuccess`).
 pub async fn ask_claim(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     claim: &Claim<'_>,
     built: &BuiltPage,
@@ -145,12 +145,12 @@ pub fn parse(answer: &str) -> Option<Judged> {
 /// Asks the verification model `question`, within the time the step can spare; `None` when
 /// there is no time, no model, or no usable answer.
 pub async fn ask(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     question: &str,
     deadline: Instant,
 ) -> Option<Judged> {
-    let llm = ctx.verifier.as_ref()?;
+    let llm = ctx.verifier?;
     let now = Instant::now();
     let until = super::deadline::verdict(deadline)?;
     let mut messages = [
@@ -159,7 +159,7 @@ pub async fn ask(
     ];
     super::secrets::scrub_messages(ctx, step, &mut messages);
     let result = crate::ports::llm::ask(
-        llm.as_ref(),
+        llm,
         &messages,
         until,
         crate::ports::llm::Call::keyed(JUDGE_CACHE_KEY),

@@ -39,6 +39,7 @@ mod memory;
 mod model;
 mod page;
 mod persist;
+mod ports;
 mod read_page;
 mod records;
 mod response;
@@ -59,12 +60,12 @@ pub use memory::MemoryResult;
 pub use model::MAX_CALLS as MAX_MODEL_CALLS;
 pub use page::{in_time, on_builder, BuiltPage};
 pub use persist::persist;
+pub use ports::StepPorts;
 pub use response::StepResponse;
 pub use tools::{ToolAction, MAX_TOOLS_PER_REQUEST};
 
 use super::request::InteractRequest;
 use crate::auth::Principal;
-use crate::context::AppContext;
 use crate::domain::blocker::BlockerInfo;
 use crate::domain::chain::{ChainItem, ChainMetadata};
 use crate::domain::correction::Correction;
@@ -294,7 +295,7 @@ impl StepContext {
 /// Runs a whole step through the step's state machine and returns the response body;
 /// `body` (the request as sent) is kept only when the phases run in other processes.
 pub async fn run(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     input: StepInput,
     body: Option<Box<serde_json::value::RawValue>>,
 ) -> Result<Value, Error> {

@@ -16,7 +16,7 @@ use crate::agent::action::Action;
 use crate::agent::output::tagged;
 use crate::agent::prompt::{self, PromptInput, WebOffer};
 use crate::agent::request::InteractRequest;
-use crate::context::AppContext;
+use crate::agent::step::StepPorts;
 use crate::domain::intervention::Intervention;
 use crate::domain::loops::{after_refusal, tool_streak, AfterRefusal};
 use crate::domain::web::SearchRecord;
@@ -81,7 +81,7 @@ pub enum Next {
 
 /// The prompt for the next call, from the step as it stands.
 fn messages(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     req: &InteractRequest,
     built: &BuiltPage,
@@ -129,15 +129,14 @@ fn messages(
         searches: &searches,
         page: around.as_ref().unwrap_or(&built.rendered),
         now: ctx.clock.now(),
-        max_steps: ctx.config.agent.max_steps,
+        max_steps: ctx.agent.max_steps,
         new_ids: &step.page.new_ids,
-        read_page: ctx.config.agent.read_page,
+        read_page: ctx.agent.read_page,
         structured: ctx
-            .config
             .agent
             .llm
             .as_ref()
-            .is_some_and(|c| c.params.structured != crate::adapters::llm_params::Structured::Off),
+            .is_some_and(|c| c.params.structured != crate::config::llm_params::Structured::Off),
     })
 }
 
@@ -149,7 +148,7 @@ const AROUND_MAX_NODES: usize = 10_000;
 /// The page rendered again with its names kept around the task's last acted-on element, when
 /// that element is on this page and the rendering built with the page had to cut names.
 fn around_last_target(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &StepContext,
     built: &BuiltPage,
 ) -> Option<crate::agent::render::Rendered> {
@@ -167,8 +166,8 @@ fn around_last_target(
     let action = Action::parse(&last.action).ok()?;
     let id = action.element().filter(|id| built.page.has_id(id))?;
     let budget = crate::agent::render::Budget {
-        max_tokens: ctx.config.agent.page_tokens,
-        chars_per_token: ctx.config.agent.chars_per_token,
+        max_tokens: ctx.agent.page_tokens,
+        chars_per_token: ctx.agent.chars_per_token,
     };
     Some(crate::agent::render::render_around(
         &built.page,
@@ -181,13 +180,13 @@ fn around_last_target(
 /// once the task has typed a password, code or card value (the page may show it anywhere, and
 /// a picture cannot be scrubbed), nor while a field on the page holds one.
 fn attach_screenshot(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &StepContext,
     req: &InteractRequest,
     built: &BuiltPage,
     messages: &mut [ChatMessage],
 ) {
-    let vision = ctx.config.agent.llm.as_ref().is_some_and(|c| c.vision);
+    let vision = ctx.agent.llm.as_ref().is_some_and(|c| c.vision);
     let Some(shot) = req.screenshot.as_ref().filter(|_| vision) else {
         return;
     };
@@ -211,7 +210,7 @@ fn attach_screenshot(
 
 /// A task without organisation knowledge may ask for a web search until its first browser
 /// action (a round that ended before planning does not lose the offer).
-fn offers_pre_search(ctx: &AppContext, step: &StepContext) -> bool {
+fn offers_pre_search(ctx: &StepPorts<'_>, step: &StepContext) -> bool {
     ctx.search.is_some()
         && step.task.pre_search.is_none()
         && step.knowledge.is_empty()
@@ -220,12 +219,8 @@ fn offers_pre_search(ctx: &AppContext, step: &StepContext) -> bool {
 
 /// Tool records the request may still write: the task's step limit keeps room for the
 /// decision's own record.
-fn room(ctx: &AppContext, step: &StepContext, round: &Round) -> bool {
-    let left = ctx
-        .config
-        .agent
-        .max_steps
-        .saturating_sub(step.step_index + 1);
+fn room(ctx: &StepPorts<'_>, step: &StepContext, round: &Round) -> bool {
+    let left = ctx.agent.max_steps.saturating_sub(step.step_index + 1);
     round.tools < MAX_TOOLS_PER_REQUEST && left > 0
 }
 
@@ -247,14 +242,14 @@ fn give_back(step: &mut StepContext, round: &Round) {
 
 /// The Decide state: one model call (a tool deferred by the last round runs first instead).
 pub async fn call(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     round: &mut Round,
     req: &InteractRequest,
     built: &BuiltPage,
     deadline: Instant,
 ) -> Result<Next, Error> {
-    let llm = ctx.llm.clone().ok_or(Error::LlmNotConfigured)?;
+    let llm = ctx.llm.ok_or(Error::LlmNotConfigured)?;
     let model_deadline = super::deadline::model(deadline);
     // A tool the last round could not fit runs first; one that still does not fit is dropped
     // and the model told so (it never waits for ever).
@@ -305,7 +300,7 @@ pub async fn call(
     round.calls += 1;
     let t = Instant::now();
     let c = match crate::ports::llm::ask(
-        llm.as_ref(),
+        llm,
         &messages,
         model_deadline,
         crate::ports::llm::Call {
@@ -367,7 +362,7 @@ pub async fn call(
 /// The Guard state: the server's rules on the answer; an accepted one is acted on (the finish
 /// check, a server tool handed to RunTool), a refused one asked again once.
 pub async fn review(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     round: &mut Round,
     req: &InteractRequest,
@@ -461,7 +456,7 @@ pub async fn review(
 /// The RunTool state: the tool runs; the model is asked again with its result. (A planning
 /// answer's search runs in the Gather state instead.)
 pub async fn run_tool(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     round: &mut Round,
     req: &InteractRequest,

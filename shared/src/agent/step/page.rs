@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 use crate::agent::page::Page;
 use crate::agent::render::{render, Budget, Rendered};
 use crate::agent::request::{InteractRequest, PageInput};
-use crate::context::AppContext;
+use crate::agent::step::StepPorts;
 use crate::domain::secrets::{Finder, Masked};
 use crate::error::Error;
 use crate::ports::Compressed;
@@ -153,15 +153,15 @@ fn builders() -> Arc<Semaphore> {
 /// for a request that is then refused or replayed runs to its end (at most one per builder,
 /// and only on a builder nobody was waiting for).
 pub fn start(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     req: &mut InteractRequest,
     deadline: Instant,
 ) -> impl Future<Output = Result<BuiltPage, Error>> {
     let content = std::mem::replace(&mut req.page, PageInput::Dom(String::new()));
     let viewport = req.viewport;
     let budget = Budget {
-        max_tokens: ctx.config.agent.page_tokens,
-        chars_per_token: ctx.config.agent.chars_per_token,
+        max_tokens: ctx.agent.page_tokens,
+        chars_per_token: ctx.agent.chars_per_token,
     };
     let work = move || build(content, viewport, budget);
     // A free permit only: tokio hands a returned permit to a queued waiter first.

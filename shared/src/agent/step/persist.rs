@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::response::StepResponse;
 use super::{records, secrets, BuiltPage, Decision, StepContext, StepInput};
-use crate::context::AppContext;
+use crate::agent::step::StepPorts;
 use crate::domain::{Message, MessageRole, TaskError, TaskStatus};
 use crate::error::Error;
 use crate::ports::{KnownSession, SessionChanges, StoreError};
@@ -42,7 +42,7 @@ fn messages(step: &StepContext, d: &Decision, query: &str, now: DateTime<Utc>) -
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned));
     reply.dom_summary = Some(truncate_chars(&step.page.summary, 200));
-    reply.snapshot_id = Some(crate::adapters::keys::snapshot_key(
+    reply.snapshot_id = Some(crate::ports::snapshot_key(
         &step.tenant_id,
         &step.task.id,
         step.first_index,
@@ -91,7 +91,7 @@ fn session_changes(step: &StepContext, status: TaskStatus, query: &str) -> Optio
 
 /// Writes the step, its messages and the page snapshot, and builds the response.
 pub async fn persist(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     input: &StepInput,
     snapshot: &BuiltPage,
@@ -117,7 +117,7 @@ pub async fn persist(
         now,
     ));
     let messages = hidden.scrubbed_all(messages(step, &kept, &query, now));
-    let store = ctx.store.as_ref();
+    let store = ctx.store;
     let task_write = async {
         if step.is_new {
             let mut task = step.task.clone();
@@ -130,7 +130,7 @@ pub async fn persist(
         }
     };
     let log = crate::debug::entry(
-        ctx,
+        ctx.retention,
         crate::debug::LogScope {
             tenant_id: &step.tenant_id,
             user_id: &step.user_id,
@@ -242,7 +242,7 @@ pub async fn persist(
     // so the channel) is this user's.
     if let Ok(stored) = &stored_messages {
         crate::realtime::notify(
-            ctx.realtime.as_deref(),
+            ctx.realtime,
             &step.session_id,
             Some(&step.task.id),
             stored,

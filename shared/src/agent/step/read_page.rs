@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::{BuiltPage, StepContext};
 use crate::agent::page::PageView;
 use crate::agent::request::InteractRequest;
-use crate::context::AppContext;
+use crate::agent::step::StepPorts;
 use crate::domain::facts::PageFacts;
 use crate::domain::TokenUsage;
 use crate::ports::llm::{Call, ChatMessage};
@@ -80,7 +80,7 @@ fn public_web(url: &str) -> bool {
 
 /// Runs `readPage`: the tool's result (`message` is what the model reads).
 pub async fn run(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     req: &InteractRequest,
     built: &BuiltPage,
@@ -88,17 +88,17 @@ pub async fn run(
     deadline: Instant,
 ) -> Value {
     let fail = |why: &str| json!({ "message": format!("readPage did not run: {why}"), "question": question });
-    if !ctx.config.agent.read_page {
+    if !ctx.agent.read_page {
         return fail("it is not available here");
     }
-    let (Some(search), Some(llm)) = (ctx.search.as_ref(), ctx.verifier.as_ref()) else {
+    let (Some(search), Some(llm)) = (ctx.search, ctx.verifier) else {
         return fail("it is not available here");
     };
     let view = PageView {
         page: &built.page,
         url: &req.url,
     };
-    if let Some(why) = refusal(&req.url, &view, &ctx.config.agent.risk) {
+    if let Some(why) = refusal(&req.url, &view, &ctx.agent.risk) {
         return fail(why);
     }
     let secrets = super::secrets::finder(ctx, step);
@@ -123,8 +123,7 @@ pub async fn run(
     ];
     let until = super::deadline::read_answer(deadline);
     let started = Instant::now();
-    let answer =
-        crate::ports::llm::ask(llm.as_ref(), &messages, until, Call::keyed("read-page")).await;
+    let answer = crate::ports::llm::ask(llm, &messages, until, Call::keyed("read-page")).await;
     match answer {
         Ok(c) => {
             step.count_call(

@@ -29,7 +29,7 @@ pub fn base(
             page_hash: step.page.hash.clone(),
             view_hash: step.page.view_hash.clone(),
             summary: step.page.summary.clone(),
-            snapshot_key: Some(crate::adapters::keys::snapshot_key(
+            snapshot_key: Some(crate::ports::snapshot_key(
                 &step.tenant_id,
                 &step.task.id,
                 step.first_index,

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 
-use crate::context::AppContext;
+use crate::agent::step::StepPorts;
 use crate::domain::secrets::{Finder, HIDDEN};
 use crate::domain::web::{condense, search_site, SearchFailure, SearchRecord, SearchScope};
 use crate::ports::web_search::{SearchError, SearchQuery};
@@ -18,7 +18,7 @@ static UNCONFIGURED: Once = Once::new();
 /// Searches for `query` from the page at `url`, giving up at `deadline`. A query that holds
 /// one of the task's typed `secrets` is not sent.
 pub async fn search(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     query: &str,
     url: &str,
     deadline: Instant,
@@ -46,7 +46,7 @@ pub async fn search(
         record.failure = Some(SearchFailure::Withheld);
         return record;
     }
-    let Some(engine) = ctx.search.as_ref() else {
+    let Some(engine) = ctx.search else {
         UNCONFIGURED.call_once(|| {
             tracing::info!("web search is not configured (TAVILY_API_KEY); searches are skipped");
         });

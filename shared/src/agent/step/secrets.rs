@@ -5,7 +5,7 @@
 
 use crate::agent::action::Action;
 use crate::agent::page::PageView;
-use crate::context::AppContext;
+use crate::agent::step::StepPorts;
 use crate::domain::facts::PageFacts;
 use crate::domain::outcome::DomExpectation;
 use crate::domain::risk::Secrets;
@@ -47,8 +47,8 @@ pub fn expectations_on(
 }
 
 /// The fingerprints' key of this server (`FINGERPRINT_KEY`, else the token signing key).
-pub fn key(ctx: &AppContext) -> SecretKey {
-    SecretKey::derive(ctx.config.fingerprint_key.expose_secret().as_bytes())
+pub fn key(ctx: &StepPorts<'_>) -> SecretKey {
+    SecretKey::derive(ctx.fingerprint_key.expose_secret().as_bytes())
 }
 
 /// A value a page shows in place of one it hides (`••••`).
@@ -59,13 +59,13 @@ fn masked(value: &str) -> bool {
 }
 
 /// Fingerprints the values of this page's secret fields (typed by the agent or by the user).
-pub fn observe(ctx: &AppContext, step: &mut StepContext, built: &BuiltPage, url: &str) {
+pub fn observe(ctx: &StepPorts<'_>, step: &mut StepContext, built: &BuiltPage, url: &str) {
     let view = PageView {
         page: &built.page,
         url,
     };
     let key = key(ctx);
-    let secrets = Secrets::new(&ctx.config.agent.risk, &view);
+    let secrets = Secrets::new(&ctx.agent.risk, &view);
     let filled: Vec<SecretMark> = view
         .elements()
         .take(FIELD_SCAN)
@@ -84,8 +84,8 @@ pub fn observe(ctx: &AppContext, step: &mut StepContext, built: &BuiltPage, url:
 
 /// Whether a field of the page holds a value of a password, code or card field (then nothing
 /// that cannot be scrubbed, a screenshot, leaves the server).
-pub fn shows_secret(ctx: &AppContext, view: &PageView<'_>) -> bool {
-    let secrets = Secrets::new(&ctx.config.agent.risk, view);
+pub fn shows_secret(ctx: &StepPorts<'_>, view: &PageView<'_>) -> bool {
+    let secrets = Secrets::new(&ctx.agent.risk, view);
     view.elements().take(FIELD_SCAN).any(|e| {
         e.value
             .as_deref()
@@ -94,9 +94,9 @@ pub fn shows_secret(ctx: &AppContext, view: &PageView<'_>) -> bool {
 }
 
 /// Fingerprints what `d` types into secret fields of the page (its action and its chain).
-fn note_typed(ctx: &AppContext, step: &mut StepContext, d: &Decision, view: &PageView<'_>) {
+fn note_typed(ctx: &StepPorts<'_>, step: &mut StepContext, d: &Decision, view: &PageView<'_>) {
     let key = key(ctx);
-    let secrets = Secrets::new(&ctx.config.agent.risk, view);
+    let secrets = Secrets::new(&ctx.agent.risk, view);
     let actions =
         std::iter::once(d.action.as_str()).chain(d.chain.iter().map(|c| c.action.as_str()));
     for a in actions {
@@ -119,7 +119,7 @@ fn note_typed(ctx: &AppContext, step: &mut StepContext, d: &Decision, view: &Pag
 /// question the user reads are scrubbed in `d` (whose action goes out as decided), and the
 /// decision as it is kept comes back with its actions' secrets hidden too.
 pub fn hide(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     d: &mut Decision,
     page: &crate::agent::page::Page,
@@ -138,12 +138,12 @@ pub fn hide(
 }
 
 /// A finder of the task's secrets.
-pub fn finder(ctx: &AppContext, step: &StepContext) -> Finder {
+pub fn finder(ctx: &StepPorts<'_>, step: &StepContext) -> Finder {
     key(ctx).finder(&step.task.secrets)
 }
 
 /// The messages of a model call with the task's secrets hidden.
-pub fn scrub_messages(ctx: &AppContext, step: &StepContext, messages: &mut [ChatMessage]) {
+pub fn scrub_messages(ctx: &StepPorts<'_>, step: &StepContext, messages: &mut [ChatMessage]) {
     if step.task.secrets.is_empty() {
         return;
     }

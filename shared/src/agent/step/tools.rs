@@ -14,7 +14,7 @@ use super::search::search;
 use super::{judge, records, BuiltPage, Decision, StepContext};
 use crate::agent::action::Action;
 use crate::agent::request::InteractRequest;
-use crate::context::AppContext;
+use crate::agent::step::StepPorts;
 use crate::domain::verdict::SUCCESS_CONFIDENCE;
 use crate::domain::web::SearchRecord;
 use crate::domain::{Step, StepKind, TaskStatus};
@@ -79,7 +79,7 @@ pub struct Ran {
 /// records it as the request's next step.
 #[allow(clippy::too_many_arguments)]
 pub async fn run(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     req: &InteractRequest,
     built: &BuiltPage,
@@ -183,7 +183,7 @@ pub fn search_of(s: &Step) -> Option<SearchRecord> {
 
 /// `verifySuccess`: the verification model asked whether `what` holds on this page.
 async fn verify(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     req: &InteractRequest,
     built: &BuiltPage,

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::{judge, BuiltPage, StepContext};
 use crate::agent::page::PageView;
 use crate::agent::request::{InteractRequest, LastAction};
-use crate::context::AppContext;
+use crate::agent::step::StepPorts;
 use crate::domain::chain::ChainItem;
 use crate::domain::outcome::{check, Before, Check, DomExpectation};
 use crate::domain::verdict::{
@@ -109,7 +109,7 @@ fn actual_state(checks: &[Check], view: &PageView<'_>) -> String {
 
 /// Verifies the previous step's action and stores the verdict in `step.verification`.
 pub async fn verify(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     step: &mut StepContext,
     req: &InteractRequest,
     built: &BuiltPage,

@@ -5,13 +5,12 @@
 //! WebSearch states only read it, so the Parallel state's branches never race.
 
 use serde_json::Value;
-use tokio::sync::OnceCell;
 
 use super::{answer, failure, phases, RunState};
 use crate::agent::request::read;
+use crate::agent::step::StepPorts;
 use crate::agent::step::{page, StepInput};
 use crate::asl::Failure;
-use crate::context::AppContext;
 use crate::error::Error;
 use crate::ports::StoreError;
 
@@ -20,7 +19,7 @@ fn record_of(id: &str) -> String {
     format!("run-{id}")
 }
 
-async fn save(ctx: &AppContext, run: &RunState) -> Result<(), Error> {
+async fn save(ctx: &StepPorts<'_>, run: &RunState) -> Result<(), Error> {
     let bytes = serde_json::to_vec(run).map_err(Error::internal)?;
     ctx.snapshots
         .put_snapshot(run.tenant_id(), &record_of(&run.id), 0, &bytes)
@@ -28,7 +27,7 @@ async fn save(ctx: &AppContext, run: &RunState) -> Result<(), Error> {
     Ok(())
 }
 
-async fn forget(ctx: &AppContext, tenant_id: &str, id: &str) {
+async fn forget(ctx: &StepPorts<'_>, tenant_id: &str, id: &str) {
     if let Err(e) = ctx
         .snapshots
         .delete_snapshots(tenant_id, &record_of(id))
@@ -38,37 +37,21 @@ async fn forget(ctx: &AppContext, tenant_id: &str, id: &str) {
     }
 }
 
-async fn client() -> &'static aws_sdk_sfn::Client {
-    static CLIENT: OnceCell<aws_sdk_sfn::Client> = OnceCell::const_new();
-    CLIENT
-        .get_or_init(|| async {
-            aws_sdk_sfn::Client::new(&crate::adapters::aws::sdk_config(None).await)
-        })
-        .await
-}
-
 /// Runs the step on Step Functions: the record, then one synchronous execution.
-pub async fn execute(ctx: &AppContext, arn: &str, run: RunState) -> Result<Value, Error> {
+pub async fn execute(ctx: &StepPorts<'_>, arn: &str, run: RunState) -> Result<Value, Error> {
     save(ctx, &run).await?;
-    let started = client()
-        .await
-        .start_sync_execution()
-        .state_machine_arn(arn)
-        .name(&run.id)
-        .input(run.execution_input().to_string())
-        .send()
+    let started = ctx
+        .executions
+        .run_sync(arn, &run.id, run.execution_input().to_string())
         .await;
     let out = match started {
         Ok(out) => out,
         Err(e) => {
             forget(ctx, run.tenant_id(), &run.id).await;
-            let e = aws_sdk_sfn::error::DisplayErrorContext(e);
-            return Err(Error::Store(StoreError::Unavailable(format!(
-                "StartSyncExecution: {e}"
-            ))));
+            return Err(Error::Store(StoreError::Unavailable(e)));
         }
     };
-    if out.status == aws_sdk_sfn::types::SyncExecutionStatus::Succeeded {
+    if out.succeeded {
         let output: Value = serde_json::from_str(out.output.as_deref().unwrap_or("{}"))
             .map_err(|e| Error::internal(format!("step machine output: {e}")))?;
         return answer(&output);
@@ -77,14 +60,14 @@ pub async fn execute(ctx: &AppContext, arn: &str, run: RunState) -> Result<Value
     // of the Release state) ends here.
     forget(ctx, run.tenant_id(), &run.id).await;
     Err(Error::internal(format!(
-        "step machine {:?}: {}",
+        "step machine {}: {}",
         out.status,
         out.error.unwrap_or_default()
     )))
 }
 
 /// The run named by a phase event, with its request validated and its page built again.
-async fn restore(ctx: &AppContext, event: &Value, with_page: bool) -> Result<RunState, Error> {
+async fn restore(ctx: &StepPorts<'_>, event: &Value, with_page: bool) -> Result<RunState, Error> {
     let id = event["run"]["id"].as_str().unwrap_or_default();
     let tenant = event["run"]["tenant"].as_str().unwrap_or_default();
     let bytes = ctx
@@ -119,14 +102,14 @@ async fn restore(ctx: &AppContext, event: &Value, with_page: bool) -> Result<Run
 
 /// The phase function: runs the phase an event names (`{ phase, run: { id, tenant }, ... }`)
 /// and answers its summary, or the error name the machine's Retry and Catch match.
-pub async fn handle_phase(ctx: &AppContext, event: &Value) -> Result<Value, Failure> {
+pub async fn handle_phase(ctx: &StepPorts<'_>, event: &Value) -> Result<Value, Failure> {
     let name = event["phase"].as_str().unwrap_or_default().to_owned();
     let read_only = matches!(name.as_str(), "knowledge" | "webSearch");
     let needs_page = !read_only && !matches!(name.as_str(), "load" | "respond" | "release");
     let mut run = match restore(ctx, event, needs_page).await {
         Ok(r) => r,
         Err(e) => {
-            crate::http::error::log_error(&e);
+            crate::error::log_error(&e);
             return Err(Failure::new(
                 e.state_error(),
                 "the run could not be restored",
@@ -145,7 +128,7 @@ pub async fn handle_phase(ctx: &AppContext, event: &Value) -> Result<Value, Fail
     if matches!(name.as_str(), "respond" | "release") {
         forget(ctx, run.tenant_id(), &run.id).await;
     } else if let Err(e) = save(ctx, &run).await {
-        crate::http::error::log_error(&e);
+        crate::error::log_error(&e);
         return Err(Failure::new(e.state_error(), "the run could not be saved"));
     }
     out
@@ -173,7 +156,8 @@ mod tests {
         let stores = crate::context::open_stores(&config.store, clock.clone())
             .await
             .expect("stores");
-        let ctx = AppContext::with_parts(config, stores, clock);
+        let app = crate::context::AppContext::with_parts(config, stores, clock);
+        let ctx = app.step();
         // Fields no JSON value holds, where the server reads nothing: the phases in other
         // processes read the body as the interact function did.
         let body = format!(

@@ -9,12 +9,12 @@ use tokio::sync::Mutex;
 use tracing::Instrument;
 
 use super::{answer, failure, machine, phases, RunState};
+use crate::agent::step::StepPorts;
 use crate::asl::{self, Failure, Options, TaskRunner};
-use crate::context::AppContext;
 use crate::error::Error;
 
 struct Local<'a> {
-    ctx: &'a AppContext,
+    ctx: &'a StepPorts<'a>,
     run: Mutex<RunState>,
 }
 
@@ -57,8 +57,8 @@ impl TaskRunner for Local<'_> {
 }
 
 /// Appends the execution's largest state to the report file, when one is configured.
-fn report(ctx: &AppContext, e: &asl::Execution) {
-    let Some(path) = &ctx.config.agent.state_report else {
+fn report(ctx: &StepPorts<'_>, e: &asl::Execution) {
+    let Some(path) = &ctx.agent.state_report else {
         return;
     };
     let line = format!("{} {}\n", e.largest_state, e.path.join(">"));
@@ -72,7 +72,7 @@ fn report(ctx: &AppContext, e: &asl::Execution) {
 }
 
 /// Runs the step's machine in this process.
-pub async fn execute(ctx: &AppContext, run: RunState) -> Result<Value, Error> {
+pub async fn execute(ctx: &StepPorts<'_>, run: RunState) -> Result<Value, Error> {
     let machine = machine()?;
     let input = run.execution_input();
     let local = Local {

@@ -20,10 +20,10 @@ pub use phases::{gather, phase, GatherArgs};
 
 use super::model::Round;
 use super::{BuiltPage, StepContext, StepInput};
+use crate::agent::step::StepPorts;
 use crate::asl::Machine;
 use crate::auth::Principal;
 use crate::config::Orchestrator;
-use crate::context::AppContext;
 use crate::error::{Error, Relayed};
 
 /// The definition, as deployed.
@@ -137,8 +137,8 @@ impl RunState {
 
 /// A phase's error as the machine sees it (the answer is kept for the Release state).
 pub fn failure(run: &mut RunState, e: &Error) -> crate::asl::Failure {
-    crate::http::error::log_error(e);
-    let relayed = crate::http::error::relay(e);
+    crate::error::log_error(e);
+    let relayed = crate::error::relay(e);
     let cause = relayed.body["message"]
         .as_str()
         .unwrap_or_default()
@@ -165,7 +165,7 @@ pub fn answer(output: &Value) -> Result<Value, Error> {
 
 /// Runs a whole step through the state machine and returns the response body.
 pub async fn run(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     input: StepInput,
     body: Option<Box<RawValue>>,
 ) -> Result<Value, Error> {
@@ -173,8 +173,8 @@ pub async fn run(
     if ctx.llm.is_none() {
         return Err(Error::LlmNotConfigured);
     }
-    let run = RunState::new(input, body, ctx.config.agent.step_deadline_ms);
-    match &ctx.config.agent.orchestrator {
+    let run = RunState::new(input, body, ctx.agent.step_deadline_ms);
+    match &ctx.agent.orchestrator {
         Orchestrator::InProcess => local::execute(ctx, run).await,
         Orchestrator::StepFunctions { state_machine_arn } => {
             cloud::execute(ctx, state_machine_arn, run).await

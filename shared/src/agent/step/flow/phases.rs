@@ -8,11 +8,11 @@ use super::RunState;
 use crate::agent::prompt::KNOWLEDGE_CHARS;
 use crate::agent::request::InteractRequest;
 use crate::agent::step::model::{self, Next, Round};
+use crate::agent::step::StepPorts;
 use crate::agent::step::{
     budget, decide, load, page, persist, search, secrets, verify, BuiltPage, Loaded, StepContext,
     StepInput,
 };
-use crate::context::AppContext;
 use crate::domain::web::SearchRecord;
 use crate::error::Error;
 use crate::ports::knowledge::KnowledgeChunk;
@@ -54,7 +54,7 @@ fn parts(run: &mut RunState) -> Result<Parts<'_>, Error> {
 
 /// Runs the phase `name` over `run`; `input` is the Task's payload.
 pub async fn phase(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     run: &mut RunState,
     name: &str,
     input: &Value,
@@ -106,7 +106,7 @@ pub async fn phase(
     }
 }
 
-async fn load_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Error> {
+async fn load_phase(ctx: &StepPorts<'_>, run: &mut RunState) -> Result<Value, Error> {
     let deadline = run.deadline();
     let input = run.input.as_mut().ok_or_else(|| missing("request"))?;
     // Under way (when a builder is free) while the step's reads and claims wait on the store.
@@ -157,7 +157,7 @@ impl GatherArgs {
 }
 
 /// The Knowledge state (the chunks the prompt can show, no more) or the WebSearch state.
-pub async fn gather(ctx: &AppContext, name: &str, args: GatherArgs) -> Result<Value, Error> {
+pub async fn gather(ctx: &StepPorts<'_>, name: &str, args: GatherArgs) -> Result<Value, Error> {
     if name == "webSearch" {
         let Some(q) = args.search else {
             return Ok(json!({}));
@@ -167,7 +167,7 @@ pub async fn gather(ctx: &AppContext, name: &str, args: GatherArgs) -> Result<Va
         let record = search::search(ctx, &q, &args.url, until, ctx.clock.now(), &secrets).await;
         return Ok(json!({ "search": record }));
     }
-    let Some(k) = &ctx.knowledge else {
+    let Some(k) = ctx.knowledge else {
         return Ok(json!({ "chunks": [] }));
     };
     let chunks = match k
@@ -225,7 +225,11 @@ fn take_gathered(run: &mut RunState, gathered: &Value) -> Result<(), Error> {
     Ok(())
 }
 
-async fn decide_phase(ctx: &AppContext, run: &mut RunState, input: &Value) -> Result<Value, Error> {
+async fn decide_phase(
+    ctx: &StepPorts<'_>,
+    run: &mut RunState,
+    input: &Value,
+) -> Result<Value, Error> {
     take_gathered(run, &input["gathered"])?;
     let deadline = run.deadline();
     let p = parts(run)?;
@@ -244,7 +248,7 @@ async fn decide_phase(ctx: &AppContext, run: &mut RunState, input: &Value) -> Re
     Ok(json!({ "next": next, "calls": p.round.calls }))
 }
 
-async fn guard_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Error> {
+async fn guard_phase(ctx: &StepPorts<'_>, run: &mut RunState) -> Result<Value, Error> {
     let deadline = run.deadline();
     let p = parts(run)?;
     let history = p.step.history.clone();
@@ -265,7 +269,7 @@ async fn guard_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Erro
     Ok(json!({ "next": next, "tools": p.round.tools }))
 }
 
-async fn persist_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Error> {
+async fn persist_phase(ctx: &StepPorts<'_>, run: &mut RunState) -> Result<Value, Error> {
     let started = run.started();
     let elapsed = run.elapsed_us();
     let last = run.round.last.clone();
@@ -281,7 +285,7 @@ async fn persist_phase(ctx: &AppContext, run: &mut RunState) -> Result<Value, Er
 }
 
 /// The Release state: what the step claimed is handed back and the error answered.
-async fn release(ctx: &AppContext, run: &mut RunState, error: &Value) -> Value {
+async fn release(ctx: &StepPorts<'_>, run: &mut RunState, error: &Value) -> Value {
     if let (Some(step), Some(input), false) =
         (run.step.as_deref(), run.input.as_ref(), run.released)
     {
@@ -299,7 +303,7 @@ async fn release(ctx: &AppContext, run: &mut RunState, error: &Value) -> Value {
         } else {
             Error::internal(name)
         };
-        crate::http::error::relay(&e)
+        crate::error::relay(&e)
     });
     let headers = match relayed.retry_after {
         Some(s) => json!({ "Retry-After": s.to_string() }),

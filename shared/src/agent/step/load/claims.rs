@@ -4,8 +4,8 @@
 use chrono::{DateTime, Utc};
 
 use super::super::{budget, StepContext, StepInput};
+use crate::agent::step::StepPorts;
 use crate::auth::rate_limit::FixedWindow;
-use crate::context::AppContext;
 use crate::error::Error;
 use crate::ports::Store;
 
@@ -58,8 +58,8 @@ impl Claims {
 }
 
 /// The per-user and per-tenant interact windows.
-pub(super) fn windows(ctx: &AppContext) -> (FixedWindow, FixedWindow) {
-    let agent = &ctx.config.agent;
+pub(super) fn windows(ctx: &StepPorts<'_>) -> (FixedWindow, FixedWindow) {
+    let agent = &ctx.agent;
     let window = |limit| FixedWindow {
         limit,
         window_seconds: agent.rate_window_seconds,
@@ -89,25 +89,18 @@ pub(super) async fn hand_back(
 }
 
 /// Gives back what `claim` took (task lease, idempotency key) after a later failure.
-pub async fn release(ctx: &AppContext, step: &StepContext, input: &StepInput) {
+pub async fn release(ctx: &StepPorts<'_>, step: &StepContext, input: &StepInput) {
     let lease = (!step.is_new).then_some((step.task.id.as_str(), step.lease_owner.as_str()));
     let key = input
         .idempotency_key
         .as_deref()
         .map(|k| (k, input.request_id.as_str()));
-    hand_back(
-        ctx.store.as_ref(),
-        &step.tenant_id,
-        &step.user_id,
-        lease,
-        key,
-    )
-    .await;
+    hand_back(ctx.store, &step.tenant_id, &step.user_id, lease, key).await;
 }
 
 /// Gives back the tenant's count and token reservation of a request refused in `enter`.
 pub(super) async fn give_back_tenant(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     claims: &Claims,
     tenant_counted: bool,
     reserved: u64,
@@ -115,11 +108,7 @@ pub(super) async fn give_back_tenant(
     let (_, per_tenant) = windows(ctx);
     if tenant_counted {
         per_tenant
-            .give_back(
-                ctx.store.as_ref(),
-                &tenant_key(&claims.tenant_id),
-                claims.now,
-            )
+            .give_back(ctx.store, &tenant_key(&claims.tenant_id), claims.now)
             .await;
     }
     budget::give_back(ctx, &claims.tenant_id, reserved, claims.now).await;

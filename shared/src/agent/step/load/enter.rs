@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::claims::{give_back_tenant, tenant_key, windows};
 use super::Admitted;
+use crate::agent::step::StepPorts;
 use crate::agent::step::{budget, BuiltPage, StepContext, StepInput};
-use crate::context::AppContext;
 use crate::domain::session::{auto_title, session_domain};
 use crate::domain::site::host_of;
 use crate::domain::{Session, Task};
@@ -17,7 +17,7 @@ use crate::error::Error;
 /// Enters the step: counts the tenant, reserves tokens and waits for the page; a refusal
 /// hands back everything claimed.
 pub async fn enter(
-    ctx: &AppContext,
+    ctx: &StepPorts<'_>,
     input: &StepInput,
     admitted: Admitted,
     page: impl Future<Output = Result<BuiltPage, Error>>,
@@ -31,7 +31,7 @@ pub async fn enter(
     } = admitted;
     let p = &reads.principal;
     let req = &input.request;
-    let store = ctx.store.as_ref();
+    let store = ctx.store;
     let now = claims.now;
     let (_, per_tenant) = windows(ctx);
     let host = host_of(&req.url).unwrap_or_default();
@@ -93,7 +93,7 @@ pub async fn enter(
             req.query.clone(),
             req.url.clone(),
             now,
-            now.timestamp() + ctx.config.retention.task_seconds,
+            now.timestamp() + ctx.retention.task_seconds,
         ),
     };
     let first_index = task.step_count;

@@ -21,11 +21,11 @@ pub use enter::enter;
 
 use self::claims::{hand_back, windows, Claims};
 use super::StepInput;
+use crate::agent::step::StepPorts;
+use crate::auth::check_account;
 use crate::auth::Principal;
-use crate::context::AppContext;
 use crate::domain::{admission, Admission, DomainPattern, Session, Step, Task, TaskError};
 use crate::error::Error;
-use crate::http::guard::check_account;
 use crate::ports::{KeyClaim, Reservation, SessionOwner, StoreError};
 
 /// What round 1 read.
@@ -63,13 +63,13 @@ fn busy(why: &'static str) -> Error {
 }
 
 /// Round 1: the account and the reads that claim nothing.
-pub async fn read(ctx: &AppContext, input: &StepInput) -> Result<Reads, Error> {
+pub async fn read(ctx: &StepPorts<'_>, input: &StepInput) -> Result<Reads, Error> {
     let mut principal = input.principal.clone();
     let req = &input.request;
-    let store = ctx.store.as_ref();
+    let store = ctx.store;
     let tenant = input.principal.tenant_id.as_str();
     let (account, history, session, owner, domains) = tokio::join!(
-        check_account(ctx, &mut principal),
+        check_account(ctx.store, ctx.clock.now(), &mut principal),
         async {
             match &req.task_id {
                 Some(id) => store.steps(tenant, id).await,
@@ -101,12 +101,16 @@ pub async fn read(ctx: &AppContext, input: &StepInput) -> Result<Reads, Error> {
 }
 
 /// Round 2: the user's count, the key and the lease; then the admission rules.
-pub async fn claim(ctx: &AppContext, input: &StepInput, mut reads: Reads) -> Result<Loaded, Error> {
+pub async fn claim(
+    ctx: &StepPorts<'_>,
+    input: &StepInput,
+    mut reads: Reads,
+) -> Result<Loaded, Error> {
     let p = reads.principal.clone();
     let req = &input.request;
     let now = ctx.clock.now();
-    let agent = &ctx.config.agent;
-    let store = ctx.store.as_ref();
+    let agent = &ctx.agent;
+    let store = ctx.store;
     let (per_user, _) = windows(ctx);
     let user_key = format!("interact-user#{}#{}", p.tenant_id, p.user_id);
     // A claim lives as long as the request can: a request that dies frees both soon.

@@ -1,6 +1,17 @@
 //! Command runners: in this process (a spawned task driving a child process; local-api), or
 //! the `agent-exec` function invoked asynchronously (the cloud: a request's Lambda must not
-//! wait for a command).
+//! wait for a command). A run itself ([`job`]) copies the workspace into a scratch directory,
+//! runs the program as a child process ([`process`]) and records its output and end
+//! ([`record`]).
+
+mod dirs;
+mod job;
+mod process;
+mod record;
+
+pub use dirs::scratch_dir;
+use job::run_job;
+pub use record::RunEnv;
 
 use std::sync::Arc;
 
@@ -8,9 +19,8 @@ use async_trait::async_trait;
 
 use super::workspace::WorkspaceOpener;
 use crate::domain::agent_tools::ExecRecord;
-use crate::ports::runner::CommandRunner;
-use crate::tools::run_record::RunEnv;
-use crate::tools::runner::run_job;
+use crate::ports::runner::{CommandRunner, Jobs};
+use crate::ports::workspace::{Workspace, Workspaces};
 
 /// Most commands running at once in one process (more wait for a slot).
 pub const LOCAL_SLOTS: usize = 4;
@@ -20,6 +30,19 @@ pub struct LocalRunner {
     pub env: RunEnv,
     pub opener: WorkspaceOpener,
     pub slots: Arc<tokio::sync::Semaphore>,
+}
+
+/// Runs recorded commands here, recording with `self`.
+#[async_trait]
+impl Jobs for RunEnv {
+    async fn run(&self, ws: Arc<dyn Workspace>, exec: ExecRecord, writes: bool) {
+        run_job(self, ws, exec, writes).await;
+    }
+
+    async fn refuse(&self, exec: &ExecRecord, why: String) {
+        let end = record::failed(self, std::time::Instant::now(), why);
+        record::finish(self, exec, end).await;
+    }
 }
 
 /// Makes this process's memory and `/proc/<pid>/environ` unreadable to the commands it

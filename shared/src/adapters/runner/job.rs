@@ -12,9 +12,9 @@ use std::time::Instant;
 
 use futures::StreamExt;
 
-use super::run_dirs::{scratch_dir, RunDirs};
-use super::run_record::{failed, finish, RunEnv};
-use crate::adapters::workspace::md5_version;
+use super::dirs::{scratch_dir, RunDirs};
+use super::record::{failed, finish, RunEnv};
+use crate::adapters::workspace::{md5_version, DirWorkspace};
 use crate::domain::agent_tools::{ExecRecord, ExecStatus};
 use crate::domain::ws_path::WsPath;
 use crate::ports::workspace::{Precondition, Workspace, WsError};
@@ -83,7 +83,7 @@ async fn materialize(ws: &dyn Workspace, dir: &Path) -> Result<Copied, String> {
 /// so a concurrent edit is not overwritten) and files it deleted. Everything is read and
 /// planned first; nothing is written unless the whole scratch copy could be read.
 async fn write_back(ws: &dyn Workspace, dir: &Path, copied: &Copied) -> Result<usize, String> {
-    let scratch = crate::adapters::workspace::DirWorkspace::open(dir);
+    let scratch = DirWorkspace::open(dir);
     let now = scratch
         .walk(&WsPath::root(), MAX_COPIED_FILES)
         .await

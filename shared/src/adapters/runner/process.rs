@@ -1,8 +1,11 @@
 //! One command as a child process: no shell, a cleared environment, its own process group
 //! (killed as a whole at the end, whatever happened), a time limit, an output limit and
 //! cancellation polled from the run's record. Output is kept in arrival order across stdout
-//! and stderr and stored as chunks of at most 8 KiB (a Pusher message stays under 10 KB).
+//! and stderr and stored as chunks of at most 8 KiB (a Pusher message stays under 10 KB). The
+//! program is looked up on a fixed search path, never the server's `PATH`, and gets an
+//! environment of its own (nothing of the server's).
 
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -11,9 +14,8 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 use tokio::time::MissedTickBehavior;
 
-use super::exec::{environment, resolve_program, utf8_prefix};
-use super::run_dirs::RunDirs;
-use super::run_record::{announce, failed, RunEnv};
+use super::dirs::RunDirs;
+use super::record::{announce, failed, RunEnv};
 use crate::domain::agent_tools::{Chunk, ExecRecord, ExecStatus, Stream};
 use crate::ports::ExecEnd;
 
@@ -254,5 +256,56 @@ pub async fn run_process(
         error: out
             .lost
             .then(|| "part of the output could not be stored".to_owned()),
+    }
+}
+
+/// Where programs are looked up (the server's own `PATH` is never used); `/opt/bin` is where
+/// Lambda layers put programs.
+pub const SEARCH_PATH: &str = "/opt/bin:/usr/local/bin:/usr/bin:/bin";
+
+/// The executable `program` names on the search path.
+pub fn resolve_program(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    SEARCH_PATH.split(':').find_map(|dir| {
+        let p = PathBuf::from(dir).join(program);
+        let meta = std::fs::metadata(&p).ok()?;
+        (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then_some(p)
+    })
+}
+
+/// The whole environment a command gets (the server's is cleared first): `HOME` and `TMPDIR`
+/// are the run's own directories.
+pub fn environment(home: &std::path::Path, tmp: &std::path::Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("PATH", SEARCH_PATH.to_owned()),
+        ("HOME", home.display().to_string()),
+        ("TMPDIR", tmp.display().to_string()),
+        ("LANG", "C.UTF-8".to_owned()),
+        ("TERM", "dumb".to_owned()),
+        ("NO_COLOR", "1".to_owned()),
+    ]
+}
+
+/// How much of `buf` is whole UTF-8 (a character cut at the end waits for the next read).
+pub fn utf8_prefix(buf: &[u8]) -> usize {
+    match std::str::from_utf8(buf) {
+        Ok(_) => buf.len(),
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        Err(_) => buf.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_resolve_on_the_fixed_path_and_utf8_is_cut_whole() {
+        assert!(resolve_program("sh").is_some());
+        assert!(resolve_program("no-such-program-xyz").is_none());
+        let s = "héllo".as_bytes();
+        assert_eq!(utf8_prefix(&s[..2]), 1, "the é is not complete yet");
+        assert_eq!(utf8_prefix(s), s.len());
+        assert_eq!(utf8_prefix(b"\xff\xfe"), 2, "invalid bytes are passed on");
     }
 }
