@@ -37,6 +37,18 @@ pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a client may take to send a request's headers.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The OpenAPI document of every route, kept at the repository's root and served at
+/// `/openapi.json` (`tests/tests/consistency.rs` holds it to the routes and the template).
+pub const OPENAPI: &str = include_str!("../../openapi.json");
+
+/// A document this server answers itself (no function's route): its content type and text.
+fn document(path: &str) -> Option<(&'static str, &'static str)> {
+    match path {
+        "/openapi.json" => Some(("application/json", OPENAPI)),
+        _ => None,
+    }
+}
+
 /// One routed function.
 pub struct Route {
     pub spec: &'static RouteSpec,
@@ -203,6 +215,17 @@ impl LocalApi {
         }
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
+        if let Some((content_type, text)) = document(&path) {
+            if method != http::Method::GET && method != http::Method::HEAD {
+                return Err(Error::MethodNotAllowed {
+                    method: method.to_string(),
+                });
+            }
+            return http::Response::builder()
+                .header(http::header::CONTENT_TYPE, content_type)
+                .body(lambda_http::Body::Text(text.to_owned()))
+                .map_err(Error::internal);
+        }
         let query = req.uri().query().unwrap_or("").to_owned();
         let mut path_matched = false;
         let mut found = None;

@@ -404,8 +404,9 @@ fn the_state_machine_substitutions_agree_with_the_template_and_the_executor() {
 }
 
 /// `scripts/new-function` wires a route everywhere this file checks: a crate with the route,
-/// the template's function with its event and preflight, an event and its row, local-api's
-/// manifest and route list. Bad input is refused before anything is written.
+/// the template's function with its event and preflight, an event and its row, its operation
+/// in the OpenAPI document, local-api's manifest and route list. Bad input is refused before
+/// anything is written.
 #[test]
 fn a_new_function_is_wired_in_one_step() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -420,6 +421,7 @@ fn a_new_function_is_wired_in_one_step() {
         "events/expected.tsv",
         "local/Cargo.toml",
         "local/src/lib.rs",
+        "openapi.json",
     ] {
         copy(rel);
     }
@@ -478,6 +480,14 @@ fn a_new_function_is_wired_in_one_step() {
         .map(|l| l.trim().trim_end_matches(','))
         .collect();
     assert!(listed.contains(&"zz_example_get"), "{listed:?}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&read("openapi.json")).expect("openapi.json is JSON");
+    let op = &doc["paths"]["/api/zz-example/{exampleId}"]["get"];
+    assert_eq!(op["operationId"], "zz-example-get");
+    assert_eq!(op["parameters"][0]["name"], "exampleId");
+    let mut dangling = Vec::new();
+    dangling_refs(&doc, op, &mut dangling);
+    assert!(dangling.is_empty(), "{dangling:?}");
     assert!(
         listed.windows(2).all(|w| w[0] < w[1]),
         "kept sorted: {listed:?}"
@@ -502,6 +512,7 @@ fn a_new_function_is_wired_in_one_step() {
     assert_eq!(event["body"], "{}");
 
     let before = read("template.yaml");
+    let before_doc = read("openapi.json");
     for bad in [
         ["zz-example-get", "GET", "/api/other"].as_slice(),
         &["Note_Get", "GET", "/api/x"],
@@ -517,5 +528,104 @@ fn a_new_function_is_wired_in_one_step() {
         read("template.yaml"),
         before,
         "nothing written for bad input"
+    );
+    assert_eq!(
+        read("openapi.json"),
+        before_doc,
+        "nothing documented for bad input"
+    );
+}
+
+/// The operations `openapi.json` documents, as (METHOD, path).
+fn documented_operations(doc: &serde_json::Value) -> BTreeSet<(String, String)> {
+    const METHODS: [&str; 7] = ["get", "put", "post", "delete", "options", "head", "patch"];
+    let paths = doc["paths"].as_object().expect("openapi.json has paths");
+    paths
+        .iter()
+        .flat_map(|(path, item)| {
+            METHODS
+                .iter()
+                .filter(|m| item.get(**m).is_some())
+                .map(|m| (m.to_uppercase(), path.clone()))
+        })
+        .collect()
+}
+
+/// Every `$ref` in `value` that does not point at something in `doc`.
+fn dangling_refs(doc: &serde_json::Value, value: &serde_json::Value, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if let Some(r) = map.get("$ref").and_then(|r| r.as_str()) {
+                let found = r
+                    .strip_prefix('#')
+                    .and_then(|pointer| doc.pointer(pointer))
+                    .is_some();
+                if !found {
+                    out.push(r.to_owned());
+                }
+            }
+            map.values().for_each(|v| dangling_refs(doc, v, out));
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| dangling_refs(doc, v, out)),
+        _ => {}
+    }
+}
+
+/// `openapi.json` documents every route local-api routes and the template declares, and no
+/// other; each operation is named, answers something, and every reference in it resolves.
+#[test]
+fn the_openapi_document_is_every_route_and_only_those() {
+    let doc: serde_json::Value =
+        serde_json::from_str(local_api::OPENAPI).expect("openapi.json is JSON");
+    assert_eq!(doc["openapi"], "3.1.0");
+    let documented = documented_operations(&doc);
+    let routed: BTreeSet<(String, String)> = local_api::routes()
+        .iter()
+        .flat_map(|r| {
+            r.spec
+                .methods
+                .iter()
+                .map(|m| (m.to_string(), r.spec.path.to_owned()))
+        })
+        .collect();
+    let declared: BTreeSet<(String, String)> = template_functions()
+        .values()
+        .flat_map(|f| f.events.iter().cloned())
+        .filter(|(method, _)| method != "OPTIONS")
+        .collect();
+    let mut problems = Vec::new();
+    for (m, p) in routed.difference(&documented) {
+        problems.push(format!(
+            "{m} {p}: routed by local-api, missing from openapi.json"
+        ));
+    }
+    for (m, p) in documented.difference(&routed) {
+        problems.push(format!(
+            "{m} {p}: in openapi.json, but no function routes it"
+        ));
+    }
+    for (m, p) in declared.symmetric_difference(&documented) {
+        problems.push(format!("{m} {p}: template.yaml and openapi.json differ"));
+    }
+    let mut ids = BTreeSet::new();
+    for (m, p) in &documented {
+        let op = &doc["paths"][p][m.to_lowercase()];
+        match op["operationId"].as_str() {
+            Some(id) if ids.insert(id.to_owned()) => {}
+            Some(id) => problems.push(format!("{m} {p}: operationId {id} is used twice")),
+            None => problems.push(format!("{m} {p}: no operationId")),
+        }
+        let answers = op["responses"].as_object().map_or(0, |r| r.len());
+        if answers == 0 {
+            problems.push(format!("{m} {p}: no responses"));
+        }
+    }
+    let mut dangling = Vec::new();
+    dangling_refs(&doc, &doc, &mut dangling);
+    problems.extend(dangling.into_iter().map(|r| format!("{r}: nothing there")));
+    assert!(
+        problems.is_empty(),
+        "openapi.json:\n{}",
+        problems.join("\n")
     );
 }

@@ -1037,3 +1037,32 @@ async fn the_whole_read_path_works_on_dynamodb_and_s3() {
         Value::Null
     );
 }
+
+/// local-api serves the OpenAPI document as it is kept in the repository, without a token (it
+/// holds nothing secret), to GET and HEAD only.
+#[tokio::test]
+async fn the_openapi_document_is_served() {
+    let app = TestApp::spawn().await;
+    let r = app
+        .client
+        .get(app.url("/openapi.json"))
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        r.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("application/json")
+    );
+    assert_eq!(r.text().await.expect("body"), local_api::OPENAPI);
+    let r = app
+        .client
+        .post(app.url("/openapi.json"))
+        .send()
+        .await
+        .expect("POST");
+    expect_error(r, 405, "METHOD_NOT_ALLOWED").await;
+    app.stop().await;
+}
