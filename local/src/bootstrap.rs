@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rand::distributions::Alphanumeric;
 use rand::{Rng, RngCore};
-use shared::ports::workspace::{Precondition, Workspaces};
+use shared::ports::workspace::Precondition;
 use shared::provisioning::{self, ProvisionError};
 use shared::AppContext;
 

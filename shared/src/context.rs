@@ -36,6 +36,7 @@ use crate::ports::realtime::Realtime;
 use crate::ports::runner::CommandRunner;
 use crate::ports::secrets::SecretSource;
 use crate::ports::web_search::WebSearch;
+use crate::ports::workspace::Workspaces;
 use crate::ports::{SnapshotStore, Store, StoreError};
 use crate::sessions::SessionPorts;
 use crate::tools::health::StatusCache;
@@ -69,7 +70,7 @@ pub struct AppContext {
     /// Realtime events; `None` when unconfigured (nothing is sent).
     pub realtime: Option<Arc<dyn Realtime>>,
     /// Opens agent-tool workspaces by root (local directories, S3 prefixes).
-    pub workspaces: WorkspaceOpener,
+    pub workspaces: Arc<dyn Workspaces>,
     /// Recent workspace-storage checks of the agent tools' status route.
     pub tools_status: StatusCache,
     /// Turns of the workspace searches this process runs at once (`AGENT_SEARCH_CONCURRENCY`).
@@ -154,18 +155,12 @@ impl AppContext {
     ) -> Result<Self, StartupError> {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let stores = open_stores_with(&config.store, clock.clone(), links.objects).await?;
-        Ok(Self::with_tools(
-            config,
-            stores,
-            clock,
-            links.tools,
-            model_key,
-        ))
+        Ok(Self::with_tools(config, stores, clock, links, model_key))
     }
 
     /// Assembles a context from ready parts (tests inject a manual clock or shared stores).
     pub fn with_parts(config: Config, stores: Stores, clock: Arc<dyn Clock>) -> Self {
-        Self::with_tools(config, stores, clock, ToolAdapters::linked, None)
+        Self::with_tools(config, stores, clock, Links::ALL, None)
     }
 
     /// `model_key`: the model's key when it is read from Secrets Manager (read again on a 401).
@@ -173,7 +168,7 @@ impl AppContext {
         config: Config,
         stores: Stores,
         clock: Arc<dyn Clock>,
-        tools: ToolsFactory,
+        links: Links,
         model_key: Option<Arc<RotatingKey>>,
     ) -> Self {
         let tokens = TokenService::new(&config.jwt);
@@ -194,15 +189,16 @@ impl AppContext {
             .realtime
             .clone()
             .map(|r| Arc::new(PusherRealtime::new(r)) as Arc<dyn Realtime>);
-        let workspaces = WorkspaceOpener {
+        let opener = WorkspaceOpener {
             dir: config.tools.workspaces_dir.clone(),
             s3: stores.s3.clone(),
         };
-        let ToolAdapters { runner, mcp } = tools(
+        let ToolAdapters { runner, mcp } = (links.tools)(
             &config,
             run_env(&config, &stores.store, &realtime, &clock),
-            &workspaces,
+            &opener,
         );
+        let workspaces = (links.workspaces)(opener);
         let search_turns = Arc::new(tokio::sync::Semaphore::new(config.tools.search_concurrency));
         Self {
             config,
@@ -264,7 +260,7 @@ impl AppContext {
             store: self.store.as_ref(),
             snapshots: self.snapshots.as_ref(),
             clock: self.clock.as_ref(),
-            workspaces: &self.workspaces,
+            workspaces: self.workspaces.as_ref(),
             runner: self.runner.as_ref(),
             mcp: self.mcp.as_ref(),
             search_turns: &self.search_turns,
@@ -409,11 +405,22 @@ impl Objects {
     }
 }
 
+/// Makes a context's workspace opener. Each binary names one; the linker drops the other.
+pub type WorkspacesFactory = fn(WorkspaceOpener) -> Arc<dyn Workspaces>;
+
+/// Local directories and S3 prefixes.
+fn linked_workspaces(opener: WorkspaceOpener) -> Arc<dyn Workspaces> {
+    Arc::new(opener)
+}
+
 /// Which adapters with large dependencies a binary builds, and whether it checks tokens.
 #[derive(Clone, Copy)]
 pub struct Links {
     pub tools: ToolsFactory,
     pub objects: ObjectsFactory,
+    /// Opens agent-tool workspaces: a function that serves no route reaching a workspace does
+    /// not link the workspace adapters (nor, through them, S3).
+    pub workspaces: WorkspacesFactory,
     /// Whether the function signs or checks access tokens (every HTTP route): it then needs
     /// the signing key to start.
     pub tokens: bool,
@@ -424,18 +431,21 @@ impl Links {
     pub const ALL: Self = Self {
         tools: ToolAdapters::linked,
         objects: Objects::linked,
+        workspaces: linked_workspaces,
         tokens: true,
     };
     /// Objects but not the agent tools' adapters (most functions).
     pub const OBJECTS: Self = Self {
         tools: ToolAdapters::not_linked,
         objects: Objects::linked,
+        workspaces: linked_workspaces,
         tokens: true,
     };
     /// The table alone (functions that read and write only the table).
     pub const TABLE: Self = Self {
         tools: ToolAdapters::not_linked,
         objects: Objects::not_linked,
+        workspaces: |_| Arc::new(NotLinked),
         tokens: true,
     };
 

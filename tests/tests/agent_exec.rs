@@ -372,7 +372,7 @@ on_both_stores!(
 async fn recorded(ctx: &shared::AppContext, id: &str) -> Result<(), String> {
     shared::tools::recorded_run::run_recorded(
         ctx.store.as_ref(),
-        &ctx.workspaces,
+        ctx.workspaces.as_ref(),
         &ctx.jobs(),
         "acme",
         id,

@@ -70,7 +70,7 @@ pub async fn handle(ctx: &AppContext, event: LambdaEvent<Value>) -> Result<Value
     }
     let ran = shared::tools::recorded_run::run_recorded(
         ctx.store.as_ref(),
-        &ctx.workspaces,
+        ctx.workspaces.as_ref(),
         &ctx.jobs(),
         &e.tenant_id,
         &e.exec_id,

@@ -3,6 +3,8 @@
 //! client), the snapshot store in functions that touch only the table (no S3 client). Reaching
 //! one anyway is a wiring fault, reported as such.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
@@ -10,6 +12,7 @@ use crate::domain::agent_tools::ExecRecord;
 use crate::domain::agent_tools::McpServerRecord;
 use crate::ports::mcp::{McpAnswer, McpClient, McpError, McpTool};
 use crate::ports::runner::CommandRunner;
+use crate::ports::workspace::{Workspace, Workspaces, WsError, WsResult};
 use crate::ports::{Compressed, SnapshotRef, SnapshotStore, StoreError, StoreResult};
 
 /// An adapter this function was built without.
@@ -47,6 +50,12 @@ impl CommandRunner for NotLinked {
 
     async fn check(&self) -> Result<(), String> {
         Err(NOT_LINKED.into())
+    }
+}
+
+impl Workspaces for NotLinked {
+    fn open(&self, _root: &str) -> WsResult<Arc<dyn Workspace>> {
+        Err(WsError::Unavailable(NOT_LINKED.into()))
     }
 }
 
@@ -96,6 +105,10 @@ mod tests {
         };
         let listed = NotLinked.list_tools(&server).await;
         assert_eq!(listed, Err(McpError::Unavailable(NOT_LINKED.into())));
+        assert!(matches!(
+            NotLinked.open("acme/project"),
+            Err(WsError::Unavailable(m)) if m == NOT_LINKED
+        ));
         assert_eq!(NotLinked.check().await, Err(NOT_LINKED.to_owned()));
         let stored = NotLinked
             .put_snapshot("acme", "task", 1, b"<p>page</p>")

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use serde_json::json;
 use shared::adapters::workspace::{DirWorkspace, S3Workspace};
 use shared::domain::ws_path::WsPath;
-use shared::ports::workspace::{Precondition, Workspace, Workspaces};
+use shared::ports::workspace::{Precondition, Workspace};
 use shared::tools::calls::ToolCall;
 use shared::tools::run::run;
 
