@@ -32,6 +32,7 @@ use crate::config::{
 use crate::ports::knowledge::Knowledge;
 use crate::ports::llm::Llm;
 use crate::ports::mcp::McpClient;
+use crate::ports::metrics::Metrics;
 use crate::ports::realtime::Realtime;
 use crate::ports::runner::CommandRunner;
 use crate::ports::secrets::SecretSource;
@@ -79,6 +80,8 @@ pub struct AppContext {
     pub runner: Arc<dyn CommandRunner>,
     /// The tenants' MCP servers, reached over Streamable HTTP.
     pub mcp: Arc<dyn McpClient>,
+    /// Where steps' and requests' figures go (`METRICS`).
+    pub metrics: Arc<dyn Metrics>,
 }
 
 impl std::fmt::Debug for AppContext {
@@ -200,6 +203,7 @@ impl AppContext {
         );
         let workspaces = (links.workspaces)(opener);
         let search_turns = Arc::new(tokio::sync::Semaphore::new(config.tools.search_concurrency));
+        let metrics = metrics_for(&config, "local-api", &clock);
         Self {
             config,
             store: stores.store,
@@ -217,8 +221,24 @@ impl AppContext {
             search_turns,
             runner,
             mcp,
+            metrics,
         }
     }
+
+    /// Names the metrics of this process after `function` (contexts start as `local-api`).
+    pub fn name_metrics(&mut self, function: &str) {
+        self.metrics = metrics_for(&self.config, function, &self.clock);
+    }
+}
+
+/// The metrics the configuration asks for, named for `function` and the main model.
+fn metrics_for(config: &Config, function: &str, clock: &Arc<dyn Clock>) -> Arc<dyn Metrics> {
+    let model = config
+        .agent
+        .llm
+        .as_ref()
+        .map_or("none", |l| l.model.as_str());
+    crate::adapters::emf::metrics(&config.metrics, function, model, clock.clone())
 }
 
 /// The Step Functions adapter: a process-wide one made on the first step (its SDK client on
@@ -242,6 +262,7 @@ impl AppContext {
             agent: &self.config.agent,
             retention: &self.config.retention,
             fingerprint_key: &self.config.fingerprint_key,
+            metrics: self.metrics.as_ref(),
         }
     }
 

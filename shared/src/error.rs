@@ -415,6 +415,19 @@ pub fn answer(e: &Error) -> Answer {
     }
 }
 
+/// The contract's code of an error's answer (`RATE_LIMITED`, `LLM_ERROR`, …), for metrics.
+pub fn code(e: &Error) -> String {
+    match e {
+        Error::Relayed(r) => r
+            .body
+            .get("code")
+            .and_then(|c| c.as_str())
+            .unwrap_or("INTERNAL_ERROR")
+            .to_owned(),
+        e => classify(e).1.to_owned(),
+    }
+}
+
 /// The error's answer as data, to pass on from a phase of the step's machine (maybe in another
 /// process) and answer there as it is.
 pub fn relay(e: &Error) -> Relayed {

@@ -14,6 +14,7 @@ pub mod debug;
 pub mod domain;
 pub mod error;
 pub mod http;
+pub mod metrics;
 pub mod ports;
 pub mod preferences;
 pub mod provisioning;

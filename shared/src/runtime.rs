@@ -42,7 +42,8 @@ where
 /// why it cannot start.
 pub async fn context(name: &'static str, links: Links) -> Result<&'static AppContext, String> {
     match AppContext::for_function(links).await {
-        Ok(ctx) => {
+        Ok(mut ctx) => {
+            ctx.name_metrics(name);
             tracing::info!(function = name, config = %ctx.config.summary(), "initialised");
             Ok(Box::leak(Box::new(ctx)))
         }

@@ -258,7 +258,9 @@ impl ScriptedLlm {
                     "id": "chatcmpl-test",
                     "object": "chat.completion",
                     "choices": [{ "index": 0, "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }],
-                    "usage": { "prompt_tokens": prompt_chars / 4, "completion_tokens": 20 }
+                    // Half the prompt read from the provider's cache, as a long task's is.
+                    "usage": { "prompt_tokens": prompt_chars / 4, "completion_tokens": 20,
+                               "prompt_tokens_details": { "cached_tokens": prompt_chars / 8 } }
                 })
             };
             match next {

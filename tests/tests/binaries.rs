@@ -568,3 +568,147 @@ async fn cleanup_binary_refuses_to_start_with_an_incomplete_store_config() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("SNAPSHOT_BUCKET is not set"));
 }
+
+/// The function's standard output, line by line, as it comes.
+fn collect_lines(child: &mut Child) -> Arc<std::sync::Mutex<Vec<String>>> {
+    use tokio::io::AsyncBufReadExt;
+    let lines = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let stdout = child.stdout.take().expect("piped stdout");
+    let sink = lines.clone();
+    tokio::spawn(async move {
+        let mut reader = tokio::io::BufReader::new(stdout).lines();
+        while let Ok(Some(l)) = reader.next_line().await {
+            sink.lock().expect("lock").push(l);
+        }
+    });
+    lines
+}
+
+/// The EMF documents among `lines` (the function's log lines are not JSON).
+fn emf_documents(lines: &[String]) -> Vec<Value> {
+    lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("_aws").is_some())
+        .collect()
+}
+
+#[tokio::test]
+#[ignore = "needs the built binaries: scripts/test builds them"]
+async fn a_function_writes_emf_lines_for_its_steps_and_answers_without_the_tenant() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let token = {
+        let store =
+            shared::adapters::TableStore::embedded(dir.path(), clock.clone()).expect("store");
+        api_tests::provision_ada(&store, clock.now()).await;
+        let email = shared::domain::Email::parse(api_tests::ADA.0).expect("email");
+        let ada = store
+            .user_by_email(&email)
+            .await
+            .expect("read")
+            .expect("ada");
+        let cfg = api_tests::test_config(&api_tests::AppOptions::default());
+        shared::auth::TokenService::new(&cfg.jwt)
+            .issue(&ada, clock.now())
+            .expect("token")
+            .token
+    };
+    let llm = api_tests::scripted::ScriptedLlm::start().await;
+    llm.push([api_tests::scripted::Reply::action(
+        "I will click the Press me button.",
+        "click(10)",
+    )]);
+    let mut rt = RuntimeApi::start().await;
+    let mut function = command("agent-interact")
+        .envs(rt.env("agent-interact"))
+        .env("JWT_SECRET", TEST_KEY)
+        .env("DATA_DIR", dir.path())
+        .env("LLM_API_KEY", "test-llm-key")
+        .env("LLM_BASE_URL", &llm.base_url)
+        .env("LLM_MODEL", "gpt-5-mini")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let lines = collect_lines(&mut function);
+
+    let body = api_tests::flows::start(
+        "Click the Press me button",
+        "https://shop.example/",
+        vec![api_tests::flows::node("10", "btn", "Press me")],
+    )
+    .to_string();
+    let bearer = format!("Bearer {token}");
+    let headers = [
+        ("authorization", bearer.as_str()),
+        ("content-type", "application/json"),
+    ];
+    let ev = apigw_event("POST", "/api/agent/interact", &headers, &body);
+    let Some((outcome, _)) = rt.invoke(&ev, Duration::from_secs(30)).await else {
+        panic!("no answer: {:#?}", lines.lock().expect("lock"))
+    };
+    let Outcome::Response(resp) = outcome else {
+        panic!("unexpected {outcome:?}")
+    };
+    assert_eq!(resp["statusCode"], 200, "{resp}");
+    let ev = apigw_event("POST", "/api/agent/interact", &headers, "{\"url\": 5}");
+    let (outcome, _) = rt
+        .invoke(&ev, Duration::from_secs(30))
+        .await
+        .expect("answered");
+    let Outcome::Response(resp) = outcome else {
+        panic!("unexpected {outcome:?}")
+    };
+    assert_eq!(resp["statusCode"], 400, "{resp}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    function.kill().await.expect("stop");
+
+    let lines = lines.lock().expect("lock").clone();
+    let docs = emf_documents(&lines);
+    let steps: Vec<&Value> = docs.iter().filter(|d| d.get("Steps").is_some()).collect();
+    let answers: Vec<&Value> = docs
+        .iter()
+        .filter(|d| d.get("Requests").is_some())
+        .collect();
+    assert_eq!((steps.len(), answers.len()), (1, 2), "{lines:#?}");
+    let step = steps[0];
+    assert_eq!(
+        (
+            &step["Function"],
+            &step["Model"],
+            &step["TasksStarted"],
+            &step["ModelCalls"]
+        ),
+        (
+            &json!("agent-interact"),
+            &json!("gpt-5-mini"),
+            &json!(1.0),
+            &json!(1.0)
+        ),
+        "{step}"
+    );
+    assert!(
+        step["CachedTokens"].as_f64().is_some_and(|t| t > 0.0),
+        "{step}"
+    );
+    assert!(step["CostUSD"].as_f64().is_some_and(|c| c > 0.0), "{step}");
+    assert_eq!(
+        step["_aws"]["CloudWatchMetrics"][0]["Namespace"],
+        "BrowserAgent"
+    );
+    assert_eq!(answers[0]["Errors4xx"], 0.0);
+    assert_eq!(
+        (&answers[1]["Errors4xx"], &answers[1]["Code"]),
+        (&json!(1.0), &json!("VALIDATION_ERROR")),
+        "{}",
+        answers[1]
+    );
+    for d in &docs {
+        let text = d.to_string();
+        assert!(
+            !text.contains("acme") && !text.contains("ada@"),
+            "no tenant or user: {text}"
+        );
+    }
+}

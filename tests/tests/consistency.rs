@@ -629,3 +629,131 @@ fn the_openapi_document_is_every_route_and_only_those() {
         problems.join("\n")
     );
 }
+
+/// Every metric the template's dashboard and alarms read is one the functions emit, and every
+/// metric they emit is on the dashboard: a renamed metric cannot leave a graph or an alarm
+/// silently empty.
+#[test]
+fn the_dashboard_and_alarms_read_the_metrics_the_functions_emit() {
+    use shared::domain::intervention::Intervention as I;
+    use shared::metrics::{Emitter, RequestFigures, StepFigures, Verdict};
+    let emitter = Emitter {
+        namespace: "BrowserAgent".into(),
+        function: "agent-interact".into(),
+        model: "m".into(),
+        tenant_dimension: false,
+    };
+    let kinds = [
+        I::FailedVerdict,
+        I::Correction,
+        I::ForcedAction,
+        I::GaveUp,
+        I::Refused,
+        I::Loop,
+        I::FinishRefused,
+        I::AskUser,
+        I::Confirmation,
+        I::Blocker,
+        I::CookieBanner,
+    ];
+    let mut emitted = BTreeSet::new();
+    let mut names = |doc: serde_json::Value| {
+        for d in doc["_aws"]["CloudWatchMetrics"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            for m in d["Metrics"].as_array().into_iter().flatten() {
+                emitted.insert(m["Name"].as_str().unwrap_or_default().to_owned());
+            }
+        }
+    };
+    for verdict in [Verdict::Passed, Verdict::Failed, Verdict::Unconfirmed] {
+        names(emitter.step(
+            &StepFigures {
+                tenant_id: "t",
+                task_id: "x",
+                step_index: 0,
+                started_task: true,
+                status: shared::domain::TaskStatus::Completed,
+                usage: shared::domain::TokenUsage {
+                    cost_micros: Some(1),
+                    ..Default::default()
+                },
+                llm_calls: 1,
+                llm_ms: 1,
+                step_ms: 2,
+                interventions: &kinds,
+                verdict: Some(verdict),
+            },
+            0,
+        ));
+    }
+    names(emitter.request(
+        "agent-interact",
+        &RequestFigures {
+            status: 502,
+            code: Some("LLM_ERROR"),
+            latency_ms: 1.0,
+        },
+        0,
+    ));
+
+    let t = template(&root());
+    let resources = t["Resources"].as_hash().expect("resources");
+    let mut read = BTreeSet::new();
+    let mut on_dashboard = BTreeSet::new();
+    for (_, r) in resources {
+        let props = &r["Properties"];
+        match r["Type"].as_str() {
+            Some("AWS::CloudWatch::Dashboard") => {
+                let body = props["DashboardBody"].as_str().expect("a !Sub body");
+                let body = body
+                    .replace("${AWS::Region}", "us-east-1")
+                    .replace("${MetricsNamespace}", "BrowserAgent");
+                let dash: serde_json::Value =
+                    serde_json::from_str(&body).expect("the dashboard body is JSON");
+                for w in dash["widgets"].as_array().expect("widgets") {
+                    for row in w["properties"]["metrics"].as_array().expect("metrics") {
+                        for cell in row.as_array().expect("row") {
+                            match cell {
+                                serde_json::Value::String(s) if s != "." && s != "BrowserAgent" => {
+                                    on_dashboard.insert(s.clone());
+                                }
+                                serde_json::Value::Object(o) => {
+                                    let e = o.get("expression").and_then(|e| e.as_str());
+                                    if let Some(name) = e.and_then(|e| {
+                                        e.split("MetricName=\"").nth(1)?.split('"').next()
+                                    }) {
+                                        on_dashboard.insert(name.to_owned());
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+            }
+            Some("AWS::CloudWatch::Alarm") if props["Namespace"].as_str() != Some("AWS/SQS") => {
+                if let Some(m) = props["MetricName"].as_str() {
+                    read.insert(m.to_owned());
+                }
+                for m in props["Metrics"].as_vec().into_iter().flatten() {
+                    if let Some(name) = m["MetricStat"]["Metric"]["MetricName"].as_str() {
+                        read.insert(name.to_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(read.len() >= 4, "the alarms read {read:?}");
+    read.extend(on_dashboard.iter().cloned());
+    let unknown: Vec<_> = read.difference(&emitted).collect();
+    assert!(unknown.is_empty(), "read but never emitted: {unknown:?}");
+    let missing: Vec<_> = emitted.difference(&on_dashboard).collect();
+    assert!(
+        missing.is_empty(),
+        "emitted but not on the dashboard: {missing:?}"
+    );
+}

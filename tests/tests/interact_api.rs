@@ -874,3 +874,70 @@ async fn tasks_start_on_blank_and_data_pages_without_knowledge() {
     let v = expect_error(h.interact(&bad).await, 400, "VALIDATION_ERROR").await;
     assert_eq!(v["details"][0]["field"], "url");
 }
+
+/// Each answer reports its cached tokens and estimated cost under the price table, the verdict
+/// model's calls priced at its own price; the task keeps the sum; an unpriced model has no cost.
+#[tokio::test]
+async fn steps_report_cached_tokens_and_their_estimated_cost() {
+    let prices = json!({
+        "scripted-model": { "input": 1.0, "cachedInput": 0.1, "output": 4.0 },
+        api_tests::scripted::VERIFY_MODEL: { "input": 100.0, "cachedInput": 100.0, "output": 100.0 },
+    });
+    let h = harness_with(|o| o.set("LLM_PRICES", prices.to_string())).await;
+    let (first, _) = captured_steps();
+    h.llm.push([
+        Reply::action("I will click the Press me button.", "click(10)"),
+        Reply::action("Done.", "finish()"),
+    ]);
+    let r1 = h.ok(&first).await;
+    let u = &r1["usage"];
+    let (prompt, cached, completion) = (
+        u["promptTokens"].as_u64().expect("prompt"),
+        u["cachedTokens"].as_u64().expect("cached tokens reported"),
+        u["completionTokens"].as_u64().expect("completion"),
+    );
+    assert!(cached > 0 && cached < prompt, "{u}");
+    // Micro-dollars: a token at p USD per million costs p micro-dollars.
+    let expected = ((prompt - cached) as f64 * 1.0 + cached as f64 * 0.1 + completion as f64 * 4.0)
+        .round() as u64;
+    assert_eq!(u["costMicros"], expected, "{u}");
+
+    // The same page again and no error: only the verdict model can tell, at its own (much
+    // higher) price.
+    let mut same = first.clone();
+    same["taskId"] = r1["taskId"].clone();
+    same["lastActionStatus"] = json!("success");
+    let r2 = h.ok(&same).await;
+    assert_eq!(r2["verification"]["byModel"], true, "{r2}");
+    assert!(
+        r2["metrics"]["llmCalls"].as_u64().is_some_and(|n| n >= 2),
+        "{r2}"
+    );
+    let u2 = &r2["usage"];
+    let main_only = ((u2["promptTokens"].as_u64().unwrap_or(0)) as f64 * 1.0
+        + u2["completionTokens"].as_u64().unwrap_or(0) as f64 * 4.0) as u64;
+    assert!(
+        u2["costMicros"].as_u64().is_some_and(|c| c > main_only),
+        "the verdict's call costs the verdict model's price: {u2}"
+    );
+    let task = h
+        .app
+        .ctx
+        .store
+        .task("acme", r1["taskId"].as_str().expect("id"))
+        .await
+        .expect("read")
+        .expect("task");
+    assert_eq!(
+        task.usage.cost_micros,
+        Some(expected + u2["costMicros"].as_u64().unwrap_or(0)),
+        "the task keeps the sum"
+    );
+
+    // A model the table does not know: tokens, no cost.
+    let h = harness().await;
+    h.llm.push([Reply::action("Click.", "click(10)")]);
+    let r = h.ok(&first).await;
+    assert!(r["usage"]["cachedTokens"].as_u64().is_some_and(|c| c > 0));
+    assert!(r["usage"].get("costMicros").is_none(), "{}", r["usage"]);
+}

@@ -10,6 +10,7 @@
 pub mod aws;
 pub mod bedrock;
 pub mod dynamo;
+pub mod emf;
 pub mod http_knowledge;
 pub mod keys;
 pub mod llm_answer;

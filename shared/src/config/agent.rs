@@ -9,6 +9,7 @@ use super::{parse_num, ConfigError, SearchConfig};
 use crate::config::llm_params::{
     is_azure, is_reasoning_model, is_vision_model, Choice, ParamSettings, Structured, TokenParam,
 };
+use crate::domain::cost::{Price, PriceTable, MAX_PRICES, MAX_PRICE_KEY_CHARS};
 use crate::domain::risk::{RiskKind, RiskPatterns};
 
 /// Where the model is (`LLM_PROVIDER`).
@@ -89,6 +90,8 @@ pub struct AgentConfig {
     /// a client known to run them); off (the default), the server keeps the rest of an answer
     /// and sends it one action per request.
     pub chained_actions: bool,
+    /// USD per million tokens per model: the defaults and `LLM_PRICES`.
+    pub prices: PriceTable,
     /// The model may call `readPage("question")`: the search provider reads the current public
     /// page and a model call answers from it (`READ_PAGE=tavily`; needs `TAVILY_API_KEY`).
     pub read_page: bool,
@@ -226,6 +229,56 @@ fn one_of<T: Clone>(
         name,
         format!("must be {} or {last}", rest.join(", ")),
     ))
+}
+
+/// The price table: the defaults with `LLM_PRICES` (a JSON object of model name to
+/// `{"input", "cachedInput", "cacheWrite"?, "output"}` in USD per million tokens) on top.
+fn price_table(get: &impl Fn(&str) -> Option<String>) -> Result<PriceTable, ConfigError> {
+    const NAME: &str = "LLM_PRICES";
+    let Some(raw) = get(NAME).filter(|v| !v.trim().is_empty()) else {
+        return Ok(PriceTable::default());
+    };
+    let invalid = |why: String| ConfigError::Invalid(NAME, why);
+    let entries: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&raw).map_err(|e| {
+            invalid(format!(
+                "must be a JSON object of model name to {{\"input\", \"cachedInput\", \"output\"}} \
+                 (USD per million tokens): {e}"
+            ))
+        })?;
+    if entries.len() > MAX_PRICES {
+        return Err(invalid(format!("holds more than {MAX_PRICES} models")));
+    }
+    let mut prices = Vec::with_capacity(entries.len());
+    for (model, v) in entries {
+        if model.trim().is_empty() || model.chars().count() > MAX_PRICE_KEY_CHARS {
+            return Err(invalid(format!(
+                "model names must be 1 to {MAX_PRICE_KEY_CHARS} characters"
+            )));
+        }
+        let price: Price = serde_json::from_value(v)
+            .map_err(|e| invalid(format!("the price of {model:?}: {e}")))?;
+        if let Some(problem) = price.problem() {
+            return Err(invalid(format!("the price of {model:?}: {problem}")));
+        }
+        prices.push((model, price));
+    }
+    Ok(PriceTable::with(prices))
+}
+
+impl AgentConfig {
+    /// The price of the main model, when the table has one.
+    pub fn model_price(&self) -> Option<Price> {
+        self.prices.lookup(&self.llm.as_ref()?.model)
+    }
+
+    /// The price of the verification model (the main model when no other is set).
+    pub fn verifier_price(&self) -> Option<Price> {
+        match &self.verify_model {
+            Some(m) => self.prices.lookup(m),
+            None => self.model_price(),
+        }
+    }
 }
 
 /// Refuses a URL that is not http(s), naming the variable.
@@ -368,6 +421,7 @@ impl AgentConfig {
         Ok(Self {
             llm,
             knowledge,
+            prices: price_table(&get)?,
             read_page: match get("READ_PAGE").as_deref() {
                 None | Some("off") => false,
                 Some("tavily") if get("TAVILY_API_KEY").is_some() => true,
@@ -512,5 +566,72 @@ mod tests {
             .expect("config")
             .llm
             .is_none());
+    }
+}
+
+#[cfg(test)]
+mod price_tests {
+    use super::AgentConfig;
+
+    fn config(pairs: &[(&str, &str)]) -> Result<AgentConfig, super::ConfigError> {
+        AgentConfig::from_lookup(crate::config::lookup_of(pairs))
+    }
+
+    #[test]
+    fn the_models_are_priced_from_the_defaults_and_llm_prices() {
+        let c = config(&[
+            ("LLM_API_KEY", "k"),
+            ("LLM_MODEL", "gpt-4o-mini"),
+            ("LLM_VERIFY_MODEL", "my-judge"),
+        ])
+        .expect("config");
+        assert_eq!(c.model_price().map(|p| p.output), Some(0.60));
+        assert_eq!(c.verifier_price(), None, "an unknown model has no price");
+        let c = config(&[
+            ("LLM_API_KEY", "k"),
+            ("LLM_MODEL", "gpt-4o-mini"),
+            ("LLM_VERIFY_MODEL", "my-judge"),
+            (
+                "LLM_PRICES",
+                r#"{"my-judge": {"input": 0.5, "cachedInput": 0.1, "output": 1.5}, "gpt-4o-mini": {"input": 0.2, "cachedInput": 0.1, "output": 0.8}}"#,
+            ),
+        ])
+        .expect("config");
+        assert_eq!(c.verifier_price().map(|p| p.output), Some(1.5));
+        assert_eq!(c.model_price().map(|p| p.input), Some(0.2));
+        // Without a second model, verdicts cost what the main model costs.
+        let c = config(&[("LLM_API_KEY", "k"), ("LLM_MODEL", "gpt-5-mini")]).expect("config");
+        assert_eq!(c.verifier_price(), c.model_price());
+    }
+
+    #[test]
+    fn a_bad_price_table_is_refused_naming_the_model_and_figure() {
+        for (raw, says) in [
+            ("[1, 2]", "must be a JSON object"),
+            (
+                r#"{"m": {"input": 1}}"#,
+                "the price of \"m\": missing field",
+            ),
+            (
+                r#"{"m": {"input": -1, "cachedInput": 0, "output": 1}}"#,
+                "input must be a number from 0",
+            ),
+            (
+                r#"{"m": {"input": 1, "cachedInput": 0, "output": 1, "typo": 2}}"#,
+                "unknown field `typo`",
+            ),
+            (
+                r#"{"": {"input": 1, "cachedInput": 0, "output": 1}}"#,
+                "model names must be",
+            ),
+        ] {
+            let e = config(&[("LLM_API_KEY", "k"), ("LLM_PRICES", raw)])
+                .expect_err(raw)
+                .to_string();
+            assert!(
+                e.starts_with("LLM_PRICES is invalid") && e.contains(says),
+                "{raw}: {e}"
+            );
+        }
     }
 }

@@ -4,6 +4,7 @@
 
 mod agent;
 pub mod llm_params;
+mod metrics;
 mod origins;
 mod realtime;
 mod search;
@@ -16,6 +17,7 @@ pub use agent::{
     AgentConfig, BedrockEndpoint, KnowledgeConfig, LlmConfig, LlmProvider, OpenAiEndpoint,
     Orchestrator,
 };
+pub use metrics::{MetricsConfig, DEFAULT_NAMESPACE};
 pub use origins::{parse_origins, OriginRule};
 pub use realtime::RealtimeConfig;
 pub use search::{SearchConfig, SearchDepth};
@@ -81,6 +83,8 @@ pub struct Config {
     /// Longest a key read from Secrets Manager is used before it is read again
     /// (`SECRET_REFRESH_SECONDS`): the most a rotation takes to reach every warm container.
     pub secret_max_age: std::time::Duration,
+    /// Embedded Metric Format lines (`METRICS*`).
+    pub metrics: MetricsConfig,
 }
 
 impl Config {
@@ -171,6 +175,7 @@ impl Config {
                 86_400,
             )?),
             realtime: RealtimeConfig::from_lookup(&lookup)?,
+            metrics: MetricsConfig::from_lookup(&lookup)?,
             tools: ToolsConfig::from_lookup(&lookup)?,
             debug_routes: match get("DEBUG_ROUTES").as_deref() {
                 None | Some("false") | Some("0") => false,
@@ -385,6 +390,16 @@ mod tests {
         assert!(!rules[1].allows("chrome-extension://"));
         assert!(parse_origins("https://x.com/path").is_err());
     }
+}
+
+/// A lookup of the variables in `pairs` (tests).
+#[cfg(test)]
+pub(crate) fn lookup_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let pairs: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    move |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
 }
 
 #[cfg(test)]

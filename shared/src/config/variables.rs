@@ -301,6 +301,26 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "tokens a tenant's model calls may use per UTC day; beyond it interact answers 429 TOKEN_BUDGET_EXCEEDED",
     ),
     (
+        "LLM_PRICES",
+        "(the built-in table)",
+        "USD per million tokens by model, as JSON: `{\"my-model\": {\"input\": 0.5, \"cachedInput\": 0.05, \"output\": 1.5, \"cacheWrite\": 0.6}}` (cacheWrite optional); replaces or adds entries of the built-in list prices (OpenAI, Bedrock Anthropic and Nova, 2025-08). A model is priced by the longest entry its name contains; a model without a price has no cost estimate",
+    ),
+    (
+        "METRICS",
+        "emf in Lambda, off elsewhere",
+        "`emf`: CloudWatch Embedded Metric Format lines on standard output (steps, tasks, tokens, cost, interventions, verdicts, times, errors by code); `off`: none",
+    ),
+    (
+        "METRICS_NAMESPACE",
+        "BrowserAgent",
+        "CloudWatch namespace of the metrics (the template's dashboard and alarms read it)",
+    ),
+    (
+        "METRICS_TENANT_DIMENSION",
+        "off",
+        "`on`: steps' metrics also carry a `Tenant` dimension (one metric per tenant: mind CloudWatch's cost with many tenants)",
+    ),
+    (
         "RISK_PAYMENT_WORDS",
         "(none)",
         "comma-separated phrases added to the risk gate's table as payment acts, `*` ending a stem (also RISK_DELETION_WORDS, RISK_SENDING_WORDS, RISK_CREDENTIAL_WORDS)",

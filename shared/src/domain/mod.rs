@@ -10,6 +10,7 @@ pub mod chain;
 pub mod chat;
 pub mod confirm;
 pub mod correction;
+pub mod cost;
 pub mod domain_pattern;
 pub mod email;
 pub mod facts;

@@ -167,22 +167,40 @@ impl Task {
     }
 }
 
-/// Tokens used by model calls.
+/// Tokens used by model calls, and what they cost when the models have prices
+/// ([`super::cost`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenUsage {
+    /// Every input token, cached ones included.
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, those read from the provider's prompt cache.
+    #[serde(default)]
+    pub cached_tokens: u64,
+    /// Estimated cost in micro-dollars (USD × 10⁶); absent when no call had a price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micros: Option<u64>,
 }
 
 impl TokenUsage {
     pub fn add(&mut self, other: TokenUsage) {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
+        self.cached_tokens += other.cached_tokens;
+        self.cost_micros = match (self.cost_micros, other.cost_micros) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
     }
 
     pub fn total(&self) -> u64 {
         self.prompt_tokens + self.completion_tokens
+    }
+
+    /// The estimated cost in USD, when there is one.
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.cost_micros.map(|m| m as f64 / 1e6)
     }
 }
 

@@ -106,11 +106,13 @@ where
     .instrument(span.clone())
     .await;
 
+    let mut code = None;
     let mut response = match outcome {
         Ok(r) => r,
         Err(e) => {
             let _enter = span.enter();
             crate::error::log_error(&e);
+            code = Some(crate::error::code(&e));
             error_response(&e)
         }
     };
@@ -119,11 +121,17 @@ where
         response.headers_mut().insert(REQUEST_ID_HEADER, v);
     }
     let _enter = span.enter();
-    tracing::info!(
-        status = response.status().as_u16(),
-        duration_ms = started.elapsed().as_secs_f64() * 1000.0,
-        "request completed"
-    );
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let status = response.status().as_u16();
+    tracing::info!(status, duration_ms = latency_ms, "request completed");
+    if method != Method::OPTIONS {
+        let figures = crate::metrics::RequestFigures {
+            status,
+            code: code.as_deref(),
+            latency_ms,
+        };
+        ctx.metrics.request(route.name, &figures);
+    }
     response
 }
 

@@ -13,6 +13,7 @@ mod identity;
 pub mod knowledge;
 pub mod llm;
 pub mod mcp;
+pub mod metrics;
 pub mod realtime;
 mod records;
 pub mod runner;

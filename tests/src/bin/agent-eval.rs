@@ -1,8 +1,8 @@
 //! agent-eval: the browser scenarios and MiniWoB++ as a benchmark for real models. Starts
 //! local-api (in memory) with the model `LLM_*` points at, headless Chromium and the loopback
 //! web, runs each scenario or episode as the extension would, and prints per scenario (or
-//! task) and in total: success, interact steps, model calls, prompt/completion tokens, the
-//! estimated cost and the server's interventions by kind.
+//! task) and in total: success, interact steps, model calls, prompt/completion/cached tokens,
+//! the server's cost estimate and its interventions by kind.
 //!
 //! ```text
 //! agent-eval [--suite local|miniwob] [--scripted] [--json] [--max-steps <n>]
@@ -15,9 +15,9 @@
 //! (5). `--scripted` answers with the scripted model (local) or the prompt-only policy
 //! (miniwob), exactly as the tests do. `CLIENT=ideal` runs the idealised client instead of
 //! the shipping extension's measured behaviour.
-//! Prices: `EVAL_PRICE_IN` / `EVAL_PRICE_OUT` in USD per million tokens (list prices of the
-//! default model `gpt-5-mini` when unset and that model is used). `--scripted` runs the
-//! scripted model (checks the scenarios themselves; no key needed).
+//! Cost: the server's estimate under its price table (the built-in list prices, or
+//! `LLM_PRICES`, passed through); `n/a` for a model the table does not know. `--scripted` runs
+//! the scripted model (checks the scenarios themselves; no key needed).
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -56,40 +56,8 @@ const LLM_VARS: &[&str] = &[
     "BEDROCK_VERIFY_MODEL_ID",
     "BEDROCK_ENDPOINT_URL",
     "AWS_REGION",
+    "LLM_PRICES",
 ];
-
-/// List prices (USD per million input and output tokens, late 2025) of the models the README
-/// compares; others need EVAL_PRICE_IN / EVAL_PRICE_OUT.
-fn list_price(model: &str) -> Option<(f64, f64)> {
-    const PRICES: &[(&str, (f64, f64))] = &[
-        ("gpt-5-mini", (0.25, 2.0)),
-        ("claude-haiku-4-5", (1.0, 5.0)),
-        ("nova-lite", (0.06, 0.24)),
-        ("nova-micro", (0.035, 0.14)),
-        ("nova-pro", (0.8, 3.2)),
-    ];
-    PRICES
-        .iter()
-        // A Bedrock id (`global.anthropic.claude-haiku-4-5-…`) holds the model's name.
-        .find(|(name, _)| model == *name || (model.contains('.') && model.contains(name)))
-        .map(|(_, p)| *p)
-}
-
-/// USD per million prompt and completion tokens (none for a scripted model unless set).
-fn prices(scripted: bool) -> Option<(f64, f64)> {
-    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok());
-    match (env("EVAL_PRICE_IN"), env("EVAL_PRICE_OUT")) {
-        (Some(i), Some(o)) => Some((i, o)),
-        _ if scripted => None,
-        _ => {
-            let model = match std::env::var("LLM_PROVIDER").as_deref() {
-                Ok("bedrock") => std::env::var("BEDROCK_MODEL_ID").unwrap_or_default(),
-                _ => std::env::var("LLM_MODEL").unwrap_or_else(|_| "gpt-5-mini".into()),
-            };
-            list_price(&model)
-        }
-    }
-}
 
 fn arg_after(args: &[String], flag: &str) -> Option<String> {
     args.iter()
@@ -124,8 +92,7 @@ struct Row {
     solved: usize,
     steps: usize,
     llm_calls: u64,
-    prompt_tokens: u64,
-    completion_tokens: u64,
+    usage: shared::domain::TokenUsage,
     cost_usd: Option<f64>,
     interventions: BTreeMap<String, u64>,
     seconds: f64,
@@ -141,15 +108,15 @@ impl Row {
         solved: bool,
         steps: usize,
         calls: u64,
-        tokens: (u64, u64),
+        usage: shared::domain::TokenUsage,
         kinds: &BTreeMap<String, u64>,
     ) {
         self.runs += 1;
         self.solved += usize::from(solved);
         self.steps += steps;
         self.llm_calls += calls;
-        self.prompt_tokens += tokens.0;
-        self.completion_tokens += tokens.1;
+        self.usage.add(usage);
+        self.cost_usd = self.usage.cost_usd();
         for (k, n) in kinds {
             *self.interventions.entry(k.clone()).or_default() += n;
         }
@@ -161,18 +128,12 @@ impl Row {
         self.solved += r.solved;
         self.steps += r.steps;
         self.llm_calls += r.llm_calls;
-        self.prompt_tokens += r.prompt_tokens;
-        self.completion_tokens += r.completion_tokens;
+        self.usage.add(r.usage);
+        self.cost_usd = self.usage.cost_usd();
         self.seconds += r.seconds;
         for (k, n) in &r.interventions {
             *self.interventions.entry(k.clone()).or_default() += n;
         }
-    }
-
-    fn price(&mut self, price: Option<(f64, f64)>) {
-        self.cost_usd = price.map(|(i, o)| {
-            (self.prompt_tokens as f64 * i + self.completion_tokens as f64 * o) / 1e6
-        });
     }
 
     fn print(&self) {
@@ -182,14 +143,15 @@ impl Row {
             .map(|(k, n)| format!("{k}:{n}"))
             .collect();
         println!(
-            "{:<28} {:>5}/{:<3} {:>5} {:>5} {:>8} {:>7} {:>9} {:>6.1}  {} {}",
+            "{:<28} {:>5}/{:<3} {:>5} {:>5} {:>8} {:>8} {:>7} {:>9} {:>6.1}  {} {}",
             self.name,
             self.solved,
             self.runs,
             self.steps,
             self.llm_calls,
-            self.prompt_tokens,
-            self.completion_tokens,
+            self.usage.prompt_tokens,
+            self.usage.cached_tokens,
+            self.usage.completion_tokens,
             self.cost_usd
                 .map_or("n/a".to_owned(), |c| format!("{c:.4}")),
             self.seconds,
@@ -261,7 +223,7 @@ async fn local_rows(args: &[String], scripted: bool, max_steps: usize) -> Result
             failed.is_empty(),
             out.steps,
             out.llm_calls,
-            (out.prompt_tokens, out.completion_tokens),
+            out.usage,
             &out.interventions,
         );
         row.seconds = started.elapsed().as_secs_f64();
@@ -326,13 +288,7 @@ async fn miniwob_rows(
             });
         }
         let Some(row) = rows.last_mut() else { continue };
-        row.add(
-            e.solved,
-            e.steps,
-            e.llm_calls,
-            (e.prompt_tokens, e.completion_tokens),
-            &e.interventions,
-        );
+        row.add(e.solved, e.steps, e.llm_calls, e.usage, &e.interventions);
         row.seconds += e.seconds;
         if !e.solved && row.note.is_empty() {
             row.note = format!(
@@ -357,21 +313,18 @@ async fn eval(args: &[String]) -> Result<bool, String> {
     let max_steps: usize = arg_after(args, "--max-steps")
         .and_then(|n| n.parse().ok())
         .unwrap_or(20);
-    let mut rows = match suite.as_str() {
+    let rows = match suite.as_str() {
         "local" => local_rows(args, scripted, max_steps).await?,
         "miniwob" => miniwob_rows(args, scripted, max_steps).await?,
         other => return Err(format!("unknown suite {other:?} (local or miniwob)")),
     };
-    let price = prices(scripted);
     let mut total = Row {
         name: "total".into(),
         ..Row::default()
     };
-    for r in &mut rows {
-        r.price(price);
+    for r in &rows {
         total.absorb(r);
     }
-    total.price(price);
     let model = if scripted {
         "scripted".to_owned()
     } else {
@@ -383,7 +336,6 @@ async fn eval(args: &[String]) -> Result<bool, String> {
             "suite": suite,
             "model": model,
             "client": format!("{:?}", Client::from_env()).to_lowercase(),
-            "prices": price.map(|(i, o)| serde_json::json!({ "inputPerMillion": i, "outputPerMillion": o })),
             "rows": rows,
             "total": total,
             "successRate": if total.runs == 0 { 0.0 } else { total.solved as f64 / total.runs as f64 },
@@ -395,8 +347,8 @@ async fn eval(args: &[String]) -> Result<bool, String> {
         return Ok(passed);
     }
     println!(
-        "suite: {suite}, model: {model}\n{:<28} {:>9} {:>5} {:>5} {:>8} {:>7} {:>9} {:>6}  interventions note",
-        "task", "solved", "steps", "calls", "prompt", "compl", "cost $", "s"
+        "suite: {suite}, model: {model}\n{:<28} {:>9} {:>5} {:>5} {:>8} {:>8} {:>7} {:>9} {:>6}  interventions note",
+        "task", "solved", "steps", "calls", "prompt", "cached", "compl", "cost $", "s"
     );
     for r in &rows {
         r.print();
@@ -407,8 +359,8 @@ async fn eval(args: &[String]) -> Result<bool, String> {
         100.0 * total.solved as f64 / total.runs.max(1) as f64,
         total.solved,
         total.runs,
-        if price.is_none() {
-            "; cost: set EVAL_PRICE_IN / EVAL_PRICE_OUT"
+        if total.cost_usd.is_none() {
+            "; cost: n/a (the server has no price for the model: set LLM_PRICES)"
         } else {
             ""
         }

@@ -194,8 +194,8 @@ pub struct Episode {
     /// Interact calls.
     pub steps: usize,
     pub llm_calls: u64,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
+    /// Tokens and estimated cost, as the server's answers report them.
+    pub usage: shared::domain::TokenUsage,
     /// The server's interventions by kind (confirmations included).
     pub interventions: BTreeMap<String, u64>,
     /// How the run ended (`ended`: the page ended the episode).
@@ -298,8 +298,7 @@ pub async fn episode(
         reward,
         steps: out.steps,
         llm_calls: out.llm_calls,
-        prompt_tokens: out.prompt_tokens,
-        completion_tokens: out.completion_tokens,
+        usage: out.usage,
         interventions,
         status: out.status,
         actions: out.actions,

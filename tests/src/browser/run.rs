@@ -53,8 +53,8 @@ pub struct Outcome {
     /// Interact calls.
     pub steps: usize,
     pub llm_calls: u64,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
+    /// Tokens and estimated cost, as the server's answers report them.
+    pub usage: shared::domain::TokenUsage,
     /// The last thought (a `finish()` answer's text).
     pub thought: String,
     pub actions: Vec<String>,
@@ -213,8 +213,9 @@ pub async fn drive(
         out.steps += 1;
         let answer = agent.interact(&body).await?;
         out.llm_calls += answer["metrics"]["llmCalls"].as_u64().unwrap_or(0);
-        out.prompt_tokens += answer["usage"]["promptTokens"].as_u64().unwrap_or(0);
-        out.completion_tokens += answer["usage"]["completionTokens"].as_u64().unwrap_or(0);
+        if let Ok(usage) = serde_json::from_value(answer["usage"].clone()) {
+            out.usage.add(usage);
+        }
         for kind in answer["metrics"]["interventions"]
             .as_array()
             .into_iter()

@@ -10,7 +10,7 @@ use crate::agent::output::tagged;
 use crate::agent::request::InteractRequest;
 use crate::agent::step::StepPorts;
 use crate::domain::verdict::ClientReport;
-use crate::domain::{Step, TokenUsage};
+use crate::domain::Step;
 use crate::ports::llm::ChatMessage;
 use crate::text::{neutralize_tags, prompt_line, truncate_chars};
 
@@ -172,13 +172,7 @@ pub async fn ask(
             return None;
         }
     };
-    step.count_call(
-        TokenUsage {
-            prompt_tokens: c.prompt_tokens,
-            completion_tokens: c.completion_tokens,
-        },
-        now.elapsed(),
-    );
+    step.count_answer(&c, ctx.agent.verifier_price(), now.elapsed());
     parse(&c.content)
 }
 

@@ -284,6 +284,23 @@ impl StepContext {
         all
     }
 
+    /// Adds a model call's answer (its tokens, priced at `price`) and time.
+    pub fn count_answer(
+        &mut self,
+        c: &crate::ports::llm::Completion,
+        price: Option<crate::domain::cost::Price>,
+        elapsed: Duration,
+    ) {
+        let usage = crate::domain::cost::usage(
+            price.as_ref(),
+            c.prompt_tokens,
+            c.cached_tokens,
+            c.cache_write_tokens,
+            c.completion_tokens,
+        );
+        self.count_call(usage, elapsed);
+    }
+
     /// Adds a model call's usage and time.
     pub fn count_call(&mut self, usage: TokenUsage, elapsed: Duration) {
         self.spend.usage.add(usage);

@@ -331,13 +331,7 @@ pub async fn call(
             })
         }
     };
-    step.count_call(
-        TokenUsage {
-            prompt_tokens: c.prompt_tokens,
-            completion_tokens: c.completion_tokens,
-        },
-        t.elapsed(),
-    );
+    step.count_answer(&c, ctx.agent.model_price(), t.elapsed());
     // A structured answer (JSON) reads as the tagged one.
     let content = crate::agent::output::from_json(&c.content).unwrap_or(c.content);
     // The planning answer of a new task may ask for a web search first.

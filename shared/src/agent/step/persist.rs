@@ -10,8 +10,10 @@ use serde_json::{json, Value};
 use super::response::StepResponse;
 use super::{records, secrets, BuiltPage, Decision, StepContext, StepInput};
 use crate::agent::step::StepPorts;
+use crate::domain::intervention::Intervention;
 use crate::domain::{Message, MessageRole, TaskError, TaskStatus};
 use crate::error::Error;
+use crate::ports::metrics::StepFigures;
 use crate::ports::{KnownSession, SessionChanges, StoreError};
 use crate::text::truncate_chars;
 
@@ -87,6 +89,33 @@ fn session_changes(step: &StepContext, status: TaskStatus, query: &str) -> Optio
     let any =
         changes.title.is_some() || changes.waiting_task_id.is_some() || changes.memory.is_some();
     any.then_some(changes)
+}
+
+/// What the stored step counts in the metrics.
+fn step_figures<'a>(
+    step: &'a StepContext,
+    status: TaskStatus,
+    step_ms: u64,
+    interventions: &'a [Intervention],
+) -> StepFigures<'a> {
+    use crate::ports::metrics::Verdict;
+    StepFigures {
+        tenant_id: &step.tenant_id,
+        task_id: &step.task.id,
+        step_index: step.step_index,
+        started_task: step.is_new,
+        status,
+        usage: step.spend.usage,
+        llm_calls: step.spend.llm_calls,
+        llm_ms: step.spend.llm_ms,
+        step_ms,
+        interventions,
+        verdict: step.verification.as_ref().map(|v| match v {
+            v if v.success => Verdict::Passed,
+            v if v.unconfirmed => Verdict::Unconfirmed,
+            _ => Verdict::Failed,
+        }),
+    }
 }
 
 /// Writes the step, its messages and the page snapshot, and builds the response.
@@ -266,6 +295,9 @@ pub async fn persist(
             tracing::warn!(error = %e, "could not store the idempotent response");
         }
     }
+    let kinds = step.all_interventions();
+    ctx.metrics
+        .step(&step_figures(step, d.status, duration_ms, &kinds));
     tracing::info!(
         tenant = %step.tenant_id,
         task = %step.task.id,

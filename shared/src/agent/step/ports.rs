@@ -1,6 +1,6 @@
 //! What a step uses, borrowed for one request from what the function assembled at start
 //! (`AppContext::step`): its ports — the store, the snapshots, the clock, the models,
-//! knowledge, web search, realtime and the state machine's executions — and the settings it
+//! knowledge, web search, realtime, the state machine's executions and metrics — and the settings it
 //! reads. The step's phases take this set and nothing else.
 
 use secrecy::SecretString;
@@ -10,6 +10,7 @@ use crate::config::{AgentConfig, Retention};
 use crate::ports::executions::Executions;
 use crate::ports::knowledge::Knowledge;
 use crate::ports::llm::Llm;
+use crate::ports::metrics::Metrics;
 use crate::ports::realtime::Realtime;
 use crate::ports::web_search::WebSearch;
 use crate::ports::{SnapshotStore, Store};
@@ -33,4 +34,6 @@ pub struct StepPorts<'a> {
     pub retention: &'a Retention,
     /// Keys the fingerprints of typed secrets.
     pub fingerprint_key: &'a SecretString,
+    /// Where a stored step's figures go.
+    pub metrics: &'a dyn Metrics,
 }

@@ -3,7 +3,7 @@
 //! wrong-password timing, peak memory, the sequential store round trips of each route, the
 //! reasoning step over a scripted task, the competent browser trajectories (tokens, calls and
 //! prompt-prefix reuse per step), the cost of pre-search, and the agent tools' workspace
-//! adapters on 2 000 files.
+//! adapters on 2 000 files, and the cost of a step's metrics lines.
 //! Prints numbers; asserts nothing.
 //!
 //! `scripts/bench` builds release binaries, starts a DynamoDB/S3-compatible server and runs
@@ -13,6 +13,7 @@ mod coldstart;
 mod cpu;
 mod machine;
 mod memory;
+mod metrics;
 mod pages;
 mod reads;
 mod reasoning;
@@ -94,7 +95,7 @@ async fn main() {
     // BENCH_ONLY=<section,...> runs some sections: startup, coldstart, memory, cleanup, round-trips,
     // interact (BENCH_PAGES=tree|dom for one page), page-cpu (parse, page model, render
     // and compression alone), interact-binary,
-    // reads, reasoning, search, prompt, login, machine, workspace, exec, agent-search, risk,
+    // reads, reasoning, search, prompt, login, machine, workspace, exec, agent-search, risk, metrics,
     // trajectories (needs Chromium).
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
@@ -154,6 +155,9 @@ async fn main() {
     }
     if run("risk") {
         risk_gate();
+    }
+    if run("metrics") {
+        metrics::emission(runs);
     }
 }
 
