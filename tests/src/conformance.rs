@@ -391,6 +391,7 @@ pub fn step(task: &Task, index: u32, clock: &ManualClock) -> Step {
         tool_result: None,
         usage: Some(json!({ "promptTokens": 10, "completionTokens": 2 })),
         timings: None,
+        plan: None,
         user_input: None,
         created_at: clock.now(),
         expires_at: task.expires_at,
@@ -447,9 +448,33 @@ pub async fn tasks(stores: Stores, clock: &ManualClock) {
         Err(StoreError::NotFound(_))
     ));
 
+    // A tenant's tasks: its own only, at most as many as asked for; steps are not tasks.
+    let second = task("t1", None, clock);
+    store.create_task(&second).await.expect("create");
+    store
+        .append_step(&step(&second, 0, clock))
+        .await
+        .expect("step");
+    let other = task("t2", None, clock);
+    store.create_task(&other).await.expect("create");
+    let ids = |tasks: Vec<Task>| {
+        let mut ids: Vec<String> = tasks.into_iter().map(|t| t.id).collect();
+        ids.sort();
+        ids
+    };
+    let mut want = vec![t.id.clone(), second.id.clone()];
+    want.sort();
+    assert_eq!(ids(store.tenant_tasks("t1", 10).await.expect("list")), want);
+    assert_eq!(store.tenant_tasks("t1", 1).await.expect("list").len(), 1);
+    assert_eq!(
+        ids(store.tenant_tasks("t2", 10).await.expect("list")),
+        vec![other.id.clone()]
+    );
+
     // Expired tasks read as missing even where TTL deletion has not happened.
     clock.advance(Duration::hours(1));
     assert_eq!(store.task("t1", &t.id).await.expect("get"), None);
+    assert!(store.tenant_tasks("t1", 10).await.expect("list").is_empty());
 }
 
 /// Leases: one holder at a time, free again after expiry or release by its owner.

@@ -402,6 +402,7 @@ mod tests {
             }),
             usage: None,
             timings: None,
+            plan: None,
             created_at: chrono::Utc::now(),
             expires_at: 0,
         };

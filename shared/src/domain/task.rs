@@ -427,6 +427,10 @@ pub struct Step {
     pub usage: Option<Value>,
     #[serde(default)]
     pub timings: Option<Value>,
+    /// The task's plan as this step made or remade it (absent when the step kept the plan):
+    /// the inspector's plan history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<super::plan::Plan>,
     pub created_at: DateTime<Utc>,
     pub expires_at: i64,
 }

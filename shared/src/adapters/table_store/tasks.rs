@@ -96,6 +96,11 @@ impl TaskStore for TableStore {
             .await
     }
 
+    async fn tenant_tasks(&self, tenant_id: &str, max: usize) -> StoreResult<Vec<Task>> {
+        let q = Query::partition(keys::tenant_pk(tenant_id)).sk(SkCond::Prefix(keys::task_sk("")));
+        self.query_bodies(q, max, |_: &Task| true).await
+    }
+
     async fn save_task(&self, task: &Task) -> StoreResult<Task> {
         let mut next = task.clone();
         next.version += 1;

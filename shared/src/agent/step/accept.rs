@@ -163,8 +163,12 @@ fn update_plan(
             step.task.plan = d
                 .and_then(|d| Plan::from_descriptions(d, now))
                 .or_else(|| Some(Plan::single(&step.task.query, now)));
+            step.plan_changed = true;
         }
-        (Some(plan), Some(d)) if step.replan => plan.replan_from_current(d),
+        (Some(plan), Some(d)) if step.replan => {
+            plan.replan_from_current(d);
+            step.plan_changed = true;
+        }
         _ => {}
     }
     let verified = step.verification.as_ref().is_none_or(|v| !v.failed());

@@ -195,6 +195,8 @@ pub struct StepContext {
     pub correction: Option<Correction>,
     /// The plan is to be made again from here.
     pub replan: bool,
+    /// This step made the task's plan or made it again (kept with its record).
+    pub plan_changed: bool,
 
     // Gather.
     pub knowledge: Vec<KnowledgeChunk>,

@@ -50,6 +50,7 @@ pub fn base(
         tool_result: None,
         usage: None,
         timings: None,
+        plan: None,
         created_at: now,
         expires_at: step.task.expires_at,
     }
@@ -75,6 +76,9 @@ fn decision(
     r.chain = d.chain.clone();
     r.tool_result = d.tool_result.clone();
     r.usage = serde_json::to_value(step.spend.usage).ok();
+    if step.plan_changed {
+        r.plan = step.task.plan.clone();
+    }
     r.timings = Some(json!({
         "llmMs": step.spend.llm_ms,
         "llmCalls": step.spend.llm_calls,

@@ -127,6 +127,7 @@ pub async fn enter(
         correction: None,
         notes: Vec::new(),
         replan: false,
+        plan_changed: false,
         session_memory: None,
         decision: None,
         interventions: Vec::new(),
