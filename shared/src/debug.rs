@@ -61,12 +61,14 @@ pub fn log_view(l: &DebugLog) -> Value {
     v
 }
 
-/// Most tasks a listing reads (a tenant holds only the tasks of its retention period).
-pub const MAX_TASKS_READ: usize = 2_000;
+/// Most entries of the tenant's task list one listing reads (about 100 bytes each): a
+/// member's tasks among many others' may lie beyond it (the answer then says `truncated`).
+pub const MAX_TASK_LIST_READ: usize = 5_000;
 /// Most tasks a listing answers.
 pub const MAX_TASKS_LISTED: usize = 200;
-/// Largest snapshot answered whole (a Lambda answer holds 6 MB); a larger one is cut.
-pub const MAX_SNAPSHOT_CHARS: usize = 4_000_000;
+/// Bytes a snapshot may take in the answer as Lambda carries it: the page is escaped once as
+/// a JSON string in the body and again as the body in API Gateway's envelope, which holds 6 MB.
+pub const MAX_SNAPSHOT_ANSWER_BYTES: usize = 5_000_000;
 
 /// Whether `p` may read a task of `owner` in its tenant: its own, or any when an admin.
 fn may_read(p: &Principal, owner: &str) -> bool {
@@ -102,6 +104,7 @@ pub fn task_row(t: &crate::domain::Task) -> Value {
             "completionTokens": t.usage.completion_tokens,
             "cachedTokens": t.usage.cached_tokens,
             "costUsd": t.usage.cost_usd(),
+            "costPartial": t.usage.unpriced && t.usage.cost_micros.is_some(),
         },
         "createdAt": crate::time::iso(t.created_at),
         "updatedAt": crate::time::iso(t.updated_at),
@@ -110,18 +113,20 @@ pub fn task_row(t: &crate::domain::Task) -> Value {
 }
 
 /// The newest `limit` tasks `p` may read (a member's own; an admin's whole tenant), newest
-/// first: `{ tasks, truncated }` (`truncated`: the tenant holds more tasks than one listing
-/// reads, so older ones may be missing).
+/// first: `{ tasks, truncated }` (`truncated`: the read stopped at [`MAX_TASK_LIST_READ`]
+/// entries, so older ones may be missing).
 pub async fn tasks(store: &dyn Store, p: &Principal, limit: usize) -> Result<Value, Error> {
-    let mut tasks = store.tenant_tasks(&p.tenant_id, MAX_TASKS_READ).await?;
-    let truncated = tasks.len() >= MAX_TASKS_READ;
+    let user = (!p.is_admin()).then_some(p.user_id.as_str());
+    let (mut tasks, truncated) = store
+        .recent_tasks(
+            &p.tenant_id,
+            user,
+            limit.min(MAX_TASKS_LISTED),
+            MAX_TASK_LIST_READ,
+        )
+        .await?;
+    // The list entry names the user; the task itself decides.
     tasks.retain(|t| may_read(p, &t.user_id));
-    tasks.sort_by(|a, b| {
-        b.created_at
-            .cmp(&a.created_at)
-            .then_with(|| b.id.cmp(&a.id))
-    });
-    tasks.truncate(limit.min(MAX_TASKS_LISTED));
     Ok(json!({
         "tasks": tasks.iter().map(task_row).collect::<Vec<_>>(),
         "truncated": truncated,
@@ -146,12 +151,34 @@ pub async fn snapshot(
             message: "No page was stored for that step".into(),
         })?;
     let text = String::from_utf8_lossy(&bytes);
-    let cut = crate::text::cut_at(&text, MAX_SNAPSHOT_CHARS);
+    let kept = answer_prefix(&text, MAX_SNAPSHOT_ANSWER_BYTES);
     Ok(json!({
         "stepIndex": index,
-        "truncated": cut.is_some(),
-        "content": &text[..cut.unwrap_or(text.len())],
+        "truncated": kept < text.len(),
+        "content": &text[..kept],
     }))
+}
+
+/// The bytes of `text` (a char boundary) that fit in `budget` bytes once escaped twice as a
+/// JSON string: in the answer's body, then as the body in the Lambda answer's envelope.
+fn answer_prefix(text: &str, budget: usize) -> usize {
+    let twice_escaped = |c: char| match c {
+        // `"` → `\"` → `\\\"`; `\` likewise.
+        '"' | '\\' => 4,
+        // `\n` → `\\n`.
+        '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 3,
+        // `\u0001` → `\\u0001`.
+        c if (c as u32) < 0x20 => 7,
+        c => c.len_utf8(),
+    };
+    let mut used = 0;
+    for (at, c) in text.char_indices() {
+        used += twice_escaped(c);
+        if used > budget {
+            return at;
+        }
+    }
+    text.len()
 }
 
 /// Everything about one task `p` may read (a member's own; any of the tenant's for an admin).
@@ -221,4 +248,30 @@ pub async fn export(
         "snapshots": listed,
         "logs": logs.iter().map(log_view).collect::<Vec<_>>(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::answer_prefix;
+
+    #[test]
+    fn a_snapshot_is_cut_to_what_fits_once_escaped_twice() {
+        assert_eq!(answer_prefix("plain", 100), 5);
+        // Each quote takes 4 bytes in the envelope: 3 fit in 12, not 4.
+        assert_eq!(answer_prefix("\"\"\"\"", 12), 3);
+        assert_eq!(answer_prefix("a\u{1}", 7), 1);
+        // Never inside a character.
+        assert_eq!(answer_prefix("éé", 3), 2);
+        // What is kept, escaped twice, stays within the budget.
+        let page = "[{\"i\":\"1\",\"n\":\"Caf\u{e9} \\\"quoted\\\"\"}]\n".repeat(1_000);
+        let kept = answer_prefix(&page, 20_000);
+        let body = serde_json::to_string(&page[..kept]).expect("json");
+        let envelope = serde_json::to_string(&body).expect("json");
+        // (Plus the quotes around the body: its own 2, escaped, and the envelope's 2.)
+        assert!(
+            envelope.len() <= 20_000 + 6 && kept < page.len(),
+            "{}",
+            envelope.len()
+        );
+    }
 }

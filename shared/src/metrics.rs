@@ -253,6 +253,7 @@ mod tests {
                 completion_tokens: 120,
                 cached_tokens: 3_000,
                 cost_micros: Some(1_215),
+                unpriced: false,
             },
             llm_calls: 2,
             llm_ms: 1_800,

@@ -448,7 +448,9 @@ pub async fn tasks(stores: Stores, clock: &ManualClock) {
         Err(StoreError::NotFound(_))
     ));
 
-    // A tenant's tasks: its own only, at most as many as asked for; steps are not tasks.
+    // A tenant's tasks newest first: its own only, of one user when asked, at most as many
+    // as asked for, and the read bounded.
+    clock.advance(Duration::seconds(1));
     let second = task("t1", None, clock);
     store.create_task(&second).await.expect("create");
     store
@@ -457,24 +459,48 @@ pub async fn tasks(stores: Stores, clock: &ManualClock) {
         .expect("step");
     let other = task("t2", None, clock);
     store.create_task(&other).await.expect("create");
-    let ids = |tasks: Vec<Task>| {
-        let mut ids: Vec<String> = tasks.into_iter().map(|t| t.id).collect();
-        ids.sort();
-        ids
+    let ids = |listed: (Vec<Task>, bool)| {
+        (
+            listed.0.into_iter().map(|t| t.id).collect::<Vec<_>>(),
+            listed.1,
+        )
     };
-    let mut want = vec![t.id.clone(), second.id.clone()];
-    want.sort();
-    assert_eq!(ids(store.tenant_tasks("t1", 10).await.expect("list")), want);
-    assert_eq!(store.tenant_tasks("t1", 1).await.expect("list").len(), 1);
+    let recent = |tenant: &'static str, user: Option<&'static str>, limit, max_read| {
+        let store = store.clone();
+        async move {
+            ids(store
+                .recent_tasks(tenant, user, limit, max_read)
+                .await
+                .expect("list"))
+        }
+    };
     assert_eq!(
-        ids(store.tenant_tasks("t2", 10).await.expect("list")),
-        vec![other.id.clone()]
+        recent("t1", None, 10, 100).await,
+        (vec![second.id.clone(), t.id.clone()], false),
+        "newest first, the saved task as saved"
+    );
+    assert_eq!(
+        recent("t1", Some("u1"), 1, 100).await,
+        (vec![second.id.clone()], false)
+    );
+    assert_eq!(
+        recent("t1", Some("someone-else"), 10, 100).await,
+        (vec![], false)
+    );
+    assert_eq!(
+        recent("t1", Some("someone-else"), 10, 1).await,
+        (vec![], true),
+        "the read stops at its bound"
+    );
+    assert_eq!(
+        recent("t2", None, 10, 100).await,
+        (vec![other.id.clone()], false)
     );
 
     // Expired tasks read as missing even where TTL deletion has not happened.
     clock.advance(Duration::hours(1));
     assert_eq!(store.task("t1", &t.id).await.expect("get"), None);
-    assert!(store.tenant_tasks("t1", 10).await.expect("list").is_empty());
+    assert_eq!(recent("t1", None, 10, 100).await, (vec![], false));
 }
 
 /// Leases: one holder at a time, free again after expiry or release by its owner.
@@ -1026,6 +1052,13 @@ pub async fn task_deletion(stores: Stores, clock: &ManualClock) {
         store.delete_task(&task_ref(&doomed)).await.expect("again"),
         0,
         "idempotent"
+    );
+    // One entry read covers the whole list: the deleted task's entry went with it.
+    let (listed, cut) = store.recent_tasks("t1", None, 10, 1).await.expect("list");
+    assert_eq!(
+        (listed.into_iter().map(|t| t.id).collect::<Vec<_>>(), cut),
+        (vec![kept.id.clone()], false),
+        "the deleted task left the tenant's list"
     );
 }
 

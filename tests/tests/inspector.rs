@@ -135,7 +135,10 @@ async fn scripted_task(h: &Harness) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Chromium: scripts/test installs it"]
 async fn the_inspector_shows_a_tasks_timeline_to_its_owner_and_nothing_to_another_tenant() {
-    let prices = json!({ "scripted-model": { "input": 1.0, "cachedInput": 0.1, "output": 4.0 } });
+    let prices = json!({
+        "scripted-model": { "input": 1.0, "cachedInput": 0.1, "output": 4.0 },
+        api_tests::scripted::VERIFY_MODEL: { "input": 0.5, "cachedInput": 0.05, "output": 2.0 },
+    });
     let h = harness_with(|o| {
         o.set("DEBUG_ROUTES", "true")
             .set("LLM_PRICES", prices.to_string())

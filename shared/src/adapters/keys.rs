@@ -11,6 +11,7 @@
 //! | revoked token | `TENANT#<t>` | `REVOKED#<jti>` | | | every authenticated request (TTL) |
 //! | task | `TENANT#<t>` | `TASK#<id>` | `SWEEP#EXPIRES` / `<expiresAt>#<t>#<id>` | `SWEEP#ACTIVE` / `<updatedAtMs>#<t>#<id>` (active only) | interact; cleanup: expired and idle sweeps |
 //! | step | `TENANT#<t>#TASK#<id>` | `STEP#<index>` | | | history of a task (conditional append, TTL) |
+//! | task list entry | `TENANT#<t>#TASKS` | `<createdAtMs>#<id>` | | | a tenant's tasks newest first, with their users (the inspector's list; TTL with its task) |
 //! | session | `TENANT#<t>` | `SESSION#<id>` | `TENANT#<t>#USER#<u>#SESSIONS#<status>` / `<updatedAt>` | `TENANT#<t>#USER#<u>#DOMAIN#<d>` / `<updatedAt>` | latest session, session list, by domain |
 //! | message | `TENANT#<t>#SESSION#<s>` | `MSG#<sequence>` | | | messages of a session in order (TTL with its task) |
 //! | user | `USER#<email>` | `USER` | | | login by email |
@@ -65,6 +66,16 @@ pub fn rate_sk(window_start: i64) -> String {
 
 pub fn task_sk(task_id: &str) -> String {
     format!("TASK#{task_id}")
+}
+
+/// The partition listing a tenant's tasks by creation time.
+pub fn task_list_pk(tenant_id: &str) -> String {
+    format!("TENANT#{tenant_id}#TASKS")
+}
+
+/// A task's entry in its tenant's list: creation time (ms, zero-padded) then id.
+pub fn task_list_sk(created_ms: i64, task_id: &str) -> String {
+    format!("{:013}#{task_id}", created_ms.max(0))
 }
 
 pub fn task_children_pk(tenant_id: &str, task_id: &str) -> String {

@@ -31,17 +31,17 @@ impl MetricsConfig {
             Some(_) => return Err(ConfigError::Invalid("METRICS", "must be emf or off".into())),
         };
         let namespace = get("METRICS_NAMESPACE").unwrap_or_else(|| DEFAULT_NAMESPACE.into());
-        // CloudWatch: 1 to 255 characters, no `:`, and `AWS/` is AWS's own.
+        // CloudWatch: 1 to 255 characters, no `:`, and `AWS/` is AWS's own; no spaces, which
+        // the dashboard's SEARCH expressions would have to quote.
         let valid = namespace.len() <= 255
             && !namespace.starts_with("AWS/")
             && namespace
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || " .-_/#".contains(c));
+                .all(|c| c.is_ascii_alphanumeric() || ".-_/#".contains(c));
         if !valid {
             return Err(ConfigError::Invalid(
                 "METRICS_NAMESPACE",
-                "must be up to 255 letters, digits and . - _ / # or spaces, not starting with AWS/"
-                    .into(),
+                "must be up to 255 letters, digits and . - _ / #, not starting with AWS/".into(),
             ));
         }
         let tenant_dimension = match get("METRICS_TENANT_DIMENSION").as_deref() {
@@ -99,6 +99,7 @@ mod tests {
                 "METRICS_NAMESPACE",
             ),
             (&[("METRICS_NAMESPACE", "a:b")][..], "METRICS_NAMESPACE"),
+            (&[("METRICS_NAMESPACE", "My App")][..], "METRICS_NAMESPACE"),
             (
                 &[("METRICS_TENANT_DIMENSION", "yes")][..],
                 "METRICS_TENANT_DIMENSION",

@@ -70,9 +70,11 @@ impl Price {
     }
 }
 
-/// The prices of known models; a model's price is that of the longest key its name contains
-/// as a whole word (`us.anthropic.claude-sonnet-4-20250514-v1:0` is `claude-sonnet-4`,
-/// `gpt-4o-mini-2024-07-18` is `gpt-4o-mini`, not `gpt-4o`).
+/// The prices of known models. A model's price is that of the longest key its name contains
+/// after a provider prefix (`openai/`, `us.anthropic.`) and before nothing but a date or
+/// version (`-2024-07-18`, `-20250514-v1:0`, `-latest`): `gpt-4o-mini-2024-07-18` is
+/// `gpt-4o-mini`, `us.anthropic.claude-sonnet-4-20250514-v1:0` is `claude-sonnet-4`, while
+/// `gpt-5-pro` or `claude-opus-4-5` (other models, other prices) have none unless listed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PriceTable {
     entries: Vec<(String, Price)>,
@@ -138,21 +140,60 @@ impl PriceTable {
         let model = model.to_lowercase();
         self.entries
             .iter()
-            .filter(|(key, _)| contains_word(&model, key))
+            .filter(|(key, _)| names(&model, key))
             .max_by_key(|(key, _)| key.len())
             .map(|(_, p)| *p)
     }
 }
 
-/// Whether `key` occurs in `name` with no letter or digit right before or after it.
-fn contains_word(name: &str, key: &str) -> bool {
+/// Whether `name` is the model `key`: `key` after nothing or a separator, followed by nothing
+/// but dates and versions.
+fn names(name: &str, key: &str) -> bool {
     if key.is_empty() {
         return false;
     }
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
     name.match_indices(key).any(|(at, _)| {
-        !word(name[..at].chars().next_back()) && !word(name[at + key.len()..].chars().next())
+        let before = name[..at].chars().next_back();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric()) && only_versions(&name[at + key.len()..])
     })
+}
+
+/// Whether `rest` is nothing but `-<date>`, `-v<n>[:<n>]` and `-latest` parts
+/// (`-2024-07-18`, `-20250514-v1:0`, `@20240620`).
+fn only_versions(rest: &str) -> bool {
+    let mut parts = rest.split(['-', ':', '@']);
+    // Empty, or starting with a separator (so the first part is empty).
+    if parts.next() != Some("") {
+        return rest.is_empty();
+    }
+    let digits = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit());
+    // Parts still expected of a `YYYY-MM-DD` date; whether a `v<n>` may take a `:<n>`.
+    let (mut date_parts, mut after_version) = (0, false);
+    for p in parts {
+        let ok = match p {
+            "latest" => true,
+            p if digits(p) && p.len() == 8 => true,
+            p if digits(p) && p.len() == 4 => {
+                date_parts = 2;
+                true
+            }
+            p if digits(p) && p.len() == 2 && date_parts > 0 => {
+                date_parts -= 1;
+                true
+            }
+            p if p.strip_prefix('v').is_some_and(digits) => {
+                after_version = true;
+                continue;
+            }
+            p if digits(p) && after_version => true,
+            _ => false,
+        };
+        after_version = false;
+        if !ok {
+            return false;
+        }
+    }
+    date_parts == 0
 }
 
 /// The usage of one call: its tokens and, when the model has a price, its cost.
@@ -168,6 +209,7 @@ pub fn usage(
         completion_tokens: completion,
         cached_tokens: cached.min(prompt),
         cost_micros: price.map(|p| p.micros(prompt, cached, written, completion)),
+        unpriced: price.is_none() && prompt + completion > 0,
     }
 }
 
@@ -192,11 +234,28 @@ mod tests {
             Some((1.0, 5.0))
         );
         assert_eq!(price("us.amazon.nova-micro-v1:0"), Some((0.035, 0.14)));
+        assert_eq!(price("gpt-4o-2024-08-06"), Some((2.50, 10.0)));
+        assert_eq!(price("gpt-4.1-mini-2025-04-14"), Some((0.40, 1.60)));
+        assert_eq!(price("o3-2025-04-16"), Some((2.0, 8.0)));
+        assert_eq!(price("gpt-4o-latest"), Some((2.50, 10.0)));
+        assert_eq!(
+            price("arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0"),
+            Some((0.80, 4.0))
+        );
+        assert_eq!(
+            price("global.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            Some((3.0, 15.0))
+        );
         // A key inside a longer word is not the model.
         assert_eq!(price("gpt-50"), None);
         assert_eq!(price("pro3-model"), None);
         assert_eq!(price("llama3"), None);
         assert_eq!(price(""), None);
+        // Another model of the family is not priced as its base model.
+        assert_eq!(price("gpt-5-pro"), None);
+        assert_eq!(price("o3-pro-2025-06-10"), None);
+        assert_eq!(price("o4-mini-deep-research"), None);
+        assert_eq!(price("claude-opus-4-5-20251101"), None);
     }
 
     #[test]
@@ -207,7 +266,12 @@ mod tests {
         ]);
         assert_eq!(t.lookup("gpt-4o").map(|p| p.input), Some(1.0));
         assert_eq!(t.lookup("gpt-4o-mini").map(|p| p.input), Some(0.15));
-        assert_eq!(t.lookup("my-llama-70b").map(|p| p.output), Some(0.2));
+        assert_eq!(t.lookup("my-llama-v2").map(|p| p.output), Some(0.2));
+        assert_eq!(
+            t.lookup("my-llama-70b"),
+            None,
+            "another model than the entry names"
+        );
     }
 
     #[test]
@@ -223,7 +287,14 @@ mod tests {
         assert_eq!(mini.micros(100, 500, 50, 0), 3);
         let u = usage(Some(&mini), 4_000, 2_000, 0, 100);
         assert_eq!((u.cached_tokens, u.cost_micros), (2_000, Some(750)));
-        assert_eq!(usage(None, 4_000, 0, 0, 100).cost_micros, None);
+        let unpriced = usage(None, 4_000, 0, 0, 100);
+        assert_eq!((unpriced.cost_micros, unpriced.unpriced), (None, true));
+        // A priced call and an unpriced one: the known part, marked as a part.
+        let mut both = u;
+        both.add(unpriced);
+        assert_eq!((both.cost_micros, both.unpriced), (Some(750), true));
+        // A call that used no tokens (a timeout) makes no cost unknown.
+        assert!(!usage(None, 0, 0, 0, 0).unpriced);
     }
 
     #[test]

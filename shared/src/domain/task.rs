@@ -178,9 +178,13 @@ pub struct TokenUsage {
     /// Of `prompt_tokens`, those read from the provider's prompt cache.
     #[serde(default)]
     pub cached_tokens: u64,
-    /// Estimated cost in micro-dollars (USD × 10⁶); absent when no call had a price.
+    /// Estimated cost in micro-dollars (USD × 10⁶) of the calls whose model has a price;
+    /// absent when none had.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_micros: Option<u64>,
+    /// Some call's model had no price: `cost_micros`, when present, is only part of the cost.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unpriced: bool,
 }
 
 impl TokenUsage {
@@ -192,6 +196,7 @@ impl TokenUsage {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
         };
+        self.unpriced |= other.unpriced;
     }
 
     pub fn total(&self) -> u64 {

@@ -16,9 +16,16 @@ pub trait TaskStore: Send + Sync {
     async fn create_task(&self, task: &Task) -> StoreResult<()>;
     /// The task, if it exists in this tenant and has not expired.
     async fn task(&self, tenant_id: &str, task_id: &str) -> StoreResult<Option<Task>>;
-    /// Up to `max` live tasks of the tenant, in no useful order (tasks live only for their
-    /// retention, so a tenant holds its recent ones: the inspector sorts them).
-    async fn tenant_tasks(&self, tenant_id: &str, max: usize) -> StoreResult<Vec<Task>>;
+    /// The tenant's newest live tasks (only `user_id`'s when given), newest first: up to
+    /// `limit`, reading at most `max_read` entries of the tenant's task list. `true` with them
+    /// when that bound ended the read (older matching tasks may exist).
+    async fn recent_tasks(
+        &self,
+        tenant_id: &str,
+        user_id: Option<&str>,
+        limit: usize,
+        max_read: usize,
+    ) -> StoreResult<(Vec<Task>, bool)>;
     /// Saves `task` if the stored version is still `task.version`; returns it with the
     /// version bumped. `Conflict` if someone saved in between; `NotFound` if it is gone.
     async fn save_task(&self, task: &Task) -> StoreResult<Task>;

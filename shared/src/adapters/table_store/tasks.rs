@@ -1,11 +1,48 @@
 //! Tasks and their steps: creation with the first step, leases, step records with the
 //! task's new state, retention and idle sweeps.
 
+use futures::{StreamExt, TryStreamExt};
+
 use super::*;
 
 // ---------------------------------------------------------------- tasks and steps
 
 /// The stored form of a task: its fields plus index keys that place it in the sweeps.
+/// A task's entry in its tenant's list (`keys::task_list_pk`).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskListEntry {
+    task_id: String,
+    user_id: String,
+}
+
+fn task_list_item(task: &Task) -> StoreResult<Item> {
+    let mut item = item_of(
+        &keys::task_list_pk(&task.tenant_id),
+        &keys::task_list_sk(task.created_at.timestamp_millis(), &task.id),
+        &TaskListEntry {
+            task_id: task.id.clone(),
+            user_id: task.user_id.clone(),
+        },
+    )?;
+    item.insert(EXPIRES_AT.into(), Value::from(task.expires_at));
+    Ok(item)
+}
+
+/// A new task's writes: the task (if its id is free) and its entry in the tenant's list.
+fn new_task_writes(task: &Task, now: i64) -> StoreResult<Vec<Write>> {
+    Ok(vec![
+        Write::Put {
+            item: task_item(task)?,
+            cond: Cond::Absent { now },
+        },
+        Write::Put {
+            item: task_list_item(task)?,
+            cond: Cond::Always,
+        },
+    ])
+}
+
 fn task_item(task: &Task) -> StoreResult<Item> {
     let mut item = item_of(
         &keys::tenant_pk(&task.tenant_id),
@@ -87,7 +124,7 @@ fn consecutive(steps: &[Step], first: u32) -> StoreResult<u32> {
 impl TaskStore for TableStore {
     async fn create_task(&self, task: &Task) -> StoreResult<()> {
         self.table
-            .put(task_item(task)?, Cond::Absent { now: self.now() })
+            .transact(new_task_writes(task, self.now())?)
             .await
     }
 
@@ -96,9 +133,48 @@ impl TaskStore for TableStore {
             .await
     }
 
-    async fn tenant_tasks(&self, tenant_id: &str, max: usize) -> StoreResult<Vec<Task>> {
-        let q = Query::partition(keys::tenant_pk(tenant_id)).sk(SkCond::Prefix(keys::task_sk("")));
-        self.query_bodies(q, max, |_: &Task| true).await
+    async fn recent_tasks(
+        &self,
+        tenant_id: &str,
+        user_id: Option<&str>,
+        limit: usize,
+        max_read: usize,
+    ) -> StoreResult<(Vec<Task>, bool)> {
+        let now = self.now();
+        let mut q = Query::partition(keys::task_list_pk(tenant_id)).backward();
+        q.limit = Some(max_read.clamp(1, 500));
+        let (mut ids, mut read, mut cut) = (Vec::new(), 0usize, false);
+        'pages: loop {
+            let page = self.table.query(q.clone()).await?;
+            for item in page.items {
+                if ids.len() >= limit {
+                    break 'pages;
+                }
+                if read >= max_read {
+                    cut = true;
+                    break 'pages;
+                }
+                read += 1;
+                if is_expired(&item, now) {
+                    continue;
+                }
+                let entry: TaskListEntry = body_of(item)?;
+                if user_id.is_none_or(|u| u == entry.user_id) {
+                    ids.push(entry.task_id);
+                }
+            }
+            match page.last {
+                Some(last) => q.start_after = Some(last),
+                None => break,
+            }
+        }
+        // The bodies, a few reads at a time, in the list's order.
+        let tasks: Vec<Option<Task>> = futures::stream::iter(ids)
+            .map(|id| async move { self.task(tenant_id, &id).await })
+            .buffered(8)
+            .try_collect()
+            .await?;
+        Ok((tasks.into_iter().flatten().collect(), cut))
     }
 
     async fn save_task(&self, task: &Task) -> StoreResult<Task> {
@@ -212,10 +288,7 @@ impl TaskStore for TableStore {
     async fn start_task(&self, task: &Task, steps: &[Step]) -> StoreResult<()> {
         let now = self.now();
         consecutive(steps, 0)?;
-        let mut writes = vec![Write::Put {
-            item: task_item(task)?,
-            cond: Cond::Absent { now },
-        }];
+        let mut writes = new_task_writes(task, now)?;
         for s in steps {
             writes.push(Write::Put {
                 item: step_item(s)?,
@@ -369,8 +442,16 @@ impl TaskStore for TableStore {
             keys::tenant_pk(&task.tenant_id),
             keys::task_sk(&task.task_id),
         );
-        let task_existed = self.table.get(&task_key.0, &task_key.1).await?.is_some();
+        let stored = self.table.get(&task_key.0, &task_key.1).await?;
+        let task_existed = stored.is_some();
         let count = keys_to_delete.len() + usize::from(task_existed);
+        // Its entry in the tenant's task list (not counted: an index, not the task's data).
+        if let Some(Ok(t)) = stored.map(body_of::<Task>) {
+            keys_to_delete.push((
+                keys::task_list_pk(&t.tenant_id),
+                keys::task_list_sk(t.created_at.timestamp_millis(), &t.id),
+            ));
+        }
         // The task item goes last, so a crash part-way leaves it for the next sweep to retry.
         self.table.batch_delete(keys_to_delete).await?;
         if let (Some(session_id), true) = (&task.session_id, removed_messages > 0) {

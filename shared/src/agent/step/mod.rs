@@ -196,6 +196,7 @@ pub struct StepContext {
     /// The plan is to be made again from here.
     pub replan: bool,
     /// This step made the task's plan or made it again (kept with its record).
+    #[serde(default)]
     pub plan_changed: bool,
 
     // Gather.

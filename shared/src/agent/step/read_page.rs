@@ -126,7 +126,7 @@ pub async fn run(
     let answer = crate::ports::llm::ask(llm, &messages, until, Call::keyed("read-page")).await;
     match answer {
         Ok(c) => {
-            step.count_answer(&c, ctx.agent.model_price(), started.elapsed());
+            step.count_answer(&c, ctx.agent.verifier_price(), started.elapsed());
             let said = single_line(&secrets.scrub(&c.content), ANSWER_CHARS);
             json!({ "message": format!("the page says: {said}"), "question": question, "answer": said })
         }

@@ -46,6 +46,7 @@ pub fn emission(runs: usize) {
             completion_tokens: 96,
             cached_tokens: 4_864,
             cost_micros: Some(705),
+            unpriced: false,
         },
         llm_calls: 2,
         llm_ms: 2_310,
