@@ -1,7 +1,7 @@
 //! Typed secrets never leave: a password the user gave for the sign-in, and a card number and
 //! security code typed after a yes, do not reach a later prompt, a web search, an address or a
 //! question the server returns, or anything stored (steps, verdicts, messages, debug logs, the
-//! export, page snapshots) — in any formatting. On the embedded store and on DynamoDB + S3.
+//! export, page snapshots, the task inspector's list and pages) — in any formatting. On the embedded store and on DynamoDB + S3.
 
 use api_tests::flows::{field, next, node, on_store, reply_here, start};
 use api_tests::harness::Harness;
@@ -44,6 +44,8 @@ async fn everything_kept(h: &Harness, search: &ScriptedSearch, answer: &Value) -
     let session = answer["sessionId"].as_str().expect("session");
     let mut all = vec![
         get(h, &format!("/api/debug/session/{task}/export")).await,
+        // What the task inspector shows: the task list and each step's page.
+        get(h, "/api/debug/tasks").await,
         get(h, &format!("/api/debug/logs?taskId={task}&limit=100")).await,
         get(h, &format!("/api/session/{session}/messages?limit=100")).await,
         serde_json::to_value(h.task(answer).await).expect("task"),
@@ -61,6 +63,7 @@ async fn everything_kept(h: &Harness, search: &ScriptedSearch, answer: &Value) -
             .expect("snapshot")
             .expect("stored");
         all.push(Value::String(String::from_utf8_lossy(&raw).into_owned()));
+        all.push(get(h, &format!("/api/debug/session/{task}/snapshot/{k}")).await);
     }
     all.iter()
         .map(Value::to_string)
