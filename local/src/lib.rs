@@ -38,16 +38,9 @@ pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The OpenAPI document of every route, kept at the repository's root and served at
-/// `/openapi.json` (`tests/tests/consistency.rs` holds it to the routes and the template).
-pub const OPENAPI: &str = include_str!("../../openapi.json");
-
-/// A document this server answers itself (no function's route): its content type and text.
-fn document(path: &str) -> Option<(&'static str, &'static str)> {
-    match path {
-        "/openapi.json" => Some(("application/json", OPENAPI)),
-        _ => None,
-    }
-}
+/// `/openapi.json` by the `api-docs` function (`tests/tests/consistency.rs` holds it to the
+/// routes and the template).
+pub use api_docs::DOCUMENT as OPENAPI;
 
 /// One routed function.
 pub struct Route {
@@ -90,6 +83,7 @@ pub fn routes() -> Vec<Route> {
         agent_status,
         agent_workspace_select,
         agent_workspaces,
+        api_docs,
         auth_login,
         auth_logout,
         auth_session,
@@ -218,17 +212,6 @@ impl LocalApi {
         }
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
-        if let Some((content_type, text)) = document(&path) {
-            if method != http::Method::GET && method != http::Method::HEAD {
-                return Err(Error::MethodNotAllowed {
-                    method: method.to_string(),
-                });
-            }
-            return http::Response::builder()
-                .header(http::header::CONTENT_TYPE, content_type)
-                .body(lambda_http::Body::Text(text.to_owned()))
-                .map_err(Error::internal);
-        }
         let query = req.uri().query().unwrap_or("").to_owned();
         let mut path_matched = false;
         let mut found = None;
