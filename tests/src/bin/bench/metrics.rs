@@ -86,6 +86,31 @@ pub fn emission(runs: usize) {
          per step {:.1} µs (n={n})",
         step_us + answer_us
     );
+    // The same lines written to a file (/dev/null): one write(2) each, as to Lambda's pipe.
+    if let Ok(file) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        use std::io::Write;
+        let file = std::sync::Mutex::new(file);
+        let written = EmfLines::to(
+            &cfg,
+            "agent-interact",
+            "gpt-5-mini",
+            Arc::new(SystemClock),
+            Box::new(move |line| {
+                if let Ok(mut f) = file.lock() {
+                    let _ = f.write_all(line);
+                }
+            }),
+        );
+        let started = Instant::now();
+        for _ in 0..n {
+            written.step(&step);
+            written.request("agent-interact", &answer);
+        }
+        println!(
+            "  written to a file: {:.1} µs per step (both lines)",
+            started.elapsed().as_secs_f64() * 1e6 / n as f64
+        );
+    }
     println!("  step line:   {}", step_line.trim_end());
     println!("  answer line: {}", answer_line.trim_end());
 }
