@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use chrono::Duration as ChronoDuration;
 use futures::stream::{self, StreamExt};
-use serde::Serialize;
 
 use crate::clock::Clock;
 use crate::config::Retention;
@@ -20,19 +19,7 @@ const PAGE: usize = 100;
 /// Tasks processed at once (each takes a few sequential store calls).
 const CONCURRENCY: usize = 8;
 
-/// What one run did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CleanupReport {
-    pub expired_tasks: usize,
-    pub deleted_items: usize,
-    pub deleted_snapshots: usize,
-    pub interrupted_tasks: usize,
-    /// Tasks that could not be processed this run (left for the next one).
-    pub failures: usize,
-    /// The time budget ran out before the sweeps were done.
-    pub incomplete: bool,
-}
+pub use crate::domain::sweep::CleanupReport;
 
 /// Runs both sweeps within `budget`.
 pub async fn run(

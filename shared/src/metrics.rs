@@ -6,7 +6,9 @@
 //!   completed / failed, model calls, prompt / completion / cached tokens, estimated cost,
 //!   interventions by kind, verdicts by outcome, server, model and whole-step time;
 //! - a request's ([`RequestFigures`], every HTTP answer): requests, 4xx and 5xx, model
-//!   failures, latency, and the error count by contract code.
+//!   failures, latency, and the error count by contract code;
+//! - a cleanup run's ([`CleanupFigures`]): tasks expired and interrupted, items and snapshots
+//!   deleted, failures, and whether the run ran out of time.
 //!
 //! Dimensions hold no tenant by default: `Function` and `Model` (steps), `Function` and
 //! `Code` (errors), and an empty set that sums every function (what the template's alarms
@@ -54,6 +56,8 @@ pub struct RequestFigures<'a> {
     pub code: Option<&'a str>,
     pub latency_ms: f64,
 }
+
+pub use crate::domain::sweep::CleanupReport as CleanupFigures;
 
 /// Who emits: the namespace, the function's name, the model, and whether steps carry the
 /// tenant as a dimension.
@@ -163,6 +167,29 @@ impl Emitter {
             dims.push(("Code", code));
         }
         document(&self.namespace, timestamp_ms, &directives, &dims)
+    }
+}
+
+impl Emitter {
+    /// The document of a cleanup run at `timestamp_ms`.
+    pub fn cleanup(&self, f: &CleanupFigures, timestamp_ms: i64) -> Value {
+        let metrics = [
+            ("TasksExpired", "Count", f.expired_tasks as f64),
+            ("TasksInterrupted", "Count", f.interrupted_tasks as f64),
+            ("ItemsDeleted", "Count", f.deleted_items as f64),
+            ("SnapshotsDeleted", "Count", f.deleted_snapshots as f64),
+            ("CleanupFailures", "Count", f.failures as f64),
+            ("CleanupIncomplete", "Count", flag(f.incomplete)),
+        ];
+        document(
+            &self.namespace,
+            timestamp_ms,
+            &[Directive {
+                sets: &[vec!["Function"], vec![]],
+                metrics: &metrics,
+            }],
+            &[("Function", self.function.as_str())],
+        )
     }
 }
 
@@ -315,6 +342,34 @@ mod tests {
         assert_eq!(
             doc["_aws"]["CloudWatchMetrics"][0]["Dimensions"][2],
             json!(["Function", "Model", "Tenant"])
+        );
+    }
+
+    #[test]
+    fn a_cleanup_run_counts_what_it_deleted_and_interrupted() {
+        let doc = emitter(false).cleanup(
+            &CleanupFigures {
+                expired_tasks: 3,
+                deleted_items: 40,
+                deleted_snapshots: 9,
+                interrupted_tasks: 2,
+                failures: 1,
+                incomplete: true,
+            },
+            0,
+        );
+        assert_well_formed(&doc);
+        assert_eq!(
+            (
+                &doc["TasksExpired"],
+                &doc["TasksInterrupted"],
+                &doc["ItemsDeleted"]
+            ),
+            (&json!(3.0), &json!(2.0), &json!(40.0))
+        );
+        assert_eq!(
+            (&doc["CleanupFailures"], &doc["CleanupIncomplete"]),
+            (&json!(1.0), &json!(1.0))
         );
     }
 

@@ -513,13 +513,14 @@ async fn cleanup_binary_deletes_expired_tasks_on_dynamodb() {
     }
 
     let mut rt = RuntimeApi::start().await;
-    let _fn = command("cleanup-expired")
+    let mut function = command("cleanup-expired")
         .envs(rt.env("cleanup-expired"))
         .envs(api_tests::aws::process_env(&cfg))
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn");
+    let lines = collect_lines(&mut function);
     let event: Value =
         serde_json::from_str(include_str!("../../events/cleanup-scheduled.json")).expect("event");
     let (outcome, _) = rt
@@ -532,6 +533,21 @@ async fn cleanup_binary_deletes_expired_tasks_on_dynamodb() {
     assert_eq!(report["expiredTasks"], 1, "{report}");
     assert_eq!(report["deletedSnapshots"], 1, "{report}");
     assert_eq!(report["failures"], 0, "{report}");
+    // The run's counts as a metrics line (on by default inside Lambda).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let docs = emf_documents(&lines.lock().expect("lock"));
+    assert_eq!(docs.len(), 1, "{docs:?}");
+    assert_eq!(
+        (
+            &docs[0]["Function"],
+            &docs[0]["TasksExpired"],
+            &docs[0]["SnapshotsDeleted"]
+        ),
+        (&json!("cleanup-expired"), &json!(1.0), &json!(1.0)),
+        "{}",
+        docs[0]
+    );
+    function.kill().await.expect("stop");
     assert!(stores
         .store
         .task("acme", &expired.id)

@@ -8,8 +8,9 @@ use std::time::Duration;
 use lambda_runtime::{Diagnostic, LambdaEvent};
 use shared::cleanup::{self, CleanupReport};
 use shared::clock::{Clock, SystemClock};
-use shared::config::{ConfigError, Retention, StoreConfig};
+use shared::config::{ConfigError, MetricsConfig, Retention, StoreConfig};
 use shared::context::{open_stores, Stores};
+use shared::ports::metrics::Metrics;
 
 /// Time left for other work when the invocation deadline approaches.
 const DEADLINE_MARGIN: Duration = Duration::from_secs(10);
@@ -21,6 +22,8 @@ pub struct Cleanup {
     pub stores: Stores,
     pub clock: Arc<dyn Clock>,
     pub retention: Retention,
+    /// Where each run's counts go (`METRICS`).
+    pub metrics: Arc<dyn Metrics>,
 }
 
 /// Why a run failed, with a stable error name for logs and Step Functions.
@@ -43,7 +46,10 @@ impl Cleanup {
         let lookup = |k: &str| std::env::var(k).ok();
         let store = StoreConfig::from_lookup(lookup).map_err(|e: ConfigError| e.to_string())?;
         let retention = Retention::from_lookup(lookup).map_err(|e| e.to_string())?;
+        let metrics = MetricsConfig::from_lookup(lookup).map_err(|e| e.to_string())?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let metrics =
+            shared::adapters::emf::metrics(&metrics, "cleanup-expired", "none", clock.clone());
         let stores = open_stores(&store, clock.clone())
             .await
             .map_err(|e| e.to_string())?;
@@ -51,12 +57,13 @@ impl Cleanup {
             stores,
             clock,
             retention,
+            metrics,
         })
     }
 
-    /// One run within `budget`.
+    /// One run within `budget`; its counts go to the metrics.
     pub async fn run(&self, budget: Duration) -> Result<CleanupReport, CleanupFailed> {
-        cleanup::run(
+        let report = cleanup::run(
             self.stores.store.as_ref(),
             self.stores.snapshots.as_ref(),
             self.clock.as_ref(),
@@ -64,7 +71,9 @@ impl Cleanup {
             budget,
         )
         .await
-        .map_err(|e| CleanupFailed(e.to_string()))
+        .map_err(|e| CleanupFailed(e.to_string()))?;
+        self.metrics.cleanup(&report);
+        Ok(report)
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::clock::Clock;
 use crate::config::MetricsConfig;
 use crate::metrics::Emitter;
-use crate::ports::metrics::{Metrics, RequestFigures, StepFigures};
+use crate::ports::metrics::{CleanupFigures, Metrics, RequestFigures, StepFigures};
 
 /// Where a line goes (whole, newline included).
 pub type LineSink = Box<dyn Fn(&[u8]) + Send + Sync>;
@@ -77,6 +77,10 @@ impl Metrics for EmfLines {
     fn request(&self, route: &str, figures: &RequestFigures<'_>) {
         self.write(&self.emitter.request(route, figures, self.now_ms()));
     }
+
+    fn cleanup(&self, figures: &CleanupFigures) {
+        self.write(&self.emitter.cleanup(figures, self.now_ms()));
+    }
 }
 
 /// No metrics (`METRICS=off`, the default outside Lambda).
@@ -85,6 +89,7 @@ pub struct NoMetrics;
 impl Metrics for NoMetrics {
     fn step(&self, _: &StepFigures<'_>) {}
     fn request(&self, _: &str, _: &RequestFigures<'_>) {}
+    fn cleanup(&self, _: &CleanupFigures) {}
 }
 
 /// The metrics `cfg` asks for, named for `function` and `model`.

@@ -27,6 +27,7 @@ pub mod risk;
 pub mod secrets;
 pub mod session;
 pub mod site;
+pub mod sweep;
 pub mod task;
 pub mod verdict;
 pub mod web;
