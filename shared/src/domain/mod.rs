@@ -23,6 +23,7 @@ pub mod mcp_credential;
 pub mod outcome;
 pub mod plan;
 pub mod queue;
+pub mod recipe;
 pub mod risk;
 pub mod secrets;
 pub mod session;
