@@ -7,7 +7,7 @@
 //!   interventions by kind, verdicts by outcome, server, model and whole-step time;
 //! - a request's ([`RequestFigures`], every HTTP answer): requests, 4xx and 5xx, model
 //!   failures, latency, and the error count by contract code;
-//! - a cleanup run's ([`CleanupFigures`]): tasks expired and interrupted, items and snapshots
+//! - a cleanup run's ([`CleanupReport`]): tasks expired and interrupted, items and snapshots
 //!   deleted, failures, and whether the run ran out of time.
 //!
 //! Dimensions hold no tenant by default: `Function` and `Model` (steps), `Function` and
@@ -57,7 +57,7 @@ pub struct RequestFigures<'a> {
     pub latency_ms: f64,
 }
 
-pub use crate::domain::sweep::CleanupReport as CleanupFigures;
+use crate::domain::sweep::CleanupReport;
 
 /// Who emits: the namespace, the function's name, the model, and whether steps carry the
 /// tenant as a dimension.
@@ -168,11 +168,9 @@ impl Emitter {
         }
         document(&self.namespace, timestamp_ms, &directives, &dims)
     }
-}
 
-impl Emitter {
     /// The document of a cleanup run at `timestamp_ms`.
-    pub fn cleanup(&self, f: &CleanupFigures, timestamp_ms: i64) -> Value {
+    pub fn cleanup(&self, f: &CleanupReport, timestamp_ms: i64) -> Value {
         let metrics = [
             ("TasksExpired", "Count", f.expired_tasks as f64),
             ("TasksInterrupted", "Count", f.interrupted_tasks as f64),
@@ -348,7 +346,7 @@ mod tests {
     #[test]
     fn a_cleanup_run_counts_what_it_deleted_and_interrupted() {
         let doc = emitter(false).cleanup(
-            &CleanupFigures {
+            &CleanupReport {
                 expired_tasks: 3,
                 deleted_items: 40,
                 deleted_snapshots: 9,

@@ -3,9 +3,7 @@
 //! for client authors and the task inspector's link. Public: it describes the contract, it
 //! holds no data.
 
-use ::http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use ::http::{HeaderValue, Method, StatusCode};
-use lambda_http::Body;
+use ::http::Method;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::{AppContext, Error};
 
@@ -25,13 +23,9 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(_ctx: &AppContext, _req: Request) -> Result<Response, Error> {
-    let mut r = Response::new(Body::Text(DOCUMENT.to_owned()));
-    *r.status_mut() = StatusCode::OK;
-    let headers = r.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    headers.insert(
-        CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=300"),
-    );
-    Ok(r)
+    Ok(http::text(
+        "application/json",
+        DOCUMENT,
+        &[("cache-control", "public, max-age=300")],
+    ))
 }

@@ -3,9 +3,7 @@
 //! debug routes (`/api/debug/tasks`, `…/export`, `…/snapshot/{n}`), so it shows exactly
 //! what they allow: a member's own tasks, an admin's tenant's. 403 unless `DEBUG_ROUTES` is on.
 
-use ::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE};
-use ::http::{HeaderValue, Method, StatusCode};
-use lambda_http::Body;
+use ::http::Method;
 use shared::http::{self, Request, Response, RouteSpec};
 use shared::{AppContext, Error};
 
@@ -32,19 +30,14 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 
 async fn run(ctx: &AppContext, _req: Request) -> Result<Response, Error> {
     http::require_debug_routes(ctx)?;
-    let mut r = Response::new(Body::Text(PAGE.to_owned()));
-    *r.status_mut() = StatusCode::OK;
-    let headers = r.headers_mut();
-    headers.insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(POLICY));
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
-    headers.insert(
-        "x-content-type-options",
-        HeaderValue::from_static("nosniff"),
-    );
-    Ok(r)
+    Ok(http::text(
+        "text/html; charset=utf-8",
+        PAGE,
+        &[
+            ("content-security-policy", POLICY),
+            ("cache-control", "no-store"),
+            ("referrer-policy", "no-referrer"),
+            ("x-content-type-options", "nosniff"),
+        ],
+    ))
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::clock::Clock;
 use crate::config::MetricsConfig;
 use crate::metrics::Emitter;
-use crate::ports::metrics::{CleanupFigures, Metrics, RequestFigures, StepFigures};
+use crate::ports::metrics::{CleanupReport, Metrics, RequestFigures, StepFigures};
 
 /// Where a line goes (whole, newline included).
 pub type LineSink = Box<dyn Fn(&[u8]) + Send + Sync>;
@@ -78,7 +78,7 @@ impl Metrics for EmfLines {
         self.write(&self.emitter.request(route, figures, self.now_ms()));
     }
 
-    fn cleanup(&self, figures: &CleanupFigures) {
+    fn cleanup(&self, figures: &CleanupReport) {
         self.write(&self.emitter.cleanup(figures, self.now_ms()));
     }
 }
@@ -89,7 +89,7 @@ pub struct NoMetrics;
 impl Metrics for NoMetrics {
     fn step(&self, _: &StepFigures<'_>) {}
     fn request(&self, _: &str, _: &RequestFigures<'_>) {}
-    fn cleanup(&self, _: &CleanupFigures) {}
+    fn cleanup(&self, _: &CleanupReport) {}
 }
 
 /// The metrics `cfg` asks for, named for `function` and `model`.

@@ -226,6 +226,25 @@ pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
     }
 }
 
+/// A `200 OK` text document (`content_type`) with extra headers: the inspector's page, the
+/// OpenAPI document.
+pub fn text(
+    content_type: &'static str,
+    text: &str,
+    headers: &[(&'static str, &'static str)],
+) -> Response {
+    let mut r = http::Response::new(Body::Text(text.to_owned()));
+    let h = r.headers_mut();
+    h.insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(content_type),
+    );
+    for (name, value) in headers {
+        h.insert(*name, HeaderValue::from_static(value));
+    }
+    r
+}
+
 /// `204 No Content`.
 pub fn no_content() -> Response {
     let mut r = http::Response::new(Body::Empty);

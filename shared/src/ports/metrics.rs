@@ -1,7 +1,8 @@
 //! The `Metrics` port: where a step's and a request's figures go (adapter: `adapters::emf`,
 //! CloudWatch Embedded Metric Format lines on standard output, or none).
 
-pub use crate::metrics::{CleanupFigures, RequestFigures, StepFigures, Verdict};
+pub use crate::domain::sweep::CleanupReport;
+pub use crate::metrics::{RequestFigures, StepFigures, Verdict};
 
 /// Records figures. Never fails and never waits on the network: a metric that cannot be
 /// written is lost, the request is not.
@@ -11,5 +12,5 @@ pub trait Metrics: Send + Sync {
     /// An HTTP answer of `route`.
     fn request(&self, route: &str, figures: &RequestFigures<'_>);
     /// A run of the scheduled cleanup.
-    fn cleanup(&self, figures: &CleanupFigures);
+    fn cleanup(&self, figures: &CleanupReport);
 }
