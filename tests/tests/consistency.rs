@@ -689,7 +689,7 @@ fn the_dashboard_and_alarms_read_the_metrics_the_functions_emit() {
             0,
         ));
     }
-    names(emitter.cleanup(&shared::metrics::CleanupFigures::default(), 0));
+    names(emitter.cleanup(&shared::domain::sweep::CleanupReport::default(), 0));
     names(emitter.request(
         "agent-interact",
         &RequestFigures {
