@@ -4,6 +4,7 @@
 //! would show them).
 
 mod mcp;
+mod recipe;
 mod workspace;
 
 use std::io::{BufRead, IsTerminal};
@@ -54,6 +55,9 @@ enum Command {
     /// Add, list and remove a tenant's MCP servers.
     #[command(subcommand)]
     Mcp(mcp::McpCmd),
+    /// List, show and delete a tenant's recipes (verified runs replayed without the model).
+    #[command(subcommand)]
+    Recipe(recipe::RecipeCmd),
 }
 
 #[derive(Debug, Subcommand)]
@@ -386,6 +390,10 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Store(StoreCmd::Init) => init_store(&store_cfg, json).await?,
         Command::Mcp(cmd) => {
             let (value, lines) = mcp::run(store, cmd, now).await?;
+            print_rows(json, value, lines);
+        }
+        Command::Recipe(cmd) => {
+            let (value, lines) = recipe::run(store, cmd).await?;
             print_rows(json, value, lines);
         }
         Command::Workspace(cmd) => {

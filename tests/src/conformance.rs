@@ -392,6 +392,7 @@ pub fn step(task: &Task, index: u32, clock: &ManualClock) -> Step {
         usage: Some(json!({ "promptTokens": 10, "completionTokens": 2 })),
         timings: None,
         plan: None,
+        recipe: None,
         user_input: None,
         created_at: clock.now(),
         expires_at: task.expires_at,
@@ -1953,4 +1954,119 @@ pub async fn agent_trail_pages(stores: Stores, clock: &ManualClock) {
         .await
         .expect("another tenant");
     assert!(none.is_empty());
+}
+
+pub fn recipe(
+    tenant: &str,
+    domain: &str,
+    template: &str,
+    clock: &ManualClock,
+) -> shared::domain::recipe::book::Recipe {
+    use shared::domain::recipe::book::{recipe_id, Recipe, RecipeStep};
+    Recipe {
+        id: recipe_id(domain, "/", template),
+        tenant_id: tenant.into(),
+        domain: domain.into(),
+        path: "/".into(),
+        template: template.into(),
+        params: Vec::new(),
+        steps: vec![RecipeStep {
+            action: "finish".into(),
+            value: Some("Done.".into()),
+            value_param: None,
+            target: None,
+            target_param: None,
+            page: "/".into(),
+            intent: String::new(),
+            expect: None,
+            confirm: false,
+            secret: false,
+            answer_from_page: false,
+            optional: false,
+        }],
+        recorded_from: "task".into(),
+        created_at: clock.now(),
+        updated_at: clock.now(),
+        expires_at: (clock.now() + Duration::days(30)).timestamp(),
+        replays: 0,
+        healed_runs: 0,
+    }
+}
+
+/// Recipes: found by tenant and site pattern only, replaced by id, capped per tenant under
+/// thirty concurrent writers (expired ones make room again), deleted by their tenant only.
+pub async fn recipes(stores: Stores, clock: &ManualClock) {
+    use shared::ports::recipes::Stored;
+    let store = stores.store;
+    let a = recipe("t1", "shop.test", "buy {item}", clock);
+    assert_eq!(store.put_recipe(&a, 10).await.expect("put"), Stored::Added);
+    let mut again = a.clone();
+    again.replays = 4;
+    assert_eq!(
+        store.put_recipe(&again, 10).await.expect("put"),
+        Stored::Replaced
+    );
+    let found = store
+        .site_recipes("t1", "shop.test", "/", 5)
+        .await
+        .expect("site");
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].replays, 4, "replaced, not added");
+    assert!(store
+        .site_recipes("t2", "shop.test", "/", 5)
+        .await
+        .expect("other tenant")
+        .is_empty());
+    assert!(store
+        .site_recipes("t1", "other.test", "/", 5)
+        .await
+        .expect("other site")
+        .is_empty());
+    assert_eq!(store.recipe("t2", &a.id).await.expect("get"), None);
+    assert!(
+        !store.delete_recipe("t2", &a.id).await.expect("delete"),
+        "another tenant's"
+    );
+    assert!(store.recipe("t1", &a.id).await.expect("get").is_some());
+
+    // Thirty writers at once, a cap of five (one held already).
+    let tasks: Vec<_> = (0..30)
+        .map(|i| {
+            let s = store.clone();
+            let r = recipe("t1", "shop.test", &format!("task {i}"), clock);
+            tokio::spawn(async move { s.put_recipe(&r, 5).await })
+        })
+        .collect();
+    let mut added = 0;
+    for t in tasks {
+        if t.await.expect("join").expect("put") == Stored::Added {
+            added += 1;
+        }
+    }
+    assert_eq!(added, 4, "the cap holds under concurrent writers");
+    assert_eq!(store.recipes("t1", 100).await.expect("list").len(), 5);
+    assert_eq!(store.recipes("t1", 2).await.expect("list").len(), 2);
+    // Another tenant has its own cap.
+    let b = recipe("t2", "shop.test", "buy {item}", clock);
+    assert_eq!(store.put_recipe(&b, 5).await.expect("put"), Stored::Added);
+
+    // Deleted: gone, and room for one more.
+    assert!(store.delete_recipe("t1", &a.id).await.expect("delete"));
+    assert!(!store.delete_recipe("t1", &a.id).await.expect("again"));
+    assert_eq!(store.recipe("t1", &a.id).await.expect("get"), None);
+    let c = recipe("t1", "shop.test", "one more", clock);
+    assert_eq!(store.put_recipe(&c, 5).await.expect("put"), Stored::Added);
+    let d = recipe("t1", "shop.test", "one too many", clock);
+    assert_eq!(store.put_recipe(&d, 5).await.expect("put"), Stored::Full);
+
+    // Expired recipes are not found and make room.
+    clock.advance(Duration::days(31));
+    assert!(store
+        .site_recipes("t1", "shop.test", "/", 50)
+        .await
+        .expect("site")
+        .is_empty());
+    let e = recipe("t1", "shop.test", "after expiry", clock);
+    assert_eq!(store.put_recipe(&e, 5).await.expect("put"), Stored::Added);
+    assert_eq!(store.recipes("t1", 100).await.expect("list").len(), 1);
 }

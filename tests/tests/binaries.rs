@@ -728,3 +728,62 @@ async fn a_function_writes_emf_lines_for_its_steps_and_answers_without_the_tenan
         );
     }
 }
+
+#[tokio::test]
+#[ignore = "needs the built binaries: scripts/test builds them"]
+async fn admin_cli_lists_shows_and_deletes_a_tenants_recipes() {
+    use shared::ports::RecipeStore;
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let clock = shared::clock::ManualClock::new(chrono::Utc::now());
+    let store = shared::adapters::table_store::TableStore::embedded(
+        d,
+        std::sync::Arc::new(shared::clock::SystemClock),
+    )
+    .expect("store");
+    let ours = api_tests::conformance::recipe("acme", "shop.test", "buy {item}", &clock);
+    let theirs = api_tests::conformance::recipe("other", "shop.test", "buy {item}", &clock);
+    for r in [&ours, &theirs] {
+        store.put_recipe(r, 10).await.expect("put");
+    }
+    let (code, out, err) = admin(d, "recipe list --tenant acme", None).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(
+        out.contains(&ours.id) && out.contains("shop.test/\tbuy {item}\t1 steps"),
+        "{out}"
+    );
+    let (code, out, _) = admin(
+        d,
+        &format!("--json recipe show --tenant acme {}", ours.id),
+        None,
+    )
+    .await;
+    assert_eq!(code, 0);
+    let shown: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(shown["template"], "buy {item}");
+    // Another tenant's recipe is not this tenant's to see or delete (the ids are the same site
+    // and task, hashed: a tenant's id names nothing of another's).
+    admin_fails(
+        d,
+        "recipe show --tenant acme nope",
+        None,
+        "tenant acme has no recipe nope",
+    )
+    .await;
+    admin_fails(d, "recipe delete --tenant acme nope", None, "has no recipe").await;
+    let (code, out, err) =
+        admin(d, &format!("recipe delete --tenant acme {}", ours.id), None).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("removed"));
+    let (_, out, _) = admin(d, "recipe list --tenant acme", None).await;
+    assert!(out.trim().is_empty(), "{out}");
+    assert!(
+        store
+            .recipe("other", &theirs.id)
+            .await
+            .expect("get")
+            .is_some(),
+        "the other tenant's stays"
+    );
+}

@@ -104,6 +104,7 @@ suite!(
     session_counts,
     preferences_and_logs,
     agent_trail_pages,
+    recipes,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -25,6 +25,8 @@
 //! | command run | `TENANT#<t>` | `EXEC#<id>` | | | a run's state, cancellation flag and end (TTL) |
 //! | output chunk | `TENANT#<t>#EXEC#<id>` | `CHUNK#<seq>` | | | a run's output in order, read after a sequence number (TTL) |
 //! | audit item | `TENANT#<t>#AGENTSESSION#<s>` | `AUDIT#<timestamp>#<id>` | | | a session's audit trail, newest first (TTL) |
+//! | recipe | `TENANT#<t>#RECIPES` | `RECIPE#<id>` | `TENANT#<t>#RECIPESITE#<domain><path>` / `<id>` | | a task's recipe by site pattern; the operator's list (TTL) |
+//! | recipe count | `TENANT#<t>#RECIPES` | `COUNT` | | | the tenant's cap on recipes |
 //! | debug log | `TENANT#<t>#USER#<u>#LOGS` | `<timestamp>#<id>` | | | a user's debug logs, newest first (TTL) |
 //!
 //! Snapshots live in the object store under `snapshots/<t>/<task>/<step>`
@@ -179,4 +181,19 @@ pub const MCP_PREFIX: &str = "MCP#";
 
 pub fn mcp_sk(name: &str) -> String {
     format!("{MCP_PREFIX}{name}")
+}
+
+pub const RECIPE_PREFIX: &str = "RECIPE#";
+pub const RECIPE_COUNT_SK: &str = "COUNT";
+
+pub fn recipes_pk(tenant_id: &str) -> String {
+    format!("{TENANT_PK_PREFIX}{tenant_id}#RECIPES")
+}
+
+pub fn recipe_sk(id: &str) -> String {
+    format!("{RECIPE_PREFIX}{id}")
+}
+
+pub fn recipe_site_pk(tenant_id: &str, domain: &str, path: &str) -> String {
+    format!("{TENANT_PK_PREFIX}{tenant_id}#RECIPESITE#{domain}{path}")
 }

@@ -5,6 +5,7 @@ pub mod action;
 pub mod output;
 pub mod page;
 pub mod prompt;
+pub mod recipe;
 pub mod render;
 pub mod request;
 pub mod step;

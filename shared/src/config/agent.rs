@@ -95,6 +95,29 @@ pub struct AgentConfig {
     /// The model may call `readPage("question")`: the search provider reads the current public
     /// page and a model call answers from it (`READ_PAGE=tavily`; needs `TAVILY_API_KEY`).
     pub read_page: bool,
+    /// A verified run becomes the tenant's recipe and later runs replay it (`RECIPES`).
+    pub recipes: RecipeSettings,
+}
+
+/// Recipes: on for each tenant or off, how long one lasts, how many runs in a row may heal it
+/// before it is dropped, and how many a tenant keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecipeSettings {
+    pub enabled: bool,
+    pub ttl_days: i64,
+    pub max_healed_runs: u32,
+    pub per_tenant: usize,
+}
+
+impl RecipeSettings {
+    fn from_lookup(get: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        Ok(Self {
+            enabled: one_of(get, "RECIPES", &[("tenant", true), ("off", false)])?,
+            ttl_days: parse_num(get, "RECIPE_TTL_DAYS", 30, 1, 365)?,
+            max_healed_runs: parse_num(get, "RECIPE_MAX_HEALED_RUNS", 3, 1, 100)?,
+            per_tenant: parse_num(get, "RECIPES_PER_TENANT", 500, 1, 10_000)?,
+        })
+    }
 }
 
 /// Who runs `statemachine/interact-step.asl.json`.
@@ -442,6 +465,7 @@ impl AgentConfig {
             orchestrator: Orchestrator::from_lookup(&get)?,
             state_report: get("STATE_SIZE_REPORT").map(Into::into),
             chained_actions: one_of(&get, "CHAINED_ACTIONS", &[("off", false), ("on", true)])?,
+            recipes: RecipeSettings::from_lookup(&get)?,
             max_steps: parse_num(&get, "MAX_TASK_STEPS", 50, 1, 1_000)?,
             step_deadline_ms: parse_num(&get, "STEP_DEADLINE_MS", 25_000, 1_000, 900_000)?,
             rate_per_user: parse_num(&get, "INTERACT_RATE_PER_USER", 30, 1, 100_000)?,

@@ -181,6 +181,26 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "`tavily` lets the model call `readPage(\"question\")`: Tavily's extract reads the current public page and the verifier model answers from it",
     ),
     (
+        "RECIPES",
+        "tenant",
+        "`tenant`: a verified run becomes the tenant's recipe for that task on that site and later runs replay it without the model while the page still matches; `off`",
+    ),
+    (
+        "RECIPE_TTL_DAYS",
+        "30",
+        "days a recipe lasts after its last recorded run (1-365)",
+    ),
+    (
+        "RECIPE_MAX_HEALED_RUNS",
+        "3",
+        "runs in a row that needed the model to heal a step before the recipe is dropped (1-100)",
+    ),
+    (
+        "RECIPES_PER_TENANT",
+        "500",
+        "most recipes a tenant keeps (1-10000); when full a new run is not recorded",
+    ),
+    (
         "CHAINED_ACTIONS",
         "off",
         "`on` sends an answer's form fills as `chainedActions`; `off` keeps an answer's further actions on the server, one per request",

@@ -403,6 +403,7 @@ mod tests {
             usage: None,
             timings: None,
             plan: None,
+            recipe: None,
             created_at: chrono::Utc::now(),
             expires_at: 0,
         };

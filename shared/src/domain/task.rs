@@ -149,6 +149,9 @@ pub struct Task {
     /// The model's running note (`<Memory>`), shown with each later decision.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub memory_note: String,
+    /// The tenant's recipe this task follows, and where it is in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe: Option<super::recipe::run::RecipeRun>,
 }
 
 /// Notes kept for the next model answer at most; the oldest go first.
@@ -298,6 +301,7 @@ impl Task {
             carried_notes: Vec::new(),
             page_marks: String::new(),
             memory_note: String::new(),
+            recipe: None,
         }
     }
 
@@ -436,6 +440,10 @@ pub struct Step {
     /// the inspector's plan history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<super::plan::Plan>,
+    /// What a recipe needs of this step (its target as it can be found again, the page's
+    /// pattern), and whether the step came from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe: Option<super::recipe::book::StepRecipe>,
     pub created_at: DateTime<Utc>,
     pub expires_at: i64,
 }

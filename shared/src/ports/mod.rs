@@ -15,6 +15,7 @@ pub mod llm;
 pub mod mcp;
 pub mod metrics;
 pub mod realtime;
+pub mod recipes;
 mod records;
 pub mod runner;
 pub mod secrets;
@@ -26,6 +27,7 @@ pub mod workspace;
 
 pub use agent_tools::{AgentToolStore, ApprovalChange, ExecEnd};
 pub use identity::*;
+pub use recipes::RecipeStore;
 pub use records::*;
 pub use sessions::*;
 pub use snapshots::*;
@@ -48,6 +50,7 @@ pub trait Store:
     + PreferencesStore
     + DebugLogStore
     + AgentToolStore
+    + RecipeStore
 {
 }
 impl<T> Store for T where
@@ -62,5 +65,6 @@ impl<T> Store for T where
         + PreferencesStore
         + DebugLogStore
         + AgentToolStore
+        + RecipeStore
 {
 }

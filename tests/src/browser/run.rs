@@ -63,6 +63,9 @@ pub struct Outcome {
     pub questions: Vec<String>,
     /// The server's interventions by kind, as its answers report them (`metrics.interventions`).
     pub interventions: BTreeMap<String, u64>,
+    /// Steps that came from the task's recipe, by mode (`replayed`, `healed`), as the answers
+    /// report them (`metrics.recipe`).
+    pub recipe: BTreeMap<String, u64>,
     /// Orders the shop recorded during the run.
     pub orders: usize,
     pub error: Option<String>,
@@ -213,6 +216,9 @@ pub async fn drive(
         out.steps += 1;
         let answer = agent.interact(&body).await?;
         out.llm_calls += answer["metrics"]["llmCalls"].as_u64().unwrap_or(0);
+        if let Some(mode) = answer["metrics"]["recipe"]["mode"].as_str() {
+            *out.recipe.entry(mode.to_owned()).or_default() += 1;
+        }
         if let Ok(usage) = serde_json::from_value(answer["usage"].clone()) {
             out.usage.add(usage);
         }

@@ -7,7 +7,7 @@ use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Method, Response, StatusCode};
 
-use super::site::{html_page, redirect, respond, Order, SiteState};
+use super::site::{html_page, redirect, respond, CheckoutChange, Order, SiteState};
 
 pub const HOST: &str = "shop.test";
 pub const DEFAULT_CART_ITEM: &str = "Camp Stove";
@@ -71,6 +71,39 @@ const io = new IntersectionObserver(es => {
 io.observe(document.getElementById('sentinel'));
 </script>"#;
 
+/// The delivery form, as it is or changed.
+fn delivery_form(change: Option<CheckoutChange>) -> String {
+    let name = "<label>Full name <input name=\"name\" required></label>";
+    let address = "<label>Street address <input name=\"address\" required></label>";
+    let rest = "<label>Shipping <select name=\"shipping\"><option value=\"standard\">Standard (3-5 days)</option>\
+         <option value=\"express\">Express (next day)</option></select></label>\
+         <label><input type=\"checkbox\" name=\"door\" value=\"yes\"> Leave at the door</label>";
+    let button = match change {
+        Some(CheckoutChange::RenamedButton) => "Review details",
+        _ => "Continue to review",
+    };
+    let fields = match change {
+        Some(CheckoutChange::MovedElements) => format!(
+            "<aside><p>Free returns for 60 days.</p><a href=\"/help\">Returns policy</a></aside>{address}{rest}{name}"
+        ),
+        _ => format!("{name}{address}{rest}"),
+    };
+    let form = format!(
+        "<form id=\"delivery\" action=\"/checkout/review\">{fields}<button>{button}</button></form>"
+    );
+    match change {
+        Some(CheckoutChange::ExtraDialog) => format!(
+            "<h1>Delivery details</h1><div id=\"news\" role=\"dialog\" aria-label=\"Newsletter\">\
+             <p>Get 10% off your next order with our newsletter.</p>\
+             <button type=\"button\" onclick=\"document.getElementById('news').remove();\
+             document.getElementById('delivery').hidden=false\">No thanks</button></div>\
+             {}",
+            form.replacen("<form ", "<form hidden ", 1)
+        ),
+        _ => format!("<h1>Delivery details</h1>{form}"),
+    }
+}
+
 /// The shop's answer to one request.
 pub fn answer(
     method: &Method,
@@ -89,18 +122,28 @@ pub fn answer(
     match (method.as_str(), path) {
         ("GET", "/") => page(
             "Outdoor Shop",
-            &format!("<h1>Outdoor Shop</h1>{}<p><a href=\"/journal\">Journal</a></p>", search_form("")),
+            &format!(
+                "<h1>Outdoor Shop</h1>{}<p><a href=\"/journal\">Journal</a></p>",
+                search_form("")
+            ),
         ),
         ("GET", "/search") => {
             let q = field(&params, "q");
-            let words: Vec<String> = q.to_lowercase().split_whitespace().map(str::to_owned).collect();
+            let words: Vec<String> = q
+                .to_lowercase()
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect();
             let hits: Vec<String> = PRODUCTS
                 .iter()
                 .filter(|(_, name, _)| {
                     let name = name.to_lowercase();
-                    !words.is_empty() && words.iter().all(|w| name.contains(w.trim_end_matches('s')))
+                    !words.is_empty()
+                        && words.iter().all(|w| name.contains(w.trim_end_matches('s')))
                 })
-                .map(|(slug, name, price)| format!("<li><a href=\"/product/{slug}\">{name}</a> {price}</li>"))
+                .map(|(slug, name, price)| {
+                    format!("<li><a href=\"/product/{slug}\">{name}</a> {price}</li>")
+                })
                 .collect();
             page(
                 &format!("Results for {q}"),
@@ -132,7 +175,11 @@ pub fn answer(
             redirect("/cart")
         }
         ("GET", "/cart") => {
-            let items: Vec<String> = s.cart.iter().map(|i| format!("<li>{}</li>", escape(i))).collect();
+            let items: Vec<String> = s
+                .cart
+                .iter()
+                .map(|i| format!("<li>{}</li>", escape(i)))
+                .collect();
             page(
                 "Your cart",
                 &format!(
@@ -141,24 +188,28 @@ pub fn answer(
                 ),
             )
         }
-        ("GET", "/checkout") => page(
-            "Checkout: delivery",
-            "<h1>Delivery details</h1><form action=\"/checkout/review\">\
-             <label>Full name <input name=\"name\" required></label>\
-             <label>Street address <input name=\"address\" required></label>\
-             <label>Shipping <select name=\"shipping\"><option value=\"standard\">Standard (3-5 days)</option>\
-             <option value=\"express\">Express (next day)</option></select></label>\
-             <label><input type=\"checkbox\" name=\"door\" value=\"yes\"> Leave at the door</label>\
-             <button>Continue to review</button></form>",
-        ),
+        ("GET", "/checkout") => page("Checkout: delivery", &delivery_form(s.checkout_change)),
         ("GET", "/checkout/review") => {
-            let (name, address, shipping) =
-                (field(&params, "name"), field(&params, "address"), field(&params, "shipping"));
+            let (name, address, shipping) = (
+                field(&params, "name"),
+                field(&params, "address"),
+                field(&params, "shipping"),
+            );
             let door = field(&params, "door");
-            let hidden: String = [("name", &name), ("address", &address), ("shipping", &shipping), ("door", &door)]
-                .iter()
-                .map(|(k, v)| format!("<input type=\"hidden\" name=\"{k}\" value=\"{}\">", escape(v)))
-                .collect();
+            let hidden: String = [
+                ("name", &name),
+                ("address", &address),
+                ("shipping", &shipping),
+                ("door", &door),
+            ]
+            .iter()
+            .map(|(k, v)| {
+                format!(
+                    "<input type=\"hidden\" name=\"{k}\" value=\"{}\">",
+                    escape(v)
+                )
+            })
+            .collect();
             page(
                 "Checkout: review",
                 &format!(
@@ -206,7 +257,10 @@ pub fn answer(
             let entries: String = (1..=4)
                 .map(|k| format!("<div class=\"entry\">Journal entry {k}</div>"))
                 .collect();
-            page("Journal", &format!("<h1>Journal</h1>{entries}{JOURNAL_SCRIPT}"))
+            page(
+                "Journal",
+                &format!("<h1>Journal</h1>{entries}{JOURNAL_SCRIPT}"),
+            )
         }
         ("GET", "/journal/2019") => page("Journal: 2019", "<h1>Entries from 2019</h1>"),
         // A field that throws away whatever is put in it (as some sites do with values that

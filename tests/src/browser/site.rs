@@ -59,6 +59,19 @@ pub struct SiteState {
     pub cart: Vec<String>,
     /// Every document URL requested, in order.
     pub visited: Vec<String>,
+    /// How the checkout's delivery page is changed, when it is (the recipes' changed-page runs).
+    pub checkout_change: Option<CheckoutChange>,
+}
+
+/// A change to the checkout's delivery page, as sites change between two runs of a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckoutChange {
+    /// "Continue to review" is now "Review details".
+    RenamedButton,
+    /// The fields come in another order, after a new promotion block with a link.
+    MovedElements,
+    /// A newsletter dialog covers the form until it is dismissed.
+    ExtraDialog,
 }
 
 /// The running proxy.

@@ -154,6 +154,7 @@ mod exec;
 mod identity;
 mod queries;
 mod rates;
+mod recipes;
 mod records;
 mod session_counts;
 mod sessions;

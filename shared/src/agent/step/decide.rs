@@ -4,7 +4,7 @@
 //! the correction before it is stored.
 
 use super::guard::Facts;
-use super::{correct, shortcut, BuiltPage, StepContext};
+use super::{correct, recipe, shortcut, BuiltPage, StepContext};
 use crate::agent::page::PageView;
 use crate::agent::request::InteractRequest;
 use crate::domain::marks;
@@ -100,10 +100,9 @@ pub fn rules(
         super::secrets::finder(ctx, step),
     );
     let facts = known.facts(ctx, step.step_index);
-    let ruled = match shortcut::decide(step, &facts) {
-        Some(d) => Some(d),
-        None => correct::correct(step, req, &facts, now),
-    };
+    let ruled = shortcut::decide(step, &facts)
+        .or_else(|| recipe::replay(step, &facts))
+        .or_else(|| correct::correct(step, req, &facts, now));
     match ruled {
         Some(d) => {
             // A tool deferred by the last round belongs to a decision that did not happen.

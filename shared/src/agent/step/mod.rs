@@ -41,6 +41,7 @@ mod page;
 mod persist;
 mod ports;
 mod read_page;
+mod recipe;
 mod records;
 mod response;
 mod search;
@@ -216,6 +217,9 @@ pub struct StepContext {
     /// What the server's rules did to this step (see [`Intervention`]).
     #[serde(default)]
     pub interventions: Vec<Intervention>,
+    /// The step came from the task's recipe (replayed, or healed by the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe_use: Option<crate::domain::recipe::book::RecipeUse>,
 
     // Every phase that spends: tokens, calls, time.
     pub spend: Spend,

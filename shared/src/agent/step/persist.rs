@@ -145,6 +145,17 @@ pub async fn persist(
         snapshot.snapshot_bytes(),
         now,
     ));
+    // The decision's record keeps its target as a recipe can find it again.
+    let mut records = records;
+    if let Some(r) = records.last_mut() {
+        let view = crate::agent::page::PageView {
+            page: &snapshot.page,
+            url: &req.url,
+        };
+        let mut mark = crate::agent::recipe::mark(&view, &req.url, &r.action);
+        mark.used = step.recipe_use.clone();
+        r.recipe = Some(mark);
+    }
     let messages = hidden.scrubbed_all(messages(step, &kept, &query, now));
     let store = ctx.store;
     let task_write = async {
@@ -205,7 +216,7 @@ pub async fn persist(
         }
         Err(e) => return Err(e.into()),
     }
-    let (stored_messages, snapshot, logged, changed) = tokio::join!(
+    let (stored_messages, snapshot, logged, changed, ()) = tokio::join!(
         store.append_messages_after(
             &step.tenant_id,
             &step.session_id,
@@ -238,6 +249,7 @@ pub async fn persist(
                 None => Ok(()),
             }
         },
+        super::recipe::record(ctx, step, &records),
     );
     // The step is recorded: a failed message, session, snapshot or log write is logged, not
     // fatal.

@@ -51,6 +51,7 @@ pub fn base(
         usage: None,
         timings: None,
         plan: None,
+        recipe: None,
         created_at: now,
         expires_at: step.task.expires_at,
     }

@@ -24,6 +24,9 @@ pub struct Metrics {
     /// What the server's rules did to this step, when anything.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub interventions: Vec<Intervention>,
+    /// The step came from the task's recipe: replayed without the model, or healed by it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recipe: Option<crate::domain::recipe::book::RecipeUse>,
 }
 
 /// A plan step as the contract shows it.
@@ -193,6 +196,7 @@ impl<'a> StepResponse<'a> {
                 llm_calls: step.spend.llm_calls,
                 step_index: step.step_index,
                 interventions: step.all_interventions(),
+                recipe: step.recipe_use.clone(),
             },
         }
     }

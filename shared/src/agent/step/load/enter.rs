@@ -40,10 +40,17 @@ pub async fn enter(
         && crate::agent::request::is_web_url(&req.url)
         && reads.domains.iter().any(|d| d.matches(&host));
     let counter = tenant_key(&p.tenant_id);
-    let (tenant_counted, reserved, built) = tokio::join!(
+    let find_recipe = async {
+        match &task {
+            None => crate::agent::step::recipe::find(ctx, &p.tenant_id, &req.url, &req.query).await,
+            Some(_) => None,
+        }
+    };
+    let (tenant_counted, reserved, built, recipe) = tokio::join!(
         per_tenant.take(store, &counter, now),
         budget::reserve(ctx, &p.tenant_id, now),
         page,
+        find_recipe,
     );
     let counted = matches!(tenant_counted, Ok(true));
     let held = *reserved.as_ref().unwrap_or(&0);
@@ -85,16 +92,19 @@ pub async fn enter(
     let is_new = task.is_none();
     let task = match task {
         Some(t) => t,
-        None => Task::new(
-            uuid::Uuid::new_v4().to_string(),
-            p.tenant_id.clone(),
-            p.user_id.clone(),
-            Some(session_id.clone()),
-            req.query.clone(),
-            req.url.clone(),
-            now,
-            now.timestamp() + ctx.retention.task_seconds,
-        ),
+        None => Task {
+            recipe,
+            ..Task::new(
+                uuid::Uuid::new_v4().to_string(),
+                p.tenant_id.clone(),
+                p.user_id.clone(),
+                Some(session_id.clone()),
+                req.query.clone(),
+                req.url.clone(),
+                now,
+                now.timestamp() + ctx.retention.task_seconds,
+            )
+        },
     };
     let first_index = task.step_count;
     let step = StepContext {
@@ -131,6 +141,7 @@ pub async fn enter(
         session_memory: None,
         decision: None,
         interventions: Vec::new(),
+        recipe_use: None,
         spend: super::super::Spend {
             budget_reserved: held,
             ..Default::default()

@@ -2,8 +2,14 @@
 //! domain and path pattern) and the task's instruction with the values the user supplied
 //! turned into parameters — and how a recorded target is described by what is stable on a
 //! page (role, normalised accessible name, position among equals) and found again on a new
-//! page: exactly one element, or nothing is acted on. Pure functions over plain data; the
-//! store, the step's wiring and replay come with the rest of the issue.
+//! page: exactly one element, or nothing is acted on. Pure functions over plain data. What a
+//! recipe holds is in [`book`]; how a run follows one, and when it hands a step to the model,
+//! in [`run`].
+
+pub mod book;
+pub mod run;
+
+use serde::{Deserialize, Serialize};
 
 use super::facts::{ElementFacts, PageFacts};
 
@@ -20,7 +26,7 @@ const MAX_NAME_CHARS: usize = 120;
 
 /// Where a recipe applies: the registrable domain and the path with its variable segments
 /// (ids, numbers, hashes) as `*`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SiteKey {
     pub domain: String,
     pub path: String,
@@ -74,11 +80,15 @@ pub struct Template {
 
 /// Lower case, whitespace collapsed, trailing sentence punctuation dropped.
 pub fn normalise(text: &str) -> String {
+    collapsed(text).to_lowercase()
+}
+
+/// [`normalise`] without the lower case: the values as the user wrote them.
+fn collapsed(text: &str) -> String {
     let text: String = text.chars().take(MAX_INSTRUCTION_CHARS).collect();
     let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
     joined
         .trim_end_matches(['.', '!', '?', ' '])
-        .to_lowercase()
         .replace(['{', '}'], "")
 }
 
@@ -123,9 +133,17 @@ pub fn parameterise(instruction: &str, supplied: &[(&str, &str)]) -> Template {
     Template { text, params }
 }
 
-/// The values `instruction` gives `template`'s parameters, when it is the same task.
+/// The values `instruction` gives `template`'s parameters, when it is the same task: matched
+/// in lower case, each value as the user wrote it (`Grace Hopper` is typed as written).
 pub fn bind(template: &str, instruction: &str) -> Option<Vec<(String, String)>> {
-    let text = normalise(instruction);
+    let written = collapsed(instruction);
+    let text = written.to_lowercase();
+    // Lower-casing that changes lengths (a few non-ASCII letters) leaves the values lower case.
+    let source = if written.len() == text.len() {
+        &written
+    } else {
+        &text
+    };
     let pieces = split_template(template)?;
     let mut at = 0;
     let mut out = Vec::new();
@@ -144,7 +162,7 @@ pub fn bind(template: &str, instruction: &str) -> Option<Vec<(String, String)>> 
                     }
                 };
                 if let Some(name) = pending.take() {
-                    out.push((name.to_owned(), text[at..found].to_owned()));
+                    out.push((name.to_owned(), source[at..found].to_owned()));
                 }
                 at = found + lit.len();
             }
@@ -152,7 +170,7 @@ pub fn bind(template: &str, instruction: &str) -> Option<Vec<(String, String)>> 
         }
     }
     match pending {
-        Some(name) => out.push((name.to_owned(), text[at..].to_owned())),
+        Some(name) => out.push((name.to_owned(), source[at..].to_owned())),
         None if at != text.len() => return None,
         None => {}
     }
@@ -210,7 +228,7 @@ fn slug(name: &str) -> String {
 }
 
 /// A recorded target by what survives a reload: never by element id.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetDescription {
     pub role: String,
     /// The accessible name, normalised.
@@ -260,7 +278,10 @@ pub fn locate(page: &dyn PageFacts, target: &TargetDescription) -> Located {
     match equals.len() {
         0 => Located::Missing,
         1 => Located::Unique(equals[0].clone()),
-        n if n == target.of => Located::Unique(equals[target.nth].clone()),
+        n if n == target.of => match equals.get(target.nth) {
+            Some(id) => Located::Unique(id.clone()),
+            None => Located::Ambiguous(n),
+        },
         n => Located::Ambiguous(n),
     }
 }
@@ -318,6 +339,11 @@ mod tests {
                 ("quantity".into(), "12".into()),
                 ("sku".into(), "987".into())
             ])
+        );
+        // Matched in lower case; values come back as written.
+        assert_eq!(
+            bind("ship to {name}, today", "Ship to  Grace Hopper, today."),
+            Some(vec![("name".into(), "Grace Hopper".into())])
         );
         // Another task is not this one.
         assert_eq!(bind(&t.text, "cancel 12 of SKU 987"), None);

@@ -1,0 +1,228 @@
+use chrono::{TimeZone, Utc};
+
+use super::*;
+use crate::domain::facts::fake::{el, FakePage};
+use crate::domain::outcome::ExpectedOutcome;
+use crate::domain::recipe::run::{Last, Next};
+use crate::domain::recipe::TargetDescription;
+use crate::domain::verdict::Verification;
+use crate::domain::BeforeState;
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 26, 12, 0, 0).unwrap()
+}
+
+fn task(query: &str) -> Task {
+    Task::new(
+        "t1".into(),
+        "acme".into(),
+        "u1".into(),
+        None,
+        query.into(),
+        "https://shop.test/".into(),
+        now(),
+        0,
+    )
+}
+
+/// A record of `action` on `page`, its target described as `role`/`name`.
+fn rec(index: u32, action: &str, target: Option<(&str, &str)>, page: &str) -> Step {
+    let mut s = crate::domain::Step {
+        tenant_id: "acme".into(),
+        task_id: "t1".into(),
+        index,
+        thought: format!("thinking about {action}"),
+        action: action.into(),
+        before_state: Some(BeforeState {
+            url: format!("https://shop.test{page}"),
+            ..BeforeState::default()
+        }),
+        expected_outcome: Some(ExpectedOutcome {
+            description: "the page changes".into(),
+            dom_expectations: Vec::new(),
+            target: None,
+        }),
+        verification: None,
+        correction: None,
+        client_outcome: None,
+        user_input: None,
+        kind: StepKind::Dom,
+        chain: Vec::new(),
+        tool_result: None,
+        usage: None,
+        timings: None,
+        plan: None,
+        recipe: Some(StepRecipe {
+            target: target.map(|(role, name)| TargetDescription {
+                role: role.into(),
+                name: name.into(),
+                nth: 0,
+                of: 1,
+            }),
+            page: page.into(),
+            used: None,
+        }),
+        created_at: now(),
+        expires_at: 0,
+    };
+    if action.starts_with("finish") {
+        s.thought = "Ordered 3 mugs.".into();
+    }
+    s
+}
+
+fn verdict(on: u32, success: bool) -> Option<Verification> {
+    Some(Verification::new(
+        on,
+        success,
+        0.95,
+        "checked".into(),
+        now(),
+    ))
+}
+
+#[test]
+fn a_verified_run_becomes_a_recipe_without_its_failed_action_and_with_its_confirmation() {
+    let t = task("Order 3 of the \"Blue mug\"");
+    let mut steps = [
+        rec(0, "click(2)", Some(("link", "red mug")), "/"),
+        rec(1, "click(1)", Some(("link", "blue mug")), "/"),
+        rec(
+            2,
+            "setValue(7, \"3\")",
+            Some(("inp", "quantity")),
+            "/item/*",
+        ),
+        rec(3, "ask_user()", None, "/item/*"),
+        rec(4, "click(9)", Some(("btn", "buy now")), "/item/*"),
+        rec(5, "finish()", None, "/done"),
+    ];
+    steps[1].verification = verdict(0, false);
+    steps[2].verification = verdict(1, true);
+    steps[4].before_state.as_mut().unwrap().confirmed = true;
+    let refs: Vec<&Step> = steps.iter().collect();
+    let r = record(&t, &refs, now(), 3600).expect("recorded");
+    assert_eq!(r.template, "order {quantity} of the \"{link}\"");
+    assert_eq!(r.params, vec!["quantity", "link"]);
+    let names: Vec<&str> = r.steps.iter().map(|s| s.action.as_str()).collect();
+    assert_eq!(
+        names,
+        ["click", "setValue", "click", "finish"],
+        "the failed click is left out"
+    );
+    assert_eq!(r.steps[0].target_param.as_deref(), Some("link"));
+    assert_eq!(r.steps[1].value_param.as_deref(), Some("quantity"));
+    assert!(
+        r.steps[2].confirm,
+        "the confirmed purchase stays a confirmation"
+    );
+    assert!(!r.steps[1].confirm);
+    assert_eq!(
+        r.steps[3].value.as_deref(),
+        Some("Ordered {quantity} mugs.")
+    );
+    assert!(!r.steps[3].answer_from_page);
+    assert_eq!(r.expires_at, now().timestamp() + 3600);
+
+    // Another run of the same task: other values, the same actions.
+    let params = vec![
+        ("quantity".to_owned(), "5".to_owned()),
+        ("link".to_owned(), "green mug".to_owned()),
+    ];
+    let mut run = RecipeRun::start(&r, params);
+    let home = FakePage {
+        url: "https://shop.test/".into(),
+        hash: "h".into(),
+        els: vec![el("4", "link", "Blue mug"), el("5", "link", "Green mug")],
+    };
+    let Next::Act { step: 0, target } = run.next(&home, Last::Nothing, None) else {
+        panic!("replayed");
+    };
+    assert_eq!(
+        action(&run, 0, target.as_deref()).map(|a| a.0).as_deref(),
+        Some("click(5)")
+    );
+    assert_eq!(
+        action(&run, 1, Some("8")).map(|a| a.0).as_deref(),
+        Some("setValue(8, \"5\")")
+    );
+    assert_eq!(
+        action(&run, 3, None).map(|a| a.1).as_deref(),
+        Some("Ordered 5 mugs.")
+    );
+}
+
+#[test]
+fn runs_that_cannot_be_replayed_safely_are_not_recorded() {
+    let t = task("Sign in and download the invoice");
+    // A question for the user's own answer.
+    let steps = [
+        rec(0, "ask_user()", None, "/"),
+        rec(1, "setValue(3, \"4411\")", Some(("inp", "code")), "/"),
+        rec(2, "finish()", None, "/"),
+    ];
+    let refs: Vec<&Step> = steps.iter().collect();
+    assert_eq!(record(&t, &refs, now(), 60), Err(NotRecorded::AskedUser));
+    // An action whose target was not described.
+    let steps = [rec(0, "click(3)", None, "/"), rec(1, "finish()", None, "/")];
+    let refs: Vec<&Step> = steps.iter().collect();
+    assert_eq!(
+        record(&t, &refs, now(), 60),
+        Err(NotRecorded::Undescribed(0))
+    );
+    // Not a web page.
+    let mut t2 = task("x");
+    t2.url = "about:blank".into();
+    assert_eq!(record(&t2, &refs, now(), 60), Err(NotRecorded::NoSite));
+}
+
+#[test]
+fn a_secret_is_never_kept_and_an_answer_read_off_the_page_is_asked_for_again() {
+    let t = task("Look up my order status");
+    let mut steps = [
+        rec(
+            0,
+            "setValue(3, \"[secret]\")",
+            Some(("inp", "password")),
+            "/login",
+        ),
+        rec(1, "click(4)", Some(("btn", "sign in")), "/login"),
+        rec(2, "finish()", None, "/orders"),
+    ];
+    steps[2].thought = "Order 4411 shipped on 3 March.".into();
+    let refs: Vec<&Step> = steps.iter().collect();
+    let r = record(&t, &refs, now(), 60).expect("recorded");
+    assert!(r.steps[0].secret);
+    assert_eq!(r.steps[0].value, None);
+    assert!(!serde_json::to_string(&r).unwrap().contains("[secret]"));
+    assert!(
+        r.steps[2].answer_from_page,
+        "4411 is not in the instruction"
+    );
+    let run = RecipeRun::start(&r, Vec::new());
+    assert_eq!(action(&run, 0, Some("3")), None, "nothing to type");
+}
+
+#[test]
+fn a_step_is_marked_with_its_target_as_it_can_be_found_again() {
+    let page = FakePage {
+        url: "https://shop.test/item/42".into(),
+        hash: "h".into(),
+        els: vec![
+            el("1", "btn", "Remove"),
+            el("2", "btn", "Remove"),
+            el("3", "btn", "Buy now"),
+        ],
+    };
+    let m = mark(&page, "https://shop.test/item/42", "click(2)");
+    assert_eq!(m.page, "/item/*");
+    let t = m.target.expect("described");
+    assert_eq!(
+        (t.role.as_str(), t.name.as_str(), t.nth, t.of),
+        ("btn", "remove", 1, 2)
+    );
+    assert_eq!(
+        mark(&page, "https://shop.test/", "scroll(true, 1)").target,
+        None
+    );
+}

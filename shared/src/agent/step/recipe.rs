@@ -1,0 +1,290 @@
+//! Recipes in the step: a new task finds the tenant's recipe for its site and instruction
+//! (Load), a step of it goes out without the model when the rules allow (Correct | Plan: after
+//! the user's confirmations, blockers and waiting actions, before a correction), a replayed
+//! action whose outcome the rules cannot decide is checked against the recorded run instead of
+//! a verdict model (Verify), and a verified finish records the run (Persist). Every replayed
+//! action passes the same guard as the model's — the risk gate asks the user whatever the
+//! recipe says, and a step the recorded run confirmed is asked about again.
+
+use super::guard::{review, Facts, Review};
+use super::{Decision, StepContext};
+use crate::agent::action::Action;
+use crate::agent::output::ModelOutput;
+use crate::agent::recipe as rules;
+use crate::agent::step::StepPorts;
+use crate::domain::facts::PageFacts;
+use crate::domain::intervention::Intervention;
+use crate::domain::recipe::book::{filled, RecipeUse, UseMode, MAX_PER_SITE};
+use crate::domain::recipe::run::{Acted, Decline, Last, Next, RecipeRun};
+use crate::domain::recipe::{bind, locate, site_key, Located};
+use crate::domain::{Step, StepKind, TaskStatus};
+use crate::ports::recipes::Stored;
+
+/// The tenant's recipe for a new task's instruction on `url`, ready to run: exact after
+/// normalisation, with this instruction's values for its parameters. One indexed read of the
+/// site's recipes; a store failure only means the model does the task.
+pub async fn find(
+    ctx: &StepPorts<'_>,
+    tenant_id: &str,
+    url: &str,
+    query: &str,
+) -> Option<RecipeRun> {
+    if !ctx.agent.recipes.enabled {
+        return None;
+    }
+    let site = site_key(url)?;
+    let found = ctx
+        .store
+        .site_recipes(tenant_id, &site.domain, &site.path, MAX_PER_SITE)
+        .await;
+    let mut recipes = match found {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not read the tenant's recipes; the model does the task");
+            return None;
+        }
+    };
+    // The most literal template first: fewer parameters, more of the instruction as written.
+    recipes.sort_by_key(|r| (r.params.len(), std::cmp::Reverse(r.template.len())));
+    recipes.iter().find_map(|r| {
+        let params = bind(&r.template, query)?;
+        let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
+        (names == r.params.iter().map(String::as_str).collect::<Vec<_>>())
+            .then(|| RecipeRun::start(r, params))
+    })
+}
+
+/// How the previous action turned out, by this step's verdict.
+fn last_of(step: &StepContext) -> Last {
+    match &step.verification {
+        None => Last::Nothing,
+        Some(v) if v.failed() => Last::Failed,
+        Some(v) if v.unconfirmed => Last::Unconfirmed,
+        Some(_) => Last::Verified,
+    }
+}
+
+fn last_dom(history: &[Step]) -> Option<&Step> {
+    history.iter().rev().find(|s| s.kind == StepKind::Dom)
+}
+
+/// The task's last browser action as the run compares it with a recipe step.
+fn last_action(
+    history: &[Step],
+) -> Option<(
+    String,
+    Option<crate::domain::recipe::TargetDescription>,
+    Option<String>,
+)> {
+    let prev = last_dom(history)?;
+    let action = Action::parse(&prev.action).ok()?;
+    let value = match &action {
+        Action::SetValue(_, v) | Action::SelectOption(_, v) => Some(v.clone()),
+        _ => None,
+    };
+    let name = prev.action.split('(').next().unwrap_or("").to_owned();
+    let target = prev.recipe.as_ref().and_then(|r| r.target.clone());
+    Some((name, target, value))
+}
+
+/// The recipe's next step as this step's decision, when it may go out without the model;
+/// otherwise the model gets the recipe's hint for it.
+pub fn replay(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
+    let mut run = step.task.recipe.take()?;
+    let decided = next(step, &mut run, facts);
+    step.task.recipe = Some(run);
+    decided
+}
+
+fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Option<Decision> {
+    // What the user said is the model's to read.
+    if step.user_input.is_some() || step.task.resume_note.is_some() {
+        return None;
+    }
+    let last = last_action(&step.history);
+    let healed = match (&run.healing, &last) {
+        (Some(_), Some((action, target, value))) => Some(Acted {
+            action,
+            target: target.as_ref(),
+            value: value.as_deref(),
+        }),
+        _ => None,
+    };
+    let healing = run
+        .healing
+        .as_ref()
+        .filter(|h| h.why != Decline::Failed)
+        .map(|h| h.step);
+    let decided = run.next(facts.view, last_of(step), healed);
+    // The model's step went before the one it was asked for (that one is still to do): it is
+    // kept as an optional step when the run is recorded.
+    if let (Some(k), Some(prev)) = (healing, last_dom(&step.history)) {
+        let again =
+            matches!(&decided, Next::Act { step, .. } | Next::Heal { step, .. } if *step == k);
+        if again && step.verification.as_ref().is_none_or(|v| !v.failed()) {
+            run.inserted.push(prev.index);
+        }
+    }
+    let (k, target) = match decided {
+        Next::Off => return None,
+        Next::Heal { step: k, why } => {
+            heal(step, run, k, &why);
+            return None;
+        }
+        Next::Act { step: k, target } => (k, target),
+    };
+    let Some((action, thought)) = rules::action(run, k, target.as_deref()) else {
+        let why = Decline::Refused;
+        let _ = run.refused(k);
+        heal(step, run, k, &why);
+        return None;
+    };
+    let recorded = &run.steps[k];
+    if action == "finish()" {
+        run.acted(k);
+        used(step, run, k, UseMode::Replayed, None);
+        return Some(Decision::new(thought, action, TaskStatus::Completed));
+    }
+    let out = ModelOutput {
+        thought,
+        action: action.clone(),
+        actions: vec![action],
+        expect: recorded.expect.as_deref().map(|e| filled(e, &run.params)),
+        // A step the recorded run confirmed is asked about again, whatever the gate finds.
+        risk: recorded.confirm.then(|| {
+            format!(
+                "{} (you confirmed this step when this task last ran)",
+                run.intent_of(k)
+            )
+        }),
+        ..ModelOutput::default()
+    };
+    match review(out, facts) {
+        Review::Accept(p) => {
+            if let Some(c) = p.confirmation {
+                step.intervene(Intervention::Confirmation);
+                step.task.confirmation = Some(c);
+            }
+            run.acted(k);
+            used(step, run, k, UseMode::Replayed, None);
+            Some(p.decision)
+        }
+        Review::Refuse(_) | Review::Loop(_) => {
+            let why = Decline::Refused;
+            let _ = run.refused(k);
+            heal(step, run, k, &why);
+            None
+        }
+    }
+}
+
+/// The model is asked for step `k` with the recipe's hint.
+fn heal(step: &mut StepContext, run: &RecipeRun, k: usize, why: &Decline) {
+    if run.stopped {
+        return;
+    }
+    step.notes.push(run.hint(k, why));
+    used(step, run, k, UseMode::Healed, Some(why.describe()));
+}
+
+fn used(step: &mut StepContext, run: &RecipeRun, k: usize, mode: UseMode, reason: Option<String>) {
+    step.recipe_use = Some(RecipeUse {
+        id: run.id.clone(),
+        step: k,
+        steps: run.steps.len(),
+        mode,
+        reason,
+    });
+}
+
+/// For a replayed action whose outcome the rules could not decide: the page is the one the
+/// recorded run reached after it (the next step's kind of page, its target there alone).
+pub fn as_recorded(step: &StepContext, page: &dyn PageFacts) -> bool {
+    let (Some(run), Some(prev)) = (step.task.recipe.as_ref(), step.history.last()) else {
+        return false;
+    };
+    let replayed = prev
+        .recipe
+        .as_ref()
+        .and_then(|r| r.used.as_ref())
+        .is_some_and(|u| u.mode == UseMode::Replayed && u.id == run.id);
+    if !replayed || run.healing.is_some() {
+        return false;
+    }
+    let k = run.cursor;
+    let Some(next) = run.steps.get(k) else {
+        return false;
+    };
+    let same_page =
+        site_key(page.url()).is_some_and(|s| s.domain == run.domain && s.path == next.page);
+    let target_alone = match run.target_of(k) {
+        Some(t) => matches!(locate(page, &t), Located::Unique(_)),
+        None => next.target.is_none(),
+    };
+    same_page && target_alone
+}
+
+/// After a verified finish: the run recorded as the tenant's recipe (replacing the one it
+/// followed), or — when it needed the model too often in a row — that recipe dropped.
+pub async fn record(ctx: &StepPorts<'_>, step: &StepContext, records: &[Step]) {
+    let settings = ctx.agent.recipes;
+    if !settings.enabled || !verified_finish(step) {
+        return;
+    }
+    let all: Vec<&Step> = step.history.iter().chain(records.iter()).collect();
+    let now = ctx.clock.now();
+    let mut recipe = match rules::record(&step.task, &all, now, settings.ttl_days * 86_400) {
+        Ok(r) => r,
+        Err(why) => {
+            tracing::info!(task = %step.task.id, reason = %why.describe(), "run not recorded as a recipe");
+            return;
+        }
+    };
+    if let Some(run) = &step.task.recipe {
+        if run.id == recipe.id {
+            recipe.replays = 1;
+            recipe.healed_runs = if run.heals > 0 {
+                run.healed_runs + 1
+            } else {
+                0
+            };
+        }
+        if recipe.healed_runs >= settings.max_healed_runs {
+            if let Err(e) = ctx.store.delete_recipe(&step.tenant_id, &run.id).await {
+                tracing::warn!(error = %e, "could not drop a recipe that keeps healing");
+            }
+            tracing::info!(recipe = %run.id, "recipe dropped: healed in too many runs in a row");
+            return;
+        }
+        if let Ok(Some(old)) = ctx.store.recipe(&step.tenant_id, &recipe.id).await {
+            recipe.created_at = old.created_at;
+            recipe.replays += old.replays;
+        }
+    }
+    match ctx.store.put_recipe(&recipe, settings.per_tenant).await {
+        Ok(Stored::Full) => {
+            tracing::info!(tenant = %step.tenant_id, "recipes full: run not recorded")
+        }
+        Ok(_) => {
+            tracing::info!(recipe = %recipe.id, steps = recipe.steps.len(), "run recorded as a recipe")
+        }
+        Err(e) => tracing::warn!(error = %e, "could not store the run's recipe"),
+    }
+}
+
+/// The task completed with `finish()` on a verified last action, with no finish refused on
+/// the way.
+fn verified_finish(step: &StepContext) -> bool {
+    let finished = step
+        .decision
+        .as_ref()
+        .is_some_and(|d| d.status == TaskStatus::Completed && d.action == "finish()");
+    let verified = step
+        .verification
+        .as_ref()
+        .is_none_or(|v| v.success && !v.unconfirmed);
+    finished
+        && verified
+        && !step.interventions.contains(&Intervention::FinishRefused)
+        && step.task.task_type.as_deref() != Some("chat_only")
+}

@@ -1,0 +1,636 @@
+//! A task following a recipe: which step comes next, and whether it may go out without the
+//! model. A step is replayed only when the previous action verified, the page is the kind of
+//! page the step was taken on and exactly one element is its target; otherwise the model is
+//! asked for that step with the recipe's intent as a hint (a heal). After a heal the run finds
+//! its place again: when the model did something else first (closed a dialog) and the step's
+//! target is now there, the step is tried again; otherwise the model did the step its own way
+//! and the run goes on with the next one.
+
+use serde::{Deserialize, Serialize};
+
+use super::book::{filled, Recipe, RecipeStep, MAX_INTENT_CHARS};
+use super::{locate, site_key, Located, TargetDescription};
+use crate::domain::facts::PageFacts;
+
+/// Heals one run may make; after that the model carries on alone.
+pub const MAX_HEALS_PER_RUN: u32 = 3;
+
+/// A task's run of a recipe (kept with the task).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecipeRun {
+    pub id: String,
+    pub domain: String,
+    /// This task's values of the recipe's parameters.
+    pub params: Vec<(String, String)>,
+    pub steps: Vec<RecipeStep>,
+    /// The first step not done yet.
+    pub cursor: usize,
+    /// Steps the model was asked for.
+    pub heals: u32,
+    /// Steps that went out without the model.
+    pub replayed: u32,
+    /// The recipe's runs in a row that healed before this one.
+    #[serde(default)]
+    pub healed_runs: u32,
+    /// The last step was the model's, for this recipe step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub healing: Option<Healing>,
+    /// The run gave the recipe up (too many heals).
+    #[serde(default)]
+    pub stopped: bool,
+    /// The task's records (by index) that the model added before a step it was asked for (a
+    /// dialog closed first): optional when the run is recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inserted: Vec<u32>,
+}
+
+/// The model was asked for step `step`, because of `why`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Healing {
+    pub step: usize,
+    pub why: Decline,
+}
+
+/// Why a step does not go out without the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Decline {
+    /// No element is the target.
+    Missing,
+    /// Several elements could be the target.
+    Ambiguous { count: usize },
+    /// The page is not the kind the step was taken on.
+    OtherPage,
+    /// The previous action failed.
+    Failed,
+    /// The previous action's outcome could not be confirmed.
+    Unconfirmed,
+    /// The step types a value kept secret.
+    Secret,
+    /// The final answer is read off the page.
+    AnswerFromPage,
+    /// The server's rules would not let the action through as it is.
+    Refused,
+}
+
+impl Decline {
+    pub fn describe(&self) -> String {
+        match self {
+            Decline::Missing => "its target is not on this page".into(),
+            Decline::Ambiguous { count } => {
+                format!("{count} elements could be its target")
+            }
+            Decline::OtherPage => "this is not the page it was taken on".into(),
+            Decline::Failed => "the previous action did not work".into(),
+            Decline::Unconfirmed => "the previous action's outcome could not be confirmed".into(),
+            Decline::Secret => "it types a value that is kept secret".into(),
+            Decline::AnswerFromPage => "its answer is read off the page".into(),
+            Decline::Refused => "the server's rules stopped it as recorded".into(),
+        }
+    }
+}
+
+/// How the previous action turned out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Last {
+    /// No previous action (or one with nothing to check).
+    Nothing,
+    Verified,
+    Failed,
+    Unconfirmed,
+}
+
+/// What the model did when asked for a step: its action's name, target and value.
+#[derive(Debug, Clone, Copy)]
+pub struct Acted<'a> {
+    pub action: &'a str,
+    pub target: Option<&'a TargetDescription>,
+    pub value: Option<&'a str>,
+}
+
+/// What happens with the run's next step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// Recipe step `step` goes out on element `target` (when it has one), without the model.
+    Act { step: usize, target: Option<String> },
+    /// The model is asked for step `step`.
+    Heal { step: usize, why: Decline },
+    /// The recipe has nothing more to say: the model decides.
+    Off,
+}
+
+impl RecipeRun {
+    /// A run of `recipe` with this task's values.
+    pub fn start(recipe: &Recipe, params: Vec<(String, String)>) -> Self {
+        Self {
+            id: recipe.id.clone(),
+            domain: recipe.domain.clone(),
+            params,
+            steps: recipe.steps.clone(),
+            cursor: 0,
+            heals: 0,
+            replayed: 0,
+            healed_runs: recipe.healed_runs,
+            healing: None,
+            stopped: false,
+            inserted: Vec::new(),
+        }
+    }
+
+    /// The target of step `k` as it is on this run (a parameter's value as its name).
+    pub fn target_of(&self, k: usize) -> Option<TargetDescription> {
+        let step = self.steps.get(k)?;
+        let mut target = step.target.clone()?;
+        if let Some(name) = &step.target_param {
+            let value = self.params.iter().find(|(n, _)| n == name)?;
+            if value.1 != target.name {
+                // Another value: only an element that is the only one so named will do.
+                target.name = value.1.clone();
+                target.nth = 0;
+                target.of = 1;
+            }
+        }
+        Some(target)
+    }
+
+    /// What comes next on `page` after an action that turned out `last`; `healed` is the
+    /// model's action when the last step was a heal.
+    pub fn next(&mut self, page: &dyn PageFacts, last: Last, healed: Option<Acted<'_>>) -> Next {
+        if self.stopped {
+            return Next::Off;
+        }
+        if let Some(h) = self.healing.take() {
+            self.find_place(page, &h, last, healed);
+        }
+        // A step the model once added for an obstacle that is not here is skipped.
+        while self.steps.get(self.cursor).is_some_and(|s| s.optional)
+            && self
+                .target_of(self.cursor)
+                .is_some_and(|t| locate(page, &t) == Located::Missing)
+        {
+            self.cursor += 1;
+        }
+        let k = self.cursor;
+        let Some(step) = self.steps.get(k) else {
+            return Next::Off;
+        };
+        let why = match last {
+            Last::Failed => Some(Decline::Failed),
+            Last::Unconfirmed => Some(Decline::Unconfirmed),
+            Last::Nothing | Last::Verified => None,
+        }
+        .or_else(|| (!self.on_page(page, k)).then_some(Decline::OtherPage))
+        .or_else(|| step.secret.then_some(Decline::Secret))
+        .or_else(|| step.answer_from_page.then_some(Decline::AnswerFromPage));
+        if let Some(why) = why {
+            return self.heal(k, why);
+        }
+        let target = match self.target_of(k) {
+            None if step.target.is_some() => return self.heal(k, Decline::Missing),
+            None => None,
+            Some(t) => match locate(page, &t) {
+                Located::Unique(id) => Some(id),
+                Located::Missing => return self.heal(k, Decline::Missing),
+                Located::Ambiguous(count) => return self.heal(k, Decline::Ambiguous { count }),
+            },
+        };
+        Next::Act { step: k, target }
+    }
+
+    /// Step `k` went out (or its confirmation was asked for).
+    pub fn acted(&mut self, k: usize) {
+        self.cursor = k + 1;
+        self.replayed += 1;
+    }
+
+    /// The server's rules stopped step `k`: the model is asked for it.
+    pub fn refused(&mut self, k: usize) -> Next {
+        self.heal(k, Decline::Refused)
+    }
+
+    fn heal(&mut self, k: usize, why: Decline) -> Next {
+        self.heals += 1;
+        if self.heals > MAX_HEALS_PER_RUN {
+            self.stopped = true;
+            return Next::Off;
+        }
+        self.healing = Some(Healing {
+            step: k,
+            why: why.clone(),
+        });
+        Next::Heal { step: k, why }
+    }
+
+    /// Where the run is after the model's step for `h`.
+    fn find_place(
+        &mut self,
+        page: &dyn PageFacts,
+        h: &Healing,
+        last: Last,
+        healed: Option<Acted<'_>>,
+    ) {
+        // A failed verdict was about the replayed step before `h.step`: the model redid it.
+        // A heal that itself failed leaves the step to do.
+        if h.why == Decline::Failed || last == Last::Failed {
+            return;
+        }
+        let k = h.step;
+        let did_this_step = healed.is_some_and(|a| self.same_as(k, a));
+        let target_here = self
+            .target_of(k)
+            .is_some_and(|t| matches!(locate(page, &t), Located::Unique(_)))
+            && self.on_page(page, k);
+        // The model did something else first (closed a dialog, went to the page) and the
+        // step's target is here now: the step is still to do.
+        if !did_this_step && target_here {
+            return;
+        }
+        self.cursor = k + 1;
+    }
+
+    /// Whether the model's action is recipe step `k` as recorded.
+    fn same_as(&self, k: usize, a: Acted<'_>) -> bool {
+        let Some(step) = self.steps.get(k) else {
+            return false;
+        };
+        if step.action != a.action {
+            return false;
+        }
+        let same_target = match (self.target_of(k), a.target) {
+            (Some(t), Some(d)) => t.role == d.role && t.name == d.name,
+            (None, None) => true,
+            _ => false,
+        };
+        let same_value = match (self.value_of(k), a.value) {
+            (Some(v), Some(w)) => super::normalise(&v) == super::normalise(w),
+            (None, None) => true,
+            _ => false,
+        };
+        same_target || (step.target.is_none() && same_value)
+    }
+
+    /// The value step `k` types or chooses on this run.
+    pub fn value_of(&self, k: usize) -> Option<String> {
+        let step = self.steps.get(k)?;
+        match &step.value_param {
+            Some(name) => self
+                .params
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone()),
+            None => step.value.clone(),
+        }
+    }
+
+    /// Whether `page` is the kind of page step `k` was taken on.
+    fn on_page(&self, page: &dyn PageFacts, k: usize) -> bool {
+        let Some(step) = self.steps.get(k) else {
+            return false;
+        };
+        site_key(page.url()).is_some_and(|s| s.domain == self.domain && s.path == step.page)
+    }
+
+    /// Step `k`'s intent with this run's values.
+    pub fn intent_of(&self, k: usize) -> String {
+        self.steps
+            .get(k)
+            .map(|s| filled(&s.intent, &self.params))
+            .map(|s| crate::text::single_line(&s, MAX_INTENT_CHARS))
+            .unwrap_or_default()
+    }
+
+    /// The note the model gets when it is asked for step `k`: what the recorded run did there
+    /// and why it is not done without it.
+    pub fn hint(&self, k: usize, why: &Decline) -> String {
+        let (what, k) = match why {
+            // The failed action was the step before.
+            Decline::Failed => ("redo", k.saturating_sub(1)),
+            _ => ("do", k),
+        };
+        let Some(step) = self.steps.get(k) else {
+            return String::new();
+        };
+        let target = self
+            .target_of(k)
+            .map(|t| format!(" on the {} named \"{}\"", t.role, t.name))
+            .unwrap_or_default();
+        let value = if step.secret {
+            " (a value kept secret: ask the user for it if you do not have it)".to_owned()
+        } else {
+            self.value_of(k)
+                .map(|v| format!(" with \"{}\"", crate::text::single_line(&v, 80)))
+                .unwrap_or_default()
+        };
+        let expect = step
+            .expect
+            .as_deref()
+            .map(|e| {
+                format!(
+                    " Expected: {}.",
+                    crate::text::single_line(&filled(e, &self.params), 160)
+                )
+            })
+            .unwrap_or_default();
+        let intent = self.intent_of(k);
+        let intent = if intent.is_empty() {
+            String::new()
+        } else {
+            format!(" (\"{intent}\")")
+        };
+        format!(
+            "A recipe recorded from an earlier successful run of this task says to {what} step {} of {}: {}{target}{value}{intent}.{expect} It was not done without you because {}. Do what that step was for on this page (the page may have changed: another name, another place, a dialog in the way).",
+            k + 1,
+            self.steps.len(),
+            step.action,
+            why.describe()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::facts::fake::{el, FakePage};
+    use crate::domain::recipe::book::RecipeStep;
+
+    fn page(url: &str, els: Vec<crate::domain::facts::fake::El>) -> FakePage {
+        FakePage {
+            url: url.into(),
+            hash: "h".into(),
+            els,
+        }
+    }
+
+    fn step(action: &str, role: &str, name: &str, path: &str) -> RecipeStep {
+        RecipeStep {
+            action: action.into(),
+            value: None,
+            value_param: None,
+            target: (!role.is_empty()).then(|| TargetDescription {
+                role: role.into(),
+                name: name.into(),
+                nth: 0,
+                of: 1,
+            }),
+            target_param: None,
+            page: path.into(),
+            intent: format!("{action} {name}"),
+            expect: None,
+            confirm: false,
+            secret: false,
+            answer_from_page: false,
+            optional: false,
+        }
+    }
+
+    fn run(steps: Vec<RecipeStep>) -> RecipeRun {
+        RecipeRun {
+            id: "r".into(),
+            domain: "shop.test".into(),
+            params: vec![("item".into(), "blue mug".into())],
+            steps,
+            cursor: 0,
+            heals: 0,
+            replayed: 0,
+            healed_runs: 0,
+            healing: None,
+            stopped: false,
+            inserted: Vec::new(),
+        }
+    }
+
+    fn checkout() -> RecipeRun {
+        let mut pick = step("click", "link", "{item}", "/");
+        if let Some(t) = pick.target.as_mut() {
+            t.name = "red mug".into();
+        }
+        pick.target_param = Some("item".into());
+        run(vec![
+            pick,
+            step("click", "btn", "buy now", "/item/*"),
+            step("finish", "", "", "/done"),
+        ])
+    }
+
+    #[test]
+    fn an_unchanged_page_replays_every_step_with_this_runs_values() {
+        let mut r = checkout();
+        let home = page(
+            "http://shop.test/",
+            vec![el("1", "link", "Red mug"), el("2", "link", "Blue mug")],
+        );
+        assert_eq!(
+            r.next(&home, Last::Nothing, None),
+            Next::Act {
+                step: 0,
+                target: Some("2".into())
+            },
+            "the parameter names the link: this run's value, not the recorded one"
+        );
+        r.acted(0);
+        let item = page("http://shop.test/item/7", vec![el("9", "btn", "Buy now")]);
+        assert_eq!(
+            r.next(&item, Last::Verified, None),
+            Next::Act {
+                step: 1,
+                target: Some("9".into())
+            }
+        );
+        r.acted(1);
+        let done = page("http://shop.test/done", vec![]);
+        assert_eq!(
+            r.next(&done, Last::Verified, None),
+            Next::Act {
+                step: 2,
+                target: None
+            }
+        );
+        r.acted(2);
+        assert_eq!(r.next(&done, Last::Verified, None), Next::Off);
+        assert_eq!((r.replayed, r.heals), (3, 0));
+    }
+
+    #[test]
+    fn a_step_is_never_replayed_on_doubt() {
+        let item = |els| page("http://shop.test/item/7", els);
+        let at_buy = || {
+            let mut r = checkout();
+            r.cursor = 1;
+            r
+        };
+        // The previous action failed or is unconfirmed.
+        for (last, why) in [
+            (Last::Failed, Decline::Failed),
+            (Last::Unconfirmed, Decline::Unconfirmed),
+        ] {
+            let mut r = at_buy();
+            assert_eq!(
+                r.next(&item(vec![el("9", "btn", "Buy now")]), last, None),
+                Next::Heal { step: 1, why }
+            );
+        }
+        // Renamed, doubled, or another page.
+        let mut r = at_buy();
+        assert_eq!(
+            r.next(
+                &item(vec![el("9", "btn", "Purchase")]),
+                Last::Verified,
+                None
+            ),
+            Next::Heal {
+                step: 1,
+                why: Decline::Missing
+            }
+        );
+        let mut r = at_buy();
+        assert_eq!(
+            r.next(
+                &item(vec![el("9", "btn", "Buy now"), el("10", "btn", "Buy now")]),
+                Last::Verified,
+                None
+            ),
+            Next::Heal {
+                step: 1,
+                why: Decline::Ambiguous { count: 2 }
+            }
+        );
+        let mut r = at_buy();
+        assert_eq!(
+            r.next(
+                &page("http://shop.test/login", vec![el("9", "btn", "Buy now")]),
+                Last::Verified,
+                None
+            ),
+            Next::Heal {
+                step: 1,
+                why: Decline::OtherPage
+            }
+        );
+        // Another parameter value needs an element that is the only one so named.
+        let mut r = checkout();
+        let two_blue = page(
+            "http://shop.test/",
+            vec![el("1", "link", "Blue mug"), el("2", "link", "Blue mug")],
+        );
+        assert_eq!(
+            r.next(&two_blue, Last::Nothing, None),
+            Next::Heal {
+                step: 0,
+                why: Decline::Ambiguous { count: 2 }
+            }
+        );
+    }
+
+    #[test]
+    fn after_a_heal_the_run_finds_its_place() {
+        // Renamed button: the model clicked the new name; the run goes on with the next step.
+        let mut r = checkout();
+        r.cursor = 1;
+        let renamed = page("http://shop.test/item/7", vec![el("9", "btn", "Purchase")]);
+        assert!(matches!(
+            r.next(&renamed, Last::Verified, None),
+            Next::Heal { step: 1, .. }
+        ));
+        let new = TargetDescription {
+            role: "btn".into(),
+            name: "purchase".into(),
+            nth: 0,
+            of: 1,
+        };
+        let done = page("http://shop.test/done", vec![]);
+        let acted = Acted {
+            action: "click",
+            target: Some(&new),
+            value: None,
+        };
+        assert_eq!(
+            r.next(&done, Last::Verified, Some(acted)),
+            Next::Act {
+                step: 2,
+                target: None
+            }
+        );
+
+        // A dialog in the way: the model closed it, the target is there again, the step is
+        // replayed.
+        let mut r = checkout();
+        r.cursor = 1;
+        let dialog = page("http://shop.test/item/7", vec![el("5", "btn", "Close")]);
+        assert!(matches!(
+            r.next(&dialog, Last::Verified, None),
+            Next::Heal { step: 1, .. }
+        ));
+        let close = TargetDescription {
+            role: "btn".into(),
+            name: "close".into(),
+            nth: 0,
+            of: 1,
+        };
+        let acted = Acted {
+            action: "click",
+            target: Some(&close),
+            value: None,
+        };
+        let item = page("http://shop.test/item/7", vec![el("9", "btn", "Buy now")]);
+        assert_eq!(
+            r.next(&item, Last::Verified, Some(acted)),
+            Next::Act {
+                step: 1,
+                target: Some("9".into())
+            }
+        );
+
+        // The model did the step itself and its target is still there: not done twice.
+        let mut r = checkout();
+        r.cursor = 1;
+        let _ = r.next(&item, Last::Unconfirmed, None);
+        let buy = TargetDescription {
+            role: "btn".into(),
+            name: "buy now".into(),
+            nth: 0,
+            of: 1,
+        };
+        let acted = Acted {
+            action: "click",
+            target: Some(&buy),
+            value: None,
+        };
+        assert_eq!(r.cursor, 1);
+        assert_eq!(
+            r.next(&item, Last::Verified, Some(acted)),
+            Next::Heal {
+                step: 2,
+                why: Decline::OtherPage
+            },
+            "step 1 is not replayed after the model did it"
+        );
+    }
+
+    #[test]
+    fn heals_are_bounded_and_secrets_always_go_to_the_model() {
+        let mut r = run(vec![RecipeStep {
+            secret: true,
+            ..step("setValue", "inp", "password", "/")
+        }]);
+        let p = page("http://shop.test/", vec![el("1", "inp", "Password")]);
+        for _ in 0..MAX_HEALS_PER_RUN {
+            assert_eq!(
+                r.next(&p, Last::Nothing, None),
+                Next::Heal {
+                    step: 0,
+                    why: Decline::Secret
+                }
+            );
+            r.healing = None;
+        }
+        assert_eq!(r.next(&p, Last::Nothing, None), Next::Off);
+        assert!(r.stopped);
+        let hint = r.hint(0, &Decline::Secret);
+        assert!(
+            hint.contains("kept secret") && hint.contains("step 1 of 1"),
+            "{hint}"
+        );
+    }
+}
