@@ -1982,6 +1982,7 @@ pub fn recipe(
             confirm: false,
             secret: false,
             answer_from_page: false,
+            found_value: false,
             optional: false,
         }],
         recorded_from: "task".into(),

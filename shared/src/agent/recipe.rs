@@ -17,7 +17,7 @@ use crate::domain::recipe::book::{
     MAX_INTENT_CHARS, MAX_STEPS,
 };
 use crate::domain::recipe::run::RecipeRun;
-use crate::domain::recipe::{describe, normalise, parameterise, site_key};
+use crate::domain::recipe::{describe, normalise, parameterise, site_key, TargetDescription};
 use crate::domain::secrets::HIDDEN;
 use crate::domain::{Step, StepKind, Task};
 use crate::text::single_line;
@@ -49,6 +49,10 @@ pub enum NotRecorded {
     Empty,
     TooLong,
     TooLarge,
+    /// The instruction is mostly the user's values: its template would take other tasks.
+    TooGeneral,
+    /// The instruction held a value typed into a secret field.
+    SecretInInstruction,
 }
 
 impl NotRecorded {
@@ -61,6 +65,8 @@ impl NotRecorded {
             NotRecorded::Empty => "the run has no step to keep".into(),
             NotRecorded::TooLong => format!("the run took more than {MAX_STEPS} steps"),
             NotRecorded::TooLarge => format!("the recipe would exceed {MAX_BYTES} bytes"),
+            NotRecorded::TooGeneral => "the instruction is mostly the user's values".into(),
+            NotRecorded::SecretInInstruction => "the instruction held a secret".into(),
         }
     }
 }
@@ -113,22 +119,40 @@ fn quoted_in(query: &str, name: &str) -> bool {
 }
 
 /// Whether a final answer carries what the run found rather than what it was told: a number,
-/// an amount or a quoted text the instruction does not hold, or a run that read the page or the
-/// web with a tool.
+/// an amount, a quoted text or a name (a capitalised word inside a sentence) the instruction
+/// does not hold, or a run that read the page or the web with a tool. Such an answer is the
+/// model's to give on every run; another is replaced by the server's own words (the recorded
+/// run's text, which may name its user, is never replayed).
 fn answer_from_page(answer: &str, query: &str, read: bool) -> bool {
     let query = normalise(query);
     let found = |w: &str| {
         let w = w.trim_matches(|c: char| !c.is_alphanumeric());
         !w.is_empty() && !query.contains(&w.to_lowercase())
     };
-    read || answer
-        .split_whitespace()
-        .any(|w| w.chars().any(|c| c.is_ascii_digit() || "$€£¥".contains(c)) && found(w))
+    let words: Vec<&str> = answer.split_whitespace().collect();
+    let named = words.iter().enumerate().any(|(i, w)| {
+        let starts_sentence = i == 0 || words[i - 1].ends_with(['.', '!', '?', ':']);
+        !starts_sentence && w.chars().next().is_some_and(char::is_uppercase) && found(w)
+    });
+    read || named
+        || words
+            .iter()
+            .any(|w| w.chars().any(|c| c.is_ascii_digit() || "$€£¥".contains(c)) && found(w))
         || answer
             .split(['"', '“', '”'])
             .skip(1)
             .step_by(2)
             .any(|q| !q.trim().is_empty() && found(q))
+}
+
+/// What a step does, in the server's words (never the recorded run's thought, which may speak
+/// of its user): `click the btn "continue to review"`, `setValue … with {full_name}`.
+fn intent_of(name: &str, target: Option<&TargetDescription>, param: Option<&str>) -> String {
+    let target = target
+        .map(|t| format!(" the {} \"{}\"", t.role, t.name))
+        .unwrap_or_default();
+    let value = param.map(|p| format!(" with {{{p}}}")).unwrap_or_default();
+    single_line(&format!("{name}{target}{value}"), MAX_INTENT_CHARS)
 }
 
 /// The recipe of `task`'s verified run, from its records in order (those stored and this
@@ -208,68 +232,89 @@ pub fn record(
         .map(|(f, v)| (f.as_str(), v.as_str()))
         .collect();
     let template = parameterise(&task.query, &refs);
+    if !crate::domain::recipe::specific(&template.text) {
+        return Err(NotRecorded::TooGeneral);
+    }
+    // The instruction held a secret (kept as its marker): no later instruction would match it,
+    // and the recipe it would replace binds the value as a parameter of each run.
+    if template.text.contains(&HIDDEN.to_lowercase()) {
+        return Err(NotRecorded::SecretInInstruction);
+    }
     let params = &template.params;
     let param_for = |v: &str| {
         let v = normalise(v);
         params.iter().find(|(_, p)| *p == v).map(|(n, _)| n.clone())
     };
-    let steps = kept
-        .iter()
-        .map(|(s, action, confirm)| {
-            let mark = s.recipe.clone().unwrap_or_default();
-            let name = name_of(&s.action).to_owned();
-            let mut step = RecipeStep {
-                action: name,
-                value: None,
-                value_param: None,
-                target: mark.target.clone(),
-                target_param: None,
-                page: mark.page.clone(),
-                // A thought that named a secret keeps only its marker: it is left out.
-                intent: if s.thought.contains(HIDDEN) {
-                    String::new()
-                } else {
-                    single_line(&templated(&s.thought, params), MAX_INTENT_CHARS)
-                },
-                expect: s
-                    .expected_outcome
-                    .as_ref()
-                    .map(|e| single_line(&templated(&e.description, params), MAX_INTENT_CHARS)),
-                confirm: *confirm,
-                secret: false,
-                answer_from_page: false,
-                optional: task
-                    .recipe
-                    .as_ref()
-                    .is_some_and(|r| r.inserted.contains(&s.index)),
-            };
-            if let Some(t) = &mark.target {
-                if matches!(action, Action::Click(_)) {
-                    step.target_param = param_for(&t.name);
+    let steps =
+        kept.iter()
+            .map(|(s, action, confirm)| {
+                let mark = s.recipe.clone().unwrap_or_default();
+                let name = name_of(&s.action).to_owned();
+                let mut step = RecipeStep {
+                    action: name,
+                    value: None,
+                    value_param: None,
+                    target: mark.target.clone(),
+                    target_param: None,
+                    page: mark.page.clone(),
+                    intent: String::new(),
+                    // The model's words for the outcome are not kept (the checks are made again
+                    // from the action and the page).
+                    expect: None,
+                    confirm: *confirm,
+                    secret: false,
+                    answer_from_page: false,
+                    found_value: false,
+                    optional: task
+                        .recipe
+                        .as_ref()
+                        .is_some_and(|r| r.inserted.contains(&s.index)),
+                };
+                if let Some(t) = &mark.target {
+                    if matches!(action, Action::Click(_)) {
+                        step.target_param = param_for(&t.name);
+                    }
                 }
-            }
-            match action {
-                Action::Finish(_) => {
-                    let answer = single_line(&s.thought, MAX_ANSWER_CHARS);
-                    step.answer_from_page = answer_from_page(&answer, &task.query, read);
-                    step.value = Some(templated(&answer, params));
-                    step.intent = String::new();
-                }
-                a if a.element().is_none() => {
-                    step.value = Some(templated(&s.action, params));
-                }
-                a => match typed(a) {
-                    Some(v) if v.contains(HIDDEN) => step.secret = true,
-                    Some(v) => match param_for(v) {
-                        Some(p) => step.value_param = Some(p),
-                        None => step.value = Some(v.to_owned()),
+                match action {
+                    Action::Finish(_) => {
+                        // A replayed finish is the server's own words (and was replayed because
+                        // the recorded answer told nothing of the page).
+                        let replayed = mark.used.as_ref().is_some_and(|u| {
+                            u.mode == crate::domain::recipe::book::UseMode::Replayed
+                        });
+                        let answer = single_line(&s.thought, MAX_ANSWER_CHARS);
+                        step.answer_from_page =
+                            !replayed && answer_from_page(&answer, &task.query, read);
+                    }
+                    // An address or a text to find that holds what the run came across (an
+                    // order's number, a token) is not kept.
+                    Action::Navigate(v) | Action::FindText(v)
+                        if answer_from_page(&templated(v, params), &task.query, false)
+                            || v.contains('?') =>
+                    {
+                        step.found_value = true;
+                    }
+                    a if a.element().is_none() => {
+                        step.value = Some(templated(&s.action, params));
+                    }
+                    a => match typed(a) {
+                        Some(v) if v.contains(HIDDEN) => step.secret = true,
+                        Some(v) => match param_for(v) {
+                            Some(p) => step.value_param = Some(p),
+                            // Not given by the instruction: the recorded run's value is not kept.
+                            None => step.found_value = true,
+                        },
+                        None => {}
                     },
-                    None => {}
-                },
-            }
-            step
-        })
-        .collect();
+                }
+                step.intent = intent_of(
+                    &step.action,
+                    step.target.as_ref(),
+                    step.value_param.as_deref().or(step.target_param.as_deref()),
+                );
+                step
+            })
+            .collect();
     let recipe = Recipe {
         id: recipe_id(&site.domain, &site.path, &template.text),
         tenant_id: task.tenant_id.clone(),
@@ -311,8 +356,11 @@ pub fn action(run: &RecipeRun, k: usize, target: Option<&str>) -> Option<(String
     };
     let fill = |v: &str| crate::domain::recipe::book::filled(v, &run.params);
     if step.action == "finish" {
-        let answer = fill(step.value.as_deref().unwrap_or("Done."));
-        return Some(("finish()".into(), answer));
+        return Some((
+            "finish()".into(),
+            "Done: the steps recorded for this task ran again, and each one showed its outcome on the page."
+                .into(),
+        ));
     }
     let id = || target.map(str::to_owned);
     let a = match step.action.as_str() {

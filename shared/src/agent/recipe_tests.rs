@@ -117,11 +117,17 @@ fn a_verified_run_becomes_a_recipe_without_its_failed_action_and_with_its_confir
         "the confirmed purchase stays a confirmation"
     );
     assert!(!r.steps[1].confirm);
-    assert_eq!(
-        r.steps[3].value.as_deref(),
-        Some("Ordered {quantity} mugs.")
-    );
+    // The recorded run's words are not kept: a replayed finish says what the server did.
+    assert_eq!(r.steps[3].value, None);
     assert!(!r.steps[3].answer_from_page);
+    assert!(
+        !serde_json::to_string(&r).unwrap().contains("thinking"),
+        "no thought is kept"
+    );
+    assert_eq!(
+        r.steps[1].intent,
+        "setValue the inp \"quantity\" with {quantity}"
+    );
     assert_eq!(r.expires_at, now().timestamp() + 3600);
 
     // Another run of the same task: other values, the same actions.
@@ -146,9 +152,15 @@ fn a_verified_run_becomes_a_recipe_without_its_failed_action_and_with_its_confir
         action(&run, 1, Some("8")).map(|a| a.0).as_deref(),
         Some("setValue(8, \"5\")")
     );
-    assert_eq!(
-        action(&run, 3, None).map(|a| a.1).as_deref(),
-        Some("Ordered 5 mugs.")
+    let (finish, said) = action(&run, 3, None).expect("finish");
+    assert_eq!(finish, "finish()");
+    assert!(
+        said.starts_with("Done: the steps recorded for this task"),
+        "{said}"
+    );
+    assert!(
+        action(&run, 1, Some("8")).is_some_and(|(_, t)| t.contains("with 5")),
+        "the replay's thought names this run's value"
     );
 }
 
@@ -170,6 +182,36 @@ fn runs_that_cannot_be_replayed_safely_are_not_recorded() {
         record(&t, &refs, now(), 60),
         Err(NotRecorded::Undescribed(0))
     );
+    // An instruction that is only the user's value would take any other task.
+    let steps = [
+        rec(
+            0,
+            "setValue(3, \"wireless headphones\")",
+            Some(("inp", "search")),
+            "/",
+        ),
+        rec(1, "finish()", None, "/"),
+    ];
+    let refs: Vec<&Step> = steps.iter().collect();
+    assert_eq!(
+        record(&task("Wireless headphones"), &refs, now(), 60),
+        Err(NotRecorded::TooGeneral)
+    );
+    // An instruction that held a secret (scrubbed to its marker) is not a template.
+    let steps = [
+        rec(0, "click(3)", Some(("btn", "go")), "/"),
+        rec(1, "finish()", None, "/"),
+    ];
+    let refs: Vec<&Step> = steps.iter().collect();
+    assert_eq!(
+        record(
+            &task("Sign in with the code [secret] and go"),
+            &refs,
+            now(),
+            60
+        ),
+        Err(NotRecorded::SecretInInstruction)
+    );
     // Not a web page.
     let mut t2 = task("x");
     t2.url = "about:blank".into();
@@ -190,6 +232,17 @@ fn a_secret_is_never_kept_and_an_answer_read_off_the_page_is_asked_for_again() {
         rec(2, "finish()", None, "/orders"),
     ];
     steps[2].thought = "Order 4411 shipped on 3 March.".into();
+    let named = |answer: &str| {
+        let mut s = steps.clone();
+        s[2].thought = answer.into();
+        let refs: Vec<&Step> = s.iter().collect();
+        record(&t, &refs, now(), 60).expect("recorded").steps[2].answer_from_page
+    };
+    assert!(
+        named("The account belongs to Alice Smith."),
+        "a name read off the page"
+    );
+    assert!(!named("Done. Your order status is shown."));
     let refs: Vec<&Step> = steps.iter().collect();
     let r = record(&t, &refs, now(), 60).expect("recorded");
     assert!(r.steps[0].secret);
@@ -201,6 +254,38 @@ fn a_secret_is_never_kept_and_an_answer_read_off_the_page_is_asked_for_again() {
     );
     let run = RecipeRun::start(&r, Vec::new());
     assert_eq!(action(&run, 0, Some("3")), None, "nothing to type");
+
+    // A value the instruction does not give (the model read it off the page) is not kept:
+    // the next run's model gives its own.
+    let t = task("Book the earliest free slot");
+    let steps = [
+        rec(
+            0,
+            "setValue(3, \"2026-12-01\")",
+            Some(("inp", "date")),
+            "/book",
+        ),
+        rec(1, "click(4)", Some(("btn", "book")), "/book"),
+        rec(2, "finish()", None, "/booked"),
+    ];
+    let refs: Vec<&Step> = steps.iter().collect();
+    let r = record(&t, &refs, now(), 60).expect("recorded");
+    assert!(r.steps[0].found_value);
+    assert_eq!(r.steps[0].value, None);
+    assert!(!serde_json::to_string(&r).unwrap().contains("2026-12-01"));
+    let mut run = RecipeRun::start(&r, Vec::new());
+    let page = FakePage {
+        url: "https://shop.test/book".into(),
+        hash: "h".into(),
+        els: vec![el("9", "inp", "Date")],
+    };
+    assert_eq!(
+        run.next(&page, Last::Nothing, None),
+        Next::Heal {
+            step: 0,
+            why: crate::domain::recipe::run::Decline::FoundValue
+        }
+    );
 }
 
 #[test]

@@ -198,6 +198,8 @@ pub struct Episode {
     pub usage: shared::domain::TokenUsage,
     /// The server's interventions by kind (confirmations included).
     pub interventions: BTreeMap<String, u64>,
+    /// Steps that came from the tenant's recipe, by mode (`replayed`, `healed`).
+    pub recipe: BTreeMap<String, u64>,
     /// How the run ended (`ended`: the page ended the episode).
     pub status: String,
     pub actions: Vec<String>,
@@ -216,6 +218,11 @@ impl Episode {
     }
 }
 
+/// What the page shows once the episode is over, as a site's confirmation would: MiniWoB's
+/// START cover (over the finished task) as a named element the extension's tree lists.
+const SHOW_END: &str = "(() => { const c = document.getElementById('sync-task-cover');
+  if (c) { c.setAttribute('role', 'button'); c.setAttribute('aria-label', 'START'); } return true; })()";
+
 /// Seeds and starts the episode of the open task page; its instruction.
 const START: &str = "(seed, ms) => { Math.seedrandom(seed); core.EPISODE_MAX_TIME = ms;
   core.startEpisodeReal(); return true; }";
@@ -228,6 +235,7 @@ pub async fn episode(
     task: &str,
     seed: u64,
     max_steps: usize,
+    finish_after_end: bool,
 ) -> Episode {
     let started = Instant::now();
     let mode = mode_of(task);
@@ -250,6 +258,7 @@ pub async fn episode(
                 .to_owned();
             let opts = Options {
                 dom: mode == Mode::Dom,
+                finish_after_end: finish_after_end.then_some(SHOW_END),
                 ..Options::new(max_steps)
             };
             // A question the task really calls for is answered yes.
@@ -300,6 +309,7 @@ pub async fn episode(
         llm_calls: out.llm_calls,
         usage: out.usage,
         interventions,
+        recipe: out.recipe,
         status: out.status,
         actions: out.actions,
         error: out.error,
@@ -320,7 +330,7 @@ pub async fn run_all(
     futures::stream::iter(
         episodes
             .iter()
-            .map(|(task, seed)| episode(agent, browser, base, task, *seed, max_steps)),
+            .map(|(task, seed)| episode(agent, browser, base, task, *seed, max_steps, false)),
     )
     .buffered(parallel.max(1))
     .collect()

@@ -41,6 +41,11 @@ impl Rig {
         })
     }
 
+    /// The app the rig runs (its store, for checks).
+    pub fn app(&self) -> &TestApp {
+        &self._app
+    }
+
     /// Runs `scenario` in a new tab (the scripted `model`, when given, follows its script):
     /// how it went and the checks it failed.
     pub async fn attempt(

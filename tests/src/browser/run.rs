@@ -78,6 +78,10 @@ pub struct Options {
     /// Send the page as `dom` (simplified HTML) instead of the `interactiveTree`.
     pub dom: bool,
     pub max_steps: usize,
+    /// When the page ended the task (`ended`), run this script on it (to show the end as the
+    /// page's own confirmation would) and send it once more so the model can finish (a
+    /// finished task is what a recipe is recorded from).
+    pub finish_after_end: Option<&'static str>,
 }
 
 impl Options {
@@ -86,6 +90,7 @@ impl Options {
             client: Client::from_env(),
             dom: false,
             max_steps,
+            finish_after_end: None,
         }
     }
 }
@@ -212,6 +217,7 @@ pub async fn drive(
     let session = uuid::Uuid::new_v4().to_string();
     let mut page = read(tab, opts).await?;
     let mut body = first_body(task, &session, &page);
+    let mut ending = false;
     while out.steps < opts.max_steps {
         out.steps += 1;
         let answer = agent.interact(&body).await?;
@@ -234,6 +240,13 @@ pub async fn drive(
         out.status = answer["status"].as_str().unwrap_or("").to_owned();
         let action = answer["action"].as_str().unwrap_or("").to_owned();
         out.actions.push(action.clone());
+        if ending {
+            // The page ended the task: this answer is the last (a finish, or nothing more).
+            if out.status != "completed" {
+                out.status = "ended".into();
+            }
+            return Ok(());
+        }
         match out.status.as_str() {
             "completed" | "failed" => return Ok(()),
             "needs_user_input" | "awaiting_user" => {
@@ -289,7 +302,11 @@ pub async fn drive(
         if let Some(js) = ended {
             if tab.eval(js).await == Ok(Value::Bool(true)) {
                 out.status = "ended".into();
-                return Ok(());
+                let Some(script) = opts.finish_after_end else {
+                    return Ok(());
+                };
+                tab.eval(script).await?;
+                ending = true;
             }
         }
         let new = read(tab, opts).await?;

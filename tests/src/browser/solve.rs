@@ -773,6 +773,14 @@ fn thought(action: &str) -> &'static str {
 /// The answer to a decision prompt, or why no solver can give one.
 pub fn decide(prompt: &str) -> Result<String, String> {
     let p = Prompt::parse(prompt);
+    // The episode is over once the agent has acted: MiniWoB shows the result and covers the
+    // task with its START button. The task is done.
+    if !p.done.is_empty() && p.els.iter().any(|e| e.name.trim() == "START") {
+        return Ok(
+            "<Thought>The task is done: the page shows its result.</Thought>\n<Action>finish()</Action>"
+                .into(),
+        );
+    }
     for (pattern, solve) in SOLVERS {
         if let Some(c) = cap(&p.task, pattern) {
             let action = solve(&p, &c)?;

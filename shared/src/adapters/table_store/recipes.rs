@@ -4,7 +4,7 @@
 //! seems full is counted again (its live recipes read once) before a new recipe is refused.
 
 use super::*;
-use crate::domain::recipe::book::Recipe;
+use crate::domain::recipe::book::{Recipe, MAX_PER_SITE};
 use crate::ports::recipes::{RecipeStore, Stored};
 
 /// The count item's attribute.
@@ -53,9 +53,15 @@ impl TableStore {
     }
 
     /// Counts the tenant's live recipes again (deleting the expired ones it meets) and sets
-    /// the count to it.
+    /// the count to it, unless another writer changed the count meanwhile (then the count as
+    /// it stands is taken: concurrent recounts never write over each other's additions).
     async fn recount_recipes(&self, pk: &str) -> StoreResult<usize> {
         let now = self.now();
+        let before = self
+            .table
+            .get(pk, keys::RECIPE_COUNT_SK)
+            .await?
+            .and_then(|i| i.get(COUNT).and_then(Value::as_i64));
         let mut q = Query::partition(pk).sk(SkCond::Prefix(keys::RECIPE_PREFIX.into()));
         let (mut live, mut gone) = (0usize, Vec::new());
         loop {
@@ -79,8 +85,16 @@ impl TableStore {
         count.insert(PK.into(), Value::from(pk));
         count.insert(SK.into(), Value::from(keys::RECIPE_COUNT_SK));
         count.insert(COUNT.into(), Value::from(live));
-        self.table.put(count, Cond::Always).await?;
-        Ok(live)
+        let unchanged = match before {
+            Some(n) => Cond::Eq(COUNT.into(), Value::from(n)),
+            None => Cond::Missing,
+        };
+        match self.table.put(count, unchanged).await {
+            Ok(()) => Ok(live),
+            // Someone added or deleted meanwhile: their count stands.
+            Err(StoreError::Conflict(_)) => Ok(before.unwrap_or(0).max(live as i64) as usize),
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -96,10 +110,21 @@ impl RecipeStore for TableStore {
         let q = Query::partition(keys::recipe_site_pk(tenant_id, domain, path))
             .on(Index::Gsi1)
             .limit(limit);
-        let (items, _) = self.live_page::<Recipe>(q).await?;
-        // The index is keyed by the tenant: a recipe of another tenant is never in it.
-        Ok(items
+        let now = self.now();
+        let page = self.table.query(q).await?;
+        // The index is keyed by the tenant: a recipe of another tenant is never in it. One
+        // item that cannot be read does not hide the others.
+        Ok(page
+            .items
             .into_iter()
+            .filter(|i| !is_expired(i, now))
+            .filter_map(|i| match body_of::<Recipe>(i) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::warn!(error = %e, "a stored recipe could not be read");
+                    None
+                }
+            })
             .filter(|r| r.tenant_id == tenant_id)
             .collect())
     }
@@ -121,6 +146,18 @@ impl RecipeStore for TableStore {
                     Err(StoreError::Conflict(_)) => {}
                     Err(e) => return Err(e),
                 }
+            }
+            // A site keeps at most MAX_PER_SITE: a new one beyond that is not kept.
+            let site = self
+                .site_recipes(
+                    &recipe.tenant_id,
+                    &recipe.domain,
+                    &recipe.path,
+                    MAX_PER_SITE,
+                )
+                .await?;
+            if site.len() >= MAX_PER_SITE {
+                return Ok(Stored::Full);
             }
             if self.add_recipe(&item, &pk, max_per_tenant).await? {
                 return Ok(Stored::Added);

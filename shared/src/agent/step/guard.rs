@@ -184,7 +184,6 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
                 return Review::Loop(l);
             }
             let target = kind.target().and_then(|id| facts.view.element(id));
-            let url = facts.view.url();
             let risk = assess(
                 facts.patterns,
                 &kind,
@@ -197,29 +196,9 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
                 },
             );
             if let Some(risk) = risk {
-                let question = format!(
-                    "Shall I {}? Reply yes to go ahead, or no to stop.",
-                    risk.what
-                );
-                confirmation = Some(PendingConfirmation {
-                    action: client.clone(),
-                    element_id: kind.target().map(str::to_owned),
-                    step_index: facts.step_index,
-                    kind: risk.kind,
-                    question: question.clone(),
-                    target: target.as_ref().map(|t| t.snapshot()),
-                    page: page_of(url),
-                    url: url.to_owned(),
-                    page_hash: facts.view.hash().to_owned(),
-                    asked_again: false,
-                });
-                decision = Decision::ask(
-                    truncate_chars(
-                        &format!("{thought} This needs your confirmation first."),
-                        MAX_THOUGHT_CHARS,
-                    ),
-                    question,
-                );
+                let (d, c) = ask_first(&thought, &client, &kind, risk, facts);
+                decision = d;
+                confirmation = Some(c);
             } else {
                 decision.expected_outcome = predict(&kind, facts.view, out.expect.as_deref());
                 decision.target = target.map(|t| t.snapshot());
@@ -240,6 +219,42 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
         dropped: rest.dropped,
         memory: out.memory,
     }))
+}
+
+/// `client` (of kind `kind`) turned into a question for the user, and what a yes confirms.
+pub fn ask_first(
+    thought: &str,
+    client: &str,
+    kind: &ActionKind<'_>,
+    risk: crate::domain::risk::Risk,
+    facts: &Facts<'_>,
+) -> (Decision, PendingConfirmation) {
+    let url = facts.view.url();
+    let target = kind.target().and_then(|id| facts.view.element(id));
+    let question = format!(
+        "Shall I {}? Reply yes to go ahead, or no to stop.",
+        risk.what
+    );
+    let confirmation = PendingConfirmation {
+        action: client.to_owned(),
+        element_id: kind.target().map(str::to_owned),
+        step_index: facts.step_index,
+        kind: risk.kind,
+        question: question.clone(),
+        target: target.as_ref().map(|t| t.snapshot()),
+        page: page_of(url),
+        url: url.to_owned(),
+        page_hash: facts.view.hash().to_owned(),
+        asked_again: false,
+    };
+    let decision = Decision::ask(
+        truncate_chars(
+            &format!("{thought} This needs your confirmation first."),
+            MAX_THOUGHT_CHARS,
+        ),
+        question,
+    );
+    (decision, confirmation)
 }
 
 /// Why `action` would carry a typed secret somewhere it does not belong: in an address, or

@@ -6,7 +6,7 @@
 //! action passes the same guard as the model's — the risk gate asks the user whatever the
 //! recipe says, and a step the recorded run confirmed is asked about again.
 
-use super::guard::{review, Facts, Review};
+use super::guard::{ask_first, review, Facts, Review};
 use super::{Decision, StepContext};
 use crate::agent::action::Action;
 use crate::agent::output::ModelOutput;
@@ -17,6 +17,8 @@ use crate::domain::intervention::Intervention;
 use crate::domain::recipe::book::{filled, RecipeUse, UseMode, MAX_PER_SITE};
 use crate::domain::recipe::run::{Acted, Decline, Last, Next, RecipeRun};
 use crate::domain::recipe::{bind, locate, site_key, Located};
+use crate::domain::risk::{Risk, RiskKind};
+use crate::domain::verdict::MET_CONFIDENCE;
 use crate::domain::{Step, StepKind, TaskStatus};
 use crate::ports::recipes::Stored;
 
@@ -60,7 +62,8 @@ fn last_of(step: &StepContext) -> Last {
         None => Last::Nothing,
         Some(v) if v.failed() => Last::Failed,
         Some(v) if v.unconfirmed => Last::Unconfirmed,
-        Some(_) => Last::Verified,
+        Some(v) if v.confidence >= MET_CONFIDENCE => Last::Verified,
+        Some(_) => Last::Likely,
     }
 }
 
@@ -97,8 +100,10 @@ pub fn replay(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
 }
 
 fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Option<Decision> {
-    // What the user said is the model's to read.
+    // What the user said (a no, an unclear reply, a resume: a yes to a confirmation never gets
+    // here) is the model's to read, and the recipe is left to it.
     if step.user_input.is_some() || step.task.resume_note.is_some() {
+        run.stopped = true;
         return None;
     }
     let last = last_action(&step.history);
@@ -145,29 +150,41 @@ fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Optio
         used(step, run, k, UseMode::Replayed, None);
         return Some(Decision::new(thought, action, TaskStatus::Completed));
     }
+    let confirm = recorded.confirm;
     let out = ModelOutput {
         thought,
         action: action.clone(),
-        actions: vec![action],
+        actions: vec![action.clone()],
         expect: recorded.expect.as_deref().map(|e| filled(e, &run.params)),
-        // A step the recorded run confirmed is asked about again, whatever the gate finds.
-        risk: recorded.confirm.then(|| {
-            format!(
-                "{} (you confirmed this step when this task last ran)",
-                run.intent_of(k)
-            )
-        }),
         ..ModelOutput::default()
     };
     match review(out, facts) {
         Review::Accept(p) => {
-            if let Some(c) = p.confirmation {
+            let (decision, confirmation) = match (p.confirmation, confirm) {
+                (Some(c), _) => (p.decision, Some(c)),
+                // A step the recorded run confirmed is asked about again, whatever the gate
+                // finds now.
+                (None, true) => {
+                    let risk = Risk {
+                        kind: RiskKind::Flagged,
+                        what: format!(
+                            "{} (you confirmed this step when this task last ran)",
+                            run.intent_of(k)
+                        ),
+                    };
+                    let (d, c) =
+                        ask_first(&p.decision.thought, &action, &p.action.kind(), risk, facts);
+                    (d, Some(c))
+                }
+                (None, false) => (p.decision, None),
+            };
+            if let Some(c) = confirmation {
                 step.intervene(Intervention::Confirmation);
                 step.task.confirmation = Some(c);
             }
             run.acted(k);
             used(step, run, k, UseMode::Replayed, None);
-            Some(p.decision)
+            Some(decision)
         }
         Review::Refuse(_) | Review::Loop(_) => {
             let why = Decline::Refused;
@@ -208,7 +225,12 @@ pub fn as_recorded(step: &StepContext, page: &dyn PageFacts) -> bool {
         .as_ref()
         .and_then(|r| r.used.as_ref())
         .is_some_and(|u| u.mode == UseMode::Replayed && u.id == run.id);
-    if !replayed || run.healing.is_some() {
+    // Something happened: the page is not the one the action was taken on.
+    let changed = prev
+        .before_state
+        .as_ref()
+        .is_some_and(|b| b.page_hash != page.hash());
+    if !replayed || !changed || run.healing.is_some() {
         return false;
     }
     let k = run.cursor;

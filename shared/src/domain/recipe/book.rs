@@ -85,6 +85,10 @@ pub struct RecipeStep {
     /// A final answer read off the page (or the web): the model gives it on every run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub answer_from_page: bool,
+    /// It typed or chose a value the instruction does not give (read off the page, worked out
+    /// by the model): the model gives it on every run, never the recorded run's value.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub found_value: bool,
     /// The model added it when something was in the way (a dialog): skipped when its target
     /// is not there.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -149,11 +153,10 @@ pub fn templated(text: &str, params: &[(String, String)]) -> String {
         if value.is_empty() {
             continue;
         }
-        let lower = out.to_lowercase();
         // Lower-casing keeps byte offsets only for text whose case changes keep lengths.
-        if lower.len() != out.len() {
+        let Some(lower) = super::aligned_lower(&out) else {
             continue;
-        }
+        };
         let mut at = 0;
         let mut rebuilt = String::new();
         while let Some(k) = lower[at..].find(value.as_str()).map(|k| at + k) {

@@ -133,16 +133,55 @@ pub fn parameterise(instruction: &str, supplied: &[(&str, &str)]) -> Template {
     Template { text, params }
 }
 
+/// `text` in lower case when every character keeps its length in bytes (so the offsets of one
+/// are the offsets of the other); `None` when some does not (`İ`, `Ω`).
+pub fn aligned_lower(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let before = out.len();
+        out.extend(c.to_lowercase());
+        if out.len() - before != c.len_utf8() {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// Whether a template has enough of its own words to name one task: at least two literal
+/// words (`{search}` alone, or `go {where}`, would take any instruction).
+pub fn specific(template: &str) -> bool {
+    let mut literal = String::new();
+    let mut depth = 0;
+    for c in template.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            c if depth == 0 => literal.push(c),
+            _ => {}
+        }
+    }
+    literal
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .count()
+        >= 2
+}
+
 /// The values `instruction` gives `template`'s parameters, when it is the same task: matched
-/// in lower case, each value as the user wrote it (`Grace Hopper` is typed as written).
+/// in lower case, each value as the user wrote it (`Grace Hopper` is typed as written). A
+/// parameter followed by words that come again later (`add {item} to {list}` against "add back
+/// to school supplies to shopping") could end at either: no binding, the model decides.
 pub fn bind(template: &str, instruction: &str) -> Option<Vec<(String, String)>> {
+    if !specific(template) {
+        return None;
+    }
     let written = collapsed(instruction);
     let text = written.to_lowercase();
     // Lower-casing that changes lengths (a few non-ASCII letters) leaves the values lower case.
-    let source = if written.len() == text.len() {
-        &written
-    } else {
-        &text
+    let aligned = aligned_lower(&written);
+    let source = match &aligned {
+        Some(_) => &written,
+        None => &text,
     };
     let pieces = split_template(template)?;
     let mut at = 0;
@@ -152,8 +191,16 @@ pub fn bind(template: &str, instruction: &str) -> Option<Vec<(String, String)>> 
         match piece {
             Piece::Literal(lit) => {
                 let found = match pending {
-                    // After a parameter the literal may come anywhere later.
-                    Some(_) => text[at..].find(lit.as_str()).map(|k| at + k)?,
+                    // After a parameter the literal may come anywhere later, but only once when
+                    // it holds a word.
+                    Some(_) => {
+                        let k = text[at..].find(lit.as_str()).map(|k| at + k)?;
+                        let worded = lit.chars().any(char::is_alphanumeric);
+                        if worded && text[k + lit.len()..].contains(lit.as_str()) {
+                            return None;
+                        }
+                        k
+                    }
                     None => {
                         if !text[at..].starts_with(lit.as_str()) {
                             return None;
@@ -277,12 +324,12 @@ pub fn locate(page: &dyn PageFacts, target: &TargetDescription) -> Located {
         .collect();
     match equals.len() {
         0 => Located::Missing,
-        1 => Located::Unique(equals[0].clone()),
-        n if n == target.of => match equals.get(target.nth) {
+        // One of several when recorded, and their number changed: which is it is a guess.
+        n if n != target.of.max(1) => Located::Ambiguous(n),
+        n => match equals.get(target.nth) {
             Some(id) => Located::Unique(id.clone()),
             None => Located::Ambiguous(n),
         },
-        n => Located::Ambiguous(n),
     }
 }
 
@@ -377,6 +424,33 @@ mod tests {
         let t = parameterise("send 5 3", &[("a", "5"), ("b", "3")]);
         assert_eq!(t.text, "send {a} {b}");
         assert_eq!(bind("send {a}{b}", "send 53"), None);
+        // A template that is mostly a parameter would take any instruction.
+        assert!(!specific("{search}") && !specific("go {where}"));
+        assert_eq!(bind("{search}", "cancel my last order"), None);
+        // Words after a parameter that come again later: either split could be meant.
+        assert_eq!(
+            bind(
+                "add {item} to the list {list}",
+                "add back to school to the list x"
+            ),
+            Some(vec![
+                ("item".into(), "back to school".into()),
+                ("list".into(), "x".into())
+            ])
+        );
+        assert_eq!(
+            bind(
+                "add {item} to {list} now",
+                "add back to school supplies to shopping now"
+            ),
+            None
+        );
+        // Letters whose lower case has another length never split a character.
+        let got = bind("send {a} to {b} now", "send İ to Élodie Ω now").expect("bound");
+        assert_eq!(
+            got[1].1, "élodie ω",
+            "values lower-cased when offsets would not line up"
+        );
         // Braces in an instruction are not parameters.
         assert_eq!(normalise("Find {x}"), "find x");
     }
@@ -431,6 +505,13 @@ mod tests {
         );
         assert_eq!(locate(&changed, &checkout), Located::Missing);
         assert_eq!(locate(&changed, &second_remove), Located::Ambiguous(3));
+        // One "Remove" left of two: not "the second" any more.
+        let one_left = FakePage::new(
+            "https://shop.example.com/cart",
+            [el("c1", "btn", "Remove"), el("c2", "btn", "Checkout")],
+        );
+        assert_eq!(locate(&one_left, &second_remove), Located::Ambiguous(1));
+        assert_eq!(locate(&one_left, &checkout), Located::Unique("c2".into()));
         assert_eq!(describe(&page, "99"), None);
     }
 }

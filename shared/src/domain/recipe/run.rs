@@ -61,16 +61,22 @@ pub enum Decline {
     Missing,
     /// Several elements could be the target.
     Ambiguous { count: usize },
+    /// The target has no name of its own, or shares it: only its position tells it apart.
+    Unnamed,
     /// The page is not the kind the step was taken on.
     OtherPage,
     /// The previous action failed.
     Failed,
+    /// The model's own action for the step did not work.
+    ModelFailed,
     /// The previous action's outcome could not be confirmed.
     Unconfirmed,
     /// The step types a value kept secret.
     Secret,
     /// The final answer is read off the page.
     AnswerFromPage,
+    /// The value it types is not one the instruction gives.
+    FoundValue,
     /// The server's rules would not let the action through as it is.
     Refused,
 }
@@ -83,10 +89,18 @@ impl Decline {
                 format!("{count} elements could be its target")
             }
             Decline::OtherPage => "this is not the page it was taken on".into(),
+            Decline::Unnamed => {
+                "its target has no name of its own (only its position tells it apart)".into()
+            }
             Decline::Failed => "the previous action did not work".into(),
+            Decline::ModelFailed => "the action taken for it did not work".into(),
             Decline::Unconfirmed => "the previous action's outcome could not be confirmed".into(),
             Decline::Secret => "it types a value that is kept secret".into(),
             Decline::AnswerFromPage => "its answer is read off the page".into(),
+            Decline::FoundValue => {
+                "the value it types was found during the recorded run, not given by this task"
+                    .into()
+            }
             Decline::Refused => "the server's rules stopped it as recorded".into(),
         }
     }
@@ -97,7 +111,10 @@ impl Decline {
 pub enum Last {
     /// No previous action (or one with nothing to check).
     Nothing,
+    /// Every expectation met on the page.
     Verified,
+    /// Judged a success, less surely (enough to go on, not to finish).
+    Likely,
     Failed,
     Unconfirmed,
 }
@@ -145,9 +162,10 @@ impl RecipeRun {
         let mut target = step.target.clone()?;
         if let Some(name) = &step.target_param {
             let value = self.params.iter().find(|(n, _)| n == name)?;
-            if value.1 != target.name {
+            let name = super::normalise(&value.1);
+            if name != target.name {
                 // Another value: only an element that is the only one so named will do.
-                target.name = value.1.clone();
+                target.name = name;
                 target.nth = 0;
                 target.of = 1;
             }
@@ -161,6 +179,7 @@ impl RecipeRun {
         if self.stopped {
             return Next::Off;
         }
+        let healed_before = self.healing.is_some();
         if let Some(h) = self.healing.take() {
             self.find_place(page, &h, last, healed);
         }
@@ -176,14 +195,20 @@ impl RecipeRun {
         let Some(step) = self.steps.get(k) else {
             return Next::Off;
         };
+        let finishing = step.action == "finish";
         let why = match last {
+            Last::Failed if healed_before => Some(Decline::ModelFailed),
             Last::Failed => Some(Decline::Failed),
             Last::Unconfirmed => Some(Decline::Unconfirmed),
-            Last::Nothing | Last::Verified => None,
+            // A task is finished without the model only on a page that showed every
+            // expectation of the last action met.
+            Last::Likely if finishing => Some(Decline::Unconfirmed),
+            Last::Nothing | Last::Verified | Last::Likely => None,
         }
         .or_else(|| (!self.on_page(page, k)).then_some(Decline::OtherPage))
         .or_else(|| step.secret.then_some(Decline::Secret))
-        .or_else(|| step.answer_from_page.then_some(Decline::AnswerFromPage));
+        .or_else(|| step.answer_from_page.then_some(Decline::AnswerFromPage))
+        .or_else(|| step.found_value.then_some(Decline::FoundValue));
         if let Some(why) = why {
             return self.heal(k, why);
         }
@@ -191,6 +216,12 @@ impl RecipeRun {
             None if step.target.is_some() => return self.heal(k, Decline::Missing),
             None => None,
             Some(t) => match locate(page, &t) {
+                // An element the page does not name, or one of several with the same name,
+                // is told apart by its position only: never acted on (the second "Remove" of
+                // a list may be another item's; unnamed fields may come in another order).
+                Located::Unique(_) if t.of > 1 || t.name.is_empty() => {
+                    return self.heal(k, Decline::Unnamed)
+                }
                 Located::Unique(id) => Some(id),
                 Located::Missing => return self.heal(k, Decline::Missing),
                 Located::Ambiguous(count) => return self.heal(k, Decline::Ambiguous { count }),
@@ -237,17 +268,40 @@ impl RecipeRun {
             return;
         }
         let k = h.step;
-        let did_this_step = healed.is_some_and(|a| self.same_as(k, a));
-        let target_here = self
-            .target_of(k)
-            .is_some_and(|t| matches!(locate(page, &t), Located::Unique(_)))
-            && self.on_page(page, k);
-        // The model did something else first (closed a dialog, went to the page) and the
-        // step's target is here now: the step is still to do.
-        if !did_this_step && target_here {
+        let Some(a) = healed else {
+            return;
+        };
+        if self.same_as(k, a) {
+            self.cursor = k + 1;
             return;
         }
-        self.cursor = k + 1;
+        // Done the model's way (a renamed button, a moved field): the same kind of action on
+        // the same kind of element, the step's own target still not here, and the page is now
+        // where the next step starts. Anything else was a step of its own (a dialog closed, a
+        // sign-in on the way): the recipe's step is still to do.
+        let like = self.steps.get(k).is_some_and(|s| {
+            s.action == a.action
+                && match (&s.target, a.target) {
+                    (Some(t), Some(d)) => t.role == d.role,
+                    (None, None) => true,
+                    _ => false,
+                }
+        });
+        if like && !self.ready(page, k) && self.ready(page, k + 1) {
+            self.cursor = k + 1;
+        }
+    }
+
+    /// Whether step `k` could go out on `page`: its kind of page, its target here alone.
+    fn ready(&self, page: &dyn PageFacts, k: usize) -> bool {
+        let Some(step) = self.steps.get(k) else {
+            return false;
+        };
+        self.on_page(page, k)
+            && match self.target_of(k) {
+                Some(t) => matches!(locate(page, &t), Located::Unique(_)),
+                None => step.target.is_none(),
+            }
     }
 
     /// Whether the model's action is recipe step `k` as recorded.
@@ -305,7 +359,7 @@ impl RecipeRun {
     /// and why it is not done without it.
     pub fn hint(&self, k: usize, why: &Decline) -> String {
         let (what, k) = match why {
-            // The failed action was the step before.
+            // The failed action was the recipe's step before.
             Decline::Failed => ("redo", k.saturating_sub(1)),
             _ => ("do", k),
         };
@@ -318,6 +372,8 @@ impl RecipeRun {
             .unwrap_or_default();
         let value = if step.secret {
             " (a value kept secret: ask the user for it if you do not have it)".to_owned()
+        } else if step.found_value {
+            " (with the value this task calls for)".to_owned()
         } else {
             self.value_of(k)
                 .map(|v| format!(" with \"{}\"", crate::text::single_line(&v, 80)))
@@ -381,6 +437,7 @@ mod tests {
             confirm: false,
             secret: false,
             answer_from_page: false,
+            found_value: false,
             optional: false,
         }
     }
@@ -605,6 +662,40 @@ mod tests {
                 why: Decline::OtherPage
             },
             "step 1 is not replayed after the model did it"
+        );
+    }
+
+    #[test]
+    fn nothing_is_replayed_on_an_element_told_apart_by_position_only() {
+        let two = |action: &str| {
+            let mut s = step(action, "btn", "remove", "/cart");
+            if let Some(t) = s.target.as_mut() {
+                (t.nth, t.of) = (1, 2);
+            }
+            run(vec![s])
+        };
+        let cart = page(
+            "http://shop.test/cart",
+            vec![el("1", "btn", "Remove"), el("2", "btn", "Remove")],
+        );
+        for action in ["click", "setValue"] {
+            assert_eq!(
+                two(action).next(&cart, Last::Nothing, None),
+                Next::Heal {
+                    step: 0,
+                    why: Decline::Unnamed
+                }
+            );
+        }
+        // Unnamed fields (MiniWoB's multi-orderings shuffles them between runs).
+        let mut r = run(vec![step("setValue", "inp", "", "/form")]);
+        let form = page("http://shop.test/form", vec![el("1", "inp", "")]);
+        assert_eq!(
+            r.next(&form, Last::Nothing, None),
+            Next::Heal {
+                step: 0,
+                why: Decline::Unnamed
+            }
         );
     }
 

@@ -1,0 +1,140 @@
+//! Recipes over HTTP with a scripted model (issue 34): the extension's captured two-step task
+//! done once by the model is replayed for the same organisation without a model call, never
+//! for another organisation, and thirty of its runs at once all replay.
+
+use api_tests::harness::{harness_with, Harness, PW};
+use api_tests::scripted::Reply;
+use serde_json::{json, Value};
+
+/// The captured task's two requests (its start, and the page after the click).
+fn captured() -> (Value, Value) {
+    let path = api_tests::brief_dir().join("client-captures/startup-and-two-step-task.jsonl");
+    let text = std::fs::read_to_string(path).expect("the client captures");
+    let bodies: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["path"] == "/api/agent/interact")
+        .map(|r| r["body"].clone())
+        .collect();
+    (bodies[0].clone(), bodies[1].clone())
+}
+
+async fn post(h: &Harness, token: &str, body: &Value) -> Value {
+    let r = h.interact_with(body, token, None).await;
+    let status = r.status();
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(status, 200, "{v} (task {})", body["taskId"]);
+    v
+}
+
+/// One run of the task in a new session: both answers.
+async fn run(h: &Harness, token: &str) -> (Value, Value) {
+    let (mut first, mut second) = captured();
+    let session = uuid::Uuid::new_v4().to_string();
+    first["sessionId"] = json!(session);
+    let a = post(h, token, &first).await;
+    second["sessionId"] = json!(session);
+    second["taskId"] = a["taskId"].clone();
+    // The button's new name and the page's new title show the click worked.
+    second["domChanges"]["addedCount"] = json!(1);
+    let b = post(h, token, &second).await;
+    (a, b)
+}
+
+fn calls(v: &Value) -> u64 {
+    v["metrics"]["llmCalls"].as_u64().unwrap_or(u64::MAX)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verified_run_replays_for_its_organisation_only_and_under_load() {
+    // A burst of runs: the rate limits are not what this test is about.
+    let h = harness_with(|o| {
+        o.set("INTERACT_RATE_PER_USER", "100000")
+            .set("INTERACT_RATE_PER_TENANT", "100000")
+    })
+    .await;
+    h.llm.push([
+        Reply::action("I will click the Press me button.", "click(10)"),
+        Reply::action("The button is pressed.", "finish()"),
+    ]);
+    let (a, b) = run(&h, &h.token).await;
+    assert_eq!(a["action"], "click(10)");
+    assert_eq!(b["status"], "completed", "{b}");
+    assert!(a["metrics"].get("recipe").is_none());
+    let asked = h.llm.requests().len();
+
+    // The same task again in the same organisation: no model call.
+    let (a, b) = run(&h, &h.token).await;
+    assert_eq!(a["action"], "click(10)");
+    assert_eq!((calls(&a), calls(&b)), (0, 0), "{a}\n{b}");
+    assert_eq!(a["metrics"]["recipe"]["mode"], "replayed");
+    assert_eq!(a["metrics"]["recipe"]["step"], 0);
+    assert_eq!(b["status"], "completed", "{b}");
+    assert_eq!(b["action"], "finish()");
+    assert_eq!(h.llm.requests().len(), asked, "the model was not asked");
+    // The step records say so (the debug export and the inspector read them).
+    let steps = h
+        .app
+        .ctx
+        .store
+        .steps("acme", a["taskId"].as_str().expect("id"))
+        .await
+        .expect("steps");
+    assert_eq!(
+        steps[0]
+            .recipe
+            .as_ref()
+            .and_then(|r| r.used.as_ref())
+            .map(|u| u.step),
+        Some(0)
+    );
+
+    // Another organisation's run of the same task on the same page is the model's.
+    h.app.seed_user("beta", "bob@beta.com", PW).await;
+    let bob = h.app.login("bob@beta.com", PW).await;
+    h.llm.push([
+        Reply::action("I will click the Press me button.", "click(10)"),
+        Reply::action("Done.", "finish()"),
+    ]);
+    let (a, _) = run(&h, &bob).await;
+    assert!(calls(&a) >= 1, "{a}");
+    assert!(a["metrics"].get("recipe").is_none(), "{a}");
+
+    // Thirty runs at once, both organisations: acme's replay, beta's (now recorded) too; no
+    // model call, no error, each its own task.
+    let before = h.llm.requests().len();
+    let runs: Vec<_> = (0..30)
+        .map(|i| {
+            let token = if i % 2 == 0 {
+                h.token.clone()
+            } else {
+                bob.clone()
+            };
+            let h = &h;
+            async move { run(h, &token).await }
+        })
+        .collect();
+    let done = futures::future::join_all(runs).await;
+    let mut tasks = std::collections::BTreeSet::new();
+    for (a, b) in &done {
+        assert_eq!((calls(a), calls(b)), (0, 0), "{a}\n{b}");
+        assert_eq!(b["status"], "completed");
+        tasks.insert(a["taskId"].as_str().expect("id").to_owned());
+    }
+    assert_eq!(tasks.len(), 30);
+    assert_eq!(h.llm.requests().len(), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_recipes_off_every_run_is_the_models() {
+    let h = harness_with(|o| o.set("RECIPES", "off")).await;
+    for _ in 0..2 {
+        h.llm.push([
+            Reply::action("I will click the Press me button.", "click(10)"),
+            Reply::action("Done.", "finish()"),
+        ]);
+        let (a, b) = run(&h, &h.token).await;
+        assert!(calls(&a) >= 1 && calls(&b) >= 1, "{a}\n{b}");
+        assert!(a["metrics"].get("recipe").is_none());
+    }
+}
