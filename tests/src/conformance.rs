@@ -9,7 +9,7 @@ use shared::clock::{Clock, ManualClock};
 use shared::config::Retention;
 use shared::context::Stores;
 use shared::domain::plan::Plan;
-use shared::domain::{BeforeState, StepKind};
+use shared::domain::BeforeState;
 use shared::domain::{
     DomainPattern, Email, Message, MessageRole, Session, SessionStatus, Step, Task, TaskRef,
     TaskStatus, Tenant, User,
@@ -372,30 +372,20 @@ pub fn task(tenant: &str, session: Option<&str>, clock: &ManualClock) -> Task {
 /// Step `index` of `task`.
 pub fn step(task: &Task, index: u32, clock: &ManualClock) -> Step {
     Step {
-        tenant_id: task.tenant_id.clone(),
-        task_id: task.id.clone(),
-        index,
-        thought: format!("thought {index}"),
-        action: format!("click({})", 10 + index),
         before_state: Some(BeforeState {
             url: task.url.clone(),
             page_hash: "abc".into(),
             ..BeforeState::default()
         }),
-        expected_outcome: None,
-        verification: None,
-        correction: None,
-        client_outcome: None,
-        kind: StepKind::Dom,
-        chain: Vec::new(),
-        tool_result: None,
         usage: Some(json!({ "promptTokens": 10, "completionTokens": 2 })),
-        timings: None,
-        plan: None,
-        recipe: None,
-        user_input: None,
-        created_at: clock.now(),
-        expires_at: task.expires_at,
+        ..Step::new(
+            &task.tenant_id,
+            &task.id,
+            index,
+            (format!("thought {index}"), format!("click({})", 10 + index)),
+            clock.now(),
+            task.expires_at,
+        )
     }
 }
 
@@ -1971,19 +1961,8 @@ pub fn recipe(
         template: template.into(),
         params: Vec::new(),
         steps: vec![RecipeStep {
-            action: "finish".into(),
             value: Some("Done.".into()),
-            value_param: None,
-            target: None,
-            target_param: None,
-            page: "/".into(),
-            intent: String::new(),
-            expect: None,
-            confirm: false,
-            secret: false,
-            answer_from_page: false,
-            found_value: false,
-            optional: false,
+            ..RecipeStep::new("finish", "/")
         }],
         recorded_from: "task".into(),
         created_at: clock.now(),

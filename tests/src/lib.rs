@@ -64,6 +64,25 @@ pub fn brief_dir() -> PathBuf {
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
 }
 
+/// The first two interact requests the shipping extension sent for a captured two-step task
+/// (`client-captures/startup-and-two-step-task.jsonl`): its start, and the page after the click.
+pub fn captured_steps() -> (serde_json::Value, serde_json::Value) {
+    let path = brief_dir().join("client-captures/startup-and-two-step-task.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (shared/ must sit beside the repository, or BRIEF_DIR name it)",
+            path.display()
+        )
+    });
+    let bodies: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["path"] == "/api/agent/interact")
+        .map(|r| r["body"].clone())
+        .collect();
+    (bodies[0].clone(), bodies[1].clone())
+}
+
 /// The signing key every test app uses.
 pub const TEST_KEY: &str = "test-signing-key-0123456789abcdef0123456789";
 /// The one extension origin test apps allow.

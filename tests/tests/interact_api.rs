@@ -10,23 +10,6 @@ use serde_json::{json, Value};
 use shared::domain::{MessageRole, TaskStatus};
 
 /// The interact bodies the shipping extension sent (first and follow-up step).
-fn captured_steps() -> (Value, Value) {
-    let path = api_tests::brief_dir().join("client-captures/startup-and-two-step-task.jsonl");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (shared/ must sit beside the repository, or BRIEF_DIR name it)",
-            path.display()
-        )
-    });
-    let bodies: Vec<Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|r| r["path"] == "/api/agent/interact")
-        .map(|r| r["body"].clone())
-        .collect();
-    (bodies[0].clone(), bodies[1].clone())
-}
-
 fn follow_up(first: &Value, task_id: &Value) -> Value {
     let mut b = first.clone();
     b["taskId"] = task_id.clone();
@@ -46,7 +29,7 @@ fn assert_uuid(v: &Value) {
 #[tokio::test]
 async fn a_three_step_tree_task_runs_to_finish() {
     let h = harness().await;
-    let (first, second) = captured_steps();
+    let (first, second) = api_tests::captured_steps();
     h.llm.push([
         Reply::action("I will click the Press me button.", "click(10)"),
         Reply::action(
@@ -884,7 +867,7 @@ async fn steps_report_cached_tokens_and_their_estimated_cost() {
         api_tests::scripted::VERIFY_MODEL: { "input": 100.0, "cachedInput": 100.0, "output": 100.0 },
     });
     let h = harness_with(|o| o.set("LLM_PRICES", prices.to_string())).await;
-    let (first, _) = captured_steps();
+    let (first, _) = api_tests::captured_steps();
     h.llm.push([
         Reply::action("I will click the Press me button.", "click(10)"),
         Reply::action("Done.", "finish()"),

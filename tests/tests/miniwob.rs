@@ -58,9 +58,8 @@ fn table(episodes: &[Episode]) -> String {
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs Chromium and the MiniWoB++ pages: scripts/test installs them"]
-async fn a_competent_policy_solves_every_supported_task_and_the_server_lets_it() {
+/// The MiniWoB++ pages served, the prompt-only policy and a rig that asks it.
+async fn start() -> (std::net::SocketAddr, Policy, Rig) {
     let dir = miniwob_dir().expect(
         "the miniwob package (scripts/test installs it into the tools venv; or set MINIWOB_DIR)",
     );
@@ -69,6 +68,13 @@ async fn a_competent_policy_solves_every_supported_task_and_the_server_lets_it()
     let rig = Rig::start(AppOptions::with_llm(&policy.base_url))
         .await
         .expect("start the rig");
+    (base, policy, rig)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and the MiniWoB++ pages: scripts/test installs them"]
+async fn a_competent_policy_solves_every_supported_task_and_the_server_lets_it() {
+    let (base, policy, rig) = start().await;
     let only = std::env::var("MINIWOB_TASKS").ok();
     let seeds: u64 = std::env::var("MINIWOB_SEEDS")
         .ok()
@@ -132,12 +138,8 @@ async fn a_competent_policy_solves_every_supported_task_and_the_server_lets_it()
 async fn recorded_tasks_replay_on_other_seeds_without_the_model() {
     use api_tests::browser::miniwob::episode;
     use futures::StreamExt;
-    let dir = miniwob_dir().expect("the miniwob package");
-    let base = serve(dir).await.expect("serve MiniWoB");
-    let policy = Policy::start().await;
-    let rig = Rig::start(AppOptions::with_llm(&policy.base_url))
-        .await
-        .expect("start the rig");
+    use shared::domain::recipe::{bind, site_key};
+    let (base, _policy, rig) = start().await;
     let only = std::env::var("MINIWOB_TASKS").ok();
     let tasks: Vec<&str> = TASKS
         .iter()
@@ -174,10 +176,15 @@ async fn recorded_tasks_replay_on_other_seeds_without_the_model() {
         .recipes("acme", 1_000)
         .await
         .expect("recipes");
-    let recorded = |task: &str| {
+    // The recipe a task's last instruction binds to on its page's pattern (pages whose names
+    // hold a digit share one: `/miniwob/*`).
+    let recorded = |i: usize| {
+        let e = &runs[2][i];
+        let site = site_key(&format!("http://{base}/miniwob/{}.html", e.task));
         recipes
             .iter()
-            .find(|r| r.path.ends_with(&format!("/{task}.html")))
+            .filter(|r| site.as_ref().is_some_and(|s| s.path == r.path))
+            .find(|r| bind(&r.template, &e.query).is_some())
             .map_or("-".to_owned(), |r| r.template.clone())
     };
     let mut out = format!(
@@ -205,7 +212,7 @@ async fn recorded_tasks_replay_on_other_seeds_without_the_model() {
             first.llm_calls,
             cell(second),
             cell(third),
-            recorded(task)
+            recorded(i)
         ));
         for e in [first, second, third] {
             if !e.solved {
@@ -229,6 +236,15 @@ async fn recorded_tasks_replay_on_other_seeds_without_the_model() {
                 }
             }
         }
+    }
+    for (label, run) in ["first", "second", "third"].iter().zip(&runs) {
+        out.push_str(&format!(
+            "{label} runs: {} interact calls, {} model calls, {} prompt and {} output tokens\n",
+            run.iter().map(|e| e.steps).sum::<usize>(),
+            run.iter().map(|e| e.llm_calls).sum::<u64>(),
+            run.iter().map(|e| e.usage.prompt_tokens).sum::<u64>(),
+            run.iter().map(|e| e.usage.completion_tokens).sum::<u64>(),
+        ));
     }
     println!(
         "{out}later runs that replayed a recipe: {replayed_any} of {}, with no model call: {replayed_whole}",

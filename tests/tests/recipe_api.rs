@@ -6,19 +6,6 @@ use api_tests::harness::{harness_with, Harness, PW};
 use api_tests::scripted::Reply;
 use serde_json::{json, Value};
 
-/// The captured task's two requests (its start, and the page after the click).
-fn captured() -> (Value, Value) {
-    let path = api_tests::brief_dir().join("client-captures/startup-and-two-step-task.jsonl");
-    let text = std::fs::read_to_string(path).expect("the client captures");
-    let bodies: Vec<Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|r| r["path"] == "/api/agent/interact")
-        .map(|r| r["body"].clone())
-        .collect();
-    (bodies[0].clone(), bodies[1].clone())
-}
-
 async fn post(h: &Harness, token: &str, body: &Value) -> Value {
     let r = h.interact_with(body, token, None).await;
     let status = r.status();
@@ -29,7 +16,7 @@ async fn post(h: &Harness, token: &str, body: &Value) -> Value {
 
 /// One run of the task in a new session: both answers.
 async fn run(h: &Harness, token: &str) -> (Value, Value) {
-    let (mut first, mut second) = captured();
+    let (mut first, mut second) = api_tests::captured_steps();
     let session = uuid::Uuid::new_v4().to_string();
     first["sessionId"] = json!(session);
     let a = post(h, token, &first).await;

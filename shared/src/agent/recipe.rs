@@ -249,26 +249,14 @@ pub fn record(
         kept.iter()
             .map(|(s, action, confirm)| {
                 let mark = s.recipe.clone().unwrap_or_default();
-                let name = name_of(&s.action).to_owned();
                 let mut step = RecipeStep {
-                    action: name,
-                    value: None,
-                    value_param: None,
                     target: mark.target.clone(),
-                    target_param: None,
-                    page: mark.page.clone(),
-                    intent: String::new(),
-                    // The model's words for the outcome are not kept (the checks are made again
-                    // from the action and the page).
-                    expect: None,
                     confirm: *confirm,
-                    secret: false,
-                    answer_from_page: false,
-                    found_value: false,
                     optional: task
                         .recipe
                         .as_ref()
                         .is_some_and(|r| r.inserted.contains(&s.index)),
+                    ..RecipeStep::new(name_of(&s.action), &mark.page)
                 };
                 if let Some(t) = &mark.target {
                     if matches!(action, Action::Click(_)) {

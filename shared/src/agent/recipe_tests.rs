@@ -28,11 +28,6 @@ fn task(query: &str) -> Task {
 /// A record of `action` on `page`, its target described as `role`/`name`.
 fn rec(index: u32, action: &str, target: Option<(&str, &str)>, page: &str) -> Step {
     let mut s = crate::domain::Step {
-        tenant_id: "acme".into(),
-        task_id: "t1".into(),
-        index,
-        thought: format!("thinking about {action}"),
-        action: action.into(),
         before_state: Some(BeforeState {
             url: format!("https://shop.test{page}"),
             ..BeforeState::default()
@@ -42,16 +37,6 @@ fn rec(index: u32, action: &str, target: Option<(&str, &str)>, page: &str) -> St
             dom_expectations: Vec::new(),
             target: None,
         }),
-        verification: None,
-        correction: None,
-        client_outcome: None,
-        user_input: None,
-        kind: StepKind::Dom,
-        chain: Vec::new(),
-        tool_result: None,
-        usage: None,
-        timings: None,
-        plan: None,
         recipe: Some(StepRecipe {
             target: target.map(|(role, name)| TargetDescription {
                 role: role.into(),
@@ -62,8 +47,14 @@ fn rec(index: u32, action: &str, target: Option<(&str, &str)>, page: &str) -> St
             page: page.into(),
             used: None,
         }),
-        created_at: now(),
-        expires_at: 0,
+        ..Step::new(
+            "acme",
+            "t1",
+            index,
+            (format!("thinking about {action}"), action.into()),
+            now(),
+            0,
+        )
     };
     if action.starts_with("finish") {
         s.thought = "Ordered 3 mugs.".into();

@@ -383,29 +383,12 @@ mod tests {
     fn the_tool_streak_counts_tools_since_the_last_browser_action() {
         use crate::domain::{Step, StepKind};
         let step = |kind: StepKind, tool: Option<&str>| Step {
-            tenant_id: "t".into(),
-            task_id: "k".into(),
-            index: 0,
-            thought: String::new(),
-            action: String::new(),
-            before_state: None,
-            expected_outcome: None,
-            verification: None,
-            correction: None,
-            client_outcome: None,
-            user_input: None,
             kind,
-            chain: Vec::new(),
             tool_result: Some(match tool {
                 Some(t) => serde_json::json!({ "tool": t, "message": "ok" }),
                 None => serde_json::json!({ "message": "continuing" }),
             }),
-            usage: None,
-            timings: None,
-            plan: None,
-            recipe: None,
-            created_at: chrono::Utc::now(),
-            expires_at: 0,
+            ..Step::new("t", "k", 0, Default::default(), chrono::Utc::now(), 0)
         };
         let tool = |t| step(StepKind::ServerTool, Some(t));
         let dom = step(StepKind::Dom, None);

@@ -449,6 +449,39 @@ pub struct Step {
 }
 
 impl Step {
+    /// Record `index` of a task with its thought and action, nothing else known yet.
+    pub fn new(
+        tenant_id: &str,
+        task_id: &str,
+        index: u32,
+        (thought, action): (String, String),
+        created_at: DateTime<Utc>,
+        expires_at: i64,
+    ) -> Self {
+        Step {
+            tenant_id: tenant_id.to_owned(),
+            task_id: task_id.to_owned(),
+            index,
+            thought,
+            action,
+            before_state: None,
+            expected_outcome: None,
+            verification: None,
+            correction: None,
+            client_outcome: None,
+            user_input: None,
+            kind: StepKind::Dom,
+            chain: Vec::new(),
+            tool_result: None,
+            usage: None,
+            timings: None,
+            plan: None,
+            recipe: None,
+            created_at,
+            expires_at,
+        }
+    }
+
     /// The server tool this step ran (`googleSearch`, `remember`, ...): `None` for browser
     /// actions and for rounds that ran no tool (a deadline, a deferred tool).
     pub fn tool(&self) -> Option<&str> {

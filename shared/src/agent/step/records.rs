@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::{Decision, StepContext};
 use crate::agent::request::InteractRequest;
-use crate::domain::{BeforeState, Step, StepKind};
+use crate::domain::{BeforeState, Step};
 
 /// A record at `index` of this request's page, with nothing decided yet.
 pub fn base(
@@ -18,11 +18,6 @@ pub fn base(
     now: DateTime<Utc>,
 ) -> Step {
     Step {
-        tenant_id: step.tenant_id.clone(),
-        task_id: step.task.id.clone(),
-        index,
-        thought: String::new(),
-        action: String::new(),
         before_state: Some(BeforeState {
             url: req.url.clone(),
             title: req.page_title.clone().unwrap_or_default(),
@@ -40,20 +35,14 @@ pub fn base(
             plan_step: step.task.plan.as_ref().map(|p| p.current_step_index),
             confirmed: false,
         }),
-        expected_outcome: None,
-        verification: None,
-        correction: None,
-        client_outcome: None,
-        user_input: None,
-        kind: StepKind::Dom,
-        chain: Vec::new(),
-        tool_result: None,
-        usage: None,
-        timings: None,
-        plan: None,
-        recipe: None,
-        created_at: now,
-        expires_at: step.task.expires_at,
+        ..Step::new(
+            &step.tenant_id,
+            &step.task.id,
+            index,
+            (String::new(), String::new()),
+            now,
+            step.task.expires_at,
+        )
     }
 }
 

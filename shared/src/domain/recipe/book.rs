@@ -95,6 +95,27 @@ pub struct RecipeStep {
     pub optional: bool,
 }
 
+impl RecipeStep {
+    /// A step of `action` taken on a page of pattern `page`, nothing else known yet.
+    pub fn new(action: &str, page: &str) -> Self {
+        Self {
+            action: action.to_owned(),
+            value: None,
+            value_param: None,
+            target: None,
+            target_param: None,
+            page: page.to_owned(),
+            intent: String::new(),
+            expect: None,
+            confirm: false,
+            secret: false,
+            answer_from_page: false,
+            found_value: false,
+            optional: false,
+        }
+    }
+}
+
 /// A step record's recipe facts, written when the step was decided (the page is gone after).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -421,24 +421,14 @@ mod tests {
 
     fn step(action: &str, role: &str, name: &str, path: &str) -> RecipeStep {
         RecipeStep {
-            action: action.into(),
-            value: None,
-            value_param: None,
             target: (!role.is_empty()).then(|| TargetDescription {
                 role: role.into(),
                 name: name.into(),
                 nth: 0,
                 of: 1,
             }),
-            target_param: None,
-            page: path.into(),
             intent: format!("{action} {name}"),
-            expect: None,
-            confirm: false,
-            secret: false,
-            answer_from_page: false,
-            found_value: false,
-            optional: false,
+            ..RecipeStep::new(action, path)
         }
     }
 
