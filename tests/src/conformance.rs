@@ -1960,6 +1960,8 @@ pub fn recipe(
         path: "/".into(),
         template: template.into(),
         params: Vec::new(),
+        shapes: Vec::new(),
+        format: shared::domain::recipe::book::FORMAT,
         steps: vec![RecipeStep {
             value: Some("Done.".into()),
             ..RecipeStep::new("finish", "/")

@@ -16,7 +16,16 @@ async fn post(h: &Harness, token: &str, body: &Value) -> Value {
 
 /// One run of the task in a new session: both answers.
 async fn run(h: &Harness, token: &str) -> (Value, Value) {
+    run_worded(h, token, None).await
+}
+
+/// One run, its instruction worded `query` when given.
+async fn run_worded(h: &Harness, token: &str, query: Option<&str>) -> (Value, Value) {
     let (mut first, mut second) = api_tests::captured_steps();
+    if let Some(q) = query {
+        first["query"] = json!(q);
+        second["query"] = json!(q);
+    }
     let session = uuid::Uuid::new_v4().to_string();
     first["sessionId"] = json!(session);
     let a = post(h, token, &first).await;
@@ -123,5 +132,38 @@ async fn with_recipes_off_every_run_is_the_models() {
         let (a, b) = run(&h, &h.token).await;
         assert!(calls(&a) >= 1 && calls(&b) >= 1, "{a}\n{b}");
         assert!(a["metrics"].get("recipe").is_none());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instruction_worded_a_little_differently_replays_only_when_configured() {
+    for (matching, replayed) in [("exact", false), ("approximate", true)] {
+        let h = harness_with(|o| o.set("RECIPE_MATCH", matching)).await;
+        h.llm.push([
+            Reply::action("I will click the Press me button.", "click(10)"),
+            Reply::action("Done.", "finish()"),
+        ]);
+        run(&h, &h.token).await;
+        if !replayed {
+            h.llm.push([
+                Reply::action("Clicking it.", "click(10)"),
+                Reply::action("Done.", "finish()"),
+            ]);
+        }
+        let (a, b) = run_worded(&h, &h.token, Some("Please click the Press-me button now!")).await;
+        assert_eq!(b["status"], "completed", "{matching}: {b}");
+        assert_eq!(
+            a["metrics"].get("recipe").is_some(),
+            replayed,
+            "{matching}: {a}"
+        );
+        assert_eq!(calls(&a) == 0, replayed, "{matching}: {a}");
+        // Another task is never taken for this one, however loosely matched.
+        h.llm.push([
+            Reply::action("Opening it.", "click(11)"),
+            Reply::action("Done.", "finish()"),
+        ]);
+        let (a, _) = run_worded(&h, &h.token, Some("Click the Other link")).await;
+        assert!(a["metrics"].get("recipe").is_none(), "{matching}: {a}");
     }
 }

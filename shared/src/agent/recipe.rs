@@ -13,8 +13,8 @@ use chrono::{DateTime, Utc};
 use crate::agent::action::Action;
 use crate::domain::facts::PageFacts;
 use crate::domain::recipe::book::{
-    recipe_id, templated, Recipe, RecipeStep, StepRecipe, MAX_ANSWER_CHARS, MAX_BYTES,
-    MAX_INTENT_CHARS, MAX_STEPS,
+    recipe_id, templated, ParamShape, Recipe, RecipeStep, StepRecipe, FORMAT, MAX_ANSWER_CHARS,
+    MAX_BYTES, MAX_INTENT_CHARS, MAX_STEPS,
 };
 use crate::domain::recipe::run::RecipeRun;
 use crate::domain::recipe::{describe, normalise, parameterise, site_key, TargetDescription};
@@ -123,8 +123,8 @@ fn quoted_in(query: &str, name: &str) -> bool {
 /// does not hold, or a run that read the page or the web with a tool. Such an answer is the
 /// model's to give on every run; another is replaced by the server's own words (the recorded
 /// run's text, which may name its user, is never replayed).
-fn answer_from_page(answer: &str, query: &str, read: bool) -> bool {
-    let query = normalise(query);
+fn answer_from_page(answer: &str, instruction: &str, read: bool) -> bool {
+    let query = normalise(instruction);
     let found = |w: &str| {
         let w = w.trim_matches(|c: char| !c.is_alphanumeric());
         !w.is_empty() && !query.contains(&w.to_lowercase())
@@ -135,6 +135,7 @@ fn answer_from_page(answer: &str, query: &str, read: bool) -> bool {
         !starts_sentence && w.chars().next().is_some_and(char::is_uppercase) && found(w)
     });
     read || named
+        || asks(instruction)
         || words
             .iter()
             .any(|w| w.chars().any(|c| c.is_ascii_digit() || "$€£¥".contains(c)) && found(w))
@@ -143,6 +144,54 @@ fn answer_from_page(answer: &str, query: &str, read: bool) -> bool {
             .skip(1)
             .step_by(2)
             .any(|q| !q.trim().is_empty() && found(q))
+}
+
+/// Whether an instruction asks for something to be found out (its answer is the run's
+/// finding, whatever words it has).
+fn asks(query: &str) -> bool {
+    const OPENERS: &[&str] = &[
+        "what",
+        "which",
+        "how",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "is",
+        "are",
+        "was",
+        "were",
+        "does",
+        "do",
+        "did",
+        "can",
+        "could",
+        "will",
+        "should",
+        "tell",
+        "find out",
+        "look up",
+        "lookup",
+        "check if",
+        "check whether",
+        "check the",
+        "get me",
+        "show me",
+        "read",
+        "list",
+        "count",
+        "see if",
+        "see whether",
+        "find the",
+    ];
+    let q = query.trim().to_lowercase();
+    q.ends_with('?')
+        || OPENERS.iter().any(|o| {
+            q.strip_prefix(o)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ',', ':']))
+        })
 }
 
 /// What a step does, in the server's words (never the recorded run's thought, which may speak
@@ -263,6 +312,11 @@ pub fn record(
                         step.target_param = param_for(&t.name);
                     }
                 }
+                // A target named by a parameter keeps the parameter, not the recorded value.
+                if let (Some(p), Some(t)) = (&step.target_param, step.target.as_mut()) {
+                    t.name = format!("{{{p}}}");
+                    (t.nth, t.of) = (0, 1);
+                }
                 match action {
                     Action::Finish(_) => {
                         // A replayed finish is the server's own words (and was replayed because
@@ -274,14 +328,13 @@ pub fn record(
                         step.answer_from_page =
                             !replayed && answer_from_page(&answer, &task.query, read);
                     }
-                    // An address or a text to find that holds what the run came across (an
-                    // order's number, a token) is not kept.
-                    Action::Navigate(v) | Action::FindText(v)
-                        if answer_from_page(&templated(v, params), &task.query, false)
-                            || v.contains('?') =>
-                    {
-                        step.found_value = true;
-                    }
+                    // An address or a text to find is kept only when it is wholly one of the
+                    // instruction's values; anything else may hold what the run came across
+                    // (a user's page, an order's number): the model gives it on every run.
+                    Action::Navigate(v) | Action::FindText(v) => match param_for(v) {
+                        Some(p) => step.value_param = Some(p),
+                        None => step.found_value = true,
+                    },
                     a if a.element().is_none() => {
                         step.value = Some(templated(&s.action, params));
                     }
@@ -310,6 +363,8 @@ pub fn record(
         path: site.path,
         template: template.text,
         params: params.iter().map(|(n, _)| n.clone()).collect(),
+        shapes: params.iter().map(|(_, v)| ParamShape::of(v)).collect(),
+        format: FORMAT,
         steps,
         recorded_from: task.id.clone(),
         created_at: now,
@@ -358,6 +413,8 @@ pub fn action(run: &RecipeRun, k: usize, target: Option<&str>) -> Option<(String
         "hover" => Action::Hover(id()?),
         "setValue" => Action::SetValue(id()?, run.value_of(k)?),
         "selectOption" => Action::SelectOption(id()?, run.value_of(k)?),
+        "navigate" => Action::Navigate(run.value_of(k)?),
+        "findText" => Action::FindText(run.value_of(k)?),
         // Actions without a target keep their whole call.
         _ if target.is_none() => Action::parse(&fill(step.value.as_deref()?)).ok()?,
         _ => return None,

@@ -102,6 +102,14 @@ fn a_verified_run_becomes_a_recipe_without_its_failed_action_and_with_its_confir
         "the failed click is left out"
     );
     assert_eq!(r.steps[0].target_param.as_deref(), Some("link"));
+    // The recorded user's choice is not kept: the target is named by the parameter.
+    assert_eq!(
+        r.steps[0].target.as_ref().map(|t| t.name.as_str()),
+        Some("{link}")
+    );
+    assert!(!serde_json::to_string(&r).unwrap().contains("blue mug"));
+    assert_eq!(r.shapes.len(), 2);
+    assert!(r.shapes[1].fits("green mug") && !r.shapes[1].fits("green, red mug"));
     assert_eq!(r.steps[1].value_param.as_deref(), Some("quantity"));
     assert!(
         r.steps[2].confirm,
@@ -227,6 +235,7 @@ fn a_secret_is_never_kept_and_an_answer_read_off_the_page_is_asked_for_again() {
         let mut s = steps.clone();
         s[2].thought = answer.into();
         let refs: Vec<&Step> = s.iter().collect();
+        let t = task("Sign in and open my orders");
         record(&t, &refs, now(), 60).expect("recorded").steps[2].answer_from_page
     };
     assert!(
@@ -234,6 +243,25 @@ fn a_secret_is_never_kept_and_an_answer_read_off_the_page_is_asked_for_again() {
         "a name read off the page"
     );
     assert!(!named("Done. Your order status is shown."));
+    // A question's answer is the run's finding, whatever its words.
+    let question = task("Is the blue mug in stock?");
+    let refs: Vec<&Step> = steps.iter().collect();
+    let r = record(&question, &refs, now(), 60).expect("recorded");
+    assert!(r.steps[2].answer_from_page);
+    // An address is kept only when it is wholly a value of the instruction.
+    let nav = [
+        rec(
+            0,
+            "navigate(\"https://shop.test/u/alice/orders\")",
+            None,
+            "/",
+        ),
+        rec(1, "finish()", None, "/orders"),
+    ];
+    let refs: Vec<&Step> = nav.iter().collect();
+    let r = record(&task("Open my orders page"), &refs, now(), 60).expect("recorded");
+    assert!(r.steps[0].found_value && r.steps[0].value.is_none());
+    assert!(!serde_json::to_string(&r).unwrap().contains("alice"));
     let refs: Vec<&Step> = steps.iter().collect();
     let r = record(&t, &refs, now(), 60).expect("recorded");
     assert!(r.steps[0].secret);

@@ -107,6 +107,8 @@ pub struct RecipeSettings {
     pub ttl_days: i64,
     pub max_healed_runs: u32,
     pub per_tenant: usize,
+    /// An instruction worded a little differently binds too (`RECIPE_MATCH=approximate`).
+    pub approximate: bool,
 }
 
 impl RecipeSettings {
@@ -116,6 +118,11 @@ impl RecipeSettings {
             ttl_days: parse_num(get, "RECIPE_TTL_DAYS", 30, 1, 365)?,
             max_healed_runs: parse_num(get, "RECIPE_MAX_HEALED_RUNS", 3, 1, 100)?,
             per_tenant: parse_num(get, "RECIPES_PER_TENANT", 500, 1, 10_000)?,
+            approximate: one_of(
+                get,
+                "RECIPE_MATCH",
+                &[("exact", false), ("approximate", true)],
+            )?,
         })
     }
 }

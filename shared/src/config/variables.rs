@@ -196,6 +196,11 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "runs in a row that needed the model to heal a step before the recipe is dropped (1-100)",
     ),
     (
+        "RECIPE_MATCH",
+        "exact",
+        "`exact`: an instruction matches a recipe's template after normalisation (case, spacing, final punctuation); `approximate` also binds other punctuation and filler words (please, the, a, now)",
+    ),
+    (
         "RECIPES_PER_TENANT",
         "500",
         "most recipes a tenant keeps (1-10000); when full a new run is not recorded",

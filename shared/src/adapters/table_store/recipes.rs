@@ -107,9 +107,10 @@ impl RecipeStore for TableStore {
         path: &str,
         limit: usize,
     ) -> StoreResult<Vec<Recipe>> {
+        // Read past items that expired (not deleted yet) or cannot be read, up to twice.
         let q = Query::partition(keys::recipe_site_pk(tenant_id, domain, path))
             .on(Index::Gsi1)
-            .limit(limit);
+            .limit(limit.saturating_mul(2));
         let now = self.now();
         let page = self.table.query(q).await?;
         // The index is keyed by the tenant: a recipe of another tenant is never in it. One
@@ -126,6 +127,7 @@ impl RecipeStore for TableStore {
                 }
             })
             .filter(|r| r.tenant_id == tenant_id)
+            .take(limit)
             .collect())
     }
 
@@ -190,9 +192,10 @@ impl RecipeStore for TableStore {
         let mut out: Vec<Recipe> = Vec::new();
         loop {
             let page = self.table.query(q.clone()).await?;
-            for item in page.items {
-                if !is_expired(&item, now) {
-                    out.push(body_of(item)?);
+            for item in page.items.into_iter().filter(|i| !is_expired(i, now)) {
+                match body_of::<Recipe>(item) {
+                    Ok(r) => out.push(r),
+                    Err(e) => tracing::warn!(error = %e, "a stored recipe could not be read"),
                 }
             }
             match page.last {

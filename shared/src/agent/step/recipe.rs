@@ -14,7 +14,8 @@ use crate::agent::recipe as rules;
 use crate::agent::step::StepPorts;
 use crate::domain::facts::PageFacts;
 use crate::domain::intervention::Intervention;
-use crate::domain::recipe::book::{filled, RecipeUse, UseMode, MAX_PER_SITE};
+use crate::domain::recipe::book::{filled, RecipeUse, UseMode, FORMAT, MAX_PER_SITE};
+use crate::domain::recipe::loose::bind_loose;
 use crate::domain::recipe::run::{Acted, Decline, Last, Next, RecipeRun};
 use crate::domain::recipe::{bind, locate, site_key, Located};
 use crate::domain::risk::{Risk, RiskKind};
@@ -48,12 +49,20 @@ pub async fn find(
     };
     // The most literal template first: fewer parameters, more of the instruction as written.
     recipes.sort_by_key(|r| (r.params.len(), std::cmp::Reverse(r.template.len())));
-    recipes.iter().find_map(|r| {
-        let params = bind(&r.template, query)?;
-        let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
-        (names == r.params.iter().map(String::as_str).collect::<Vec<_>>())
-            .then(|| RecipeRun::start(r, params))
-    })
+    let loose = ctx.agent.recipes.approximate;
+    recipes
+        .iter()
+        // Recorded before the recipes kept nothing of their user's own: not replayed.
+        .filter(|r| r.format >= FORMAT)
+        .find_map(|r| {
+            let params = bind(&r.template, query)
+                .or_else(|| loose.then(|| bind_loose(&r.template, query)).flatten())?;
+            let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
+            let shaped = r.shapes.len() == params.len()
+                && params.iter().zip(&r.shapes).all(|((_, v), s)| s.fits(v));
+            (shaped && names == r.params.iter().map(String::as_str).collect::<Vec<_>>())
+                .then(|| RecipeRun::start(r, params))
+        })
 }
 
 /// How the previous action turned out, by this step's verdict.
@@ -67,19 +76,22 @@ fn last_of(step: &StepContext) -> Last {
     }
 }
 
-fn last_dom(history: &[Step]) -> Option<&Step> {
-    history.iter().rev().find(|s| s.kind == StepKind::Dom)
+/// The model's browser action for recipe step `k`: the task's last, when it is the record
+/// the heal made (a server tool's round or an older action is not it).
+fn healed_record(history: &[Step], k: usize) -> Option<&Step> {
+    let prev = history.iter().rev().find(|s| s.kind == StepKind::Dom)?;
+    let used = prev.recipe.as_ref()?.used.as_ref()?;
+    (used.mode == UseMode::Healed && used.step == k).then_some(prev)
 }
 
-/// The task's last browser action as the run compares it with a recipe step.
-fn last_action(
-    history: &[Step],
+/// A record's browser action as the run compares it with a recipe step.
+fn action_of(
+    prev: &Step,
 ) -> Option<(
     String,
     Option<crate::domain::recipe::TargetDescription>,
     Option<String>,
 )> {
-    let prev = last_dom(history)?;
     let action = Action::parse(&prev.action).ok()?;
     let value = match &action {
         Action::SetValue(_, v) | Action::SelectOption(_, v) => Some(v.clone()),
@@ -106,27 +118,26 @@ fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Optio
         run.stopped = true;
         return None;
     }
-    let last = last_action(&step.history);
-    let healed = match (&run.healing, &last) {
-        (Some(_), Some((action, target, value))) => Some(Acted {
-            action,
-            target: target.as_ref(),
-            value: value.as_deref(),
-        }),
-        _ => None,
-    };
+    let record = run
+        .healing
+        .as_ref()
+        .and_then(|h| healed_record(&step.history, h.step));
+    let last = record.and_then(action_of);
+    let healed = last.as_ref().map(|(action, target, value)| Acted {
+        action,
+        target: target.as_ref(),
+        value: value.as_deref(),
+    });
     let healing = run
         .healing
         .as_ref()
         .filter(|h| h.why != Decline::Failed)
         .map(|h| h.step);
     let decided = run.next(facts.view, last_of(step), healed);
-    // The model's step went before the one it was asked for (that one is still to do): it is
-    // kept as an optional step when the run is recorded.
-    if let (Some(k), Some(prev)) = (healing, last_dom(&step.history)) {
-        let again =
-            matches!(&decided, Next::Act { step, .. } | Next::Heal { step, .. } if *step == k);
-        if again && step.verification.as_ref().is_none_or(|v| !v.failed()) {
+    // The model's step went before the one it was asked for, which now goes out (a dialog
+    // closed revealed it): kept as an optional step when the run is recorded.
+    if let (Some(k), Some(prev)) = (healing, record) {
+        if matches!(&decided, Next::Act { step, .. } if *step == k) {
             run.inserted.push(prev.index);
         }
     }
@@ -168,7 +179,7 @@ fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Optio
                     let risk = Risk {
                         kind: RiskKind::Flagged,
                         what: format!(
-                            "{} (you confirmed this step when this task last ran)",
+                            "{} (a user confirmed this step when this task last ran)",
                             run.intent_of(k)
                         ),
                     };

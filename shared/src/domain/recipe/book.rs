@@ -13,6 +13,8 @@ use super::TargetDescription;
 
 /// Most steps a recipe keeps (a longer run is not recorded).
 pub const MAX_STEPS: usize = 40;
+/// The recipes' format: older ones (which kept more of the recording run) are not replayed.
+pub const FORMAT: u32 = 2;
 /// Largest recipe, serialised (a larger one is not recorded).
 pub const MAX_BYTES: usize = 32 * 1024;
 /// Most recipes of one site pattern of a tenant.
@@ -35,6 +37,13 @@ pub struct Recipe {
     /// The normalised instruction with `{name}` for each parameter.
     pub template: String,
     pub params: Vec<String>,
+    /// Each parameter's recorded shape: another run's value must have the same separators
+    /// and about as many words (a split the recorded run would not have made binds nothing).
+    #[serde(default)]
+    pub shapes: Vec<ParamShape>,
+    /// [`FORMAT`] when recorded.
+    #[serde(default)]
+    pub format: u32,
     pub steps: Vec<RecipeStep>,
     /// The task whose verified run recorded it (last).
     pub recorded_from: String,
@@ -48,6 +57,32 @@ pub struct Recipe {
     /// Runs in a row that needed the model to heal a step (reset by a clean replay).
     #[serde(default)]
     pub healed_runs: u32,
+}
+
+/// What a parameter's value looked like in the recorded run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParamShape {
+    /// Commas and semicolons in it.
+    pub separators: u32,
+    pub words: u32,
+}
+
+impl ParamShape {
+    pub fn of(value: &str) -> Self {
+        // Between words only: a trailing comma is the value's own punctuation.
+        let inner = value.trim_end_matches(|c: char| !c.is_alphanumeric());
+        Self {
+            separators: inner.matches([',', ';']).count() as u32,
+            words: value.split_whitespace().count() as u32,
+        }
+    }
+
+    /// Whether `value` could be the same kind of value: the same separators, at most twice
+    /// the words (and two more).
+    pub fn fits(&self, value: &str) -> bool {
+        let other = Self::of(value);
+        other.separators == self.separators && other.words <= self.words * 2 + 2
+    }
 }
 
 /// One step of a recipe.

@@ -82,6 +82,15 @@ pub enum Decline {
 }
 
 impl Decline {
+    /// A step the model gives on every run by design (not a sign the page changed): it does
+    /// not count as a heal.
+    pub fn planned(&self) -> bool {
+        matches!(
+            self,
+            Decline::Secret | Decline::FoundValue | Decline::AnswerFromPage | Decline::Unnamed
+        )
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Decline::Missing => "its target is not on this page".into(),
@@ -161,14 +170,11 @@ impl RecipeRun {
         let step = self.steps.get(k)?;
         let mut target = step.target.clone()?;
         if let Some(name) = &step.target_param {
+            // Named by this run's value: only an element that is the only one so named will do.
             let value = self.params.iter().find(|(n, _)| n == name)?;
-            let name = super::normalise(&value.1);
-            if name != target.name {
-                // Another value: only an element that is the only one so named will do.
-                target.name = name;
-                target.nth = 0;
-                target.of = 1;
-            }
+            target.name = super::normalise(&value.1);
+            target.nth = 0;
+            target.of = 1;
         }
         Some(target)
     }
@@ -202,7 +208,7 @@ impl RecipeRun {
             Last::Unconfirmed => Some(Decline::Unconfirmed),
             // A task is finished without the model only on a page that showed every
             // expectation of the last action met.
-            Last::Likely if finishing => Some(Decline::Unconfirmed),
+            Last::Likely | Last::Nothing if finishing => Some(Decline::Unconfirmed),
             Last::Nothing | Last::Verified | Last::Likely => None,
         }
         .or_else(|| (!self.on_page(page, k)).then_some(Decline::OtherPage))
@@ -242,7 +248,9 @@ impl RecipeRun {
     }
 
     fn heal(&mut self, k: usize, why: Decline) -> Next {
-        self.heals += 1;
+        if !why.planned() {
+            self.heals += 1;
+        }
         if self.heals > MAX_HEALS_PER_RUN {
             self.stopped = true;
             return Next::Off;
@@ -268,6 +276,15 @@ impl RecipeRun {
             return;
         }
         let k = h.step;
+        // The model was asked for the step itself (a hand-off, or an outcome only it could
+        // judge): what it did is the step.
+        if !matches!(
+            h.why,
+            Decline::Missing | Decline::Ambiguous { .. } | Decline::OtherPage
+        ) {
+            self.cursor = k + 1;
+            return;
+        }
         let Some(a) = healed else {
             return;
         };
@@ -410,6 +427,34 @@ mod tests {
     use super::*;
     use crate::domain::facts::fake::{el, FakePage};
     use crate::domain::recipe::book::RecipeStep;
+
+    fn desc(role: &str, name: &str) -> TargetDescription {
+        TargetDescription {
+            role: role.into(),
+            name: name.into(),
+            nth: 0,
+            of: 1,
+        }
+    }
+
+    fn clicked_by<'a>(action: &'a str, target: &'a TargetDescription) -> Acted<'a> {
+        Acted {
+            action,
+            target: Some(target),
+            value: None,
+        }
+    }
+
+    /// The checkout's run at "buy now", handed to the model on `page`.
+    fn healing_at_buy(page: &FakePage) -> RecipeRun {
+        let mut r = checkout();
+        r.cursor = 1;
+        assert!(matches!(
+            r.next(page, Last::Verified, None),
+            Next::Heal { step: 1, .. }
+        ));
+        r
+    }
 
     fn page(url: &str, els: Vec<crate::domain::facts::fake::El>) -> FakePage {
         FakePage {
@@ -573,25 +618,11 @@ mod tests {
     #[test]
     fn after_a_heal_the_run_finds_its_place() {
         // Renamed button: the model clicked the new name; the run goes on with the next step.
-        let mut r = checkout();
-        r.cursor = 1;
         let renamed = page("http://shop.test/item/7", vec![el("9", "btn", "Purchase")]);
-        assert!(matches!(
-            r.next(&renamed, Last::Verified, None),
-            Next::Heal { step: 1, .. }
-        ));
-        let new = TargetDescription {
-            role: "btn".into(),
-            name: "purchase".into(),
-            nth: 0,
-            of: 1,
-        };
+        let mut r = healing_at_buy(&renamed);
+        let new = desc("btn", "purchase");
         let done = page("http://shop.test/done", vec![]);
-        let acted = Acted {
-            action: "click",
-            target: Some(&new),
-            value: None,
-        };
+        let acted = clicked_by("click", &new);
         assert_eq!(
             r.next(&done, Last::Verified, Some(acted)),
             Next::Act {
@@ -602,24 +633,10 @@ mod tests {
 
         // A dialog in the way: the model closed it, the target is there again, the step is
         // replayed.
-        let mut r = checkout();
-        r.cursor = 1;
         let dialog = page("http://shop.test/item/7", vec![el("5", "btn", "Close")]);
-        assert!(matches!(
-            r.next(&dialog, Last::Verified, None),
-            Next::Heal { step: 1, .. }
-        ));
-        let close = TargetDescription {
-            role: "btn".into(),
-            name: "close".into(),
-            nth: 0,
-            of: 1,
-        };
-        let acted = Acted {
-            action: "click",
-            target: Some(&close),
-            value: None,
-        };
+        let mut r = healing_at_buy(&dialog);
+        let close = desc("btn", "close");
+        let acted = clicked_by("click", &close);
         let item = page("http://shop.test/item/7", vec![el("9", "btn", "Buy now")]);
         assert_eq!(
             r.next(&item, Last::Verified, Some(acted)),
@@ -633,17 +650,8 @@ mod tests {
         let mut r = checkout();
         r.cursor = 1;
         let _ = r.next(&item, Last::Unconfirmed, None);
-        let buy = TargetDescription {
-            role: "btn".into(),
-            name: "buy now".into(),
-            nth: 0,
-            of: 1,
-        };
-        let acted = Acted {
-            action: "click",
-            target: Some(&buy),
-            value: None,
-        };
+        let buy = desc("btn", "buy now");
+        let acted = clicked_by("click", &buy);
         assert_eq!(r.cursor, 1);
         assert_eq!(
             r.next(&item, Last::Verified, Some(acted)),
@@ -690,13 +698,108 @@ mod tests {
     }
 
     #[test]
+    fn a_finish_needs_an_action_whose_expectations_the_page_showed_met() {
+        let done = page("http://shop.test/done", vec![]);
+        for (last, replayed) in [
+            (Last::Verified, true),
+            (Last::Likely, false),
+            (Last::Nothing, false),
+        ] {
+            let mut r = checkout();
+            r.cursor = 2;
+            let next = r.next(&done, last, None);
+            assert_eq!(
+                matches!(next, Next::Act { step: 2, .. }),
+                replayed,
+                "{last:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_model_is_asked_again_for_a_step_its_own_action_failed() {
+        let renamed = page("http://shop.test/item/7", vec![el("9", "btn", "Purchase")]);
+        let mut r = healing_at_buy(&renamed);
+        let new = desc("btn", "purchase");
+        let acted = clicked_by("click", &new);
+        assert_eq!(
+            r.next(&renamed, Last::Failed, Some(acted)),
+            Next::Heal {
+                step: 1,
+                why: Decline::ModelFailed
+            }
+        );
+        let hint = r.hint(1, &Decline::ModelFailed);
+        assert!(hint.contains("to do step 2 of 3"), "{hint}");
+    }
+
+    #[test]
+    fn after_a_heal_for_a_missing_target_something_else_keeps_the_step_to_do() {
+        // The model signed in on the way (another page, another action): the step is not done
+        // and is asked for again, never skipped.
+        let mut r = checkout();
+        r.cursor = 1;
+        let login = page("http://shop.test/login", vec![el("3", "inp", "Email")]);
+        assert!(matches!(
+            r.next(&login, Last::Verified, None),
+            Next::Heal {
+                step: 1,
+                why: Decline::OtherPage
+            }
+        ));
+        let email = desc("inp", "email");
+        let acted = Acted {
+            action: "setValue",
+            target: Some(&email),
+            value: Some("a@b.c"),
+        };
+        assert!(matches!(
+            r.next(&login, Last::Verified, Some(acted)),
+            Next::Heal { step: 1, .. }
+        ));
+        // A hand-off (a secret, a found value) is the model's step: the run goes on after it.
+        let mut r = run(vec![
+            RecipeStep {
+                secret: true,
+                ..step("setValue", "inp", "password", "/")
+            },
+            step("click", "btn", "sign in", "/"),
+        ]);
+        let p = page(
+            "http://shop.test/",
+            vec![el("1", "inp", "Password"), el("2", "btn", "Sign in")],
+        );
+        assert!(matches!(
+            r.next(&p, Last::Nothing, None),
+            Next::Heal {
+                step: 0,
+                why: Decline::Secret
+            }
+        ));
+        assert_eq!(r.heals, 0, "a hand-off is not a heal");
+        let acted = Acted {
+            action: "setValue",
+            target: None,
+            value: None,
+        };
+        assert_eq!(
+            r.next(&p, Last::Verified, Some(acted)),
+            Next::Act {
+                step: 1,
+                target: Some("2".into())
+            }
+        );
+    }
+
+    #[test]
     fn heals_are_bounded_and_secrets_always_go_to_the_model() {
+        // A secret is the model's on every run, never counted as a heal.
         let mut r = run(vec![RecipeStep {
             secret: true,
             ..step("setValue", "inp", "password", "/")
         }]);
         let p = page("http://shop.test/", vec![el("1", "inp", "Password")]);
-        for _ in 0..MAX_HEALS_PER_RUN {
+        for _ in 0..=MAX_HEALS_PER_RUN {
             assert_eq!(
                 r.next(&p, Last::Nothing, None),
                 Next::Heal {
@@ -706,12 +809,18 @@ mod tests {
             );
             r.healing = None;
         }
-        assert_eq!(r.next(&p, Last::Nothing, None), Next::Off);
-        assert!(r.stopped);
         let hint = r.hint(0, &Decline::Secret);
         assert!(
             hint.contains("kept secret") && hint.contains("step 1 of 1"),
             "{hint}"
         );
+        // A step whose target keeps missing: three heals, then the model carries on alone.
+        let mut r = run(vec![step("click", "btn", "buy now", "/")]);
+        for _ in 0..MAX_HEALS_PER_RUN {
+            assert!(matches!(r.next(&p, Last::Nothing, None), Next::Heal { .. }));
+            r.healing = None;
+        }
+        assert_eq!(r.next(&p, Last::Nothing, None), Next::Off);
+        assert!(r.stopped);
     }
 }
