@@ -6,6 +6,8 @@ use shared::ports::Store;
 
 /// Most recipes one listing shows.
 const MAX_LISTED: usize = 1_000;
+/// The most recipes a tenant can hold (the top of `RECIPES_PER_TENANT`).
+const MAX_READ: usize = 10_000;
 
 #[derive(Debug, Subcommand)]
 pub enum RecipeCmd {
@@ -43,13 +45,18 @@ pub async fn run(
             site,
             limit,
         } => {
+            let limit = limit.clamp(1, MAX_LISTED);
+            // A site's recipes are looked for among all of the tenant's (at most
+            // RECIPES_PER_TENANT), not only among the first `limit`.
+            let read = if site.is_some() { MAX_READ } else { limit };
             let mut list = store
-                .recipes(&tenant, limit.clamp(1, MAX_LISTED))
+                .recipes(&tenant, read)
                 .await
                 .map_err(|e| e.to_string())?;
             if let Some(site) = site {
                 list.retain(|r| r.domain.eq_ignore_ascii_case(site.trim()));
             }
+            list.truncate(limit);
             let lines = list
                 .iter()
                 .map(|r| {

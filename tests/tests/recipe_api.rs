@@ -167,3 +167,54 @@ async fn an_instruction_worded_a_little_differently_replays_only_when_configured
         assert!(a["metrics"].get("recipe").is_none(), "{matching}: {a}");
     }
 }
+
+const CART: &str = "https://shop.example.com/cart";
+const DONE: &str = "https://shop.example.com/order/done";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_replayed_confirmation_leaves_the_task_to_the_model() {
+    use api_tests::flows::{next, node, reply_here, start};
+    let h = harness_with(|o| o).await;
+    let cart = || vec![node("10", "btn", "Pay now")];
+    let paid = || vec![node("20", "link", "Back to the shop")];
+    // The model's run: the payment asked about, confirmed, done.
+    h.llm.push([
+        Reply::action("I will pay.", "click(10)"),
+        Reply::action("The order is paid.", "finish()"),
+    ]);
+    let b1 = start("Pay for my cart now", CART, cart());
+    let r1 = h.ok(&b1).await;
+    assert_eq!(r1["action"], "ask_user()", "{r1}");
+    let b2 = reply_here(&b1, &r1, "yes");
+    let r2 = h.ok(&b2).await;
+    assert_eq!(r2["action"], "click(10)", "{r2}");
+    let r3 = h.ok(&next(&b1, &r2, DONE, paid())).await;
+    assert_eq!(r3["status"], "completed", "{r3}");
+
+    // Replayed: the payment is asked about again; the user says no on a page that also
+    // shows a cookie banner, which the server closes by itself.
+    let b1 = start("Pay for my cart now", CART, cart());
+    let r1 = h.ok(&b1).await;
+    assert_eq!(
+        (&r1["action"], &r1["metrics"]["recipe"]["mode"]),
+        (&json!("ask_user()"), &json!("replayed")),
+        "{r1}"
+    );
+    let mut bannered = cart();
+    bannered.extend([
+        node("8", "btn", "Accept all cookies"),
+        node("9", "btn", "Reject all"),
+    ]);
+    let mut b2 = next(&b1, &r1, CART, bannered);
+    b2["query"] = json!("no");
+    let r2 = h.ok(&b2).await;
+    assert_eq!(r2["action"], "click(9)", "{r2}");
+    // The rest is the model's: the recipe's finish is not replayed after a no.
+    h.llm.push([Reply::action(
+        "You did not want to pay, so I stop here.",
+        "finish()",
+    )]);
+    let r3 = h.ok(&next(&b1, &r2, CART, cart())).await;
+    assert_eq!(calls(&r3), 1, "{r3}");
+    assert!(r3["metrics"].get("recipe").is_none(), "{r3}");
+}

@@ -17,7 +17,9 @@ use crate::domain::recipe::book::{
     MAX_BYTES, MAX_INTENT_CHARS, MAX_STEPS,
 };
 use crate::domain::recipe::run::RecipeRun;
-use crate::domain::recipe::{describe, normalise, parameterise, site_key, TargetDescription};
+use crate::domain::recipe::{
+    describe, names_a_record, normalise, parameterise, site_key, TargetDescription,
+};
 use crate::domain::secrets::HIDDEN;
 use crate::domain::{Step, StepKind, Task};
 use crate::text::single_line;
@@ -118,6 +120,25 @@ fn quoted_in(query: &str, name: &str) -> bool {
         .any(|(open, close)| q.contains(&format!("{open}{name}{close}")))
 }
 
+/// Whether a target's name holds one of the instruction's values among other words ("Alice Ng
+/// alice@corp.com" for "share it with alice@corp.com"): another run's value names another
+/// element, so the recorded one is never replayed. Short values (a quantity) are not looked
+/// for: "3" is in too many names.
+fn holds_value(name: &str, value: &str) -> bool {
+    let value = normalise(value);
+    if value.chars().filter(|c| c.is_alphanumeric()).count() < 3 {
+        return false;
+    }
+    let alnum_at = |i: usize| name[i..].chars().next().is_some_and(char::is_alphanumeric);
+    name.match_indices(value.as_str()).any(|(at, _)| {
+        let before = name[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric());
+        before && !alnum_at(at + value.len())
+    })
+}
+
 /// Whether a final answer carries what the run found rather than what it was told: a number,
 /// an amount, a quoted text or a name (a capitalised word inside a sentence) the instruction
 /// does not hold, or a run that read the page or the web with a tool. Such an answer is the
@@ -185,9 +206,25 @@ fn asks(query: &str) -> bool {
         "see if",
         "see whether",
         "find the",
+        "check my",
+        "check on",
+        "check that",
+        "check for",
+        "verify",
+        "confirm if",
+        "confirm whether",
+        "confirm that",
+        "what's",
+        "summarise",
+        "summarize",
     ];
     let q = query.trim().to_lowercase();
-    q.ends_with('?')
+    // A status is looked up, whatever the verb ("open my order's status").
+    let status = q
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w == "status");
+    status
+        || q.ends_with('?')
         || OPENERS.iter().any(|o| {
             q.strip_prefix(o)
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ',', ':']))
@@ -198,7 +235,10 @@ fn asks(query: &str) -> bool {
 /// of its user): `click the btn "continue to review"`, `setValue … with {full_name}`.
 fn intent_of(name: &str, target: Option<&TargetDescription>, param: Option<&str>) -> String {
     let target = target
-        .map(|t| format!(" the {} \"{}\"", t.role, t.name))
+        .map(|t| match t.name.is_empty() {
+            true => format!(" the {}", t.role),
+            false => format!(" the {} \"{}\"", t.role, t.name),
+        })
         .unwrap_or_default();
     let value = param.map(|p| format!(" with {{{p}}}")).unwrap_or_default();
     single_line(&format!("{name}{target}{value}"), MAX_INTENT_CHARS)
@@ -316,6 +356,19 @@ pub fn record(
                 if let (Some(p), Some(t)) = (&step.target_param, step.target.as_mut()) {
                     t.name = format!("{{{p}}}");
                     (t.nth, t.of) = (0, 1);
+                }
+                // A target named by the recorded run's data (a record's number, a hidden
+                // secret) is the model's to pick on every run; its name is not kept.
+                if let Some(t) = step.target.as_mut().filter(|t| {
+                    names_a_record(&t.name)
+                        || t.name.contains(&HIDDEN.to_lowercase())
+                        || params.iter().any(|(_, v)| holds_value(&t.name, v))
+                }) {
+                    if step.target_param.is_none() {
+                        t.name.clear();
+                        (t.nth, t.of) = (0, 1);
+                        step.found_target = true;
+                    }
                 }
                 match action {
                     Action::Finish(_) => {

@@ -330,3 +330,105 @@ fn a_step_is_marked_with_its_target_as_it_can_be_found_again() {
         None
     );
 }
+
+#[test]
+fn a_target_named_by_a_record_is_picked_by_the_model_on_every_run() {
+    // "The latest invoice" was INV-1041 then; next month it is another one, while INV-1041
+    // is still listed.
+    let t = task("Open my latest invoice and download it");
+    let steps = [
+        rec(
+            0,
+            "click(3)",
+            Some(("link", "invoice inv-1041")),
+            "/invoices",
+        ),
+        rec(1, "click(7)", Some(("btn", "download pdf")), "/invoices/*"),
+        rec(2, "finish()", None, "/invoices/*"),
+    ];
+    let refs: Vec<&Step> = steps.iter().collect();
+    let r = record(&t, &refs, now(), 60).expect("recorded");
+    assert!(r.steps[0].found_target && !r.steps[1].found_target);
+    assert!(!serde_json::to_string(&r).unwrap().contains("1041"));
+    assert_eq!(r.steps[0].intent, "click the link");
+    let mut run = RecipeRun::start(&r, Vec::new());
+    let page = FakePage {
+        url: "https://shop.test/invoices".into(),
+        hash: "h".into(),
+        els: vec![
+            el("3", "link", "Invoice INV-1042"),
+            el("4", "link", "Invoice INV-1041"),
+        ],
+    };
+    let why = crate::domain::recipe::run::Decline::FoundTarget;
+    assert_eq!(
+        run.next(&page, Last::Nothing, None),
+        Next::Heal {
+            step: 0,
+            why: why.clone()
+        }
+    );
+    let hint = run.hint(0, &why);
+    assert!(hint.contains("the link this task calls for"), "{hint}");
+    // A lone digit names a place, not a record: "Tab 2" is replayed.
+    let steps = [
+        rec(0, "click(3)", Some(("link", "tab 2")), "/"),
+        rec(1, "finish()", None, "/"),
+    ];
+    let refs: Vec<&Step> = steps.iter().collect();
+    let r = record(&task("Open the settings tab"), &refs, now(), 60).expect("recorded");
+    assert!(!r.steps[0].found_target);
+}
+
+#[test]
+fn an_instruction_that_asks_for_a_status_gets_the_models_answer() {
+    let steps = [
+        rec(0, "click(3)", Some(("link", "orders")), "/"),
+        rec(1, "finish()", None, "/orders"),
+    ];
+    let refs: Vec<&Step> = steps.iter().collect();
+    let answered = |query: &str| {
+        let mut s = steps.clone();
+        s[1].thought = "Your order has shipped.".into();
+        let refs: Vec<&Step> = s.iter().collect();
+        record(&task(query), &refs, now(), 60)
+            .expect("recorded")
+            .steps[1]
+            .answer_from_page
+    };
+    assert!(answered("Check my order status"));
+    assert!(answered("Find my latest order's status"));
+    assert!(answered("Verify that the order went through"));
+    assert!(!answered("Open my orders page and cancel the last order"));
+    drop(refs);
+}
+
+#[test]
+fn a_target_that_holds_a_value_of_the_instruction_is_not_replayed_for_another() {
+    let t = task("Share the report with alice@corp.com");
+    let steps = [
+        rec(
+            0,
+            "setValue(3, \"alice@corp.com\")",
+            Some(("inp", "people")),
+            "/doc",
+        ),
+        rec(
+            1,
+            "click(8)",
+            Some(("option", "alice ng alice@corp.com")),
+            "/doc",
+        ),
+        rec(2, "click(9)", Some(("btn", "share")), "/doc"),
+        rec(3, "finish()", None, "/doc"),
+    ];
+    let refs: Vec<&Step> = steps.iter().collect();
+    let r = record(&t, &refs, now(), 60).expect("recorded");
+    assert_eq!(r.template, "share the report with {people}");
+    assert!(r.steps[1].found_target && !r.steps[2].found_target);
+    assert!(!serde_json::to_string(&r).unwrap().contains("alice"));
+    // A short value is not looked for in names: "3" is in too many.
+    assert!(!holds_value("add 3 to cart", "3"));
+    assert!(holds_value("alice ng alice@corp.com", "Alice@corp.com"));
+    assert!(!holds_value("malice@corp.community", "alice@corp.com"));
+}

@@ -383,26 +383,42 @@ impl DomTree {
     /// A label for an element of at most `max` characters: its text, else its most telling
     /// attribute. Only elements with ids and headings have text labels.
     pub fn label_of(&self, idx: usize, max: usize) -> String {
+        self.labelled(idx, max, true)
+    }
+
+    /// A field's name: its text label, else its attributes other than `value` — what is
+    /// typed into a field is not its name (a pre-filled or autofilled password, a user's
+    /// own details).
+    pub fn field_label(&self, idx: usize, max: usize) -> String {
+        self.labelled(idx, max, false)
+    }
+
+    fn labelled(&self, idx: usize, max: usize, by_value: bool) -> String {
         let text = self.text_of(idx);
         if !text.is_empty() {
             return truncate_chars(text, max.min(LABEL_CHARS));
         }
-        self.attribute_label(idx, max)
+        self.label_from(idx, max, by_value)
     }
 
     /// A label from an element's attributes alone (a text area's text is its value, not its
     /// name).
     pub fn attribute_label(&self, idx: usize, max: usize) -> String {
+        self.label_from(idx, max, true)
+    }
+
+    fn label_from(&self, idx: usize, max: usize, by_value: bool) -> String {
+        const KEYS: [&str; 7] = [
+            "aria-label",
+            "title",
+            "placeholder",
+            "alt",
+            "value",
+            "name",
+            "data-name",
+        ];
         if let Some(DomNode::Element { attrs, .. }) = self.nodes.get(idx) {
-            for key in [
-                "aria-label",
-                "title",
-                "placeholder",
-                "alt",
-                "value",
-                "name",
-                "data-name",
-            ] {
+            for key in KEYS.iter().filter(|k| by_value || **k != "value") {
                 if let Some((_, v)) = attrs.iter().find(|(k, _)| k == key) {
                     return truncate_chars(v, max);
                 }

@@ -90,6 +90,16 @@ fn tree_facts(n: TreeNode<'_>) -> ElementFacts<'_> {
     }
 }
 
+/// Whether an element's `value` is what was typed into it (a text, password or number
+/// field) rather than the page's own words (a button's caption, a box's or option's value).
+fn typed_into(tag: &str, attrs: &[(String, String)]) -> bool {
+    tag == "input"
+        && !matches!(
+            attr(attrs, "type").map(str::to_ascii_lowercase).as_deref(),
+            Some("button" | "submit" | "reset" | "image" | "checkbox" | "radio" | "hidden")
+        )
+}
+
 impl PageView<'_> {
     fn facts_at(&self, at: usize) -> Option<ElementFacts<'_>> {
         match &self.page.content {
@@ -103,9 +113,11 @@ impl PageView<'_> {
                 } => Some(ElementFacts {
                     id,
                     role: Cow::Borrowed(dom_role(tag, attrs)),
-                    // A text area's text is what was typed into it.
+                    // A text area's text is what was typed into it, a field's value too.
                     name: Cow::Owned(if tag == "textarea" {
                         tree.attribute_label(at, 100)
+                    } else if typed_into(tag, attrs) {
+                        tree.field_label(at, 100)
                     } else {
                         tree.label_of(at, 100)
                     }),
@@ -234,6 +246,31 @@ mod tests {
         assert_eq!(view.elements().count(), 5);
         assert_eq!(view.element_count(), 5);
         assert!(view.element("9").is_none());
+    }
+
+    #[test]
+    fn what_is_typed_into_a_field_is_not_its_name() {
+        let page = Page::from_dom(
+            r#"<input id="1" type="password" value="hunter2-secret"><input id="2" value="Ada Lovelace" name="full_name"><input id="3" type="submit" value="Sign in"><input id="4" type="Radio" value="express"><input id="5" type="email" value="ada@example.com" aria-label="Email">"#,
+        )
+        .expect("page");
+        let view = PageView {
+            page: &page,
+            url: "https://a.com/",
+        };
+        let name = |id: &str| view.element(id).map(|e| e.name.into_owned());
+        assert_eq!(name("1").as_deref(), Some(""));
+        assert_eq!(name("2").as_deref(), Some("full_name"));
+        assert_eq!(name("3").as_deref(), Some("Sign in"));
+        assert_eq!(name("4").as_deref(), Some("express"));
+        assert_eq!(name("5").as_deref(), Some("Email"));
+        // The value is still the field's value.
+        assert_eq!(
+            view.element("1")
+                .and_then(|e| e.value.map(|v| v.into_owned()))
+                .as_deref(),
+            Some("hunter2-secret")
+        );
     }
 
     #[test]

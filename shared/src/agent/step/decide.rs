@@ -100,9 +100,16 @@ pub fn rules(
         super::secrets::finder(ctx, step),
     );
     let facts = known.facts(ctx, step.step_index);
+    let user_spoke = step.user_input.is_some() || step.task.resume_note.is_some();
     let ruled = shortcut::decide(step, &facts)
         .or_else(|| recipe::replay(step, &facts))
         .or_else(|| correct::correct(step, req, &facts, now));
+    // What the user said (a no, an unclear reply, a resume) is the model's to read, whatever
+    // this step's rules did first (a cookie banner closed): the recipe is left to the model.
+    // Only a yes that runs the confirmed action lets it go on.
+    if user_spoke && !ruled.as_ref().is_some_and(|d| d.confirmed) {
+        recipe::leave_to_model(step);
+    }
     match ruled {
         Some(d) => {
             // A tool deferred by the last round belongs to a decision that did not happen.

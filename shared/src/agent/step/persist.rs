@@ -137,16 +137,8 @@ pub async fn persist(
     step.task.status = d.status;
     step.task.usage.add(step.spend.usage);
     step.task.updated_at = now;
-    // The client's report and the user's words go into the records too: all of it is scrubbed.
-    let records = hidden.scrubbed_all(records::all(
-        step,
-        &kept,
-        req,
-        snapshot.snapshot_bytes(),
-        now,
-    ));
+    let mut records = records::all(step, &kept, req, snapshot.snapshot_bytes(), now);
     // The decision's record keeps its target as a recipe can find it again.
-    let mut records = records;
     if let Some(r) = records.last_mut() {
         let view = crate::agent::page::PageView {
             page: &snapshot.page,
@@ -156,6 +148,9 @@ pub async fn persist(
         mark.used = step.recipe_use.clone();
         r.recipe = Some(mark);
     }
+    // The client's report, the user's words and the page's names go into the records too: all
+    // of it is scrubbed.
+    let records = hidden.scrubbed_all(records);
     let messages = hidden.scrubbed_all(messages(step, &kept, &query, now));
     let store = ctx.store;
     let task_write = async {

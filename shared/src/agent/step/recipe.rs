@@ -111,9 +111,16 @@ pub fn replay(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
     decided
 }
 
+/// The user spoke (see `decide::rules`): the rest of the task is the model's.
+pub fn leave_to_model(step: &mut StepContext) {
+    if let Some(run) = step.task.recipe.as_mut() {
+        run.stopped = true;
+    }
+}
+
 fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Option<Decision> {
     // What the user said (a no, an unclear reply, a resume: a yes to a confirmation never gets
-    // here) is the model's to read, and the recipe is left to it.
+    // here) is the model's to read.
     if step.user_input.is_some() || step.task.resume_note.is_some() {
         run.stopped = true;
         return None;
@@ -135,9 +142,15 @@ fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Optio
         .map(|h| h.step);
     let decided = run.next(facts.view, last_of(step), healed);
     // The model's step went before the one it was asked for, which now goes out (a dialog
-    // closed revealed it): kept as an optional step when the run is recorded.
+    // closed revealed it) or is handed to it again: kept as an optional step when the run is
+    // recorded.
     if let (Some(k), Some(prev)) = (healing, record) {
-        if matches!(&decided, Next::Act { step, .. } if *step == k) {
+        let again = match &decided {
+            Next::Act { step, .. } => *step == k,
+            Next::Heal { step, why } => *step == k && why.planned(),
+            Next::Off => false,
+        };
+        if again {
             run.inserted.push(prev.index);
         }
     }

@@ -13,8 +13,9 @@ use super::TargetDescription;
 
 /// Most steps a recipe keeps (a longer run is not recorded).
 pub const MAX_STEPS: usize = 40;
-/// The recipes' format: older ones (which kept more of the recording run) are not replayed.
-pub const FORMAT: u32 = 2;
+/// The recipes' format: older ones (which kept more of the recording run, or a record's
+/// number as a target's name) are not replayed.
+pub const FORMAT: u32 = 3;
 /// Largest recipe, serialised (a larger one is not recorded).
 pub const MAX_BYTES: usize = 32 * 1024;
 /// Most recipes of one site pattern of a tenant.
@@ -77,11 +78,12 @@ impl ParamShape {
         }
     }
 
-    /// Whether `value` could be the same kind of value: the same separators, at most twice
-    /// the words (and two more).
+    /// Whether `value` could be the same kind of value: the same separators and about as
+    /// many words — one more for a value of one or two words, half as many more for a longer
+    /// one (a trailing parameter does not swallow the rest of another instruction).
     pub fn fits(&self, value: &str) -> bool {
         let other = Self::of(value);
-        other.separators == self.separators && other.words <= self.words * 2 + 2
+        other.separators == self.separators && other.words <= self.words + (self.words / 2).max(1)
     }
 }
 
@@ -124,6 +126,10 @@ pub struct RecipeStep {
     /// by the model): the model gives it on every run, never the recorded run's value.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub found_value: bool,
+    /// Its target was named by the recording run's data (a record's number or code: "INV-1041",
+    /// the newest order then): the model picks the target on every run. The name is not kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub found_target: bool,
     /// The model added it when something was in the way (a dialog): skipped when its target
     /// is not there.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -146,6 +152,7 @@ impl RecipeStep {
             secret: false,
             answer_from_page: false,
             found_value: false,
+            found_target: false,
             optional: false,
         }
     }

@@ -69,12 +69,24 @@ pub fn site_key(url: &str) -> Option<SiteKey> {
 fn variable_segment(s: &str) -> bool {
     let alnum = s.chars().filter(|c| c.is_alphanumeric()).count();
     let digits = s.chars().filter(char::is_ascii_digit).count();
+    record_code(s) || (digits > 0 && digits * 2 > alnum)
+}
+
+/// Two digits in a row (a number, a date, an amount, `INV-1041`) or a long run of hex.
+fn record_code(s: &str) -> bool {
     let run = s
         .as_bytes()
         .windows(2)
         .any(|w| w[0].is_ascii_digit() && w[1].is_ascii_digit());
-    run || (digits > 0 && digits * 2 > alnum)
-        || (s.len() >= 16 && s.chars().all(|c| c.is_ascii_hexdigit()))
+    run || (s.len() >= 16 && s.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// Whether an element's name holds a record's number or code ("Invoice INV-1041", "Order
+/// 20-113", "$12.99"): what the recording run's page listed then, not what names the element
+/// on every run — "open my latest invoice" may need another one next month. A lone digit
+/// ("Tab 2", "Step 3 of 4") names a place, not a record.
+pub fn names_a_record(name: &str) -> bool {
+    name.split_whitespace().any(record_code)
 }
 
 /// An instruction with the user's values as named parameters: `order {quantity} of SKU {sku}`.
@@ -202,6 +214,11 @@ pub fn bind(template: &str, instruction: &str) -> Option<Vec<(String, String)>> 
                     // After a parameter the literal may come anywhere later, but only once when
                     // it holds a word.
                     Some(_) => {
+                        // Only a space between two values: where the first ends is a guess
+                        // ("Mary Ann Smith" as a first and a last name).
+                        if lit.trim().is_empty() {
+                            return None;
+                        }
                         let k = text[at..].find(lit.as_str()).map(|k| at + k)?;
                         let worded = lit.chars().any(char::is_alphanumeric);
                         if worded && text[k + lit.len()..].contains(lit.as_str()) {
@@ -418,7 +435,17 @@ mod tests {
                 ("quantity".into(), "12".into()),
                 ("sku".into(), "987 and call me".into())
             ]),
-            "a trailing parameter takes the rest: the step's checks judge it"
+            "a trailing parameter takes the rest"
+        );
+        // ... which the recorded value's shape then turns down: a one-word SKU is not four.
+        assert!(!book::ParamShape::of("123").fits("987 and call me"));
+        assert!(book::ParamShape::of("123").fits("987-A"));
+        assert!(book::ParamShape::of("Ada Lovelace").fits("Mary Ann Smith"));
+        assert!(!book::ParamShape::of("Ada Lovelace").fits("Mary Ann Smith and then log out"));
+        // Only a space between two values: no binding.
+        assert_eq!(
+            bind("add contact {first} {last}", "Add contact Mary Ann Smith"),
+            None
         );
         // No supplied value: the instruction itself is the key.
         let plain = parameterise("Open my invoices", &[]);

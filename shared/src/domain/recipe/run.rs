@@ -43,6 +43,10 @@ pub struct RecipeRun {
     /// dialog closed first): optional when the run is recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inserted: Vec<u32>,
+    /// Steps handed to the model that it answered with something else (a dialog closed
+    /// first): after [`MAX_HEALS_PER_RUN`] the model carries on alone.
+    #[serde(default)]
+    pub stalls: u32,
 }
 
 /// The model was asked for step `step`, because of `why`.
@@ -77,6 +81,8 @@ pub enum Decline {
     AnswerFromPage,
     /// The value it types is not one the instruction gives.
     FoundValue,
+    /// Its target was named by a record of the recorded run's (a number, a code).
+    FoundTarget,
     /// The server's rules would not let the action through as it is.
     Refused,
 }
@@ -87,7 +93,11 @@ impl Decline {
     pub fn planned(&self) -> bool {
         matches!(
             self,
-            Decline::Secret | Decline::FoundValue | Decline::AnswerFromPage | Decline::Unnamed
+            Decline::Secret
+                | Decline::FoundValue
+                | Decline::FoundTarget
+                | Decline::AnswerFromPage
+                | Decline::Unnamed
         )
     }
 
@@ -108,6 +118,10 @@ impl Decline {
             Decline::AnswerFromPage => "its answer is read off the page".into(),
             Decline::FoundValue => {
                 "the value it types was found during the recorded run, not given by this task"
+                    .into()
+            }
+            Decline::FoundTarget => {
+                "its target was named by a record of the recorded run's (a number or a code), which this task may need to be another"
                     .into()
             }
             Decline::Refused => "the server's rules stopped it as recorded".into(),
@@ -162,6 +176,7 @@ impl RecipeRun {
             healing: None,
             stopped: false,
             inserted: Vec::new(),
+            stalls: 0,
         }
     }
 
@@ -188,6 +203,9 @@ impl RecipeRun {
         let healed_before = self.healing.is_some();
         if let Some(h) = self.healing.take() {
             self.find_place(page, &h, last, healed);
+            if self.stopped {
+                return Next::Off;
+            }
         }
         // A step the model once added for an obstacle that is not here is skipped.
         while self.steps.get(self.cursor).is_some_and(|s| s.optional)
@@ -214,7 +232,8 @@ impl RecipeRun {
         .or_else(|| (!self.on_page(page, k)).then_some(Decline::OtherPage))
         .or_else(|| step.secret.then_some(Decline::Secret))
         .or_else(|| step.answer_from_page.then_some(Decline::AnswerFromPage))
-        .or_else(|| step.found_value.then_some(Decline::FoundValue));
+        .or_else(|| step.found_value.then_some(Decline::FoundValue))
+        .or_else(|| step.found_target.then_some(Decline::FoundTarget));
         if let Some(why) = why {
             return self.heal(k, why);
         }
@@ -277,12 +296,19 @@ impl RecipeRun {
         }
         let k = h.step;
         // The model was asked for the step itself (a hand-off, or an outcome only it could
-        // judge): what it did is the step.
+        // judge): what it did is the step when it is that kind of action on that kind of
+        // element (named so, when the step's target has a name). Anything else (a dialog
+        // closed first, the step before redone) leaves the step to do.
         if !matches!(
             h.why,
             Decline::Missing | Decline::Ambiguous { .. } | Decline::OtherPage
         ) {
-            self.cursor = k + 1;
+            if healed.is_some_and(|a| self.done_as_asked(k, a)) {
+                self.cursor = k + 1;
+            } else {
+                self.stalls += 1;
+                self.stopped = self.stalls > MAX_HEALS_PER_RUN;
+            }
             return;
         }
         let Some(a) = healed else {
@@ -318,6 +344,24 @@ impl RecipeRun {
             && match self.target_of(k) {
                 Some(t) => matches!(locate(page, &t), Located::Unique(_)),
                 None => step.target.is_none(),
+            }
+    }
+
+    /// Whether the model's action, asked for step `k`, is that step: the same action on an
+    /// element of the same role, named as the step's target when that has a name — or, for
+    /// one of a row of like controls ("Odd"/"Even" per number), on one of such a row too.
+    fn done_as_asked(&self, k: usize, a: Acted<'_>) -> bool {
+        let Some(step) = self.steps.get(k) else {
+            return false;
+        };
+        step.action == a.action
+            && match (self.target_of(k), a.target) {
+                (Some(t), Some(d)) => {
+                    t.role == d.role
+                        && (t.name.is_empty() || t.name == d.name || (t.of > 1 && d.of > 1))
+                }
+                (None, None) => true,
+                _ => false,
             }
     }
 
@@ -385,7 +429,10 @@ impl RecipeRun {
         };
         let target = self
             .target_of(k)
-            .map(|t| format!(" on the {} named \"{}\"", t.role, t.name))
+            .map(|t| match step.found_target {
+                true => format!(" on the {} this task calls for", t.role),
+                false => format!(" on the {} named \"{}\"", t.role, t.name),
+            })
             .unwrap_or_default();
         let value = if step.secret {
             " (a value kept secret: ask the user for it if you do not have it)".to_owned()
@@ -490,6 +537,7 @@ mod tests {
             healing: None,
             stopped: false,
             inserted: Vec::new(),
+            stalls: 0,
         }
     }
 
@@ -777,11 +825,8 @@ mod tests {
             }
         ));
         assert_eq!(r.heals, 0, "a hand-off is not a heal");
-        let acted = Acted {
-            action: "setValue",
-            target: None,
-            value: None,
-        };
+        let password = desc("inp", "password");
+        let acted = clicked_by("setValue", &password);
         assert_eq!(
             r.next(&p, Last::Verified, Some(acted)),
             Next::Act {
@@ -822,5 +867,104 @@ mod tests {
         }
         assert_eq!(r.next(&p, Last::Nothing, None), Next::Off);
         assert!(r.stopped);
+    }
+
+    #[test]
+    fn a_step_handed_to_the_model_is_done_only_when_the_model_did_it() {
+        // The second of two "Remove" buttons is told apart by position only: handed to the
+        // model. A newsletter dialog is in the way, and the model closes it first.
+        let mut remove = step("click", "btn", "remove", "/cart");
+        if let Some(t) = remove.target.as_mut() {
+            (t.nth, t.of) = (1, 2);
+        }
+        let mut r = run(vec![
+            remove,
+            step("click", "btn", "checkout", "/cart"),
+            step("finish", "", "", "/cart"),
+        ]);
+        let cart = |extra: Vec<crate::domain::facts::fake::El>| {
+            let mut els = vec![
+                el("1", "btn", "Remove"),
+                el("2", "btn", "Remove"),
+                el("3", "btn", "Checkout"),
+            ];
+            els.extend(extra);
+            page("http://shop.test/cart", els)
+        };
+        let handed = Next::Heal {
+            step: 0,
+            why: Decline::Unnamed,
+        };
+        assert_eq!(
+            r.next(&cart(vec![el("9", "btn", "Close")]), Last::Nothing, None),
+            handed
+        );
+        let close = desc("btn", "close");
+        let closed = clicked_by("click", &close);
+        // The dialog is gone, the item is still in the cart: the step is still to do, and
+        // Checkout is not replayed.
+        assert_eq!(r.next(&cart(vec![]), Last::Verified, Some(closed)), handed);
+        let second = TargetDescription {
+            nth: 1,
+            of: 2,
+            ..desc("btn", "remove")
+        };
+        let removed = clicked_by("click", &second);
+        // The model removed it: Checkout goes out.
+        assert_eq!(
+            r.next(&cart(vec![]), Last::Verified, Some(removed)),
+            Next::Act {
+                step: 1,
+                target: Some("3".into())
+            }
+        );
+        // One of a row of like controls ("Odd"/"Even" per number): the model's choice in the
+        // row is the step, whatever its name.
+        let mut odd = step("click", "btn", "odd", "/");
+        if let Some(t) = odd.target.as_mut() {
+            (t.nth, t.of) = (0, 3);
+        }
+        let mut r = run(vec![odd, step("click", "btn", "submit", "/")]);
+        let row = page(
+            "http://shop.test/",
+            vec![
+                el("1", "btn", "Odd"),
+                el("2", "btn", "Even"),
+                el("3", "btn", "Odd"),
+                el("4", "btn", "Even"),
+                el("5", "btn", "Odd"),
+                el("6", "btn", "Even"),
+                el("7", "btn", "Submit"),
+            ],
+        );
+        assert!(matches!(
+            r.next(&row, Last::Nothing, None),
+            Next::Heal { step: 0, .. }
+        ));
+        let even = TargetDescription {
+            of: 3,
+            ..desc("btn", "even")
+        };
+        let chose = clicked_by("click", &even);
+        assert_eq!(
+            r.next(&row, Last::Verified, Some(chose)),
+            Next::Act {
+                step: 1,
+                target: Some("7".into())
+            }
+        );
+        // A model that keeps doing something else ends the run after a few tries.
+        let mut r = run(vec![RecipeStep {
+            found_value: true,
+            ..step("setValue", "inp", "date", "/")
+        }]);
+        let p = page("http://shop.test/", vec![el("1", "inp", "Date")]);
+        for _ in 0..=MAX_HEALS_PER_RUN {
+            assert!(matches!(
+                r.next(&p, Last::Verified, Some(closed)),
+                Next::Heal { .. }
+            ));
+        }
+        assert_eq!(r.next(&p, Last::Verified, Some(closed)), Next::Off);
     }
 }
