@@ -91,6 +91,8 @@ async fn a_password_given_for_the_sign_in_is_typed_and_then_never_leaves(dynamod
         ),
         Reply::action("Done: your last order is #1042.", "finish()"),
     ]);
+    // Once typed, the page shows the password in the sign-in button's name too (a page that
+    // echoes it): the click's record, which keeps its target's name, must not keep it.
     let login = |typed: Option<&str>| {
         vec![
             field("1", "inp", "Email", "ada@acme.com", ""),
@@ -98,7 +100,10 @@ async fn a_password_given_for_the_sign_in_is_typed_and_then_never_leaves(dynamod
                 Some(v) => field("2", "inp", "Password", v, ""),
                 None => node("2", "inp", "Password"),
             },
-            node("3", "btn", "Sign in"),
+            match typed {
+                Some(v) => node("3", "btn", &format!("Sign in with {v}")),
+                None => node("3", "btn", "Sign in"),
+            },
         ]
     };
     let b1 = start(
