@@ -218,3 +218,120 @@ async fn a_declined_replayed_confirmation_leaves_the_task_to_the_model() {
     assert_eq!(calls(&r3), 1, "{r3}");
     assert!(r3["metrics"].get("recipe").is_none(), "{r3}");
 }
+
+const BILLS: &str = "https://billing.example.com/invoices";
+const PAID: &str = "https://billing.example.com/invoices/paid";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_the_model_did_through_the_users_yes_is_not_handed_to_it_again() {
+    use api_tests::flows::{next, node, reply_here, start};
+    let h = harness_with(|o| o).await;
+    let bills = |code: &str| {
+        vec![
+            node("10", "btn", &format!("Pay invoice {code}")),
+            node("11", "link", "Invoice INV-1000"),
+        ]
+    };
+    let paid = || vec![node("20", "link", "Back to invoices")];
+    // The model's run: the open invoice paid once the user said yes.
+    h.llm.push([
+        Reply::action("I will pay the open invoice.", "click(10)"),
+        Reply::action("The invoice is paid.", "finish()"),
+    ]);
+    let b1 = start("Pay my open invoice", BILLS, bills("INV-2041"));
+    let r1 = h.ok(&b1).await;
+    assert_eq!(r1["action"], "ask_user()", "{r1}");
+    let r2 = h.ok(&reply_here(&b1, &r1, "yes")).await;
+    assert_eq!(r2["action"], "click(10)", "{r2}");
+    let r3 = h.ok(&next(&b1, &r2, PAID, paid())).await;
+    assert_eq!(r3["status"], "completed", "{r3}");
+
+    // Next month's invoice: the button named by a record is the model's to pick; the payment
+    // is asked about, and the yes sends the model's click.
+    h.llm
+        .push([Reply::action("I will pay the open invoice.", "click(10)")]);
+    let b1 = start("Pay my open invoice", BILLS, bills("INV-2042"));
+    let r1 = h.ok(&b1).await;
+    assert_eq!(
+        (&r1["action"], &r1["metrics"]["recipe"]["mode"]),
+        (&json!("ask_user()"), &json!("healed")),
+        "{r1}"
+    );
+    let r2 = h.ok(&reply_here(&b1, &r1, "yes")).await;
+    assert_eq!(
+        (&r2["action"], calls(&r2)),
+        (&json!("click(10)"), 0),
+        "{r2}"
+    );
+    // A cookie banner on the next page: the server closes it by itself.
+    let asked = h.llm.requests().len();
+    let mut bannered = paid();
+    bannered.extend([
+        node("8", "btn", "Accept all cookies"),
+        node("9", "btn", "Reject all"),
+    ]);
+    let r3 = h.ok(&next(&b1, &r2, PAID, bannered)).await;
+    assert_eq!(r3["action"], "click(9)", "{r3}");
+    // The model's click was the step: the recipe goes on with its finish, and nobody is
+    // asked to pay again.
+    let r4 = h.ok(&next(&b1, &r3, PAID, paid())).await;
+    assert_eq!(
+        (&r4["action"], &r4["status"]),
+        (&json!("finish()"), &json!("completed")),
+        "{r4}"
+    );
+    assert_eq!(h.llm.requests().len(), asked, "{r4}");
+}
+
+const REMIND: &str = "https://app.example.com/reminders/new";
+const REMINDERS: &str = "https://app.example.com/reminders";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rest_of_the_models_answer_counts_for_the_step_it_was_handed() {
+    use api_tests::flows::{field, next, node, start};
+    let h = harness_with(|o| o).await;
+    let form = |date: &str| {
+        vec![
+            field("1", "inp", "Date", date, ""),
+            node("2", "btn", "Save reminder"),
+        ]
+    };
+    let saved = || vec![node("30", "link", "New reminder")];
+    let fill = |date: &str| {
+        Reply::Content(format!(
+            "<Thought>I set the date and save.</Thought>\n<Action>setValue(1, \"{date}\")</Action>\n<Action>click(2)</Action>"
+        ))
+    };
+    // The model's run: one answer fills the date and saves (the click sent on the next
+    // request), then it finishes.
+    h.llm
+        .push([fill("2026-11-28"), Reply::action("Saved.", "finish()")]);
+    let b1 = start("Set my reminder for tomorrow", REMIND, form(""));
+    let r1 = h.ok(&b1).await;
+    assert_eq!(r1["action"], "setValue(1, \"2026-11-28\")", "{r1}");
+    let r2 = h.ok(&next(&b1, &r1, REMIND, form("2026-11-28"))).await;
+    assert_eq!(r2["action"], "click(2)", "{r2}");
+    let r3 = h.ok(&next(&b1, &r2, REMINDERS, saved())).await;
+    assert_eq!(r3["status"], "completed", "{r3}");
+
+    // Another day: the date is the model's (not one the instruction gives); its answer
+    // saves too, and the recipe's finish follows without asking it again.
+    h.llm.push([fill("2026-11-29")]);
+    let b1 = start("Set my reminder for tomorrow", REMIND, form(""));
+    let r1 = h.ok(&b1).await;
+    assert_eq!(
+        (&r1["action"], &r1["metrics"]["recipe"]["mode"]),
+        (&json!("setValue(1, \"2026-11-29\")"), &json!("healed")),
+        "{r1}"
+    );
+    let asked = h.llm.requests().len();
+    let r2 = h.ok(&next(&b1, &r1, REMIND, form("2026-11-29"))).await;
+    assert_eq!(r2["action"], "click(2)", "{r2}");
+    let r3 = h.ok(&next(&b1, &r2, REMINDERS, saved())).await;
+    assert_eq!(
+        (&r3["action"], &r3["status"]),
+        (&json!("finish()"), &json!("completed")),
+        "{r3}"
+    );
+    assert_eq!(h.llm.requests().len(), asked, "{r3}");
+}

@@ -140,7 +140,7 @@ fn a_verified_run_becomes_a_recipe_without_its_failed_action_and_with_its_confir
         hash: "h".into(),
         els: vec![el("4", "link", "Blue mug"), el("5", "link", "Green mug")],
     };
-    let Next::Act { step: 0, target } = run.next(&home, Last::Nothing, None) else {
+    let Next::Act { step: 0, target } = run.next(&home, Last::Nothing, &[]) else {
         panic!("replayed");
     };
     assert_eq!(
@@ -299,7 +299,7 @@ fn a_secret_is_never_kept_and_an_answer_read_off_the_page_is_asked_for_again() {
         els: vec![el("9", "inp", "Date")],
     };
     assert_eq!(
-        run.next(&page, Last::Nothing, None),
+        run.next(&page, Last::Nothing, &[]),
         Next::Heal {
             step: 0,
             why: crate::domain::recipe::run::Decline::FoundValue
@@ -362,7 +362,7 @@ fn a_target_named_by_a_record_is_picked_by_the_model_on_every_run() {
     };
     let why = crate::domain::recipe::run::Decline::FoundTarget;
     assert_eq!(
-        run.next(&page, Last::Nothing, None),
+        run.next(&page, Last::Nothing, &[]),
         Next::Heal {
             step: 0,
             why: why.clone()
@@ -431,4 +431,48 @@ fn a_target_that_holds_a_value_of_the_instruction_is_not_replayed_for_another() 
     assert!(!holds_value("add 3 to cart", "3"));
     assert!(holds_value("alice ng alice@corp.com", "Alice@corp.com"));
     assert!(!holds_value("malice@corp.community", "alice@corp.com"));
+}
+
+#[test]
+fn a_list_named_by_its_options_is_replayed_with_this_runs_choice() {
+    // A <select> is named by its options' text: the instruction's value (and the prices it
+    // lists) are in it. Which list it is does not change with the choice: replayed.
+    let t = task("Ship my order by express");
+    let steps = [
+        rec(
+            0,
+            "selectOption(4, \"express\")",
+            Some(("select", "standard $4.99 express $12.99 overnight $29.00")),
+            "/checkout",
+        ),
+        rec(1, "click(9)", Some(("btn", "continue")), "/checkout"),
+        rec(2, "finish()", None, "/checkout"),
+    ];
+    let refs: Vec<&Step> = steps.iter().collect();
+    let r = record(&t, &refs, now(), 60).expect("recorded");
+    assert!(!r.steps[0].found_target, "{:?}", r.steps[0]);
+    let param = r.steps[0]
+        .value_param
+        .clone()
+        .expect("the choice is the task's value");
+    let mut run = RecipeRun::start(&r, vec![(param, "overnight".into())]);
+    let page = FakePage {
+        url: "https://shop.test/checkout".into(),
+        hash: "h".into(),
+        els: vec![
+            el(
+                "4",
+                "select",
+                "Standard $4.99 Express $12.99 Overnight $29.00",
+            ),
+            el("9", "btn", "Continue"),
+        ],
+    };
+    assert_eq!(
+        run.next(&page, Last::Nothing, &[]),
+        Next::Act {
+            step: 0,
+            target: Some("4".into())
+        }
+    );
 }

@@ -115,6 +115,8 @@ pub struct Decision {
     pub kind: StepKind,
     /// The action is one the user confirmed.
     pub confirmed: bool,
+    /// The action is the rest of the model's earlier answer, kept on the server.
+    pub queued: bool,
 }
 
 impl Decision {
@@ -136,6 +138,7 @@ impl Decision {
             missing_information: Vec::new(),
             kind: StepKind::Dom,
             confirmed: false,
+            queued: false,
         }
     }
 

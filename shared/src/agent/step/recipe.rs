@@ -16,7 +16,7 @@ use crate::domain::facts::PageFacts;
 use crate::domain::intervention::Intervention;
 use crate::domain::recipe::book::{filled, RecipeUse, UseMode, FORMAT, MAX_PER_SITE};
 use crate::domain::recipe::loose::bind_loose;
-use crate::domain::recipe::run::{Acted, Decline, Last, Next, RecipeRun};
+use crate::domain::recipe::run::{Acted, Decline, Healing, Last, Next, RecipeRun};
 use crate::domain::recipe::{bind, locate, site_key, Located};
 use crate::domain::risk::{Risk, RiskKind};
 use crate::domain::verdict::MET_CONFIDENCE;
@@ -76,12 +76,21 @@ fn last_of(step: &StepContext) -> Last {
     }
 }
 
-/// The model's browser action for recipe step `k`: the task's last, when it is the record
-/// the heal made (a server tool's round or an older action is not it).
-fn healed_record(history: &[Step], k: usize) -> Option<&Step> {
-    let prev = history.iter().rev().find(|s| s.kind == StepKind::Dom)?;
-    let used = prev.recipe.as_ref()?.used.as_ref()?;
-    (used.mode == UseMode::Healed && used.step == k).then_some(prev)
+/// The model's browser actions for the step it was handed (`h`), in order: the records from
+/// that request on marked as its heal (the answer's first action, the rest the server kept and
+/// sent one per request, a confirmed one). The server's own in between (a cookie banner
+/// closed) are not the model's.
+fn model_records<'a>(history: &'a [Step], h: &Healing) -> Vec<&'a Step> {
+    history
+        .iter()
+        .filter(|s| s.kind == StepKind::Dom && s.index >= h.at)
+        .filter(|s| {
+            s.recipe
+                .as_ref()
+                .and_then(|r| r.used.as_ref())
+                .is_some_and(|u| u.mode == UseMode::Healed && u.step == h.step)
+        })
+        .collect()
 }
 
 /// A record's browser action as the run compares it with a recipe step.
@@ -125,35 +134,25 @@ fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Optio
         run.stopped = true;
         return None;
     }
-    let record = run
+    let records = run
         .healing
         .as_ref()
-        .and_then(|h| healed_record(&step.history, h.step));
-    let last = record.and_then(action_of);
-    let healed = last.as_ref().map(|(action, target, value)| Acted {
-        action,
-        target: target.as_ref(),
-        value: value.as_deref(),
-    });
-    let healing = run
-        .healing
-        .as_ref()
-        .filter(|h| h.why != Decline::Failed)
-        .map(|h| h.step);
-    let decided = run.next(facts.view, last_of(step), healed);
-    // The model's step went before the one it was asked for, which now goes out (a dialog
-    // closed revealed it) or is handed to it again: kept as an optional step when the run is
-    // recorded.
-    if let (Some(k), Some(prev)) = (healing, record) {
-        let again = match &decided {
-            Next::Act { step, .. } => *step == k,
-            Next::Heal { step, why } => *step == k && why.planned(),
-            Next::Off => false,
-        };
-        if again {
-            run.inserted.push(prev.index);
-        }
-    }
+        .map(|h| model_records(&step.history, h))
+        .unwrap_or_default();
+    let done: Vec<_> = records
+        .iter()
+        .filter_map(|r| Some((r.index, action_of(r)?)))
+        .collect();
+    let acted: Vec<Acted> = done
+        .iter()
+        .map(|(index, (action, target, value))| Acted {
+            action,
+            target: target.as_ref(),
+            value: value.as_deref(),
+            index: *index,
+        })
+        .collect();
+    let decided = run.next(facts.view, last_of(step), &acted);
     let (k, target) = match decided {
         Next::Off => return None,
         Next::Heal { step: k, why } => {
@@ -220,12 +219,32 @@ fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Optio
 }
 
 /// The model is asked for step `k` with the recipe's hint.
-fn heal(step: &mut StepContext, run: &RecipeRun, k: usize, why: &Decline) {
+fn heal(step: &mut StepContext, run: &mut RecipeRun, k: usize, why: &Decline) {
     if run.stopped {
         return;
     }
+    if let Some(h) = run.healing.as_mut() {
+        h.at = step.first_index;
+    }
     step.notes.push(run.hint(k, why));
     used(step, run, k, UseMode::Healed, Some(why.describe()));
+}
+
+/// The rules sent the rest of the model's answer, or the action the user confirmed: while
+/// the model has a recipe step, it is the model's action for that step.
+pub fn still_healing(step: &mut StepContext) {
+    let Some(run) = step.task.recipe.as_ref().filter(|r| !r.stopped) else {
+        return;
+    };
+    if let Some(h) = run.healing.as_ref() {
+        step.recipe_use = Some(RecipeUse {
+            id: run.id.clone(),
+            step: h.step,
+            steps: run.steps.len(),
+            mode: UseMode::Healed,
+            reason: Some(h.why.describe()),
+        });
+    }
 }
 
 fn used(step: &mut StepContext, run: &RecipeRun, k: usize, mode: UseMode, reason: Option<String>) {

@@ -151,7 +151,10 @@ fn queued(step: &mut StepContext, mut q: ActionQueue, facts: &Facts<'_>) -> Opti
                 q.items.remove(0);
                 q.done += 1;
                 step.task.queue = (!q.items.is_empty()).then_some(q);
-                return Some(p.decision);
+                return Some(Decision {
+                    queued: true,
+                    ..p.decision
+                });
             }
             Review::Accept(_) => "it needs the user's confirmation".to_owned(),
             Review::Refuse(problem) => problem,

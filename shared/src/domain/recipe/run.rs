@@ -55,6 +55,10 @@ pub struct RecipeRun {
 pub struct Healing {
     pub step: usize,
     pub why: Decline,
+    /// The task's first record of the request that handed the step over: the model's records
+    /// for it are this one and later.
+    #[serde(default)]
+    pub at: u32,
 }
 
 /// Why a step does not go out without the model.
@@ -142,12 +146,14 @@ pub enum Last {
     Unconfirmed,
 }
 
-/// What the model did when asked for a step: its action's name, target and value.
+/// What the model did when asked for a step: its action's name, target and value, and the
+/// task's record of it.
 #[derive(Debug, Clone, Copy)]
 pub struct Acted<'a> {
     pub action: &'a str,
     pub target: Option<&'a TargetDescription>,
     pub value: Option<&'a str>,
+    pub index: u32,
 }
 
 /// What happens with the run's next step.
@@ -194,19 +200,38 @@ impl RecipeRun {
         Some(target)
     }
 
-    /// What comes next on `page` after an action that turned out `last`; `healed` is the
-    /// model's action when the last step was a heal.
-    pub fn next(&mut self, page: &dyn PageFacts, last: Last, healed: Option<Acted<'_>>) -> Next {
+    /// What comes next on `page` after an action that turned out `last`; `acted` is what the
+    /// model did (in order) since it was handed the last step, when it was.
+    pub fn next(&mut self, page: &dyn PageFacts, last: Last, acted: &[Acted<'_>]) -> Next {
         if self.stopped {
             return Next::Off;
         }
-        let healed_before = self.healing.is_some();
-        if let Some(h) = self.healing.take() {
-            self.find_place(page, &h, last, healed);
+        let healing = self.healing.take();
+        if let Some(h) = &healing {
+            self.find_place(page, h, last, acted);
             if self.stopped {
                 return Next::Off;
             }
         }
+        let decided = self.decide(page, last, healing.is_some());
+        // The model's steps went before the one it was asked for, which now goes out (a dialog
+        // closed revealed it) or is handed to it again: kept as optional steps when the run is
+        // recorded.
+        if let Some(h) = healing.filter(|h| h.why != Decline::Failed) {
+            let again = match &decided {
+                Next::Act { step, .. } => *step == h.step,
+                Next::Heal { step, why } => *step == h.step && why.planned(),
+                Next::Off => false,
+            };
+            if again {
+                self.inserted.extend(acted.iter().map(|a| a.index));
+            }
+        }
+        decided
+    }
+
+    /// The step at the cursor: out without the model, or handed to it.
+    fn decide(&mut self, page: &dyn PageFacts, last: Last, healed_before: bool) -> Next {
         // A step the model once added for an obstacle that is not here is skipped.
         while self.steps.get(self.cursor).is_some_and(|s| s.optional)
             && self
@@ -277,18 +302,14 @@ impl RecipeRun {
         self.healing = Some(Healing {
             step: k,
             why: why.clone(),
+            at: 0,
         });
         Next::Heal { step: k, why }
     }
 
-    /// Where the run is after the model's step for `h`.
-    fn find_place(
-        &mut self,
-        page: &dyn PageFacts,
-        h: &Healing,
-        last: Last,
-        healed: Option<Acted<'_>>,
-    ) {
+    /// Where the run is after the model's steps for `h` (its answer's actions in order: those
+    /// the server kept and sent one per request, and a confirmed one, included).
+    fn find_place(&mut self, page: &dyn PageFacts, h: &Healing, last: Last, acted: &[Acted<'_>]) {
         // A failed verdict was about the replayed step before `h.step`: the model redid it.
         // A heal that itself failed leaves the step to do.
         if h.why == Decline::Failed || last == Last::Failed {
@@ -296,32 +317,55 @@ impl RecipeRun {
         }
         let k = h.step;
         // The model was asked for the step itself (a hand-off, or an outcome only it could
-        // judge): what it did is the step when it is that kind of action on that kind of
-        // element (named so, when the step's target has a name). Anything else (a dialog
-        // closed first, the step before redone) leaves the step to do.
-        if !matches!(
+        // judge): the model's action that is that kind of action on that kind of element
+        // (named so, when the step's target has a name) did it. Anything else (a dialog closed
+        // first, the step before redone) leaves the step to do.
+        let handed = !matches!(
             h.why,
             Decline::Missing | Decline::Ambiguous { .. } | Decline::OtherPage
-        ) {
-            if healed.is_some_and(|a| self.done_as_asked(k, a)) {
-                self.cursor = k + 1;
-            } else {
+        );
+        let done = if handed {
+            acted.iter().position(|a| self.done_as_asked(k, *a))
+        } else {
+            acted
+                .iter()
+                .position(|a| self.same_as(k, *a))
+                .or_else(|| self.done_its_way(page, k, acted).then_some(0))
+        };
+        let Some(i) = done else {
+            if acted.is_empty() {
+                // Nothing on the page yet (a server tool's round): still the step to do.
+                return;
+            }
+            if self.steps.get(k).is_some_and(|s| s.action == "finish") {
+                // Asked to finish, the model went on instead: the rest is the model's.
+                self.stopped = true;
+            } else if handed {
                 self.stalls += 1;
                 self.stopped = self.stalls > MAX_HEALS_PER_RUN;
             }
             return;
-        }
-        let Some(a) = healed else {
-            return;
         };
-        if self.same_as(k, a) {
-            self.cursor = k + 1;
-            return;
+        // What the model did before the step were steps of its own (a dialog closed).
+        self.inserted.extend(acted[..i].iter().map(|a| a.index));
+        self.cursor = k + 1;
+        // The rest of its answer may have done the recipe's next steps too (a form filled).
+        for a in &acted[i + 1..] {
+            if !self.done_as_asked(self.cursor, *a) {
+                break;
+            }
+            self.cursor += 1;
         }
-        // Done the model's way (a renamed button, a moved field): the same kind of action on
-        // the same kind of element, the step's own target still not here, and the page is now
-        // where the next step starts. Anything else was a step of its own (a dialog closed, a
-        // sign-in on the way): the recipe's step is still to do.
+    }
+
+    /// Done the model's way (a renamed button, a moved field): the same kind of action on the
+    /// same kind of element, the step's own target still not here, and the page now where the
+    /// next step starts (or the model's next action that step). Anything else was a step of
+    /// its own (a dialog closed, a sign-in on the way): the recipe's step is still to do.
+    fn done_its_way(&self, page: &dyn PageFacts, k: usize, acted: &[Acted<'_>]) -> bool {
+        let Some(a) = acted.first() else {
+            return false;
+        };
         let like = self.steps.get(k).is_some_and(|s| {
             s.action == a.action
                 && match (&s.target, a.target) {
@@ -330,9 +374,11 @@ impl RecipeRun {
                     _ => false,
                 }
         });
-        if like && !self.ready(page, k) && self.ready(page, k + 1) {
-            self.cursor = k + 1;
-        }
+        like && !self.ready(page, k)
+            && match acted.get(1) {
+                None => self.ready(page, k + 1),
+                Some(b) => self.done_as_asked(k + 1, *b),
+            }
     }
 
     /// Whether step `k` could go out on `page`: its kind of page, its target here alone.
@@ -489,6 +535,7 @@ mod tests {
             action,
             target: Some(target),
             value: None,
+            index: 0,
         }
     }
 
@@ -497,7 +544,7 @@ mod tests {
         let mut r = checkout();
         r.cursor = 1;
         assert!(matches!(
-            r.next(page, Last::Verified, None),
+            r.next(page, Last::Verified, &[]),
             Next::Heal { step: 1, .. }
         ));
         r
@@ -562,7 +609,7 @@ mod tests {
             vec![el("1", "link", "Red mug"), el("2", "link", "Blue mug")],
         );
         assert_eq!(
-            r.next(&home, Last::Nothing, None),
+            r.next(&home, Last::Nothing, &[]),
             Next::Act {
                 step: 0,
                 target: Some("2".into())
@@ -572,7 +619,7 @@ mod tests {
         r.acted(0);
         let item = page("http://shop.test/item/7", vec![el("9", "btn", "Buy now")]);
         assert_eq!(
-            r.next(&item, Last::Verified, None),
+            r.next(&item, Last::Verified, &[]),
             Next::Act {
                 step: 1,
                 target: Some("9".into())
@@ -581,14 +628,14 @@ mod tests {
         r.acted(1);
         let done = page("http://shop.test/done", vec![]);
         assert_eq!(
-            r.next(&done, Last::Verified, None),
+            r.next(&done, Last::Verified, &[]),
             Next::Act {
                 step: 2,
                 target: None
             }
         );
         r.acted(2);
-        assert_eq!(r.next(&done, Last::Verified, None), Next::Off);
+        assert_eq!(r.next(&done, Last::Verified, &[]), Next::Off);
         assert_eq!((r.replayed, r.heals), (3, 0));
     }
 
@@ -607,18 +654,14 @@ mod tests {
         ] {
             let mut r = at_buy();
             assert_eq!(
-                r.next(&item(vec![el("9", "btn", "Buy now")]), last, None),
+                r.next(&item(vec![el("9", "btn", "Buy now")]), last, &[]),
                 Next::Heal { step: 1, why }
             );
         }
         // Renamed, doubled, or another page.
         let mut r = at_buy();
         assert_eq!(
-            r.next(
-                &item(vec![el("9", "btn", "Purchase")]),
-                Last::Verified,
-                None
-            ),
+            r.next(&item(vec![el("9", "btn", "Purchase")]), Last::Verified, &[]),
             Next::Heal {
                 step: 1,
                 why: Decline::Missing
@@ -629,7 +672,7 @@ mod tests {
             r.next(
                 &item(vec![el("9", "btn", "Buy now"), el("10", "btn", "Buy now")]),
                 Last::Verified,
-                None
+                &[]
             ),
             Next::Heal {
                 step: 1,
@@ -641,7 +684,7 @@ mod tests {
             r.next(
                 &page("http://shop.test/login", vec![el("9", "btn", "Buy now")]),
                 Last::Verified,
-                None
+                &[]
             ),
             Next::Heal {
                 step: 1,
@@ -655,7 +698,7 @@ mod tests {
             vec![el("1", "link", "Blue mug"), el("2", "link", "Blue mug")],
         );
         assert_eq!(
-            r.next(&two_blue, Last::Nothing, None),
+            r.next(&two_blue, Last::Nothing, &[]),
             Next::Heal {
                 step: 0,
                 why: Decline::Ambiguous { count: 2 }
@@ -672,7 +715,7 @@ mod tests {
         let done = page("http://shop.test/done", vec![]);
         let acted = clicked_by("click", &new);
         assert_eq!(
-            r.next(&done, Last::Verified, Some(acted)),
+            r.next(&done, Last::Verified, &[acted]),
             Next::Act {
                 step: 2,
                 target: None
@@ -687,7 +730,7 @@ mod tests {
         let acted = clicked_by("click", &close);
         let item = page("http://shop.test/item/7", vec![el("9", "btn", "Buy now")]);
         assert_eq!(
-            r.next(&item, Last::Verified, Some(acted)),
+            r.next(&item, Last::Verified, &[acted]),
             Next::Act {
                 step: 1,
                 target: Some("9".into())
@@ -697,12 +740,12 @@ mod tests {
         // The model did the step itself and its target is still there: not done twice.
         let mut r = checkout();
         r.cursor = 1;
-        let _ = r.next(&item, Last::Unconfirmed, None);
+        let _ = r.next(&item, Last::Unconfirmed, &[]);
         let buy = desc("btn", "buy now");
         let acted = clicked_by("click", &buy);
         assert_eq!(r.cursor, 1);
         assert_eq!(
-            r.next(&item, Last::Verified, Some(acted)),
+            r.next(&item, Last::Verified, &[acted]),
             Next::Heal {
                 step: 2,
                 why: Decline::OtherPage
@@ -726,7 +769,7 @@ mod tests {
         );
         for action in ["click", "setValue"] {
             assert_eq!(
-                two(action).next(&cart, Last::Nothing, None),
+                two(action).next(&cart, Last::Nothing, &[]),
                 Next::Heal {
                     step: 0,
                     why: Decline::Unnamed
@@ -737,7 +780,7 @@ mod tests {
         let mut r = run(vec![step("setValue", "inp", "", "/form")]);
         let form = page("http://shop.test/form", vec![el("1", "inp", "")]);
         assert_eq!(
-            r.next(&form, Last::Nothing, None),
+            r.next(&form, Last::Nothing, &[]),
             Next::Heal {
                 step: 0,
                 why: Decline::Unnamed
@@ -755,7 +798,7 @@ mod tests {
         ] {
             let mut r = checkout();
             r.cursor = 2;
-            let next = r.next(&done, last, None);
+            let next = r.next(&done, last, &[]);
             assert_eq!(
                 matches!(next, Next::Act { step: 2, .. }),
                 replayed,
@@ -771,7 +814,7 @@ mod tests {
         let new = desc("btn", "purchase");
         let acted = clicked_by("click", &new);
         assert_eq!(
-            r.next(&renamed, Last::Failed, Some(acted)),
+            r.next(&renamed, Last::Failed, &[acted]),
             Next::Heal {
                 step: 1,
                 why: Decline::ModelFailed
@@ -789,7 +832,7 @@ mod tests {
         r.cursor = 1;
         let login = page("http://shop.test/login", vec![el("3", "inp", "Email")]);
         assert!(matches!(
-            r.next(&login, Last::Verified, None),
+            r.next(&login, Last::Verified, &[]),
             Next::Heal {
                 step: 1,
                 why: Decline::OtherPage
@@ -800,9 +843,10 @@ mod tests {
             action: "setValue",
             target: Some(&email),
             value: Some("a@b.c"),
+            index: 0,
         };
         assert!(matches!(
-            r.next(&login, Last::Verified, Some(acted)),
+            r.next(&login, Last::Verified, &[acted]),
             Next::Heal { step: 1, .. }
         ));
         // A hand-off (a secret, a found value) is the model's step: the run goes on after it.
@@ -818,7 +862,7 @@ mod tests {
             vec![el("1", "inp", "Password"), el("2", "btn", "Sign in")],
         );
         assert!(matches!(
-            r.next(&p, Last::Nothing, None),
+            r.next(&p, Last::Nothing, &[]),
             Next::Heal {
                 step: 0,
                 why: Decline::Secret
@@ -828,7 +872,7 @@ mod tests {
         let password = desc("inp", "password");
         let acted = clicked_by("setValue", &password);
         assert_eq!(
-            r.next(&p, Last::Verified, Some(acted)),
+            r.next(&p, Last::Verified, &[acted]),
             Next::Act {
                 step: 1,
                 target: Some("2".into())
@@ -846,7 +890,7 @@ mod tests {
         let p = page("http://shop.test/", vec![el("1", "inp", "Password")]);
         for _ in 0..=MAX_HEALS_PER_RUN {
             assert_eq!(
-                r.next(&p, Last::Nothing, None),
+                r.next(&p, Last::Nothing, &[]),
                 Next::Heal {
                     step: 0,
                     why: Decline::Secret
@@ -862,10 +906,10 @@ mod tests {
         // A step whose target keeps missing: three heals, then the model carries on alone.
         let mut r = run(vec![step("click", "btn", "buy now", "/")]);
         for _ in 0..MAX_HEALS_PER_RUN {
-            assert!(matches!(r.next(&p, Last::Nothing, None), Next::Heal { .. }));
+            assert!(matches!(r.next(&p, Last::Nothing, &[]), Next::Heal { .. }));
             r.healing = None;
         }
-        assert_eq!(r.next(&p, Last::Nothing, None), Next::Off);
+        assert_eq!(r.next(&p, Last::Nothing, &[]), Next::Off);
         assert!(r.stopped);
     }
 
@@ -896,14 +940,14 @@ mod tests {
             why: Decline::Unnamed,
         };
         assert_eq!(
-            r.next(&cart(vec![el("9", "btn", "Close")]), Last::Nothing, None),
+            r.next(&cart(vec![el("9", "btn", "Close")]), Last::Nothing, &[]),
             handed
         );
         let close = desc("btn", "close");
         let closed = clicked_by("click", &close);
         // The dialog is gone, the item is still in the cart: the step is still to do, and
         // Checkout is not replayed.
-        assert_eq!(r.next(&cart(vec![]), Last::Verified, Some(closed)), handed);
+        assert_eq!(r.next(&cart(vec![]), Last::Verified, &[closed]), handed);
         let second = TargetDescription {
             nth: 1,
             of: 2,
@@ -912,7 +956,7 @@ mod tests {
         let removed = clicked_by("click", &second);
         // The model removed it: Checkout goes out.
         assert_eq!(
-            r.next(&cart(vec![]), Last::Verified, Some(removed)),
+            r.next(&cart(vec![]), Last::Verified, &[removed]),
             Next::Act {
                 step: 1,
                 target: Some("3".into())
@@ -938,7 +982,7 @@ mod tests {
             ],
         );
         assert!(matches!(
-            r.next(&row, Last::Nothing, None),
+            r.next(&row, Last::Nothing, &[]),
             Next::Heal { step: 0, .. }
         ));
         let even = TargetDescription {
@@ -947,7 +991,7 @@ mod tests {
         };
         let chose = clicked_by("click", &even);
         assert_eq!(
-            r.next(&row, Last::Verified, Some(chose)),
+            r.next(&row, Last::Verified, &[chose]),
             Next::Act {
                 step: 1,
                 target: Some("7".into())
@@ -961,10 +1005,107 @@ mod tests {
         let p = page("http://shop.test/", vec![el("1", "inp", "Date")]);
         for _ in 0..=MAX_HEALS_PER_RUN {
             assert!(matches!(
-                r.next(&p, Last::Verified, Some(closed)),
+                r.next(&p, Last::Verified, &[closed]),
                 Next::Heal { .. }
             ));
         }
-        assert_eq!(r.next(&p, Last::Verified, Some(closed)), Next::Off);
+        assert_eq!(r.next(&p, Last::Verified, &[closed]), Next::Off);
+    }
+
+    #[test]
+    fn every_action_of_the_models_answer_counts_for_the_step_it_was_handed() {
+        // A date the task calls for (handed over every run), then Submit and the finish. The
+        // model's answer fills the date and clicks Submit (the server sends the click on the
+        // next request): both are its, and the run goes on after them.
+        let form = || {
+            run(vec![
+                RecipeStep {
+                    found_value: true,
+                    ..step("setValue", "inp", "date", "/form")
+                },
+                step("click", "btn", "submit", "/form"),
+                step("finish", "", "", "/done"),
+            ])
+        };
+        let p = page(
+            "http://shop.test/form",
+            vec![el("1", "inp", "Date"), el("2", "btn", "Submit")],
+        );
+        let done = page("http://shop.test/done", vec![]);
+        let date = desc("inp", "date");
+        let submit = desc("btn", "submit");
+        let typed = Acted {
+            value: Some("2026-12-01"),
+            index: 4,
+            ..clicked_by("setValue", &date)
+        };
+        let clicked = Acted {
+            index: 5,
+            ..clicked_by("click", &submit)
+        };
+        let mut r = form();
+        assert!(matches!(
+            r.next(&p, Last::Nothing, &[]),
+            Next::Heal { step: 0, .. }
+        ));
+        assert_eq!(
+            r.next(&done, Last::Verified, &[typed, clicked]),
+            Next::Act {
+                step: 2,
+                target: None
+            },
+            "Submit is not clicked again, nor the date handed over again"
+        );
+        assert_eq!((r.stalls, r.inserted.len()), (0, 0));
+
+        // A dialog closed first, in the same answer: an optional step of its own.
+        let close = desc("btn", "close");
+        let closed = Acted {
+            index: 3,
+            ..clicked_by("click", &close)
+        };
+        let mut r = form();
+        let _ = r.next(&p, Last::Nothing, &[]);
+        assert_eq!(
+            r.next(&p, Last::Verified, &[closed, typed]),
+            Next::Act {
+                step: 1,
+                target: Some("2".into())
+            }
+        );
+        assert_eq!(r.inserted, vec![3]);
+
+        // A server tool's round: nothing on the page yet, not a stall.
+        let mut r = form();
+        let _ = r.next(&p, Last::Nothing, &[]);
+        assert!(matches!(
+            r.next(&p, Last::Nothing, &[]),
+            Next::Heal { step: 0, .. }
+        ));
+        assert_eq!(r.stalls, 0);
+    }
+
+    #[test]
+    fn a_finish_handed_to_the_model_is_never_replayed_after_it_went_on() {
+        // The finish needed the model (the last outcome unconfirmed); the model looked
+        // further instead of finishing, and its action verified: the recorded finish does not
+        // go out on the strength of an action the recipe never had.
+        let done = page(
+            "http://shop.test/done",
+            vec![el("4", "link", "Order details")],
+        );
+        let mut r = checkout();
+        r.cursor = 2;
+        assert_eq!(
+            r.next(&done, Last::Unconfirmed, &[]),
+            Next::Heal {
+                step: 2,
+                why: Decline::Unconfirmed
+            }
+        );
+        let details = desc("link", "order details");
+        let looked = clicked_by("click", &details);
+        assert_eq!(r.next(&done, Last::Verified, &[looked]), Next::Off);
+        assert!(r.stopped);
     }
 }
