@@ -172,7 +172,7 @@ const CART: &str = "https://shop.example.com/cart";
 const DONE: &str = "https://shop.example.com/order/done";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_declined_replayed_confirmation_leaves_the_task_to_the_model() {
+async fn a_replayed_confirmation_goes_on_only_after_the_users_yes() {
     use api_tests::flows::{next, node, reply_here, start};
     let h = harness_with(|o| o).await;
     let cart = || vec![node("10", "btn", "Pay now")];
@@ -217,6 +217,24 @@ async fn a_declined_replayed_confirmation_leaves_the_task_to_the_model() {
     let r3 = h.ok(&next(&b1, &r2, CART, cart())).await;
     assert_eq!(calls(&r3), 1, "{r3}");
     assert!(r3["metrics"].get("recipe").is_none(), "{r3}");
+
+    // Replayed again: an unclear reply gets the question asked again, and the yes to it pays
+    // and lets the recipe finish without the model.
+    let b1 = start("Pay for my cart now", CART, cart());
+    let r1 = h.ok(&b1).await;
+    assert_eq!(r1["action"], "ask_user()", "{r1}");
+    let r2 = h.ok(&reply_here(&b1, &r1, "I'm not sure")).await;
+    assert_eq!(r2["action"], "ask_user()", "{r2}");
+    let r3 = h.ok(&reply_here(&b1, &r2, "yes")).await;
+    assert_eq!(r3["action"], "click(10)", "{r3}");
+    let asked = h.llm.requests().len();
+    let r4 = h.ok(&next(&b1, &r3, DONE, paid())).await;
+    assert_eq!(
+        (&r4["action"], &r4["status"]),
+        (&json!("finish()"), &json!("completed")),
+        "{r4}"
+    );
+    assert_eq!(h.llm.requests().len(), asked, "{r4}");
 }
 
 const BILLS: &str = "https://billing.example.com/invoices";

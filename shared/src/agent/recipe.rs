@@ -357,16 +357,15 @@ pub fn record(
                     t.name = format!("{{{p}}}");
                     (t.nth, t.of) = (0, 1);
                 }
-                // A target named by the recorded run's data (a record's number, a hidden
-                // secret) is the model's to pick on every run; its name is not kept. Only what
-                // is clicked is picked by its name: a field or a list is named by its label
-                // (a list by its options' text too, which holds the values it offers).
-                let clicked = matches!(action, Action::Click(_));
+                // A target named by the recorded run's data (a record's number, a value of the
+                // instruction among other words, a hidden secret) is the model's to pick on
+                // every run; its name is not kept. A list is named by its options' text, which
+                // holds the value it offers: that value does not make it another list.
+                let list = matches!(action, Action::SelectOption(..));
                 if let Some(t) = step.target.as_mut().filter(|t| {
-                    t.name.contains(&HIDDEN.to_lowercase())
-                        || clicked
-                            && (names_a_record(&t.name)
-                                || params.iter().any(|(_, v)| holds_value(&t.name, v)))
+                    names_a_record(&t.name)
+                        || t.name.contains(&HIDDEN.to_lowercase())
+                        || !list && params.iter().any(|(_, v)| holds_value(&t.name, v))
                 }) {
                     if step.target_param.is_none() {
                         t.name.clear();

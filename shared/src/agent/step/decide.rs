@@ -115,8 +115,14 @@ pub fn rules(
     .or_else(|| correct::correct(step, req, &facts, now));
     // What the user said (a no, an unclear reply, a resume) is the model's to read, whatever
     // this step's rules did first (a cookie banner closed): the recipe is left to the model.
-    // Only a yes that runs the confirmed action lets it go on.
-    if user_spoke && !ruled.as_ref().is_some_and(|d| d.confirmed) {
+    // Only a yes that runs the confirmed action lets it go on — or an unclear reply the same
+    // question is asked again about (the next reply decides).
+    let asked_again = step
+        .task
+        .confirmation
+        .as_ref()
+        .is_some_and(|c| c.asked_again && c.step_index == step.step_index);
+    if user_spoke && !asked_again && !ruled.as_ref().is_some_and(|d| d.confirmed) {
         recipe::leave_to_model(step);
     }
     match ruled {

@@ -103,6 +103,9 @@ fn action_of(
 )> {
     let action = Action::parse(&prev.action).ok()?;
     let value = match &action {
+        // A question to the user (the confirmation asked for the model's action) is not a
+        // step on the page.
+        Action::AskUser(_) | Action::Finish(_) | Action::Fail(_) => return None,
         Action::SetValue(_, v) | Action::SelectOption(_, v) => Some(v.clone()),
         _ => None,
     };

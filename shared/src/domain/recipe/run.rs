@@ -89,6 +89,8 @@ pub enum Decline {
     FoundTarget,
     /// The server's rules would not let the action through as it is.
     Refused,
+    /// The model's last answer went on past the recipe's steps (actions it does not have).
+    WentOn,
 }
 
 impl Decline {
@@ -129,6 +131,10 @@ impl Decline {
                     .into()
             }
             Decline::Refused => "the server's rules stopped it as recorded".into(),
+            Decline::WentOn => {
+                "your last answer did more than the recorded steps, so this page is not one the recipe knows"
+                    .into()
+            }
         }
     }
 }
@@ -207,13 +213,23 @@ impl RecipeRun {
             return Next::Off;
         }
         let healing = self.healing.take();
+        let mut went_on = false;
         if let Some(h) = &healing {
-            self.find_place(page, h, last, acted);
+            if acted.is_empty() {
+                // Nothing on the page yet (a server tool's round): still the model's step, not
+                // another heal.
+                self.healing = Some(h.clone());
+                return Next::Heal {
+                    step: h.step,
+                    why: h.why.clone(),
+                };
+            }
+            went_on = self.find_place(page, h, last, acted);
             if self.stopped {
                 return Next::Off;
             }
         }
-        let decided = self.decide(page, last, healing.is_some());
+        let decided = self.decide(page, last, healing.is_some(), went_on);
         // The model's steps went before the one it was asked for, which now goes out (a dialog
         // closed revealed it) or is handed to it again: kept as optional steps when the run is
         // recorded.
@@ -231,7 +247,13 @@ impl RecipeRun {
     }
 
     /// The step at the cursor: out without the model, or handed to it.
-    fn decide(&mut self, page: &dyn PageFacts, last: Last, healed_before: bool) -> Next {
+    fn decide(
+        &mut self,
+        page: &dyn PageFacts,
+        last: Last,
+        healed_before: bool,
+        went_on: bool,
+    ) -> Next {
         // A step the model once added for an obstacle that is not here is skipped.
         while self.steps.get(self.cursor).is_some_and(|s| s.optional)
             && self
@@ -254,6 +276,7 @@ impl RecipeRun {
             Last::Likely | Last::Nothing if finishing => Some(Decline::Unconfirmed),
             Last::Nothing | Last::Verified | Last::Likely => None,
         }
+        .or_else(|| went_on.then_some(Decline::WentOn))
         .or_else(|| (!self.on_page(page, k)).then_some(Decline::OtherPage))
         .or_else(|| step.secret.then_some(Decline::Secret))
         .or_else(|| step.answer_from_page.then_some(Decline::AnswerFromPage))
@@ -308,12 +331,20 @@ impl RecipeRun {
     }
 
     /// Where the run is after the model's steps for `h` (its answer's actions in order: those
-    /// the server kept and sent one per request, and a confirmed one, included).
-    fn find_place(&mut self, page: &dyn PageFacts, h: &Healing, last: Last, acted: &[Acted<'_>]) {
+    /// the server kept and sent one per request, and a confirmed one, included). Whether the
+    /// model's answer ended with actions the recipe does not have: the page is then not one
+    /// the recipe knows, and the next step is the model's too.
+    fn find_place(
+        &mut self,
+        page: &dyn PageFacts,
+        h: &Healing,
+        last: Last,
+        acted: &[Acted<'_>],
+    ) -> bool {
         // A failed verdict was about the replayed step before `h.step`: the model redid it.
         // A heal that itself failed leaves the step to do.
         if h.why == Decline::Failed || last == Last::Failed {
-            return;
+            return false;
         }
         let k = h.step;
         // The model was asked for the step itself (a hand-off, or an outcome only it could
@@ -330,13 +361,9 @@ impl RecipeRun {
             acted
                 .iter()
                 .position(|a| self.same_as(k, *a))
-                .or_else(|| self.done_its_way(page, k, acted).then_some(0))
+                .or_else(|| (0..acted.len()).find(|&i| self.done_its_way(page, k, &acted[i..])))
         };
         let Some(i) = done else {
-            if acted.is_empty() {
-                // Nothing on the page yet (a server tool's round): still the step to do.
-                return;
-            }
             if self.steps.get(k).is_some_and(|s| s.action == "finish") {
                 // Asked to finish, the model went on instead: the rest is the model's.
                 self.stopped = true;
@@ -344,24 +371,28 @@ impl RecipeRun {
                 self.stalls += 1;
                 self.stopped = self.stalls > MAX_HEALS_PER_RUN;
             }
-            return;
+            return false;
         };
         // What the model did before the step were steps of its own (a dialog closed).
         self.inserted.extend(acted[..i].iter().map(|a| a.index));
         self.cursor = k + 1;
-        // The rest of its answer may have done the recipe's next steps too (a form filled).
+        // The rest of its answer may have done the recipe's next steps too (a form filled):
+        // each exactly as recorded; actions of its own in between are passed over.
+        let mut own_last = false;
         for a in &acted[i + 1..] {
-            if !self.done_as_asked(self.cursor, *a) {
-                break;
+            own_last = !self.same_as(self.cursor, *a);
+            if !own_last {
+                self.cursor += 1;
             }
-            self.cursor += 1;
         }
+        own_last
     }
 
-    /// Done the model's way (a renamed button, a moved field): the same kind of action on the
-    /// same kind of element, the step's own target still not here, and the page now where the
-    /// next step starts (or the model's next action that step). Anything else was a step of
-    /// its own (a dialog closed, a sign-in on the way): the recipe's step is still to do.
+    /// Done the model's way (a renamed button, a moved field) by the first of `acted`: the
+    /// same kind of action on the same kind of element, the step's own target still not here,
+    /// and the page now where the next step starts (or the model's next action that step).
+    /// Anything else was a step of its own (a dialog closed, a sign-in on the way): the
+    /// recipe's step is still to do.
     fn done_its_way(&self, page: &dyn PageFacts, k: usize, acted: &[Acted<'_>]) -> bool {
         let Some(a) = acted.first() else {
             return false;
@@ -377,7 +408,7 @@ impl RecipeRun {
         like && !self.ready(page, k)
             && match acted.get(1) {
                 None => self.ready(page, k + 1),
-                Some(b) => self.done_as_asked(k + 1, *b),
+                Some(b) => self.same_as(k + 1, *b),
             }
     }
 
@@ -1107,5 +1138,126 @@ mod tests {
         let looked = clicked_by("click", &details);
         assert_eq!(r.next(&done, Last::Verified, &[looked]), Next::Off);
         assert!(r.stopped);
+    }
+
+    #[test]
+    fn only_what_the_recipe_has_counts_from_the_rest_of_the_answer() {
+        // An amount the task calls for, then the invoice this task calls for (the model's on
+        // every run, confirmed), then the finish. The model's answer sets the amount and
+        // opens "Review": that is no payment, and the finish is not replayed after it.
+        let mut pay = step("click", "btn", "", "/bills");
+        pay.found_target = true;
+        pay.confirm = true;
+        let mut r = run(vec![
+            RecipeStep {
+                found_value: true,
+                ..step("setValue", "inp", "amount", "/bills")
+            },
+            pay,
+            step("finish", "", "", "/bills"),
+        ]);
+        let bills = page(
+            "http://shop.test/bills",
+            vec![el("1", "inp", "Amount"), el("2", "btn", "Review")],
+        );
+        let amount = desc("inp", "amount");
+        let review = desc("btn", "review");
+        let typed = Acted {
+            value: Some("40"),
+            index: 2,
+            ..clicked_by("setValue", &amount)
+        };
+        let reviewed = Acted {
+            index: 3,
+            ..clicked_by("click", &review)
+        };
+        let _ = r.next(&bills, Last::Nothing, &[]);
+        assert_eq!(
+            r.next(&bills, Last::Verified, &[typed, reviewed]),
+            Next::Heal {
+                step: 1,
+                why: Decline::WentOn
+            }
+        );
+        // An answer that ticks a box the recipe does not have between its two steps goes on
+        // with the recipe; one that ends with it leaves the next step to the model.
+        let form = || {
+            run(vec![
+                RecipeStep {
+                    found_value: true,
+                    ..step("setValue", "inp", "date", "/form")
+                },
+                step("click", "btn", "save", "/form"),
+                step("click", "btn", "share", "/form"),
+                step("finish", "", "", "/form"),
+            ])
+        };
+        let p = page(
+            "http://shop.test/form",
+            vec![
+                el("1", "inp", "Date"),
+                el("2", "btn", "Save"),
+                el("3", "chk", "Remind me"),
+                el("4", "btn", "Share"),
+            ],
+        );
+        let date = desc("inp", "date");
+        let save = desc("btn", "save");
+        let remind = desc("chk", "remind me");
+        let d = Acted {
+            value: Some("2026-12-01"),
+            ..clicked_by("setValue", &date)
+        };
+        let ticked = clicked_by("check", &remind);
+        let saved = clicked_by("click", &save);
+        let mut r = form();
+        let _ = r.next(&p, Last::Nothing, &[]);
+        assert_eq!(
+            r.next(&p, Last::Verified, &[d, ticked, saved]),
+            Next::Act {
+                step: 2,
+                target: Some("4".into())
+            },
+            "Save is not clicked twice"
+        );
+        let mut r = form();
+        let _ = r.next(&p, Last::Nothing, &[]);
+        assert_eq!(
+            r.next(&p, Last::Verified, &[d, saved, ticked]),
+            Next::Heal {
+                step: 2,
+                why: Decline::WentOn
+            }
+        );
+    }
+
+    #[test]
+    fn a_step_done_its_way_after_a_dialog_closed_in_the_same_answer_is_done() {
+        // "Buy now" renamed "Purchase" behind a dialog: the model's answer closes the dialog
+        // and clicks "Purchase". The purchase is not asked for again.
+        let dialog = page(
+            "http://shop.test/item/7",
+            vec![el("5", "btn", "Close"), el("9", "btn", "Purchase")],
+        );
+        let mut r = healing_at_buy(&dialog);
+        let close = desc("btn", "close");
+        let purchase = desc("btn", "purchase");
+        let closed = Acted {
+            index: 6,
+            ..clicked_by("click", &close)
+        };
+        let bought = Acted {
+            index: 7,
+            ..clicked_by("click", &purchase)
+        };
+        let done = page("http://shop.test/done", vec![]);
+        assert_eq!(
+            r.next(&done, Last::Verified, &[closed, bought]),
+            Next::Act {
+                step: 2,
+                target: None
+            }
+        );
+        assert_eq!(r.inserted, vec![6]);
     }
 }
