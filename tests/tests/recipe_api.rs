@@ -290,31 +290,44 @@ async fn a_step_the_model_did_through_the_users_yes_is_not_handed_to_it_again() 
     ]);
     let r3 = h.ok(&next(&b1, &r2, PAID, bannered)).await;
     assert_eq!(r3["action"], "click(9)", "{r3}");
-    // The model's click was the step: the recipe goes on with its finish, and nobody is
-    // asked to pay again.
+    // The model's click was the step: nobody is asked to pay again. The button was the
+    // model's pick, so the model says whether the task is done (one call, with the recipe's
+    // finish as its hint).
+    h.llm
+        .push([Reply::action("The invoice is paid.", "finish()")]);
     let r4 = h.ok(&next(&b1, &r3, PAID, paid())).await;
     assert_eq!(
         (&r4["action"], &r4["status"]),
         (&json!("finish()"), &json!("completed")),
         "{r4}"
     );
-    assert_eq!(h.llm.requests().len(), asked, "{r4}");
+    assert_eq!(h.llm.requests().len(), asked + 1, "{r4}");
+    let prompt = h.llm.user_prompt(asked);
+    assert!(prompt.contains("step 2 of 2: finish"), "{prompt}");
 }
 
 const REMIND: &str = "https://app.example.com/reminders/new";
 const REMINDERS: &str = "https://app.example.com/reminders";
 
+/// The new-reminder form, its date field holding `date`.
+fn reminder_form(date: &str) -> Vec<Value> {
+    use api_tests::flows::{field, node};
+    vec![
+        field("1", "inp", "Date", date, ""),
+        node("2", "btn", "Save reminder"),
+    ]
+}
+
+/// The reminders list a saved reminder leads to.
+fn reminders() -> Vec<Value> {
+    vec![api_tests::flows::node("30", "link", "New reminder")]
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rest_of_the_models_answer_counts_for_the_step_it_was_handed() {
-    use api_tests::flows::{field, next, node, start};
+    use api_tests::flows::{next, start};
     let h = harness_with(|o| o).await;
-    let form = |date: &str| {
-        vec![
-            field("1", "inp", "Date", date, ""),
-            node("2", "btn", "Save reminder"),
-        ]
-    };
-    let saved = || vec![node("30", "link", "New reminder")];
+    let (form, saved) = (reminder_form, reminders);
     let fill = |date: &str| {
         Reply::Content(format!(
             "<Thought>I set the date and save.</Thought>\n<Action>setValue(1, \"{date}\")</Action>\n<Action>click(2)</Action>"
@@ -352,4 +365,51 @@ async fn the_rest_of_the_models_answer_counts_for_the_step_it_was_handed() {
         "{r3}"
     );
     assert_eq!(h.llm.requests().len(), asked, "{r3}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_models_failed_step_is_not_taken_as_done_behind_a_cookie_banner() {
+    use api_tests::flows::{next, node, start};
+    let h = harness_with(|o| o).await;
+    let (form, saved) = (reminder_form, reminders);
+    h.llm.push([
+        Reply::action("I set the date.", "setValue(1, \"2026-11-28\")"),
+        Reply::action("I save it.", "click(2)"),
+        Reply::action("Saved.", "finish()"),
+    ]);
+    let b1 = start("Set my reminder for tomorrow", REMIND, form(""));
+    let r1 = h.ok(&b1).await;
+    let r2 = h.ok(&next(&b1, &r1, REMIND, form("2026-11-28"))).await;
+    assert_eq!(r2["action"], "click(2)", "{r2}");
+    let r3 = h.ok(&next(&b1, &r2, REMINDERS, saved())).await;
+    assert_eq!(r3["status"], "completed", "{r3}");
+
+    // Another day: the model's date does not take (the field stays empty), and a cookie
+    // banner shows up, which the server closes.
+    h.llm.push([Reply::action(
+        "I set the date.",
+        "setValue(1, \"2026-11-29\")",
+    )]);
+    let b1 = start("Set my reminder for tomorrow", REMIND, form(""));
+    let r1 = h.ok(&b1).await;
+    assert_eq!(r1["metrics"]["recipe"]["mode"], "healed", "{r1}");
+    let mut bannered = form("");
+    bannered.extend([
+        node("8", "btn", "Accept all cookies"),
+        node("9", "btn", "Reject all"),
+    ]);
+    let r2 = h.ok(&next(&b1, &r1, REMIND, bannered)).await;
+    assert_eq!(r2["action"], "click(9)", "{r2}");
+    // The banner closing verified; the date still did not: Save is not replayed on an empty
+    // date, the model is asked for the date again.
+    h.llm.push([Reply::action(
+        "The date did not take; again.",
+        "setValue(1, \"2026-11-29\")",
+    )]);
+    let r3 = h.ok(&next(&b1, &r2, REMIND, form(""))).await;
+    assert_eq!(
+        (&r3["action"], calls(&r3)),
+        (&json!("setValue(1, \"2026-11-29\")"), 1),
+        "{r3}"
+    );
 }

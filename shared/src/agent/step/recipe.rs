@@ -144,18 +144,31 @@ fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Optio
         .unwrap_or_default();
     let done: Vec<_> = records
         .iter()
-        .filter_map(|r| Some((r.index, action_of(r)?)))
+        .filter_map(|r| {
+            let confirmed = r.before_state.as_ref().is_some_and(|b| b.confirmed);
+            Some((r.index, confirmed, action_of(r)?))
+        })
         .collect();
     let acted: Vec<Acted> = done
         .iter()
-        .map(|(index, (action, target, value))| Acted {
+        .map(|(index, confirmed, (action, target, value))| Acted {
             action,
             target: target.as_ref(),
             value: value.as_deref(),
             index: *index,
+            confirmed: *confirmed,
         })
         .collect();
-    let decided = run.next(facts.view, last_of(step), &acted);
+    // A failed verdict on any of the model's actions, though a later one of the server's (a
+    // cookie banner closed) verified.
+    let failed = step
+        .history
+        .iter()
+        .filter_map(|s| s.verification.as_ref())
+        .chain(step.verification.as_ref())
+        .any(|v| v.failed() && acted.iter().any(|a| a.index == v.step_index));
+    let last = if failed { Last::Failed } else { last_of(step) };
+    let decided = run.next(facts.view, last, &acted);
     let (k, target) = match decided {
         Next::Off => return None,
         Next::Heal { step: k, why } => {
@@ -229,7 +242,11 @@ fn heal(step: &mut StepContext, run: &mut RecipeRun, k: usize, why: &Decline) {
     if let Some(h) = run.healing.as_mut() {
         h.at = step.first_index;
     }
-    step.notes.push(run.hint(k, why));
+    let hint = run.hint(k, why);
+    // Carried from a round that ended without an answer: said once.
+    if !step.notes.contains(&hint) {
+        step.notes.push(hint);
+    }
     used(step, run, k, UseMode::Healed, Some(why.describe()));
 }
 

@@ -91,6 +91,9 @@ pub enum Decline {
     Refused,
     /// The model's last answer went on past the recipe's steps (actions it does not have).
     WentOn,
+    /// The finish after a step whose target the model picked (one named by a record): whether
+    /// the task is done is the model's to say.
+    ModelsPick,
 }
 
 impl Decline {
@@ -104,6 +107,7 @@ impl Decline {
                 | Decline::FoundTarget
                 | Decline::AnswerFromPage
                 | Decline::Unnamed
+                | Decline::ModelsPick
         )
     }
 
@@ -131,8 +135,12 @@ impl Decline {
                     .into()
             }
             Decline::Refused => "the server's rules stopped it as recorded".into(),
+            Decline::ModelsPick => {
+                "the step before it was done on the element you picked, so whether the task is done is yours to say"
+                    .into()
+            }
             Decline::WentOn => {
-                "your last answer did more than the recorded steps, so this page is not one the recipe knows"
+                "your last answer ended with actions the recorded run did not take, so the recipe cannot tell where this page stands (if that answer already did this step, do not repeat it)"
                     .into()
             }
         }
@@ -160,6 +168,8 @@ pub struct Acted<'a> {
     pub target: Option<&'a TargetDescription>,
     pub value: Option<&'a str>,
     pub index: u32,
+    /// The user confirmed it.
+    pub confirmed: bool,
 }
 
 /// What happens with the run's next step.
@@ -213,7 +223,7 @@ impl RecipeRun {
             return Next::Off;
         }
         let healing = self.healing.take();
-        let mut went_on = false;
+        let mut went_on = None;
         if let Some(h) = &healing {
             if acted.is_empty() {
                 // Nothing on the page yet (a server tool's round): still the model's step, not
@@ -252,7 +262,7 @@ impl RecipeRun {
         page: &dyn PageFacts,
         last: Last,
         healed_before: bool,
-        went_on: bool,
+        went_on: Option<Decline>,
     ) -> Next {
         // A step the model once added for an obstacle that is not here is skipped.
         while self.steps.get(self.cursor).is_some_and(|s| s.optional)
@@ -276,12 +286,12 @@ impl RecipeRun {
             Last::Likely | Last::Nothing if finishing => Some(Decline::Unconfirmed),
             Last::Nothing | Last::Verified | Last::Likely => None,
         }
-        .or_else(|| went_on.then_some(Decline::WentOn))
         .or_else(|| (!self.on_page(page, k)).then_some(Decline::OtherPage))
         .or_else(|| step.secret.then_some(Decline::Secret))
         .or_else(|| step.answer_from_page.then_some(Decline::AnswerFromPage))
         .or_else(|| step.found_value.then_some(Decline::FoundValue))
-        .or_else(|| step.found_target.then_some(Decline::FoundTarget));
+        .or_else(|| step.found_target.then_some(Decline::FoundTarget))
+        .or(went_on);
         if let Some(why) = why {
             return self.heal(k, why);
         }
@@ -331,20 +341,21 @@ impl RecipeRun {
     }
 
     /// Where the run is after the model's steps for `h` (its answer's actions in order: those
-    /// the server kept and sent one per request, and a confirmed one, included). Whether the
-    /// model's answer ended with actions the recipe does not have: the page is then not one
-    /// the recipe knows, and the next step is the model's too.
+    /// the server kept and sent one per request, and a confirmed one, included). When the
+    /// next step is the model's too, why: the answer ended with actions the recipe does not
+    /// have (the page is not one the recipe knows), or the step was a record the model picked
+    /// and the next is the finish (whether the task is done is the model's to say).
     fn find_place(
         &mut self,
         page: &dyn PageFacts,
         h: &Healing,
         last: Last,
         acted: &[Acted<'_>],
-    ) -> bool {
+    ) -> Option<Decline> {
         // A failed verdict was about the replayed step before `h.step`: the model redid it.
         // A heal that itself failed leaves the step to do.
         if h.why == Decline::Failed || last == Last::Failed {
-            return false;
+            return None;
         }
         let k = h.step;
         // The model was asked for the step itself (a hand-off, or an outcome only it could
@@ -355,14 +366,13 @@ impl RecipeRun {
             h.why,
             Decline::Missing | Decline::Ambiguous { .. } | Decline::OtherPage
         );
-        let done = if handed {
-            acted.iter().position(|a| self.done_as_asked(k, *a))
-        } else {
-            acted
-                .iter()
-                .position(|a| self.same_as(k, *a))
-                .or_else(|| (0..acted.len()).find(|&i| self.done_its_way(page, k, &acted[i..])))
-        };
+        let its_way = || (0..acted.len()).find(|&i| self.done_its_way(page, k, &acted[i..]));
+        let as_asked = handed
+            .then(|| acted.iter().position(|a| self.done_as_asked(k, *a)))
+            .flatten();
+        let done = as_asked
+            .or_else(|| acted.iter().position(|a| self.same_as(k, *a)))
+            .or_else(its_way);
         let Some(i) = done else {
             if self.steps.get(k).is_some_and(|s| s.action == "finish") {
                 // Asked to finish, the model went on instead: the rest is the model's.
@@ -371,21 +381,50 @@ impl RecipeRun {
                 self.stalls += 1;
                 self.stopped = self.stalls > MAX_HEALS_PER_RUN;
             }
-            return false;
+            return None;
         };
+        // A record the model picked by its own reading (the invoice this task calls for): a
+        // like action on another element of that kind (a "Review" first) would pass too, so
+        // whether the task is then done is the model's to say. (An unnamed element that is
+        // there on every run, "the textbox", is not a pick among records.)
+        let loose = as_asked == Some(i)
+            && self.steps.get(k).is_some_and(|s| s.found_target)
+            && !self.same_as(k, acted[i]);
         // What the model did before the step were steps of its own (a dialog closed).
         self.inserted.extend(acted[..i].iter().map(|a| a.index));
         self.cursor = k + 1;
         // The rest of its answer may have done the recipe's next steps too (a form filled):
         // each exactly as recorded; actions of its own in between are passed over.
+        let mut own: Vec<Acted<'_>> = acted[..i].to_vec();
         let mut own_last = false;
         for a in &acted[i + 1..] {
             own_last = !self.same_as(self.cursor, *a);
-            if !own_last {
+            if own_last {
+                own.push(*a);
+            } else {
                 self.cursor += 1;
             }
         }
-        own_last
+        // An action of its own that is a later step of the recipe: the steps were done in
+        // another order, and replaying the rest could do one twice.
+        if own
+            .iter()
+            .any(|a| (self.cursor..self.steps.len()).any(|j| self.same_as(j, *a)))
+        {
+            self.stopped = true;
+            return None;
+        }
+        let finish_next = self
+            .steps
+            .get(self.cursor)
+            .is_some_and(|s| s.action == "finish");
+        if own_last {
+            Some(Decline::WentOn)
+        } else if loose && finish_next && self.cursor == k + 1 {
+            Some(Decline::ModelsPick)
+        } else {
+            None
+        }
     }
 
     /// Done the model's way (a renamed button, a moved field) by the first of `acted`: the
@@ -397,10 +436,13 @@ impl RecipeRun {
         let Some(a) = acted.first() else {
             return false;
         };
+        // Only a named target can be missing from the page, and a step the recorded run
+        // confirmed is done only by an action the user confirmed.
         let like = self.steps.get(k).is_some_and(|s| {
             s.action == a.action
+                && (!s.confirm || a.confirmed)
                 && match (&s.target, a.target) {
-                    (Some(t), Some(d)) => t.role == d.role,
+                    (Some(t), Some(d)) => t.role == d.role && !t.name.is_empty(),
                     (None, None) => true,
                     _ => false,
                 }
@@ -431,7 +473,9 @@ impl RecipeRun {
         let Some(step) = self.steps.get(k) else {
             return false;
         };
+        // A step the recorded run confirmed is done only by an action the user confirmed.
         step.action == a.action
+            && (!step.confirm || a.confirmed)
             && match (self.target_of(k), a.target) {
                 (Some(t), Some(d)) => {
                     t.role == d.role
@@ -450,8 +494,12 @@ impl RecipeRun {
         if step.action != a.action {
             return false;
         }
+        if step.confirm && !a.confirmed {
+            return false;
+        }
         let same_target = match (self.target_of(k), a.target) {
-            (Some(t), Some(d)) => t.role == d.role && t.name == d.name,
+            // An unnamed target is not told apart by its name.
+            (Some(t), Some(d)) => t.role == d.role && !t.name.is_empty() && t.name == d.name,
             (None, None) => true,
             _ => false,
         };
@@ -567,6 +615,7 @@ mod tests {
             target: Some(target),
             value: None,
             index: 0,
+            confirmed: false,
         }
     }
 
@@ -617,6 +666,31 @@ mod tests {
             inserted: Vec::new(),
             stalls: 0,
         }
+    }
+
+    /// A date the task calls for (the model's on every run), Save, Share, the finish.
+    fn date_save_share() -> RecipeRun {
+        run(vec![
+            RecipeStep {
+                found_value: true,
+                ..step("setValue", "inp", "date", "/form")
+            },
+            step("click", "btn", "save", "/form"),
+            step("click", "btn", "share", "/form"),
+            step("finish", "", "", "/form"),
+        ])
+    }
+
+    fn share_form() -> FakePage {
+        page(
+            "http://shop.test/form",
+            vec![
+                el("1", "inp", "Date"),
+                el("2", "btn", "Save"),
+                el("3", "chk", "Remind me"),
+                el("4", "btn", "Share"),
+            ],
+        )
     }
 
     fn checkout() -> RecipeRun {
@@ -875,6 +949,7 @@ mod tests {
             target: Some(&email),
             value: Some("a@b.c"),
             index: 0,
+            confirmed: false,
         };
         assert!(matches!(
             r.next(&login, Last::Verified, &[acted]),
@@ -1176,31 +1251,36 @@ mod tests {
             r.next(&bills, Last::Verified, &[typed, reviewed]),
             Next::Heal {
                 step: 1,
-                why: Decline::WentOn
+                why: Decline::FoundTarget
             }
+        );
+        // Handed the payment itself, the model opens "Review" first: no payment (the user
+        // confirmed nothing), the step is still to do.
+        assert_eq!(
+            r.next(&bills, Last::Verified, &[reviewed]),
+            Next::Heal {
+                step: 1,
+                why: Decline::FoundTarget
+            }
+        );
+        assert_eq!((r.cursor, r.stalls), (1, 1));
+        let paid = Acted {
+            confirmed: true,
+            index: 5,
+            ..clicked_by("click", &review)
+        };
+        assert_eq!(
+            r.next(&bills, Last::Verified, &[paid]),
+            Next::Heal {
+                step: 2,
+                why: Decline::ModelsPick
+            },
+            "a confirmed click on the button it picked is the payment; the model says whether it is done"
         );
         // An answer that ticks a box the recipe does not have between its two steps goes on
         // with the recipe; one that ends with it leaves the next step to the model.
-        let form = || {
-            run(vec![
-                RecipeStep {
-                    found_value: true,
-                    ..step("setValue", "inp", "date", "/form")
-                },
-                step("click", "btn", "save", "/form"),
-                step("click", "btn", "share", "/form"),
-                step("finish", "", "", "/form"),
-            ])
-        };
-        let p = page(
-            "http://shop.test/form",
-            vec![
-                el("1", "inp", "Date"),
-                el("2", "btn", "Save"),
-                el("3", "chk", "Remind me"),
-                el("4", "btn", "Share"),
-            ],
-        );
+        let form = date_save_share;
+        let p = share_form();
         let date = desc("inp", "date");
         let save = desc("btn", "save");
         let remind = desc("chk", "remind me");
@@ -1259,5 +1339,79 @@ mod tests {
             }
         );
         assert_eq!(r.inserted, vec![6]);
+    }
+
+    #[test]
+    fn steps_done_in_another_order_end_the_replay() {
+        // Date, Save, Share: the model's answer sets the date and shares, without saving.
+        // Replaying Save then Share would share twice.
+        let mut r = date_save_share();
+        let p = share_form();
+        let date = desc("inp", "date");
+        let share = desc("btn", "share");
+        let d = Acted {
+            value: Some("2026-12-01"),
+            ..clicked_by("setValue", &date)
+        };
+        let shared = clicked_by("click", &share);
+        let _ = r.next(&p, Last::Nothing, &[]);
+        assert_eq!(r.next(&p, Last::Verified, &[d, shared]), Next::Off);
+        assert!(r.stopped);
+    }
+
+    #[test]
+    fn a_handed_step_done_on_a_renamed_field_is_done() {
+        // The password field is now "Passcode": the model types into it and signs in.
+        let mut r = run(vec![
+            RecipeStep {
+                secret: true,
+                ..step("setValue", "inp", "password", "/")
+            },
+            step("click", "btn", "sign in", "/"),
+            step("finish", "", "", "/home"),
+        ]);
+        let p = page(
+            "http://shop.test/",
+            vec![el("1", "inp", "Passcode"), el("2", "btn", "Sign in")],
+        );
+        let passcode = desc("inp", "passcode");
+        let typed = clicked_by("setValue", &passcode);
+        let _ = r.next(&p, Last::Nothing, &[]);
+        assert_eq!(
+            r.next(&p, Last::Verified, &[typed]),
+            Next::Act {
+                step: 1,
+                target: Some("2".into())
+            }
+        );
+        assert_eq!(r.stalls, 0);
+    }
+
+    #[test]
+    fn after_a_record_the_model_picked_the_finish_is_the_models() {
+        // "Open my latest invoice": the invoice is the model's pick on every run. This month
+        // the model opens the "Filters" link first — a link too, so it passes as the step;
+        // the recorded finish is not replayed on that ("Done" with no invoice open).
+        let mut pick = step("click", "link", "", "/invoices");
+        pick.found_target = true;
+        let mut r = run(vec![pick, step("finish", "", "", "/invoices")]);
+        let list = page(
+            "http://shop.test/invoices",
+            vec![
+                el("1", "link", "Filters"),
+                el("2", "link", "Invoice INV-1042"),
+            ],
+        );
+        let _ = r.next(&list, Last::Nothing, &[]);
+        let filters = desc("link", "filters");
+        let opened = clicked_by("click", &filters);
+        assert_eq!(
+            r.next(&list, Last::Verified, &[opened]),
+            Next::Heal {
+                step: 1,
+                why: Decline::ModelsPick
+            }
+        );
+        assert_eq!(r.heals, 0, "by design on every run: not a heal");
     }
 }
