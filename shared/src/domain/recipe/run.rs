@@ -352,12 +352,18 @@ impl RecipeRun {
         last: Last,
         acted: &[Acted<'_>],
     ) -> Option<Decline> {
-        // A failed verdict was about the replayed step before `h.step`: the model redid it.
         // A heal that itself failed leaves the step to do.
-        if h.why == Decline::Failed || last == Last::Failed {
+        if last == Last::Failed {
             return None;
         }
-        let k = h.step;
+        // A failed verdict was about the replayed step before `h.step`: the model was asked to
+        // redo that one (and its answer may go on with `h.step`).
+        let redo = h.why == Decline::Failed;
+        let k = if redo {
+            h.step.saturating_sub(1)
+        } else {
+            h.step
+        };
         // The model was asked for the step itself (a hand-off, or an outcome only it could
         // judge): the model's action that is that kind of action on that kind of element
         // (named so, when the step's target has a name) did it. Anything else (a dialog closed
@@ -374,7 +380,9 @@ impl RecipeRun {
             .or_else(|| acted.iter().position(|a| self.same_as(k, *a)))
             .or_else(its_way);
         let Some(i) = done else {
-            if self.steps.get(k).is_some_and(|s| s.action == "finish") {
+            if redo {
+                // Redone some other way: the run goes on where it was.
+            } else if self.steps.get(k).is_some_and(|s| s.action == "finish") {
                 // Asked to finish, the model went on instead: the rest is the model's.
                 self.stopped = true;
             } else if handed {
@@ -497,18 +505,24 @@ impl RecipeRun {
         if step.confirm && !a.confirmed {
             return false;
         }
-        let same_target = match (self.target_of(k), a.target) {
-            // An unnamed target is not told apart by its name.
-            (Some(t), Some(d)) => t.role == d.role && !t.name.is_empty() && t.name == d.name,
-            (None, None) => true,
-            _ => false,
-        };
         let same_value = match (self.value_of(k), a.value) {
             (Some(v), Some(w)) => super::normalise(&v) == super::normalise(w),
             (None, None) => true,
             _ => false,
         };
-        same_target || (step.target.is_none() && same_value)
+        match (self.target_of(k), a.target) {
+            // An unnamed field is told apart by what goes into it: this run's value, or — for
+            // a value the model gives on every run — its kind of field, in the recipe's order.
+            // An unnamed element clicked is not told apart at all.
+            (Some(t), Some(d)) if t.name.is_empty() => {
+                t.role == d.role
+                    && a.value.is_some()
+                    && (step.secret || step.found_value || same_value)
+            }
+            (Some(t), Some(d)) => t.role == d.role && t.name == d.name,
+            (None, None) => true,
+            _ => step.target.is_none() && same_value,
+        }
     }
 
     /// The value step `k` types or chooses on this run.
@@ -1413,5 +1427,106 @@ mod tests {
             }
         );
         assert_eq!(r.heals, 0, "by design on every run: not a heal");
+    }
+
+    #[test]
+    fn a_replayed_step_the_model_redid_is_not_replayed_again_after_it() {
+        // The replayed title did not verify; the model, asked to redo it, types it and clicks
+        // "Add to cart" in one answer. "Add to cart" is not clicked a second time.
+        let mut title = step("setValue", "inp", "title", "/item/*");
+        title.value_param = Some("item".into());
+        let mut r = run(vec![
+            title,
+            step("click", "btn", "add to cart", "/item/*"),
+            step("finish", "", "", "/item/*"),
+        ]);
+        r.acted(0);
+        let item = page(
+            "http://shop.test/item/7",
+            vec![el("1", "inp", "Title"), el("2", "btn", "Add to cart")],
+        );
+        assert_eq!(
+            r.next(&item, Last::Failed, &[]),
+            Next::Heal {
+                step: 1,
+                why: Decline::Failed
+            }
+        );
+        let field = desc("inp", "title");
+        let button = desc("btn", "add to cart");
+        let typed = Acted {
+            value: Some("blue mug"),
+            ..clicked_by("setValue", &field)
+        };
+        let added = clicked_by("click", &button);
+        assert_eq!(
+            r.next(&item, Last::Verified, &[typed, added]),
+            Next::Act {
+                step: 2,
+                target: None
+            }
+        );
+    }
+
+    #[test]
+    fn unnamed_fields_are_told_apart_by_what_goes_into_them() {
+        // Two unnamed fields (user, a secret password), now three on the page: handed over as
+        // ambiguous. The model's answer fills both and signs in: the run goes on after it.
+        let unnamed = |action: &str, nth: usize| {
+            let mut s = step(action, "inp", "", "/");
+            if let Some(t) = s.target.as_mut() {
+                (t.nth, t.of) = (nth, 2);
+            }
+            s
+        };
+        let mut user = unnamed("setValue", 0);
+        user.value_param = Some("item".into());
+        let mut r = run(vec![
+            user,
+            RecipeStep {
+                secret: true,
+                ..unnamed("setValue", 1)
+            },
+            step("click", "btn", "sign in", "/"),
+            step("finish", "", "", "/home"),
+        ]);
+        let login = page(
+            "http://shop.test/",
+            vec![
+                el("1", "inp", ""),
+                el("2", "inp", ""),
+                el("3", "inp", ""),
+                el("4", "btn", "Sign in"),
+            ],
+        );
+        assert_eq!(
+            r.next(&login, Last::Nothing, &[]),
+            Next::Heal {
+                step: 0,
+                why: Decline::Ambiguous { count: 3 }
+            }
+        );
+        let field = desc("inp", "");
+        let sign_in = desc("btn", "sign in");
+        let name = Acted {
+            value: Some("blue mug"),
+            ..clicked_by("setValue", &field)
+        };
+        let password = Acted {
+            value: Some("[hidden]"),
+            ..clicked_by("setValue", &field)
+        };
+        let signed_in = clicked_by("click", &sign_in);
+        let home = page("http://shop.test/home", vec![]);
+        assert_eq!(
+            r.next(&home, Last::Verified, &[name, password, signed_in]),
+            Next::Act {
+                step: 3,
+                target: None
+            }
+        );
+        // A click on an unnamed element is never taken for the step.
+        let click = clicked_by("click", &field);
+        assert!(!r.same_as(0, click));
     }
 }
