@@ -378,10 +378,18 @@ impl RecipeRun {
             .flatten();
         let done = as_asked
             .or_else(|| acted.iter().position(|a| self.same_as(k, *a)))
-            .or_else(its_way);
-        let Some(i) = done else {
+            .or_else(its_way)
+            .map(|i| (k, i))
+            // Not redone (the failed verdict may have missed that it worked): the answer may
+            // have gone on with the next step itself, exactly as recorded.
+            .or_else(|| {
+                let next = redo.then_some(h.step)?;
+                Some((next, acted.iter().position(|a| self.same_as(next, *a))?))
+            });
+        let Some((k, i)) = done else {
             if redo {
-                // Redone some other way: the run goes on where it was.
+                // Something else: the page is not one the recipe knows.
+                return (!acted.is_empty()).then_some(Decline::WentOn);
             } else if self.steps.get(k).is_some_and(|s| s.action == "finish") {
                 // Asked to finish, the model went on instead: the rest is the model's.
                 self.stopped = true;
@@ -395,9 +403,7 @@ impl RecipeRun {
         // like action on another element of that kind (a "Review" first) would pass too, so
         // whether the task is then done is the model's to say. (An unnamed element that is
         // there on every run, "the textbox", is not a pick among records.)
-        let loose = as_asked == Some(i)
-            && self.steps.get(k).is_some_and(|s| s.found_target)
-            && !self.same_as(k, acted[i]);
+        let loose = as_asked == Some(i) && self.steps.get(k).is_some_and(|s| s.found_target);
         // What the model did before the step were steps of its own (a dialog closed).
         self.inserted.extend(acted[..i].iter().map(|a| a.index));
         self.cursor = k + 1;
@@ -515,9 +521,15 @@ impl RecipeRun {
             // a value the model gives on every run — its kind of field, in the recipe's order.
             // An unnamed element clicked is not told apart at all.
             (Some(t), Some(d)) if t.name.is_empty() => {
-                t.role == d.role
-                    && a.value.is_some()
-                    && (step.secret || step.found_value || same_value)
+                let secret = a
+                    .value
+                    .is_some_and(|v| v.contains(crate::domain::secrets::HIDDEN));
+                // A kind of field only: an unnamed one (a named one is some other field), and
+                // never a record the model picks.
+                let by_kind = d.name.is_empty()
+                    && !step.found_target
+                    && ((step.secret && secret) || (step.found_value && !secret));
+                t.role == d.role && a.value.is_some() && (by_kind || same_value)
             }
             (Some(t), Some(d)) => t.role == d.role && t.name == d.name,
             (None, None) => true,
@@ -1513,7 +1525,7 @@ mod tests {
             ..clicked_by("setValue", &field)
         };
         let password = Acted {
-            value: Some("[hidden]"),
+            value: Some("[secret]"),
             ..clicked_by("setValue", &field)
         };
         let signed_in = clicked_by("click", &sign_in);
@@ -1528,5 +1540,100 @@ mod tests {
         // A click on an unnamed element is never taken for the step.
         let click = clicked_by("click", &field);
         assert!(!r.same_as(0, click));
+    }
+
+    #[test]
+    fn a_failed_verdict_the_model_saw_through_is_not_replayed_over() {
+        // The replayed comment did not verify (a rich editor the check could not read), but it
+        // was there: the model posts without retyping it. "Post" is not replayed again; an
+        // answer that is neither the redo nor the next step leaves the next step to the model.
+        let mut comment = step("setValue", "inp", "comment", "/post/*");
+        comment.value_param = Some("item".into());
+        let fresh = || {
+            let mut r = run(vec![
+                comment.clone(),
+                step("click", "btn", "post", "/post/*"),
+                step("finish", "", "", "/post/*"),
+            ]);
+            r.acted(0);
+            r
+        };
+        let post = page(
+            "http://shop.test/post/7",
+            vec![
+                el("1", "inp", "Comment"),
+                el("2", "btn", "Post"),
+                el("3", "link", "Share"),
+            ],
+        );
+        let mut r = fresh();
+        assert!(matches!(
+            r.next(&post, Last::Failed, &[]),
+            Next::Heal { step: 1, .. }
+        ));
+        let button = desc("btn", "post");
+        let posted = clicked_by("click", &button);
+        assert_eq!(
+            r.next(&post, Last::Verified, &[posted]),
+            Next::Act {
+                step: 2,
+                target: None
+            }
+        );
+        let mut r = fresh();
+        let _ = r.next(&post, Last::Failed, &[]);
+        let link = desc("link", "share");
+        let other = clicked_by("click", &link);
+        assert_eq!(
+            r.next(&post, Last::Verified, &[other]),
+            Next::Heal {
+                step: 1,
+                why: Decline::WentOn
+            }
+        );
+    }
+
+    #[test]
+    fn a_field_the_model_fills_on_every_run_is_not_any_field() {
+        // A note for the order this task calls for (the field named by the order, the note
+        // the model's): the model first types the order's number into the Search box. That is
+        // not the note, and the finish is not replayed after it.
+        let mut note = step("setValue", "inp", "", "/orders");
+        note.found_target = true;
+        note.found_value = true;
+        let mut r = run(vec![note, step("finish", "", "", "/orders")]);
+        let orders = page(
+            "http://shop.test/orders",
+            vec![
+                el("1", "inp", "Search"),
+                el("2", "inp", "Note for order 5530"),
+            ],
+        );
+        let _ = r.next(&orders, Last::Nothing, &[]);
+        let search = desc("inp", "search");
+        let searched = Acted {
+            value: Some("5530"),
+            ..clicked_by("setValue", &search)
+        };
+        assert!(!r.same_as(0, searched));
+        assert_eq!(
+            r.next(&orders, Last::Verified, &[searched]),
+            Next::Heal {
+                step: 1,
+                why: Decline::ModelsPick
+            }
+        );
+        // A password typed into an unnamed field is the secret step only when it was the
+        // secret (scrubbed in the record), and only into an unnamed field.
+        let mut pw = step("setValue", "inp", "", "/");
+        pw.secret = true;
+        let r = run(vec![pw]);
+        let field = desc("inp", "");
+        let typed = |value| Acted {
+            value: Some(value),
+            ..clicked_by("setValue", &field)
+        };
+        assert!(r.same_as(0, typed("[secret]")));
+        assert!(!r.same_as(0, typed("apartment 4")));
     }
 }
