@@ -372,22 +372,30 @@ impl RecipeRun {
             h.why,
             Decline::Missing | Decline::Ambiguous { .. } | Decline::OtherPage
         );
-        let its_way = || (0..acted.len()).find(|&i| self.done_its_way(page, k, &acted[i..]));
+        // The model's own action for the step failed its verdict: it may have worked all the
+        // same (the verdict misread it), so the step is never replayed after it.
+        let retried = h.why == Decline::ModelFailed;
         let as_asked = handed
             .then(|| acted.iter().position(|a| self.done_as_asked(k, *a)))
             .flatten();
+        let exact = || acted.iter().position(|a| self.same_as(k, *a));
+        let its_way = (0..acted.len()).find(|&i| self.done_its_way(page, k, &acted[i..]));
         let done = as_asked
-            .or_else(|| acted.iter().position(|a| self.same_as(k, *a)))
-            .or_else(its_way)
+            .or_else(exact)
+            .or(its_way)
             .map(|i| (k, i))
-            // Not redone (the failed verdict may have missed that it worked): the answer may
-            // have gone on with the next step itself, exactly as recorded.
+            // Not done again (the failed verdict may have missed that it worked): the answer
+            // may have gone on with the next step itself, exactly as recorded.
             .or_else(|| {
-                let next = redo.then_some(h.step)?;
+                let next = match () {
+                    _ if redo => h.step,
+                    _ if retried => k + 1,
+                    _ => return None,
+                };
                 Some((next, acted.iter().position(|a| self.same_as(next, *a))?))
             });
         let Some((k, i)) = done else {
-            if redo {
+            if redo || retried {
                 // Something else: the page is not one the recipe knows.
                 return (!acted.is_empty()).then_some(Decline::WentOn);
             } else if self.steps.get(k).is_some_and(|s| s.action == "finish") {
@@ -403,7 +411,9 @@ impl RecipeRun {
         // like action on another element of that kind (a "Review" first) would pass too, so
         // whether the task is then done is the model's to say. (An unnamed element that is
         // there on every run, "the textbox", is not a pick among records.)
-        let loose = as_asked == Some(i) && self.steps.get(k).is_some_and(|s| s.found_target);
+        // So too a step taken as done the model's way (another name, another place).
+        let loose = as_asked == Some(i) && self.steps.get(k).is_some_and(|s| s.found_target)
+            || its_way == Some(i) && as_asked.is_none() && exact().is_none();
         // What the model did before the step were steps of its own (a dialog closed).
         self.inserted.extend(acted[..i].iter().map(|a| a.index));
         self.cursor = k + 1;
@@ -461,9 +471,16 @@ impl RecipeRun {
                     _ => false,
                 }
         });
+        // Alone, the action is taken for the step only when the page moved on to where the
+        // next step starts, or it was on an element named much like the step's target ("Save
+        // changes" for "Save"): a dialog's "No thanks" on the same page is not the step.
+        let akin = match (self.target_of(k), a.target) {
+            (Some(t), Some(d)) => shares_word(&t.name, &d.name),
+            _ => false,
+        };
         like && !self.ready(page, k)
             && match acted.get(1) {
-                None => self.ready(page, k + 1),
+                None => self.ready(page, k + 1) && (!self.on_page(page, k) || akin),
                 Some(b) => self.same_as(k + 1, *b),
             }
     }
@@ -492,8 +509,15 @@ impl RecipeRun {
             && (!step.confirm || a.confirmed)
             && match (self.target_of(k), a.target) {
                 (Some(t), Some(d)) => {
+                    // A secret typed is the secret step, whatever the field is called now.
+                    let secret = step.secret
+                        && a.value
+                            .is_some_and(|v| v.contains(crate::domain::secrets::HIDDEN));
                     t.role == d.role
-                        && (t.name.is_empty() || t.name == d.name || (t.of > 1 && d.of > 1))
+                        && (t.name.is_empty()
+                            || t.name == d.name
+                            || (t.of > 1 && d.of > 1)
+                            || secret)
                 }
                 (None, None) => true,
                 _ => false,
@@ -618,6 +642,13 @@ impl RecipeRun {
             why.describe()
         )
     }
+}
+
+/// Whether two normalised names share a word of three letters or more.
+fn shares_word(a: &str, b: &str) -> bool {
+    a.split_whitespace()
+        .filter(|w| w.chars().count() >= 3)
+        .any(|w| b.split_whitespace().any(|v| v == w))
 }
 
 #[cfg(test)]
@@ -839,7 +870,8 @@ mod tests {
 
     #[test]
     fn after_a_heal_the_run_finds_its_place() {
-        // Renamed button: the model clicked the new name; the run goes on with the next step.
+        // Renamed button: the model clicked the new name and the page moved on; the run goes
+        // on with the next step (the finish: the model's to give after a step done its way).
         let renamed = page("http://shop.test/item/7", vec![el("9", "btn", "Purchase")]);
         let mut r = healing_at_buy(&renamed);
         let new = desc("btn", "purchase");
@@ -847,9 +879,9 @@ mod tests {
         let acted = clicked_by("click", &new);
         assert_eq!(
             r.next(&done, Last::Verified, &[acted]),
-            Next::Act {
+            Next::Heal {
                 step: 2,
-                target: None
+                why: Decline::ModelsPick
             }
         );
 
@@ -1359,9 +1391,9 @@ mod tests {
         let done = page("http://shop.test/done", vec![]);
         assert_eq!(
             r.next(&done, Last::Verified, &[closed, bought]),
-            Next::Act {
+            Next::Heal {
                 step: 2,
-                target: None
+                why: Decline::ModelsPick
             }
         );
         assert_eq!(r.inserted, vec![6]);
@@ -1401,7 +1433,10 @@ mod tests {
             vec![el("1", "inp", "Passcode"), el("2", "btn", "Sign in")],
         );
         let passcode = desc("inp", "passcode");
-        let typed = clicked_by("setValue", &passcode);
+        let typed = Acted {
+            value: Some("[secret]"),
+            ..clicked_by("setValue", &passcode)
+        };
         let _ = r.next(&p, Last::Nothing, &[]);
         assert_eq!(
             r.next(&p, Last::Verified, &[typed]),
@@ -1635,5 +1670,84 @@ mod tests {
         };
         assert!(r.same_as(0, typed("[secret]")));
         assert!(!r.same_as(0, typed("apartment 4")));
+    }
+
+    #[test]
+    fn a_like_click_on_the_same_page_is_not_a_renamed_step() {
+        // "Save" renamed "Store" behind a dialog, all on one page: the model's "No thanks"
+        // closes the dialog. That is no save: the step is still to do, the finish not replayed.
+        let mut r = run(vec![
+            step("click", "btn", "save", "/form"),
+            step("finish", "", "", "/form"),
+        ]);
+        let form = |els| page("http://shop.test/form", els);
+        let with_dialog = form(vec![el("5", "btn", "No thanks"), el("2", "btn", "Store")]);
+        assert!(matches!(
+            r.next(&with_dialog, Last::Nothing, &[]),
+            Next::Heal { step: 0, .. }
+        ));
+        let no = desc("btn", "no thanks");
+        let closed = clicked_by("click", &no);
+        let after = form(vec![el("2", "btn", "Store")]);
+        assert_eq!(
+            r.next(&after, Last::Verified, &[closed]),
+            Next::Heal {
+                step: 0,
+                why: Decline::Missing
+            }
+        );
+        // "Save changes" for "Save" on the same page is the step.
+        let mut r = run(vec![
+            step("click", "btn", "save", "/form"),
+            step("finish", "", "", "/form"),
+        ]);
+        let renamed = form(vec![el("2", "btn", "Save changes")]);
+        let _ = r.next(&renamed, Last::Nothing, &[]);
+        let new = desc("btn", "save changes");
+        let saved = clicked_by("click", &new);
+        assert_eq!(
+            r.next(&renamed, Last::Verified, &[saved]),
+            Next::Heal {
+                step: 1,
+                why: Decline::ModelsPick
+            }
+        );
+    }
+
+    #[test]
+    fn a_step_whose_own_action_misread_as_failed_is_never_replayed_after_it() {
+        // "Add to cart" handed over (the last outcome unconfirmed); the model's click worked
+        // but its verdict failed. Asked again, the model sees the cart holds it and closes the
+        // popup instead: "Add to cart" is not replayed (a second item).
+        let mut r = run(vec![
+            step("click", "btn", "add to cart", "/item/*"),
+            step("finish", "", "", "/item/*"),
+        ]);
+        let item = page(
+            "http://shop.test/item/7",
+            vec![el("2", "btn", "Add to cart"), el("5", "btn", "Close")],
+        );
+        assert!(matches!(
+            r.next(&item, Last::Unconfirmed, &[]),
+            Next::Heal { step: 0, .. }
+        ));
+        let add = desc("btn", "add to cart");
+        let added = clicked_by("click", &add);
+        assert_eq!(
+            r.next(&item, Last::Failed, &[added]),
+            Next::Heal {
+                step: 0,
+                why: Decline::ModelFailed
+            }
+        );
+        let close = desc("btn", "close");
+        let closed = clicked_by("click", &close);
+        assert_eq!(
+            r.next(&item, Last::Verified, &[closed]),
+            Next::Heal {
+                step: 0,
+                why: Decline::WentOn
+            }
+        );
     }
 }
