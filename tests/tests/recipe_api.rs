@@ -37,6 +37,25 @@ async fn run_worded(h: &Harness, token: &str, query: Option<&str>) -> (Value, Va
     (a, b)
 }
 
+/// `nodes` with a cookie banner over them (the server closes it by itself: "Reject all").
+fn with_cookie_banner(mut nodes: Vec<Value>) -> Vec<Value> {
+    use api_tests::flows::node;
+    nodes.extend([
+        node("8", "btn", "Accept all cookies"),
+        node("9", "btn", "Reject all"),
+    ]);
+    nodes
+}
+
+/// The task ended with `finish()`, completed.
+fn assert_finished(r: &Value) {
+    assert_eq!(
+        (&r["action"], &r["status"]),
+        (&json!("finish()"), &json!("completed")),
+        "{r}"
+    );
+}
+
 fn calls(v: &Value) -> u64 {
     v["metrics"]["llmCalls"].as_u64().unwrap_or(u64::MAX)
 }
@@ -200,11 +219,7 @@ async fn a_replayed_confirmation_goes_on_only_after_the_users_yes() {
         (&json!("ask_user()"), &json!("replayed")),
         "{r1}"
     );
-    let mut bannered = cart();
-    bannered.extend([
-        node("8", "btn", "Accept all cookies"),
-        node("9", "btn", "Reject all"),
-    ]);
+    let bannered = with_cookie_banner(cart());
     let mut b2 = next(&b1, &r1, CART, bannered);
     b2["query"] = json!("no");
     let r2 = h.ok(&b2).await;
@@ -229,11 +244,7 @@ async fn a_replayed_confirmation_goes_on_only_after_the_users_yes() {
     assert_eq!(r3["action"], "click(10)", "{r3}");
     let asked = h.llm.requests().len();
     let r4 = h.ok(&next(&b1, &r3, DONE, paid())).await;
-    assert_eq!(
-        (&r4["action"], &r4["status"]),
-        (&json!("finish()"), &json!("completed")),
-        "{r4}"
-    );
+    assert_finished(&r4);
     assert_eq!(h.llm.requests().len(), asked, "{r4}");
 }
 
@@ -283,11 +294,7 @@ async fn a_step_the_model_did_through_the_users_yes_is_not_handed_to_it_again() 
     );
     // A cookie banner on the next page: the server closes it by itself.
     let asked = h.llm.requests().len();
-    let mut bannered = paid();
-    bannered.extend([
-        node("8", "btn", "Accept all cookies"),
-        node("9", "btn", "Reject all"),
-    ]);
+    let bannered = with_cookie_banner(paid());
     let r3 = h.ok(&next(&b1, &r2, PAID, bannered)).await;
     assert_eq!(r3["action"], "click(9)", "{r3}");
     // The model's click was the step: nobody is asked to pay again. The button was the
@@ -296,11 +303,7 @@ async fn a_step_the_model_did_through_the_users_yes_is_not_handed_to_it_again() 
     h.llm
         .push([Reply::action("The invoice is paid.", "finish()")]);
     let r4 = h.ok(&next(&b1, &r3, PAID, paid())).await;
-    assert_eq!(
-        (&r4["action"], &r4["status"]),
-        (&json!("finish()"), &json!("completed")),
-        "{r4}"
-    );
+    assert_finished(&r4);
     assert_eq!(h.llm.requests().len(), asked + 1, "{r4}");
     let prompt = h.llm.user_prompt(asked);
     assert!(prompt.contains("step 2 of 2: finish"), "{prompt}");
@@ -359,17 +362,13 @@ async fn the_rest_of_the_models_answer_counts_for_the_step_it_was_handed() {
     let r2 = h.ok(&next(&b1, &r1, REMIND, form("2026-11-29"))).await;
     assert_eq!(r2["action"], "click(2)", "{r2}");
     let r3 = h.ok(&next(&b1, &r2, REMINDERS, saved())).await;
-    assert_eq!(
-        (&r3["action"], &r3["status"]),
-        (&json!("finish()"), &json!("completed")),
-        "{r3}"
-    );
+    assert_finished(&r3);
     assert_eq!(h.llm.requests().len(), asked, "{r3}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_models_failed_step_is_not_taken_as_done_behind_a_cookie_banner() {
-    use api_tests::flows::{next, node, start};
+    use api_tests::flows::{next, start};
     let h = harness_with(|o| o).await;
     let (form, saved) = (reminder_form, reminders);
     h.llm.push([
@@ -393,11 +392,7 @@ async fn the_models_failed_step_is_not_taken_as_done_behind_a_cookie_banner() {
     let b1 = start("Set my reminder for tomorrow", REMIND, form(""));
     let r1 = h.ok(&b1).await;
     assert_eq!(r1["metrics"]["recipe"]["mode"], "healed", "{r1}");
-    let mut bannered = form("");
-    bannered.extend([
-        node("8", "btn", "Accept all cookies"),
-        node("9", "btn", "Reject all"),
-    ]);
+    let bannered = with_cookie_banner(form(""));
     let r2 = h.ok(&next(&b1, &r1, REMIND, bannered)).await;
     assert_eq!(r2["action"], "click(9)", "{r2}");
     // The banner closing verified; the date still did not: Save is not replayed on an empty

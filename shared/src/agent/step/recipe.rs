@@ -253,28 +253,33 @@ fn heal(step: &mut StepContext, run: &mut RecipeRun, k: usize, why: &Decline) {
 /// The rules sent the rest of the model's answer, or the action the user confirmed: while
 /// the model has a recipe step, it is the model's action for that step.
 pub fn still_healing(step: &mut StepContext) {
-    let Some(run) = step.task.recipe.as_ref().filter(|r| !r.stopped) else {
-        return;
-    };
-    if let Some(h) = run.healing.as_ref() {
-        step.recipe_use = Some(RecipeUse {
-            id: run.id.clone(),
-            step: h.step,
-            steps: run.steps.len(),
-            mode: UseMode::Healed,
-            reason: Some(h.why.describe()),
+    let healed = step
+        .task
+        .recipe
+        .as_ref()
+        .filter(|r| !r.stopped)
+        .and_then(|r| {
+            let h = r.healing.as_ref()?;
+            Some(use_of(r, h.step, UseMode::Healed, Some(h.why.describe())))
         });
+    if healed.is_some() {
+        step.recipe_use = healed;
     }
 }
 
 fn used(step: &mut StepContext, run: &RecipeRun, k: usize, mode: UseMode, reason: Option<String>) {
-    step.recipe_use = Some(RecipeUse {
+    step.recipe_use = Some(use_of(run, k, mode, reason));
+}
+
+/// How step `k` of `run` came to be this step's decision.
+fn use_of(run: &RecipeRun, k: usize, mode: UseMode, reason: Option<String>) -> RecipeUse {
+    RecipeUse {
         id: run.id.clone(),
         step: k,
         steps: run.steps.len(),
         mode,
         reason,
-    });
+    }
 }
 
 /// For a replayed action whose outcome the rules could not decide: the page is the one the

@@ -387,10 +387,12 @@ impl RecipeRun {
             // Not done again (the failed verdict may have missed that it worked): the answer
             // may have gone on with the next step itself, exactly as recorded.
             .or_else(|| {
-                let next = match () {
-                    _ if redo => h.step,
-                    _ if retried => k + 1,
-                    _ => return None,
+                let next = if redo {
+                    h.step
+                } else if retried {
+                    k + 1
+                } else {
+                    return None;
                 };
                 Some((next, acted.iter().position(|a| self.same_as(next, *a))?))
             });
