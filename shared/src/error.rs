@@ -322,6 +322,11 @@ fn task_error(t: &TaskError) -> (StatusCode, &'static str, String) {
                 }
             ),
         ),
+        TaskError::Archived => (
+            S::CONFLICT,
+            "TASK_COMPLETED",
+            "The task was stopped: its session was archived".into(),
+        ),
         TaskError::StepLimit { max } => (
             S::BAD_REQUEST,
             "MAX_STEPS_EXCEEDED",

@@ -99,3 +99,62 @@ pub async fn change_session(
     }
     Ok(updated)
 }
+
+/// Archives a session the caller owns and ends the task it is running: the session's task
+/// waiting for the user, and the task of its newest message, unless finished. An ended task is
+/// `failed` and its next interact answers `409 TASK_COMPLETED`; a step on its way meanwhile is
+/// not written and its request gets the same answer (`step::persist`); a task this missed is
+/// refused at its next request (`domain::admission`, the session being archived).
+pub async fn archive(
+    ports: SessionPorts<'_>,
+    p: &Principal,
+    session: &Session,
+) -> Result<Session, Error> {
+    let changes = SessionChanges {
+        status: Some(SessionStatus::Archived),
+        waiting_task_id: session.waiting_task_id.as_ref().map(|_| None),
+        ..SessionChanges::default()
+    };
+    let archived = change_session(ports, p, session, &changes, "session archived").await?;
+    let store = ports.store;
+    let newest = store
+        .messages(
+            &p.tenant_id,
+            &session.session_id,
+            crate::ports::MessagesFrom::Newest,
+            1,
+        )
+        .await?;
+    let mut running: Vec<String> = session.waiting_task_id.iter().cloned().collect();
+    running.extend(newest.messages.iter().filter_map(|m| m.task_id.clone()));
+    running.dedup();
+    for task_id in running {
+        end_task(store, p, &task_id, ports.clock.now()).await?;
+    }
+    Ok(archived)
+}
+
+/// Ends the caller's task `task_id` unless it is finished: saved `failed`. A step saved in
+/// between is read again once; one saved after that ends at its next request instead.
+async fn end_task(
+    store: &dyn Store,
+    p: &Principal,
+    task_id: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), Error> {
+    for _ in 0..2 {
+        let Some(task) = store
+            .task(&p.tenant_id, task_id)
+            .await?
+            .filter(|t| t.user_id == p.user_id && !t.status.is_finished())
+        else {
+            return Ok(());
+        };
+        match store.save_task(&task.failed_at(now)).await {
+            Ok(_) | Err(StoreError::NotFound(_)) => return Ok(()),
+            Err(StoreError::Conflict(_)) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}

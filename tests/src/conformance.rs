@@ -1512,6 +1512,42 @@ pub async fn session_queries(stores: Stores, clock: &ManualClock) {
             .await,
         Err(StoreError::NotFound(_))
     ));
+    // A session made without a page is found by the domain its first task names.
+    let mut blank = session("t1", clock);
+    blank.domain = String::new();
+    blank.url = String::new();
+    store.create_session(&blank).await.expect("create");
+    let named = store
+        .update_session(
+            "t1",
+            &blank.session_id,
+            &SessionChanges {
+                place: Some(shared::ports::SessionPlace {
+                    user_id: "u1".into(),
+                    url: "https://c.com/x".into(),
+                    domain: "c.com".into(),
+                }),
+                ..SessionChanges::default()
+            },
+            clock.now(),
+        )
+        .await
+        .expect("named");
+    assert_eq!(
+        (named.url.as_str(), named.domain.as_str()),
+        ("https://c.com/x", "c.com")
+    );
+    let by = store
+        .session_by_domain("t1", "u1", "c.com", None)
+        .await
+        .expect("by")
+        .expect("found by its new domain");
+    assert_eq!(by.session_id, blank.session_id);
+    assert!(store
+        .session_by_domain("t1", "u1", "", None)
+        .await
+        .expect("by")
+        .is_none_or(|s| s.session_id != blank.session_id));
 }
 
 /// Preferences per user and debug logs per tenant.

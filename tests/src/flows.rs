@@ -34,6 +34,13 @@ pub fn start(query: &str, url: &str, nodes: Vec<Value>) -> Value {
     })
 }
 
+/// `body` from a client that says it runs every answer shape the server has (server rounds
+/// as `toolAction`, `chainedActions`); the requests made from it with [`next`] say so too.
+pub fn capable(mut body: Value) -> Value {
+    body["clientCapabilities"] = json!(shared::agent::request::Capabilities::ALL);
+    body
+}
+
 /// The next request of the task `previous` answered: the client executed the action (success)
 /// and sends the page it sees now at `url`.
 pub fn next(previous: &Value, answer: &Value, url: &str, nodes: Vec<Value>) -> Value {

@@ -657,6 +657,13 @@ async fn agent_routes_are_rate_limited_per_user_and_tenant(dynamodb: bool) {
             .set("AGENT_RATE_PER_TENANT", "8"),
     )
     .await;
+    // Malformed requests are refused (after the token, before the count): they cost nothing.
+    for _ in 0..10 {
+        let r = a
+            .send(Method::GET, "/api/v1/agent/fs/list?sessionId=nope", None)
+            .await;
+        expect_error(r, 400, "VALIDATION_ERROR").await;
+    }
     // workspace/select (in the set-up) was the first of ada's five.
     let list = a.q("fs/list", "");
     let answers =

@@ -5,12 +5,12 @@
 
 use api_tests::browser::actions::Client;
 use api_tests::browser::corpus::corpus_scenarios;
-use api_tests::browser::model::BrowserModel;
+use api_tests::browser::model::{BrowserModel, Intent};
 use api_tests::browser::rig::Rig;
 use api_tests::browser::run::{Options, Outcome};
 use api_tests::browser::scenario::{
-    chained_checkout, checkout_in_own_words, lab_scenarios, one_answer_checkout, shop_scenarios,
-    Scenario,
+    chained_checkout, checkout_in_own_words, lab_scenarios, on_lab, one_answer_checkout,
+    shop_scenarios, Check, Scenario,
 };
 use api_tests::AppOptions;
 
@@ -46,10 +46,17 @@ impl Env {
     }
 
     async fn run_as(&self, scenario: &Scenario, client: Client) -> Outcome {
-        let opts = Options {
-            client,
-            ..Options::new(MAX_STEPS)
-        };
+        self.run_with(
+            scenario,
+            Options {
+                client,
+                ..Options::new(MAX_STEPS)
+            },
+        )
+        .await
+    }
+
+    async fn run_with(&self, scenario: &Scenario, opts: Options) -> Outcome {
         let (out, failed) = self
             .rig
             .attempt(scenario, Some(&self.model), opts)
@@ -325,4 +332,225 @@ async fn a_failed_action_is_reported_and_the_task_goes_on_another_way() {
     // not send it again, and the model, told of the failure, took the other way.
     assert_eq!(ran(&out, "setValue("), 1, "{out:#?}");
     assert!(ran(&out, "click(") >= 1, "{out:#?}");
+}
+
+// The server's own rounds — a refused answer, the step's deadline, the token budget, the tool
+// limit, a tool that does not fit in time, a secret withheld from a retried answer — each
+// through the client that behaves as the shipping extension, which stops on an answer it
+// cannot run (a SERVER `toolAction` among them): the task goes on, or ends where the user sees
+// it.
+
+/// Runs `scenario` on a server started with `opts`, on the extension-like client, and checks
+/// that some round went out as the `wait(1)` the extension runs.
+async fn through_the_extension(
+    opts: impl FnOnce(AppOptions) -> AppOptions,
+    scenario: &Scenario,
+    run: impl FnOnce(Options) -> Options,
+) -> (Outcome, BrowserModel) {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let env = Env::start_with(opts).await;
+    let out = env
+        .run_with(
+            scenario,
+            run(Options {
+                client: Client::Extension,
+                ..Options::new(MAX_STEPS)
+            }),
+        )
+        .await;
+    assert!(
+        out.error.is_none() && out.actions.iter().any(|a| a == "wait(1)"),
+        "{out:#?}"
+    );
+    (out, env.model)
+}
+
+/// "Show more lamps." on the lab's list, the model doing `first` (its server tools, its slow
+/// answers) before it clicks "Show more" and finishes.
+fn show_more(name: &'static str, first: Vec<Intent>) -> Scenario {
+    let mut script = first;
+    script.extend([
+        Intent::Click("Show more"),
+        Intent::Finish("Six lamps are shown."),
+    ]);
+    on_lab(
+        name,
+        "/more",
+        "Show more lamps.",
+        script,
+        vec![
+            Check::Status("completed"),
+            Check::Js("document.querySelectorAll('#list li').length === 6"),
+        ],
+    )
+}
+
+/// A server whose step has 8 s (5.5 s for the model's answers) and whose model calls may take
+/// them all (a slow answer is not cut off and asked again).
+fn eight_second_steps(o: AppOptions) -> AppOptions {
+    o.set("STEP_DEADLINE_MS", "8000")
+        .set("LLM_TIMEOUT_MS", "20000")
+}
+
+/// The thought the round's `wait(1)` went out with.
+fn round_thought(out: &Outcome) -> &str {
+    out.actions
+        .iter()
+        .position(|a| a == "wait(1)")
+        .map_or("", |k| out.thoughts[k].as_str())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
+async fn a_button_that_does_nothing_ends_visibly_after_the_loop_guards_rounds() {
+    use api_tests::browser::model::Intent::Click;
+    let scenario = on_lab(
+        "no-op-button",
+        "/noop",
+        "Refresh the sales figures until they show today's numbers.",
+        vec![Click("Refresh figures"); 20],
+        vec![Check::Status("failed")],
+    );
+    let (out, _) = through_the_extension(|o| o, &scenario, |o| o).await;
+    assert!(out.interventions.contains_key("loop"), "{out:#?}");
+    assert_eq!(out.actions.last().map(String::as_str), Some("fail()"));
+    assert!(round_thought(&out).contains("rethinking"), "{out:#?}");
+    assert!(out.thought.contains("stopping"), "{out:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
+async fn a_step_out_of_time_after_a_note_goes_on_and_says_the_note() {
+    use api_tests::browser::model::Intent::{Raw, Slow, Wait};
+    let scenario = show_more(
+        "step-deadline",
+        vec![
+            Raw("remember(\"shelf\", \"lamps\")"),
+            // Answered after the step's model time: never read.
+            Slow(7_000),
+            Wait(1),
+        ],
+    );
+    let (out, _) = through_the_extension(eight_second_steps, &scenario, |o| o).await;
+    // The note the model kept reaches the user in the round's thought.
+    assert!(
+        round_thought(&out).contains("Noted \"shelf\". It reads: lamps"),
+        "{out:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
+async fn a_round_the_token_budget_ends_goes_on_with_the_next_call() {
+    use api_tests::browser::model::Intent::Raw;
+    // One model call's largest use is reserved per call (PROMPT_PAGE_TOKENS + 4 000 + the
+    // answer's limit): a step has room for its first call, not for a second.
+    let one_call: u64 = 6_000 + 4_000 + 800;
+    let scenario = show_more("token-budget", vec![Raw("remember(\"shelf\", \"lamps\")")]);
+    let budget = (one_call * 2 - 1).to_string();
+    let (out, _) = through_the_extension(
+        |o| {
+            o.set("PROMPT_PAGE_TOKENS", "6000")
+                .set("LLM_MAX_TOKENS", "800")
+                .set("TENANT_DAILY_TOKEN_BUDGET", budget)
+        },
+        &scenario,
+        |o| o,
+    )
+    .await;
+    let thought = round_thought(&out);
+    assert!(
+        thought.contains("token budget") && thought.contains("Noted \"shelf\""),
+        "{out:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
+async fn a_fourth_tool_in_one_request_runs_with_the_next_call() {
+    use api_tests::browser::model::Intent::Raw;
+    let scenario = show_more(
+        "tool-limit",
+        vec![
+            Raw("remember(\"a\", \"1\")"),
+            Raw("remember(\"b\", \"2\")"),
+            Raw("remember(\"c\", \"3\")"),
+            Raw("remember(\"d\", \"4\")"),
+        ],
+    );
+    let (out, model) = through_the_extension(|o| o, &scenario, |o| o).await;
+    assert_eq!(out.actions[0], "wait(1)", "{out:#?}");
+    // The fourth ran first in the next request: the model was not asked for it again.
+    assert_eq!(model.calls(), 6, "{out:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
+async fn a_search_that_does_not_fit_in_time_runs_with_the_next_call() {
+    use api_tests::browser::model::Intent::{Raw, Slow};
+    let scenario = show_more(
+        "deferred-search",
+        vec![
+            // Answered with too little of the step left for a search and an answer after it.
+            Slow(3_800),
+            Raw("googleSearch(\"harbor lamp\")"),
+        ],
+    );
+    let (out, model) = through_the_extension(eight_second_steps, &scenario, |o| o).await;
+    // The round is the search's (not the step out of time): the model's own thought.
+    assert_eq!(out.actions[0], "wait(1)", "{out:#?}");
+    assert!(round_thought(&out).contains("googleSearch"), "{out:#?}");
+    assert_eq!(
+        model.calls(),
+        3,
+        "the search ran without asking again: {out:#?}"
+    );
+}
+
+/// A retried answer that typed a password comes back as a `wait(1)` (the copy kept for a retry
+/// never holds the secret): the client waits, the field is still empty, and the task goes on.
+/// The server keeps the password only as a fingerprint from then on, so it can type it again
+/// for nobody — not even after the user's yes to a model that still knew it: it tells the model
+/// instead, which ends the task where the user sees why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium: scripts/test installs it"]
+async fn a_retried_answer_that_typed_a_password_comes_back_as_a_wait() {
+    use api_tests::browser::model::Intent::{Raw, SetValue};
+    const PASSWORD: &str = "correct-horse-42";
+    let scenario = Scenario {
+        replies: vec!["yes"],
+        ..on_lab(
+            "withheld-secret",
+            "/signin",
+            "Sign in as ada with the password correct-horse-42.",
+            vec![
+                SetValue("Username", "ada"),
+                SetValue("Password", PASSWORD),
+                // The retried answer did not type it: the field is still empty. The instruction
+                // that gave it is kept with it hidden, so typing it again is asked first.
+                SetValue("Password", PASSWORD),
+                Raw("fail(\"I cannot type the password again; please sign in yourself.\")"),
+            ],
+            vec![
+                Check::Status("failed"),
+                Check::Js("document.getElementById('pw').value === ''"),
+            ],
+        )
+    };
+    let (out, _) = through_the_extension(
+        |o| o,
+        &scenario,
+        |o| Options {
+            // The answer that types the password is lost and asked for again.
+            lost_answer: Some(2),
+            ..o
+        },
+    )
+    .await;
+    assert_eq!(out.actions[1], "wait(1)", "{out:#?}");
+    assert_eq!(out.questions.len(), 1, "{out:#?}");
+    assert!(
+        out.actions.iter().all(|a| !a.contains("[secret]")),
+        "the hidden value is never typed: {out:#?}"
+    );
 }

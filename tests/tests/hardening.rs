@@ -541,3 +541,55 @@ api_tests::on_both_stores!(
     debug_logs_belong_to_their_user_and_never_hold_typed_text,
     a_dead_requests_key_frees_itself_and_a_reused_key_with_another_body_is_refused,
 );
+
+/// Authentication comes first on every protected route: without a valid token the answer is
+/// `401`, whatever the body, query or path holds — never a validation error that tells a
+/// caller without a token what the route reads (nor a 403 of a switched-off feature).
+#[tokio::test]
+async fn every_protected_route_answers_401_before_it_reads_its_input() {
+    const PUBLIC: [&str; 3] = ["/api/v1/auth/login", "/inspect", "/openapi.json"];
+    let app = api_tests::TestApp::spawn().await;
+    // A token that was valid: signed by this server, then logged out.
+    app.seed_user("acme", "ada@acme.com", PW).await;
+    let revoked = app.login("ada@acme.com", PW).await;
+    assert_eq!(app.logout(Some(&revoked)).await.status(), 204);
+    let bad_bodies: [&[u8]; 3] = [b"", b"{\"sessionId\": 5, \"path\": [", b"[1, 2]"];
+    let mut checked = 0;
+    for route in local_api::routes() {
+        if PUBLIC.contains(&route.spec.path) {
+            continue;
+        }
+        // Path parameters that are no ids, and a query of wrong values.
+        let path = route
+            .spec
+            .path
+            .split('/')
+            .map(|s| if s.starts_with('{') { "not-an-id" } else { s })
+            .collect::<Vec<_>>()
+            .join("/");
+        let target = format!("{path}?sessionId=nope&path=..%2F..&limit=-1&status=x");
+        for method in route.spec.methods {
+            for token in [None, Some("not-a-token"), Some(revoked.as_str())] {
+                for body in bad_bodies {
+                    let mut req = app
+                        .client
+                        .request(method.clone(), app.url(&target))
+                        .header("content-type", "application/json")
+                        .body(body.to_vec());
+                    if let Some(t) = token {
+                        req = req.bearer_auth(t);
+                    }
+                    let r = req.send().await.expect("request");
+                    assert_eq!(
+                        r.status(),
+                        401,
+                        "{method} {target} (token {token:?}, body {:?})",
+                        String::from_utf8_lossy(body)
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 300, "{checked}");
+}

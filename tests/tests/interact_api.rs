@@ -278,7 +278,7 @@ async fn an_action_on_a_missing_element_four_times_in_a_row_ends_the_task_with_f
         Reply::action("Click.", "click(997)"),
         Reply::action("Click again.", "click(996)"),
     ]);
-    let body = tree_body("Press the button");
+    let body = api_tests::flows::capable(tree_body("Press the button"));
     let r = h.ok(&body).await;
     // Two refused answers end the round; the task goes on with the next request.
     assert_eq!(

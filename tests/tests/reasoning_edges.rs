@@ -194,11 +194,11 @@ async fn a_refused_answer_without_time_left_ends_in_a_server_round_and_keeps_the
             .set("LLM_TIMEOUT_MS", "20000")
     })
     .await;
-    let b1 = start(
+    let b1 = api_tests::flows::capable(start(
         "Search lamps",
         "https://shop.example.com/",
         vec![node("5", "frame", "reCAPTCHA"), node("1", "btn", "Search")],
-    );
+    ));
     let r1 = h.ok(&b1).await;
     assert_eq!(r1["status"], "awaiting_user");
     let (sid, tid) = (

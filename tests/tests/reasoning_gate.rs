@@ -260,11 +260,11 @@ async fn a_form_fill_goes_out_as_a_chain_and_is_verified_from_the_next_page() {
             node("4", "btn", "Sign up"),
         ]
     };
-    let b1 = start(
+    let b1 = api_tests::flows::capable(start(
         "Sign me up as Ada Lovelace with the newsletter",
         url,
         form("", "", ""),
-    );
+    ));
     let r1 = h.ok(&b1).await;
     let chain = r1["chainedActions"].as_array().expect("chain");
     assert_eq!(chain.len(), 3);
@@ -308,7 +308,7 @@ async fn a_form_fill_goes_out_as_a_chain_and_is_verified_from_the_next_page() {
     assert_eq!(r2["action"], "setValue(1, \"Ada\")");
 
     // One chained field missing its value: the chain failed.
-    let b3 = start("Sign me up", url, form("", "", ""));
+    let b3 = api_tests::flows::capable(start("Sign me up", url, form("", "", "")));
     h.llm.push([
         Reply::Content(
             "<Action>setValue(1, \"Ada\")</Action><Action>setValue(2, \"L\")</Action>".into(),
@@ -318,6 +318,38 @@ async fn a_form_fill_goes_out_as_a_chain_and_is_verified_from_the_next_page() {
     let r3 = h.ok(&b3).await;
     let r4 = h.ok(&next(&b3, &r3, url, form("Ada", "", ""))).await;
     assert_eq!(r4["verification"]["success"], false);
+}
+
+/// `CHAINED_ACTIONS=on` sends chains only to a client that says it runs them: the shipping
+/// extension fails a chain's first item and stops, so it gets the same fills one per request.
+#[tokio::test]
+async fn a_chain_never_goes_to_a_client_that_does_not_say_it_runs_chains() {
+    let h = harness_with(|o| o.set("CHAINED_ACTIONS", "on")).await;
+    h.llm.push([Reply::Content(
+        "<Thought>I fill in the form.</Thought>\n<Action>setValue(1, \"Ada\")</Action>\n<Action>setValue(2, \"Lovelace\")</Action>"
+            .into(),
+    )]);
+    let url = "https://club.example.com/join";
+    let form = |first: &str| {
+        vec![
+            field("1", "inp", "First name", first, ""),
+            field("2", "inp", "Last name", "", ""),
+            node("4", "btn", "Sign up"),
+        ]
+    };
+    let b1 = start("Sign me up as Ada Lovelace", url, form(""));
+    let r1 = h.ok(&b1).await;
+    assert_eq!(r1["action"], "setValue(1, \"Ada\")");
+    assert!(
+        r1.get("chainedActions").is_none() && r1.get("chainMetadata").is_none(),
+        "{r1}"
+    );
+    // The second fill went out on its own, with no model call.
+    let r2 = h.ok(&next(&b1, &r1, url, form("Ada"))).await;
+    assert_eq!(
+        (&r2["action"], &r2["metrics"]["llmCalls"]),
+        (&json!("setValue(2, \"Lovelace\")"), &json!(0))
+    );
 }
 
 /// The sign-up form of the queue tests: values, then the button's name.
@@ -342,6 +374,111 @@ async fn signed_up_at_once(h: &Harness, url: &str, then: Reply) -> (Value, Value
     );
     let r1 = h.ok(&b).await;
     (b, r1)
+}
+
+/// Archiving a session ends the task it runs: the actions waiting on the server never go out,
+/// the task is failed at once, and its next interact answers 409 naming the archive. A
+/// question waiting for the user ends the same way; a step already on its way when the session
+/// was archived meets the same refusal at its next request.
+#[tokio::test]
+async fn archiving_the_session_ends_its_task_and_what_waits_never_goes_out() {
+    use shared::clock::Clock;
+    use shared::domain::{SessionStatus, TaskStatus};
+    let h = harness().await;
+    let url = "https://club.example.com/join";
+    // The whole form in one answer: the first fill goes out, the rest waits on the server.
+    let fill = || async {
+        h.llm.push([Reply::Content(FILL_AND_SUBMIT.into())]);
+        let b = start("Sign me up", url, signup("", "", "", "Sign up"));
+        let r1 = h.ok(&b).await;
+        assert_eq!(r1["action"], "setValue(1, \"Ada\")");
+        (b, r1)
+    };
+    let (b, r1) = fill().await;
+    let archive = |sid: Value| {
+        let h = &h;
+        async move {
+            let r = h
+                .app
+                .request(
+                    reqwest::Method::POST,
+                    "/api/session",
+                    &h.token,
+                    Some(&json!({ "sessionId": sid })),
+                )
+                .await;
+            assert_eq!(r.status(), 200);
+        }
+    };
+    archive(r1["sessionId"].clone()).await;
+    assert_eq!(h.task(&r1).await.status, TaskStatus::Failed);
+    for _ in 0..2 {
+        let r = h
+            .interact(&next(&b, &r1, url, signup("Ada", "", "", "Sign up")))
+            .await;
+        let v = api_tests::expect_error(r, 409, "TASK_COMPLETED").await;
+        assert!(
+            v["message"].as_str().unwrap_or("").contains("archived"),
+            "{v}"
+        );
+    }
+    assert_eq!(h.llm.requests().len(), 1, "nothing more was asked");
+
+    // A question waiting for the user.
+    h.llm
+        .push([Reply::action("Which city?", "ask_user(\"Which city?\")")]);
+    let asked = h
+        .ok(&start("Sign me up", url, signup("", "", "", "Sign up")))
+        .await;
+    assert_eq!(asked["status"], "needs_user_input");
+    archive(asked["sessionId"].clone()).await;
+    assert_eq!(h.task(&asked).await.status, TaskStatus::Failed);
+
+    // Archived while the model is deciding the task's next step: that step is not written, and
+    // its request is told the task was stopped.
+    h.llm.push([
+        Reply::action("Open it.", "click(1)"),
+        Reply::Slow(
+            Duration::from_millis(1500),
+            "<Action>click(1)</Action>".into(),
+        ),
+    ]);
+    let lamp = || vec![node("1", "link", "Lamp")];
+    let b = start("Open the lamp", "https://shop.example.com/", lamp());
+    let r1 = h.ok(&b).await;
+    let b2 = next(&b, &r1, "https://shop.example.com/", lamp());
+    let (late, ()) = tokio::join!(h.interact(&b2), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        archive(r1["sessionId"].clone()).await;
+    });
+    let v = api_tests::expect_error(late, 409, "TASK_COMPLETED").await;
+    assert!(
+        v["message"].as_str().unwrap_or("").contains("archived"),
+        "{v}"
+    );
+    let task = h.task(&r1).await;
+    assert_eq!((task.status, task.step_count), (TaskStatus::Failed, 1));
+
+    // The session archived while a step of its task was on its way (the task still runs).
+    let (b, r1) = fill().await;
+    let sid = r1["sessionId"].as_str().expect("session");
+    let changes = shared::ports::SessionChanges {
+        status: Some(SessionStatus::Archived),
+        ..Default::default()
+    };
+    h.app
+        .ctx
+        .store
+        .update_session("acme", sid, &changes, h.app.clock.now())
+        .await
+        .expect("archived");
+    // Sent without its session's id: the task's own session is read.
+    let mut b2 = next(&b, &r1, url, signup("Ada", "", "", "Sign up"));
+    b2.as_object_mut().map(|o| o.remove("sessionId"));
+    let r = h.interact(&b2).await;
+    api_tests::expect_error(r, 409, "TASK_COMPLETED").await;
+    let task = h.task(&r1).await;
+    assert_eq!((task.status, task.lease_owner), (TaskStatus::Failed, None));
 }
 
 #[tokio::test]
@@ -448,7 +585,7 @@ async fn memory_notes_round_trip_and_outlive_the_task_in_its_session(dynamodb: b
         Reply::action("Compare.", "click(1)"),
     ]);
     let page = || vec![node("1", "link", "Lamp")];
-    let b1 = start("Note the lamp's price", SHOP, page());
+    let b1 = api_tests::flows::capable(start("Note the lamp's price", SHOP, page()));
     let r1 = h.ok(&b1).await;
     // Three tools ran inside the request; the fourth did not fit and ends the round.
     api_tests::flows::assert_server_round(
@@ -504,7 +641,11 @@ async fn a_slow_model_near_the_deadline_ends_the_step_with_a_server_round() {
         Reply::Slow(Duration::from_secs(4), "<Action>click(1)</Action>".into()),
         Reply::action("Now.", "click(1)"),
     ]);
-    let b1 = start("Open the lamp", SHOP, vec![node("1", "link", "Lamp")]);
+    let b1 = api_tests::flows::capable(start(
+        "Open the lamp",
+        SHOP,
+        vec![node("1", "link", "Lamp")],
+    ));
     let r1 = h.ok(&b1).await;
     api_tests::flows::assert_server_wait(&r1);
     assert_eq!(

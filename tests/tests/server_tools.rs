@@ -29,7 +29,7 @@ async fn a_model_that_only_calls_tools_is_stopped(dynamodb: bool) {
     h.llm
         .fallback(Reply::action("Searching.", "googleSearch(\"lamp\")"));
     let page = || vec![node("1", "link", "Lamp")];
-    let b1 = start("Find a lamp", SHOP, page());
+    let b1 = api_tests::flows::capable(start("Find a lamp", SHOP, page()));
     let r1 = h.ok(&b1).await;
     // Three tools, then the fourth does not fit: a SERVER round naming it.
     api_tests::flows::assert_server_round(
@@ -135,11 +135,11 @@ async fn a_verdict_survives_a_server_round_and_is_stored_once(dynamodb: bool) {
         Reply::action("Keep b.", "exportToSession(\"b\")"),
         Reply::action("Add it.", "click(2)"),
     ]);
-    let b1 = start(
+    let b1 = api_tests::flows::capable(start(
         "Add the lamp to the cart",
         SHOP,
         vec![node("1", "link", "Lamp")],
-    );
+    ));
     let r1 = h.ok(&b1).await;
     let product = || vec![node("2", "btn", "Add to cart")];
     let lamp = "https://shop.example.com/lamp";
@@ -182,7 +182,7 @@ async fn tools_never_take_a_task_past_its_step_limit(dynamodb: bool) {
     h.llm
         .fallback(Reply::action("Note.", "remember(\"k\", \"v\")"));
     let page = || vec![node("1", "link", "Lamp")];
-    let b1 = start("Note things", SHOP, page());
+    let b1 = api_tests::flows::capable(start("Note things", SHOP, page()));
     let r1 = h.ok(&b1).await;
     assert_eq!(r1["toolAction"]["toolName"], "remember");
     assert_eq!(
@@ -200,7 +200,9 @@ async fn parallel_requests_running_tools_keep_every_limit(dynamodb: bool) {
         .fallback(Reply::action("Note.", "remember(\"k\", \"v\")"));
     let page = || vec![node("1", "link", "Lamp")];
     // 30 new tasks at once: each runs its three tools and defers the fourth.
-    let bodies: Vec<_> = (0..30).map(|_| start("Note", SHOP, page())).collect();
+    let bodies: Vec<_> = (0..30)
+        .map(|_| api_tests::flows::capable(start("Note", SHOP, page())))
+        .collect();
     let answers = futures::future::join_all(bodies.iter().map(|b| h.ok(b))).await;
     for a in &answers {
         assert_eq!(a["toolAction"]["toolName"], "remember");
@@ -237,29 +239,45 @@ api_tests::on_both_stores!(
     tools_never_take_a_task_past_its_step_limit,
 );
 
+/// A round out of time after a memory tool: a client that understands server rounds gets the
+/// tool's `memoryResult`; every other (the shipping extension) the round's `wait(1)` with what
+/// the tool did in the thought, and no `toolAction`.
 #[tokio::test]
 async fn a_tool_that_leaves_no_time_for_the_model_ends_the_round_with_its_result() {
     let h = harness_with(|o| o.set("STEP_DEADLINE_MS", "5000")).await;
-    h.llm.push([
-        Reply::action("Note it.", "remember(\"price\", \"42 EUR\")"),
-        Reply::Slow(Duration::from_secs(4), "<Action>click(1)</Action>".into()),
-        Reply::action("Open.", "click(1)"),
-    ]);
     let page = || vec![node("1", "link", "Lamp")];
-    let b1 = start("Note the price", SHOP, page());
-    let r1 = h.ok(&b1).await;
-    api_tests::flows::assert_server_round(
-        &r1,
-        &json!({ "toolName": "remember", "toolType": "SERVER", "parameters": { "key": "price", "value": "42 EUR" },
-                "memoryResult": { "success": true, "action": "remember", "key": "price", "scope": "task", "value": "42 EUR", "message": "Noted \"price\"." } }),
-    );
-    assert_eq!(r1["thought"], "Noted \"price\".");
-    let r2 = h.ok(&next(&b1, &r1, SHOP, page())).await;
-    assert_eq!(r2["action"], "click(1)");
-    assert!(h
-        .llm
-        .user_prompt(2)
-        .contains("Your notes for this task: price = 42 EUR"));
+    for capable in [true, false] {
+        h.llm.push([
+            Reply::action("Note it.", "remember(\"price\", \"42 EUR\")"),
+            Reply::Slow(Duration::from_secs(4), "<Action>click(1)</Action>".into()),
+            Reply::action("Open.", "click(1)"),
+        ]);
+        let b1 = start("Note the price", SHOP, page());
+        let b1 = if capable {
+            api_tests::flows::capable(b1)
+        } else {
+            b1
+        };
+        let r1 = h.ok(&b1).await;
+        api_tests::flows::assert_server_wait(&r1);
+        if capable {
+            assert_eq!(
+                r1["toolAction"],
+                json!({ "toolName": "remember", "toolType": "SERVER", "parameters": { "key": "price", "value": "42 EUR" },
+                    "memoryResult": { "success": true, "action": "remember", "key": "price", "scope": "task", "value": "42 EUR", "message": "Noted \"price\"." } })
+            );
+        } else {
+            assert!(r1.get("toolAction").is_none(), "{r1}");
+        }
+        assert_eq!(r1["thought"], "Noted \"price\". It reads: 42 EUR");
+        let r2 = h.ok(&next(&b1, &r1, SHOP, page())).await;
+        assert_eq!(r2["action"], "click(1)");
+        let prompts = h.llm.requests().len();
+        assert!(h
+            .llm
+            .user_prompt(prompts - 1)
+            .contains("Your notes for this task: price = 42 EUR"));
+    }
 }
 
 #[tokio::test]

@@ -115,12 +115,75 @@ async fn session_init_is_idempotent_and_accepts_the_side_panel_url() {
         .call(
             Method::POST,
             "/api/session/init",
-            Some(json!({ "sessionId": "nope", "url": "" })),
+            Some(json!({ "sessionId": "nope", "url": "x".repeat(4097) })),
         )
         .await;
     let v = expect_error(bad, 400, "VALIDATION_ERROR").await;
     assert_eq!(v["details"][0]["field"], "sessionId");
     assert_eq!(v["details"][1]["field"], "url");
+}
+
+/// The shipping client inits a session without `url` while its session list is not loaded
+/// yet: the session is made without a page, and its first task's web page names its domain
+/// (and its title), so the by-domain lookup finds it from then on.
+#[tokio::test]
+async fn a_session_made_without_a_page_takes_its_first_tasks_domain() {
+    let llm = ScriptedLlm::start().await;
+    let p = panel_with(AppOptions::with_llm(&llm.base_url)).await;
+    let id = uuid::Uuid::new_v4().to_string();
+    for body in [
+        json!({ "sessionId": id }),
+        json!({ "sessionId": id, "url": null, "domain": null }),
+        json!({ "sessionId": id, "url": "", "domain": "" }),
+    ] {
+        let v = p
+            .ok(Method::POST, "/api/session/init", Some(body.clone()))
+            .await;
+        assert_eq!(v["success"], true, "{body}");
+    }
+    let s = p.ok(Method::GET, &format!("/api/session/{id}"), None).await["session"].clone();
+    assert_eq!(
+        (&s["domain"], &s["url"], &s["title"]),
+        (&json!(""), &json!(""), &json!("New session"))
+    );
+    llm.push([Reply::action("Opening it.", "click(1)")]);
+    let r = p
+        .ok(
+            Method::POST,
+            "/api/agent/interact",
+            Some(json!({ "sessionId": id, "url": "https://www.shop.example.co.uk/lamps?page=2",
+                "query": "Open the lamp", "interactiveTree": [{ "i": "1", "r": "link", "n": "Lamp" }] })),
+        )
+        .await;
+    assert_eq!(r["sessionId"], json!(id));
+    let s = p.ok(Method::GET, &format!("/api/session/{id}"), None).await["session"].clone();
+    assert_eq!(
+        (&s["domain"], &s["url"], &s["title"]),
+        (
+            &json!("example.co.uk"),
+            &json!("https://www.shop.example.co.uk/lamps?page=2"),
+            &json!("example.co.uk: Open the lamp")
+        )
+    );
+    let found = p
+        .ok(
+            Method::GET,
+            "/api/session/by-domain/shop.example.co.uk",
+            None,
+        )
+        .await;
+    assert_eq!(found["session"]["sessionId"], json!(id));
+    // A session with a page keeps it: a later task elsewhere does not rename it.
+    llm.push([Reply::action("Opening it.", "click(1)")]);
+    p.ok(
+        Method::POST,
+        "/api/agent/interact",
+        Some(json!({ "sessionId": id, "url": "https://other.example.org/",
+            "query": "Open the lamp", "interactiveTree": [{ "i": "1", "r": "link", "n": "Lamp" }] })),
+    )
+    .await;
+    let s = p.ok(Method::GET, &format!("/api/session/{id}"), None).await["session"].clone();
+    assert_eq!(s["domain"], "example.co.uk");
 }
 
 #[tokio::test]

@@ -183,7 +183,7 @@ async fn card_details_typed_after_a_yes_stay_out_of_searches_in_any_formatting(d
         ]
     };
     let url = "https://shop.example.com/checkout/payment";
-    let b1 = start("Pay for my cart with my visa", url, pay("", ""));
+    let b1 = api_tests::flows::capable(start("Pay for my cart with my visa", url, pay("", "")));
     let r1 = h.ok(&b1).await;
     assert_eq!(r1["action"], "ask_user()", "card data needs a yes");
     let b2 = reply_here(&b1, &r1, "yes");

@@ -22,9 +22,10 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
     http::serve(ctx, req, &ROUTE, run).await
 }
 
-async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let first = http::uuid_param(&req, "approvalId")?;
-    let body: Map<String, Value> = http::parse_json(&req)?;
+/// The approvals to decide (the route's, then the body's `approvalIds`) and the decision.
+fn input(req: &Request) -> Result<(Vec<String>, bool), Error> {
+    let first = http::uuid_param(req, "approvalId")?;
+    let body: Map<String, Value> = http::parse_json(req)?;
     let approve = match body.get("decision").and_then(Value::as_str) {
         Some("approve") => true,
         Some("reject") => false,
@@ -55,7 +56,11 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
             ))
         }
     }
-    let p = http::agent::caller(ctx, &req).await?;
+    Ok((ids, approve))
+}
+
+async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
+    let (p, (ids, approve)) = http::agent::caller_with(ctx, &req, input).await?;
     let decisions = decide(&ctx.tools(), &p, &ids, approve).await?;
     Ok(http::agent::ok(json!({ "decisions": decisions })))
 }

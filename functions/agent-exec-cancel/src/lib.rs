@@ -18,8 +18,8 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let id = http::uuid_param(&req, "execId")?;
-    let p = http::agent::caller(ctx, &req).await?;
+    let (p, id) =
+        http::agent::caller_with(ctx, &req, |req| http::uuid_param(req, "execId")).await?;
     let answer = shared::tools::execs::cancel(&ctx.tools(), &p, &id).await?;
     Ok(http::agent::ok(answer))
 }

@@ -19,15 +19,18 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let id = http::uuid_param(&req, "execId")?;
-    let after = match http::query_param(&req, "after") {
-        None => None,
-        Some(raw) => Some(
-            raw.parse::<u64>()
-                .map_err(|_| Error::field("after", "must be a sequence number"))?,
-        ),
-    };
-    let p = http::agent::caller(ctx, &req).await?;
+    let (p, (id, after)) = http::agent::caller_with(ctx, &req, |req| {
+        let id = http::uuid_param(req, "execId")?;
+        let after = match http::query_param(req, "after") {
+            None => None,
+            Some(raw) => Some(
+                raw.parse::<u64>()
+                    .map_err(|_| Error::field("after", "must be a sequence number"))?,
+            ),
+        };
+        Ok((id, after))
+    })
+    .await?;
     let view = shared::tools::execs::view(&ctx.tools(), &p, &id, after).await?;
     Ok(http::agent::ok(view))
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use shared::agent::request::{read, validate, InteractRequest};
 use shared::agent::step::{self, StepInput};
+use shared::auth::check_account;
 use shared::config::Orchestrator;
 use shared::http::guard::verify_bearer;
 use shared::http::{self, parse_json, Request, Response, RouteSpec};
@@ -88,12 +89,22 @@ async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     let kept = !matches!(ctx.config.agent.orchestrator, Orchestrator::InProcess);
     // Compared only when the client sends an `Idempotency-Key`: hashed only then.
     let hashed = idempotency_key.is_some();
-    let (request, body, request_hash) = if req.body().len() <= INLINE_BODY_BYTES {
-        read_body(&req, kept, hashed)?
+    let read = if req.body().len() <= INLINE_BODY_BYTES {
+        read_body(&req, kept, hashed)
     } else {
         let deadline = Instant::now() + Duration::from_millis(ctx.config.agent.step_deadline_ms);
         let job = step::on_builder("reading the body", move || read_body(&req, kept, hashed));
-        step::in_time(deadline, async { job.await? }).await?
+        step::in_time(deadline, async { job.await? }).await
+    };
+    let (request, body, request_hash) = match read {
+        Ok(read) => read,
+        // What is wrong with the body is said only to a valid account: a revoked token or a
+        // disabled user gets 401 whatever it sent.
+        Err(e) => {
+            let mut account = principal.clone();
+            check_account(ctx.store.as_ref(), ctx.clock.now(), &mut account).await?;
+            return Err(e);
+        }
     };
     let input = StepInput {
         principal,

@@ -22,10 +22,15 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let id = http::uuid_param(&req, "sessionId")?;
-    let limit = http::number_param(&req, "limit", DEFAULT_PAGE, 1, MAX_PAGE)?;
-    let query = ViewQuery::parse(limit, |name| http::query_param(&req, name))?;
-    let p = http::agent::caller(ctx, &req).await?;
+    let (p, (id, query)) = http::agent::caller_with(ctx, &req, |req| {
+        let id = http::uuid_param(req, "sessionId")?;
+        let limit = http::number_param(req, "limit", DEFAULT_PAGE, 1, MAX_PAGE)?;
+        Ok((
+            id,
+            ViewQuery::parse(limit, |name| http::query_param(req, name))?,
+        ))
+    })
+    .await?;
     let view = shared::tools::session::view(&ctx.tools(), &p, &id, &query).await?;
     Ok(http::agent::ok(view))
 }

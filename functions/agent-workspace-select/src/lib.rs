@@ -21,8 +21,9 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
     http::serve(ctx, req, &ROUTE, run).await
 }
 
-async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let body: Map<String, Value> = http::parse_json(&req)?;
+/// The workspace to select and the agent session to select it in (a new one when absent).
+fn input(req: &Request) -> Result<(String, Option<String>), Error> {
+    let body: Map<String, Value> = http::parse_json(req)?;
     let workspace = match body.get("workspaceId") {
         Some(Value::String(id)) if shared::domain::identity::validate_id(id).is_ok() => id.clone(),
         Some(_) => return Err(Error::field("workspaceId", "must be a workspace id")),
@@ -32,7 +33,11 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         None | Some(Value::Null) => None,
         Some(v) => Some(uuid_field("sessionId", v.as_str())?),
     };
-    let p = http::agent::caller(ctx, &req).await?;
+    Ok((workspace, session))
+}
+
+async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
+    let (p, (workspace, session)) = http::agent::caller_with(ctx, &req, input).await?;
     let (s, ws) = select(&ctx.tools(), &p, session.as_deref(), &workspace).await?;
     Ok(http::agent::ok(json!({
         "sessionId": s.id,

@@ -20,8 +20,8 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    http::require_debug_routes(ctx)?;
     let p = authenticate(ctx, req.headers()).await?;
+    http::require_debug_routes(ctx)?;
     let task_id = http::uuid_param(&req, "taskId")?;
     let export =
         shared::debug::export(ctx.store.as_ref(), ctx.snapshots.as_ref(), &p, &task_id).await?;

@@ -22,8 +22,8 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    http::require_debug_routes(ctx)?;
     let p = authenticate(ctx, req.headers()).await?;
+    http::require_debug_routes(ctx)?;
     // A user reads their own logs; an admin may name another user of the tenant.
     let user_id = match http::query_param(&req, "userId") {
         Some(u) if u != p.user_id => {

@@ -21,8 +21,8 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    http::require_debug_routes(ctx)?;
     let p = authenticate(ctx, req.headers()).await?;
+    http::require_debug_routes(ctx)?;
     let task_id = http::uuid_param(&req, "taskId")?;
     let index = http::path_param(&req, "stepIndex")?
         .parse::<u32>()

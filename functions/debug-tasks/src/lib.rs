@@ -20,8 +20,8 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    http::require_debug_routes(ctx)?;
     let p = authenticate(ctx, req.headers()).await?;
+    http::require_debug_routes(ctx)?;
     let limit = http::number_param(&req, "limit", 50, 1, shared::debug::MAX_TASKS_LISTED)?;
     let listed = shared::debug::tasks(ctx.store.as_ref(), &p, limit).await?;
     Ok(http::json(StatusCode::OK, &listed))

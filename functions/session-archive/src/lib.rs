@@ -1,14 +1,13 @@
-//! `POST /api/session` with `{ sessionId }`: archives one of the caller's sessions.
+//! `POST /api/session` with `{ sessionId }`: archives one of the caller's sessions and ends
+//! the task it is running (its next interact answers `409 TASK_COMPLETED`).
 
 use ::http::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::json;
-use shared::domain::SessionStatus;
 use shared::http::guard::authenticate;
 use shared::http::parse_json;
 use shared::http::{self, Request, Response, RouteSpec};
-use shared::ports::SessionChanges;
-use shared::sessions::{change_session, owned_session};
+use shared::sessions::{archive, owned_session};
 use shared::{AppContext, Error};
 
 /// The route this function serves.
@@ -36,11 +35,7 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         .map(|u| u.hyphenated().to_string())
         .map_err(|_| Error::field("sessionId", "must be a UUID"))?;
     let session = owned_session(ctx.store.as_ref(), &p, &id).await?;
-    let changes = SessionChanges {
-        status: Some(SessionStatus::Archived),
-        ..SessionChanges::default()
-    };
-    change_session(ctx.sessions(), &p, &session, &changes, "session archived").await?;
+    archive(ctx.sessions(), &p, &session).await?;
     Ok(http::json(
         StatusCode::OK,
         &json!({ "success": true, "data": { "sessionId": id, "status": "archived", "message": "Session archived" } }),

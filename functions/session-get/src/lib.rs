@@ -22,8 +22,10 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let id = http::uuid_param(&req, "sessionId")?;
+    // The token first; the id is read beside the account's check.
+    let req = &req;
     let (_, session) = authenticate_with(ctx, req.headers(), |p| async move {
+        let id = http::uuid_param(req, "sessionId")?;
         owned_session(ctx.store.as_ref(), &p, &id).await
     })
     .await?;

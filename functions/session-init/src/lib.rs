@@ -1,7 +1,9 @@
 //! `POST /api/session/init`: makes sure the client-made session exists under the caller's
 //! tenant. Idempotent: an existing id answers `created: false`; an id another account already
-//! uses answers `409 SESSION_ID_TAKEN` (ids name global realtime channels). `url` may be any URL (the side
-//! panel sends its own `chrome-extension://` page) and `domain` may be empty.
+//! uses answers `409 SESSION_ID_TAKEN` (ids name global realtime channels). `url` may be any
+//! URL (the side panel sends its own `chrome-extension://` page) or absent (the shipping client
+//! sends none while its session list is not loaded yet), and `domain` may be empty: a session
+//! without a domain gets the one of its first task's web page.
 
 use ::http::{Method, StatusCode};
 use serde::Deserialize;
@@ -32,7 +34,10 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 #[serde(rename_all = "camelCase")]
 struct InitBody {
     session_id: String,
-    url: String,
+    /// Absent while the client does not know its tab yet: the session's first task names its
+    /// page.
+    #[serde(default)]
+    url: Option<String>,
     #[serde(default)]
     domain: Option<String>,
     #[serde(default)]
@@ -47,8 +52,8 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     if session_id.is_err() {
         problems.push(FieldProblem::new("sessionId", "must be a UUID"));
     }
-    let url = b.url.trim().to_owned();
-    if url.is_empty() || url.len() > 4096 {
+    let url = b.url.as_deref().unwrap_or_default().trim().to_owned();
+    if url.len() > 4096 {
         problems.push(FieldProblem::new(
             "url",
             "must be a URL of at most 4096 characters",

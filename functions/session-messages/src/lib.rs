@@ -32,17 +32,18 @@ pub async fn handle(ctx: &AppContext, req: Request) -> Response {
 }
 
 async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
-    let id = http::uuid_param(&req, "sessionId")?;
-    let limit = http::number_param(&req, "limit", 50, 1, MAX_PAGE)?;
-    let from = cursor(&req)?;
-    // The polling path: revocation, session and messages in one round of store calls.
-    let sid = id.as_str();
-    let (p, (session, messages)) = authenticate_with(ctx, req.headers(), |p| async move {
+    // The polling path: revocation, session and messages in one round of store calls (the
+    // token first; the query is read beside the account's check).
+    let req = &req;
+    let (p, (id, session, messages)) = authenticate_with(ctx, req.headers(), |p| async move {
+        let id = http::uuid_param(req, "sessionId")?;
+        let limit = http::number_param(req, "limit", 50, 1, MAX_PAGE)?;
+        let from = cursor(req)?;
         let (session, messages) = tokio::join!(
-            ctx.store.session(&p.tenant_id, sid),
-            ctx.store.messages(&p.tenant_id, sid, from, limit)
+            ctx.store.session(&p.tenant_id, &id),
+            ctx.store.messages(&p.tenant_id, &id, from, limit)
         );
-        Ok((session?, messages?))
+        Ok((id, session?, messages?))
     })
     .await?;
     let Some(session) = session.filter(|s| s.user_id == p.user_id) else {

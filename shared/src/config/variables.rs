@@ -208,7 +208,7 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
     (
         "CHAINED_ACTIONS",
         "off",
-        "`on` sends an answer's form fills as `chainedActions`; `off` keeps an answer's further actions on the server, one per request",
+        "`on` sends an answer's form fills as `chainedActions` to a client that sends `clientCapabilities: [\"chainedActions\"]`; `off` (and any other client) keeps an answer's further actions on the server, one per request",
     ),
     (
         "LLM_API_KEY_HEADER",

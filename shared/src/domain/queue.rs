@@ -188,7 +188,7 @@ pub fn next<'q>(
     if failed {
         return Err(Stop::Failed);
     }
-    if super::confirm::page_of(url) != super::confirm::page_of(&queue.url) {
+    if !same_document(url, &queue.url) {
         return Err(Stop::Navigated);
     }
     // Every waiting target is checked: the model chose them together, on one page.
@@ -200,6 +200,46 @@ pub fn next<'q>(
         }
     }
     queue.items.first().ok_or(Stop::Failed)
+}
+
+/// The document an address names, for telling whether the page changed under the waiting
+/// actions: scheme, host, port, path (a trailing slash aside), the query's parameters in any
+/// order (`?step=1` and `?step=2` are two pages whose fields may bear the same names) and the
+/// fragment (it routes single-page apps, `#/cart`, `#step2`; a fill never moves an in-page
+/// anchor, so a changed one is taken for another page — at worst one more model call).
+fn document_of(url: &str) -> Option<Document> {
+    let u = reqwest::Url::parse(url.trim()).ok()?;
+    let mut query: Vec<(String, String)> = u.query_pairs().into_owned().collect();
+    query.sort();
+    Some(Document {
+        place: format!(
+            "{}://{}:{:?}{}",
+            u.scheme(),
+            u.host_str().unwrap_or(""),
+            u.port_or_known_default(),
+            u.path().trim_end_matches('/')
+        ),
+        query,
+        fragment: u.fragment().map(str::to_owned),
+    })
+}
+
+/// What [`document_of`] compares.
+#[derive(PartialEq)]
+struct Document {
+    /// Scheme, host, port and path.
+    place: String,
+    query: Vec<(String, String)>,
+    fragment: Option<String>,
+}
+
+/// Whether two addresses name the same document ([`document_of`]; text that is no URL is
+/// compared as it is).
+fn same_document(a: &str, b: &str) -> bool {
+    match (document_of(a), document_of(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
 }
 
 /// Names as snapshots keep them (one line, cut).
@@ -324,6 +364,40 @@ mod tests {
             next(&q, url, &renamed, false),
             Err(Stop::Changed("5".into()))
         );
+        // Another page whose fields bear the same names: only its address tells.
+        for (then, now) in [
+            ("https://a.com/signup?step=1", "https://a.com/signup?step=2"),
+            ("https://a.com/signup", "https://a.com/signup?step=2"),
+            (
+                "https://a.com/signup#/step-1",
+                "https://a.com/signup#/step-2",
+            ),
+            ("https://a.com/signup#step1", "https://a.com/signup#step2"),
+            ("https://a.com/signup", "http://a.com/signup"),
+            ("https://a.com/signup", "https://a.com:8443/signup"),
+        ] {
+            let q = ActionQueue {
+                url: then.into(),
+                ..q.clone()
+            };
+            assert_eq!(next(&q, now, &form(), false), Err(Stop::Navigated), "{now}");
+            assert!(next(&q, then, &form(), false).is_ok(), "{then}");
+        }
+        // The same page written another way: a trailing slash, the parameters in another order,
+        // the default port.
+        for (then, now) in [
+            (
+                "https://a.com/signup?a=1&b=2",
+                "https://a.com/signup/?b=2&a=1",
+            ),
+            ("https://a.com/signup", "https://a.com:443/signup"),
+        ] {
+            let q = ActionQueue {
+                url: then.into(),
+                ..q.clone()
+            };
+            assert!(next(&q, now, &form(), false).is_ok(), "{now}");
+        }
         let gone = FakePage::new(url, [el("1", "inp", "First name")]);
         assert!(next(&q, url, &gone, false).is_err());
         let relabelled = FakePage::new(url, [el("5", "link", "Sign up")]);

@@ -31,6 +31,9 @@ pub enum TaskError {
     /// The task is completed or failed.
     #[error("task is {0:?}")]
     Finished(TaskStatus),
+    /// The task's session was archived (the task is marked failed).
+    #[error("task's session is archived")]
+    Archived,
     /// The task reached its step limit (it is marked failed).
     #[error("task reached its limit of {max} steps")]
     StepLimit { max: u32 },
@@ -237,13 +240,20 @@ pub enum Admission {
     Finished(TaskStatus),
     /// The task has taken its last allowed step; it is to be marked failed.
     StepLimit,
+    /// The task's session is archived: the task is ended (to be marked failed unless it is
+    /// finished already).
+    Archived { finished: bool },
 }
 
-/// The admission rule for a task and a request by `user_id`.
-pub fn admission(task: Option<&Task>, user_id: &str, max_steps: u32) -> Admission {
+/// The admission rule for a task and a request by `user_id` (`archived`: the task's session
+/// is archived).
+pub fn admission(task: Option<&Task>, user_id: &str, max_steps: u32, archived: bool) -> Admission {
     match task {
         None => Admission::Start,
         Some(t) if t.user_id != user_id => Admission::NotFound,
+        Some(t) if archived => Admission::Archived {
+            finished: t.status.is_finished(),
+        },
         Some(t) if t.status.is_finished() => Admission::Finished(t.status),
         Some(t) if t.step_count >= max_steps => Admission::StepLimit,
         Some(_) => Admission::Continue,

@@ -21,21 +21,40 @@ fn task(user: &str, status: TaskStatus, steps: u32) -> Task {
 #[test]
 fn admission_checks_owner_then_state_then_step_limit() {
     use Admission::*;
-    assert_eq!(admission(None, "u", 50), Start);
+    assert_eq!(admission(None, "u", 50, false), Start);
     let mine = task("u", TaskStatus::Executing, 3);
-    assert_eq!(admission(Some(&mine), "u", 50), Continue);
-    assert_eq!(admission(Some(&mine), "other", 50), NotFound);
+    assert_eq!(admission(Some(&mine), "u", 50, false), Continue);
+    assert_eq!(admission(Some(&mine), "other", 50, false), NotFound);
     let done = task("u", TaskStatus::Completed, 3);
     assert_eq!(
-        admission(Some(&done), "u", 50),
+        admission(Some(&done), "u", 50, false),
         Finished(TaskStatus::Completed)
     );
     assert_eq!(
-        admission(Some(&task("other", TaskStatus::Failed, 99)), "u", 50),
+        admission(Some(&task("other", TaskStatus::Failed, 99)), "u", 50, false),
         NotFound,
         "another user's task reveals nothing about its state"
     );
-    assert_eq!(admission(Some(&mine), "u", 3), StepLimit);
+    assert_eq!(
+        admission(
+            Some(&task("other", TaskStatus::Executing, 3)),
+            "u",
+            50,
+            true
+        ),
+        NotFound
+    );
+    assert_eq!(admission(Some(&mine), "u", 3, false), StepLimit);
+    // An archived session's task takes no more steps, whatever its state.
+    assert_eq!(
+        admission(Some(&mine), "u", 50, true),
+        Archived { finished: false }
+    );
+    assert_eq!(
+        admission(Some(&done), "u", 50, true),
+        Archived { finished: true }
+    );
+    assert_eq!(admission(None, "u", 50, true), Start);
     let now = Utc::now();
     let mut idle = task("u", TaskStatus::NeedsUserInput, 3);
     idle.lease_until = Some(now.timestamp() - 1);

@@ -17,11 +17,23 @@ use crate::tools::session::require_enabled;
 /// The authenticated caller of an enabled agent route, counted against the agent tools' rate
 /// limits (`429` beyond them).
 pub async fn caller(ctx: &AppContext, req: &Request) -> Result<Principal, Error> {
+    caller_with(ctx, req, |_| Ok(())).await.map(|(p, ())| p)
+}
+
+/// [`caller`] with the route's input read by `read`, in the order a client can rely on: the
+/// token first (`401` whatever the input), then the input (`400` naming the field), then the
+/// switch and the rate count — a malformed request is refused before it counts.
+pub async fn caller_with<T>(
+    ctx: &AppContext,
+    req: &Request,
+    read: impl FnOnce(&Request) -> Result<T, Error>,
+) -> Result<(Principal, T), Error> {
     let p = authenticate(ctx, req.headers()).await?;
+    let input = read(req)?;
     let tools = ctx.tools();
     require_enabled(&tools)?;
     crate::tools::limits::count_request(&tools, &p).await?;
-    Ok(p)
+    Ok((p, input))
 }
 
 /// A UUID field (normalised), named in the error when it is not one.
@@ -48,10 +60,12 @@ fn answer(outcome: CallOutcome) -> Response {
 
 /// A `GET` tool route: `sessionId` and `path` from the query.
 pub async fn query_call(ctx: &AppContext, req: Request, tool: &str) -> Result<Response, Error> {
-    let session = uuid_field("sessionId", query_param(&req, "sessionId").as_deref())?;
-    let path = query_param(&req, "path").unwrap_or_default();
-    let call = ToolCall::from_args(tool, json!({ "path": path }))?;
-    let p = caller(ctx, &req).await?;
+    let (p, (session, call)) = caller_with(ctx, &req, |req| {
+        let session = uuid_field("sessionId", query_param(req, "sessionId").as_deref())?;
+        let path = query_param(req, "path").unwrap_or_default();
+        Ok((session, ToolCall::from_args(tool, json!({ "path": path }))?))
+    })
+    .await?;
     Ok(answer(
         approvals::call(&ctx.tools(), &p, &session, call).await?,
     ))
@@ -64,13 +78,18 @@ pub async fn body_call(
     req: Request,
     tool: impl FnOnce(&Map<String, Value>) -> &'static str,
 ) -> Result<Response, Error> {
-    let mut body: Map<String, Value> = super::parse_json(&req)?;
-    let session = uuid_field(
-        "sessionId",
-        body.remove("sessionId").as_ref().and_then(Value::as_str),
-    )?;
-    let call = ToolCall::from_args(tool(&body), Value::Object(body))?;
-    let p = caller(ctx, &req).await?;
+    let (p, (session, call)) = caller_with(ctx, &req, |req| {
+        let mut body: Map<String, Value> = super::parse_json(req)?;
+        let session = uuid_field(
+            "sessionId",
+            body.remove("sessionId").as_ref().and_then(Value::as_str),
+        )?;
+        Ok((
+            session,
+            ToolCall::from_args(tool(&body), Value::Object(body))?,
+        ))
+    })
+    .await?;
     Ok(answer(
         approvals::call(&ctx.tools(), &p, &session, call).await?,
     ))

@@ -143,6 +143,17 @@ pub struct SessionChanges {
     pub waiting_task_id: Option<Option<String>>,
     /// The whole session memory, replacing the stored one.
     pub memory: Option<std::collections::BTreeMap<String, String>>,
+    /// The page the session is about, named by its first task when the session was made
+    /// without one.
+    pub place: Option<SessionPlace>,
+}
+
+/// A session's page: its URL and root domain, with the owner whose by-domain listing it joins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionPlace {
+    pub user_id: String,
+    pub url: String,
+    pub domain: String,
 }
 
 /// A user's sessions.

@@ -2,8 +2,8 @@
 //! model meets every day — a "Next" button that keeps its element and redraws the list, a
 //! quantity stepper, "Show more", a search whose answer is in the results, fields the page
 //! reformats, a form filled from one answer, an autocomplete, a three-page wizard, a long
-//! FAQ, a hover menu, a slow page and a list that grows when scrolled. The competent
-//! trajectories (`scenario::lab_scenarios`) run on them.
+//! FAQ, a hover menu, a slow page, a list that grows when scrolled, a button that does nothing
+//! and a sign-in form. The competent trajectories (`scenario::lab_scenarios`) run on them.
 
 use http_body_util::Full;
 use hyper::body::Bytes;
@@ -141,6 +141,23 @@ addEventListener('scroll', () => {
 });
 </script>"#;
 
+/// A button that does nothing (the figures never change): a model that keeps pressing it
+/// loops.
+const NOOP: &str = r#"<h1>Sales report</h1><p>Figures as of yesterday.</p>
+<button type="button">Refresh figures</button>"#;
+
+/// A sign-in form whose password never reaches an address (the page goes on by script).
+const SIGNIN: &str = r#"<h1>Sign in</h1><form id="f">
+<label>Username <input name="user" id="user" autocomplete="off"></label>
+<label>Password <input name="pw" id="pw" type="password"></label>
+<button>Sign in</button></form>
+<script>
+f.addEventListener('submit', e => {
+  e.preventDefault();
+  if (user.value && pw.value) location.href = '/signin/done?user=' + encodeURIComponent(user.value);
+});
+</script>"#;
+
 /// The lab's answer to one GET.
 pub fn answer(path: &str, query: &str) -> Response<Full<Bytes>> {
     match path {
@@ -231,6 +248,15 @@ pub fn answer(path: &str, query: &str) -> Response<Full<Bytes>> {
         "/menu" => page("Outdoor things", MENU),
         "/slow" => page("Huts", SLOW),
         "/guides" => page("Guides", GUIDES),
+        "/noop" => page("Sales report", NOOP),
+        "/signin" => page("Sign in", SIGNIN),
+        "/signin/done" => page(
+            "Signed in",
+            &format!(
+                "<h1>Welcome, {}</h1><p id=\"signed-in\">You are signed in.</p>",
+                escape(&param(query, "user"))
+            ),
+        ),
         p if p.starts_with("/item/") => {
             let name = escape(&p["/item/".len()..]);
             page(&name, &format!("<h1>{name}</h1>"))

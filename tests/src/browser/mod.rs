@@ -6,6 +6,7 @@
 pub mod actions;
 pub mod cdp;
 pub mod corpus;
+pub mod extension;
 pub mod lab;
 pub mod miniwob;
 pub mod model;

@@ -39,6 +39,10 @@ pub enum Intent {
     /// Not an action: the prompt must tell the model that the last action failed, with the
     /// client's message containing this text (then the script goes on).
     FailureShown(&'static str),
+    /// An action written as it is (a server tool: `remember("k", "v")`, `googleSearch("q")`).
+    Raw(&'static str),
+    /// Not an action: the next answer comes this many milliseconds late (a slow model).
+    Slow(u64),
 }
 
 /// The element ids whose line in the page block shows this accessible name, and the page's URL.
@@ -91,8 +95,9 @@ fn action(intent: &Intent, prompt: &str) -> Result<String, String> {
         Intent::Wait(s) => format!("wait({s})"),
         Intent::Answer(a) => format!("finish({})", quoted(a)),
         Intent::Finish(_) => "finish()".to_owned(),
+        Intent::Raw(a) => (*a).to_owned(),
         Intent::Chain(_) => return Err("a chain inside a chain".into()),
-        Intent::FailureShown(_) => return Err("not an action".into()),
+        Intent::FailureShown(_) | Intent::Slow(_) => return Err("not an action".into()),
     })
 }
 
@@ -105,6 +110,8 @@ struct State {
     /// Every main-model prompt since the script was set: the system message, a newline, the
     /// user message.
     prompts: Vec<String>,
+    /// How late the answer being made comes.
+    delay: Duration,
 }
 
 /// The scripted model server.
@@ -134,6 +141,11 @@ fn next(s: &mut State, prompt: &str) -> String {
             Intent::Finish(answer) => {
                 s.script.pop_front();
                 return format!("<Thought>{answer}</Thought>\n<Action>finish()</Action>");
+            }
+            Intent::Slow(ms) => {
+                s.script.pop_front();
+                s.delay = Duration::from_millis(*ms);
+                continue;
             }
             Intent::FailureShown(text) => {
                 s.script.pop_front();
@@ -173,26 +185,31 @@ impl BrowserModel {
             if !req.uri().path().ends_with("/chat/completions") {
                 return (404, json!({ "error": "not found" }), Duration::ZERO);
             }
+            // Every message of a role, in order: a corrective exchange after a refused answer
+            // comes after the message with the page.
             let text_of = |role: &str| {
                 body["messages"]
                     .as_array()
-                    .and_then(|m| m.iter().rev().find(|x| x["role"] == role))
-                    .and_then(|x| x["content"].as_str())
-                    .unwrap_or("")
-                    .to_owned()
+                    .into_iter()
+                    .flatten()
+                    .filter(|x| x["role"] == role)
+                    .filter_map(|x| x["content"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
             };
             let prompt = text_of("user");
-            let content = if body["model"] == VERIFY_MODEL {
-                "<Verdict>yes</Verdict>\n<Confidence>0.9</Confidence>\n<Reason>the page shows it</Reason>".to_owned()
+            let (content, delay) = if body["model"] == VERIFY_MODEL {
+                ("<Verdict>yes</Verdict>\n<Confidence>0.9</Confidence>\n<Reason>the page shows it</Reason>".to_owned(), Duration::ZERO)
             } else {
                 let Ok(mut s) = st.lock() else {
                     return (500, json!({ "error": "lock" }), Duration::ZERO);
                 };
                 s.calls += 1;
                 s.prompts.push(format!("{}\n{prompt}", text_of("system")));
-                next(&mut s, &prompt)
+                let content = next(&mut s, &prompt);
+                (content, std::mem::take(&mut s.delay))
             };
-            (200, completion("chatcmpl-browser", prompt.len(), &content), Duration::ZERO)
+            (200, completion("chatcmpl-browser", prompt.len(), &content), delay)
         }))
         .await;
         Self {
@@ -208,6 +225,7 @@ impl BrowserModel {
             s.errors.clear();
             s.calls = 0;
             s.prompts.clear();
+            s.delay = Duration::ZERO;
         }
     }
 

@@ -22,15 +22,16 @@ pub struct Agent {
 }
 
 impl Agent {
-    async fn interact(&self, body: &Value) -> Result<Value, String> {
-        let r = self
+    async fn interact(&self, body: &Value, key: Option<&str>) -> Result<Value, String> {
+        let mut request = self
             .http
             .post(format!("{}/api/agent/interact", self.base))
             .bearer_auth(&self.token)
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| format!("interact: {e}"))?;
+            .json(body);
+        if let Some(k) = key {
+            request = request.header("Idempotency-Key", k);
+        }
+        let r = request.send().await.map_err(|e| format!("interact: {e}"))?;
         let status = r.status().as_u16();
         let v: Value = r
             .json()
@@ -57,6 +58,8 @@ pub struct Outcome {
     pub usage: shared::domain::TokenUsage,
     /// The last thought (a `finish()` answer's text).
     pub thought: String,
+    /// Every answer's thought, as the side panel shows them.
+    pub thoughts: Vec<String>,
     pub actions: Vec<String>,
     /// What the client ran each round (several actions: a chain).
     pub executed: Vec<Vec<String>>,
@@ -82,6 +85,10 @@ pub struct Options {
     /// page's own confirmation would) and send it once more so the model can finish (a
     /// finished task is what a recipe is recorded from).
     pub finish_after_end: Option<&'static str>,
+    /// The answer to this interact call (1 the first) is lost on the way: every call carries
+    /// an `Idempotency-Key`, and this one is sent again with the same key, as a client that
+    /// retries does; the run goes on with the second answer (the server's kept copy).
+    pub lost_answer: Option<usize>,
 }
 
 impl Options {
@@ -91,6 +98,7 @@ impl Options {
             dom: false,
             max_steps,
             finish_after_end: None,
+            lost_answer: None,
         }
     }
 }
@@ -115,14 +123,18 @@ fn put_page(body: &mut Value, page: &Snapshot) {
     }
 }
 
-/// The first request of a task (or a reply, which the client sends the same way).
-fn first_body(query: &str, session: &str, page: &Snapshot) -> Value {
+/// The first request of a task (or a reply, which the client sends the same way). The
+/// idealised client says it runs every answer shape; the extension sends no such field.
+fn first_body(query: &str, session: &str, page: &Snapshot, client: Client) -> Value {
     let mut body = json!({
         "query": query,
         "sessionId": session,
         "tabId": 1,
         "screenshot": null,
     });
+    if client == Client::Ideal {
+        body["clientCapabilities"] = json!(shared::agent::request::Capabilities::ALL);
+    }
     put_page(&mut body, page);
     body
 }
@@ -216,11 +228,15 @@ pub async fn drive(
 ) -> Result<(), String> {
     let session = uuid::Uuid::new_v4().to_string();
     let mut page = read(tab, opts).await?;
-    let mut body = first_body(task, &session, &page);
+    let mut body = first_body(task, &session, &page, opts.client);
     let mut ending = false;
     while out.steps < opts.max_steps {
         out.steps += 1;
-        let answer = agent.interact(&body).await?;
+        let key = opts.lost_answer.map(|_| uuid::Uuid::new_v4().to_string());
+        let mut answer = agent.interact(&body, key.as_deref()).await?;
+        if opts.lost_answer == Some(out.steps) {
+            answer = agent.interact(&body, key.as_deref()).await?;
+        }
         out.llm_calls += answer["metrics"]["llmCalls"].as_u64().unwrap_or(0);
         if let Some(mode) = answer["metrics"]["recipe"]["mode"].as_str() {
             *out.recipe.entry(mode.to_owned()).or_default() += 1;
@@ -237,9 +253,19 @@ pub async fn drive(
             *out.interventions.entry(kind.to_owned()).or_default() += 1;
         }
         out.thought = answer["thought"].as_str().unwrap_or("").to_owned();
+        out.thoughts.push(out.thought.clone());
         out.status = answer["status"].as_str().unwrap_or("").to_owned();
         let action = answer["action"].as_str().unwrap_or("").to_owned();
         out.actions.push(action.clone());
+        if opts.client == Client::Extension {
+            if let Some(why) = super::extension::cannot_run(&answer) {
+                // The shipping extension touches nothing and sends no further request.
+                out.executed.push(Vec::new());
+                out.status = "client_stopped".into();
+                out.error = Some(why);
+                return Ok(());
+            }
+        }
         if ending {
             // The page ended the task: this answer is the last (a finish, or nothing more).
             if out.status != "completed" {
@@ -258,23 +284,12 @@ pub async fn drive(
                 };
                 page = read(tab, opts).await?;
                 let session = answer["sessionId"].as_str().unwrap_or(&session);
-                body = first_body(&reply, session, &page);
+                body = first_body(&reply, session, &page, opts.client);
                 continue;
             }
             _ => {}
         }
         let chain = chain_of(&answer);
-        if opts.client == Client::Extension && !chain.is_empty() {
-            // Measured: the extension fails a chain's first item ("Unknown action:
-            // undefined"), touches nothing and sends no further request.
-            out.executed.push(Vec::new());
-            out.status = "client_stopped".into();
-            out.error = Some(format!(
-                "the extension cannot run chainedActions ({} items)",
-                chain.len()
-            ));
-            return Ok(());
-        }
         let run_now = if answer["toolAction"]["toolType"] == "SERVER" {
             Vec::new()
         } else if chain.is_empty() {

@@ -226,12 +226,29 @@ fn competent(
     script: Vec<Intent>,
     check: Check,
 ) -> Scenario {
+    on_lab(
+        name,
+        path,
+        task,
+        script,
+        vec![Check::Status("completed"), check],
+    )
+}
+
+/// A scenario on the lab's page at `path`, with its page scripts on.
+pub fn on_lab(
+    name: &'static str,
+    path: &str,
+    task: &'static str,
+    script: Vec<Intent>,
+    checks: Vec<Check>,
+) -> Scenario {
     Scenario {
         name,
         start: lab(path),
         task,
         replies: vec![],
-        checks: vec![Check::Status("completed"), check],
+        checks,
         script,
         javascript: true,
     }

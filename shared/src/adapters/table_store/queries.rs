@@ -143,6 +143,22 @@ impl SessionQueries for TableStore {
         if let Some(m) = &changes.memory {
             update.set.insert("memory".into(), to_json(m)?);
         }
+        if let Some(place) = &changes.place {
+            update
+                .set
+                .insert("url".into(), Value::from(place.url.clone()));
+            update
+                .set
+                .insert("domain".into(), Value::from(place.domain.clone()));
+            update.set.insert(
+                Index::Gsi2.pk().into(),
+                Value::from(keys::user_domain_sessions_pk(
+                    tenant_id,
+                    &place.user_id,
+                    &place.domain,
+                )),
+            );
+        }
         let Some(status) = changes.status else {
             return match self
                 .table

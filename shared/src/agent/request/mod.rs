@@ -19,7 +19,7 @@ use serde_json::Map;
 pub const MAX_DOM_CHARS: usize = 500_000;
 /// The body's fields the server reads besides `interactiveTree`; any other is skipped unread
 /// (checked only as JSON): unknown fields are ignored, never rejected.
-const KNOWN_FIELDS: [&str; 14] = [
+const KNOWN_FIELDS: [&str; 15] = [
     "url",
     "query",
     "dom",
@@ -34,6 +34,7 @@ const KNOWN_FIELDS: [&str; 14] = [
     "pageTitle",
     "viewport",
     "screenshot",
+    "clientCapabilities",
 ];
 
 /// Longest `query`, in characters.
@@ -92,6 +93,61 @@ pub struct InteractRequest {
     /// `screenshot`: the visible part of the page as base64 (data-URL prefix removed), when it
     /// is an image of at most [`MAX_SCREENSHOT_CHARS`]; a larger one is not kept.
     pub screenshot: Option<String>,
+    /// What the client says it runs beyond the shipping extension's answers.
+    pub capabilities: Capabilities,
+}
+
+/// What a client runs beyond the answers the shipping extension can (`clientCapabilities`, an
+/// array of names; names the server does not know are ignored). The shipping extension sends
+/// none, so everything here is off for it: each is an answer shape it was measured to fail on
+/// (`../shared/CONTRACT.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Capabilities {
+    /// `serverRounds`: a round the server spent on its own work (a server tool, a refused
+    /// answer, the step's deadline, the token budget) carries `toolAction { toolType: "SERVER" }`
+    /// and the client calls again without acting. Without it the round is an ordinary
+    /// `wait(1)` with the thought: the shipping extension throws on a SERVER `toolAction`.
+    pub server_rounds: bool,
+    /// `chainedActions`: the client runs `chainedActions` (with `CHAINED_ACTIONS=on`). Without
+    /// it an answer's further actions wait on the server and go out one per request: the
+    /// shipping extension fails a chain's first item and stops.
+    pub chained_actions: bool,
+}
+
+/// Most names of `clientCapabilities` read (later ones are ignored, as unknown names are), and
+/// the longest name.
+const MAX_CAPABILITIES: usize = 32;
+const MAX_CAPABILITY_CHARS: usize = 64;
+
+impl Capabilities {
+    /// Every capability (a client that runs every answer shape the server has).
+    pub const ALL: [&'static str; 2] = ["serverRounds", "chainedActions"];
+
+    fn read(obj: &Map<String, Value>, p: &mut Problems) -> Self {
+        let mut caps = Self::default();
+        let items = match obj.get("clientCapabilities") {
+            None | Some(Value::Null) => return caps,
+            Some(Value::Array(items)) => items,
+            Some(_) => {
+                p.add("clientCapabilities", "must be an array of names");
+                return caps;
+            }
+        };
+        for (k, item) in items.iter().enumerate().take(MAX_CAPABILITIES) {
+            match item.as_str() {
+                Some(name) if name.chars().count() <= MAX_CAPABILITY_CHARS => match name {
+                    "serverRounds" => caps.server_rounds = true,
+                    "chainedActions" => caps.chained_actions = true,
+                    _ => {}
+                },
+                _ => p.add(
+                    format!("clientCapabilities[{k}]"),
+                    format!("must be a name of at most {MAX_CAPABILITY_CHARS} characters"),
+                ),
+            }
+        }
+        caps
+    }
 }
 
 /// Longest screenshot kept (base64 characters, about 1.1 MB of image).
@@ -302,6 +358,7 @@ fn check(obj: &Map<String, Value>, tree_field: TreeField) -> Result<InteractRequ
             None
         }
     };
+    let capabilities = Capabilities::read(obj, &mut p);
 
     match (url, query, page) {
         (Some(url), Some(query), Some(page)) if p.0.is_empty() => Ok(InteractRequest {
@@ -315,6 +372,7 @@ fn check(obj: &Map<String, Value>, tree_field: TreeField) -> Result<InteractRequ
             page_title,
             viewport,
             screenshot: shot,
+            capabilities,
         }),
         _ => Err(Error::Validation(p.0)),
     }

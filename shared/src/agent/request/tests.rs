@@ -299,3 +299,38 @@ fn a_screenshot_is_kept_as_base64_of_an_image_within_its_bound() {
         assert!(e.contains("screenshot"), "{bad}: {e}");
     }
 }
+
+#[test]
+fn a_client_says_what_it_runs_and_the_shipping_extension_says_nothing() {
+    let body = |caps: Value| json!({ "url": "https://a.com/", "query": "q", "dom": "<a id=1>x</a>", "clientCapabilities": caps });
+    // The captured extension request has no such field: nothing beyond its answers.
+    let plain = validate(&json!({ "url": "https://a.com/", "query": "q", "dom": "<a id=1>x</a>" }))
+        .expect("valid");
+    assert_eq!(plain.capabilities, Capabilities::default());
+    let all = validate(&body(json!(Capabilities::ALL))).expect("valid");
+    assert!(all.capabilities.server_rounds && all.capabilities.chained_actions);
+    // Names the server does not know are ignored; null is no field.
+    let some = validate(&body(json!(["serverRounds", "voiceInput"]))).expect("valid");
+    assert!(some.capabilities.server_rounds && !some.capabilities.chained_actions);
+    assert_eq!(
+        validate(&body(Value::Null)).expect("valid").capabilities,
+        Capabilities::default()
+    );
+    assert_eq!(
+        fields(body(json!("serverRounds"))),
+        vec!["clientCapabilities"]
+    );
+    assert_eq!(
+        fields(body(json!(["serverRounds", 5, "x".repeat(65)]))),
+        vec!["clientCapabilities[1]", "clientCapabilities[2]"]
+    );
+    // Only the first 32 names are read.
+    let mut many = vec!["a"; 32];
+    many.push("serverRounds");
+    let r = validate(&body(json!(many))).expect("valid");
+    assert!(!r.capabilities.server_rounds);
+    // Read the same from the raw body.
+    let raw = body(json!(["chainedActions"])).to_string();
+    let r = read(raw.as_bytes()).expect("an object").expect("valid");
+    assert!(r.capabilities.chained_actions && !r.capabilities.server_rounds);
+}

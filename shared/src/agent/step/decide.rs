@@ -21,6 +21,8 @@ pub struct Known<'a> {
     views: Vec<&'a str>,
     said: String,
     secrets: Finder,
+    /// The client runs `chainedActions`.
+    client_chains: bool,
 }
 
 /// What the user wrote for the task: the task itself and the reply this request carries.
@@ -61,6 +63,7 @@ impl<'a> Known<'a> {
             views,
             said,
             secrets,
+            client_chains: req.capabilities.chained_actions,
         }
     }
 
@@ -76,7 +79,8 @@ impl<'a> Known<'a> {
             step_index,
             said: &self.said,
             secrets: &self.secrets,
-            chains: ctx.agent.chained_actions,
+            // Only to a client that says it runs them (the shipping extension does not).
+            chains: ctx.agent.chained_actions && self.client_chains,
         }
     }
 }

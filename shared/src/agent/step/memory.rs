@@ -27,6 +27,19 @@ pub struct MemoryResult {
     pub message: String,
 }
 
+impl MemoryResult {
+    /// What the tool did, as the user reads it in the round's thought (a client that does not
+    /// show `memoryResult` gets only the thought).
+    pub fn told(&self) -> String {
+        match self.value.as_deref().filter(|_| self.success) {
+            // Whole (a value is at most `MAX_MEMORY_VALUE` characters): a secret cut short
+            // would not be found again and scrubbed.
+            Some(v) => format!("{} It reads: {v}", self.message),
+            None => self.message.clone(),
+        }
+    }
+}
+
 fn result(action: &str, key: &str, scope: &str) -> MemoryResult {
     MemoryResult {
         success: true,

@@ -278,9 +278,11 @@ pub async fn call(
     // The step reserved one call's tokens; each further call reserves its own.
     if round.calls > 0 && !super::budget::extend(ctx, step).await {
         give_back(step, round);
-        let mut d = tools::server_round("", "token_budget", round.last.clone());
-        d.thought = "The daily token budget is used up for now; I stop this round here.".into();
-        step.decision = Some(d);
+        step.decision = Some(tools::server_round(
+            "The daily token budget is used up for now; I stop this round here.",
+            "token_budget",
+            round.last.clone(),
+        ));
         return Ok(Next::Done);
     }
     // The server's notes kept for this answer, after this request's own (shown once; given
@@ -434,8 +436,11 @@ pub async fn review(
             }
             step.task
                 .carry_note(&format!("Your last answer was refused: {note}."));
-            let mut d = tools::server_round("", "refused", round.last.clone());
-            d.thought = "I am rethinking my next step.".into();
+            let d = tools::server_round(
+                "I am rethinking my next step.",
+                "refused",
+                round.last.clone(),
+            );
             done(step, d)
         }
         AfterRefusal::Stop => done(

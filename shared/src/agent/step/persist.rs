@@ -11,10 +11,10 @@ use super::response::StepResponse;
 use super::{records, secrets, BuiltPage, Decision, StepContext, StepInput};
 use crate::agent::step::StepPorts;
 use crate::domain::intervention::Intervention;
-use crate::domain::{Message, MessageRole, TaskError, TaskStatus};
+use crate::domain::{Message, MessageRole, SessionStatus, TaskError, TaskStatus};
 use crate::error::Error;
 use crate::ports::metrics::StepFigures;
-use crate::ports::{KnownSession, SessionChanges, StoreError};
+use crate::ports::{KnownSession, SessionChanges, SessionPlace, StoreError};
 use crate::text::truncate_chars;
 
 /// How long a completed idempotency key keeps its response.
@@ -62,9 +62,15 @@ fn withheld(d: &Decision) -> Decision {
     round
 }
 
-/// What the step changes on its session: the task waiting for the user, exported notes, and
-/// the automatic title of a session made by init before its first task.
-fn session_changes(step: &StepContext, status: TaskStatus, query: &str) -> Option<SessionChanges> {
+/// What the step changes on its session: the task waiting for the user, exported notes, the
+/// page of a session made without one (init before the client knew its tab: the first task's
+/// web page names it) and the automatic title of a session made by init before its first task.
+fn session_changes(
+    step: &StepContext,
+    status: TaskStatus,
+    query: &str,
+    url: &str,
+) -> Option<SessionChanges> {
     let waits = status.asks_user();
     let current = step
         .session
@@ -75,19 +81,36 @@ fn session_changes(step: &StepContext, status: TaskStatus, query: &str) -> Optio
         (false, Some(c)) if c == step.task.id => Some(None),
         _ => None,
     };
+    let place = step
+        .session
+        .as_ref()
+        .filter(|s| s.domain.is_empty())
+        .map(|_| crate::domain::session::session_domain(None, url))
+        .filter(|d| !d.is_empty())
+        .map(|domain| SessionPlace {
+            user_id: step.user_id.clone(),
+            url: url.to_owned(),
+            domain,
+        });
     let title = step
         .session
         .as_ref()
         .filter(|s| !s.is_renamed && s.message_count == 0 && step.is_new)
-        .map(|s| crate::domain::session::auto_title(&s.domain, Some(query)));
+        .map(|s| {
+            let domain = place.as_ref().map_or(s.domain.as_str(), |p| &p.domain);
+            crate::domain::session::auto_title(domain, Some(query))
+        });
     let changes = SessionChanges {
         title,
         waiting_task_id,
         memory: step.session_memory.clone(),
+        place,
         ..SessionChanges::default()
     };
-    let any =
-        changes.title.is_some() || changes.waiting_task_id.is_some() || changes.memory.is_some();
+    let any = changes.title.is_some()
+        || changes.waiting_task_id.is_some()
+        || changes.memory.is_some()
+        || changes.place.is_some();
     any.then_some(changes)
 }
 
@@ -115,6 +138,27 @@ fn step_figures<'a>(
             v if v.unconfirmed => Verdict::Unconfirmed,
             _ => Verdict::Failed,
         }),
+    }
+}
+
+/// Why the step's write lost: the task was ended meanwhile (its session archived: `409
+/// TASK_COMPLETED`, as its next request would be told), or another request got there first.
+async fn lost_to(ctx: &StepPorts<'_>, step: &StepContext) -> Error {
+    let tenant = step.tenant_id.as_str();
+    let (task, session) = tokio::join!(
+        ctx.store.task(tenant, &step.task.id),
+        ctx.store.session(tenant, &step.session_id)
+    );
+    match task {
+        Ok(Some(t)) if t.status.is_finished() => {
+            let archived = matches!(session, Ok(Some(s)) if s.status == SessionStatus::Archived);
+            if archived {
+                TaskError::Archived.into()
+            } else {
+                TaskError::Finished(t.status).into()
+            }
+        }
+        _ => TaskError::Busy("Another request for this task got there first").into(),
     }
 }
 
@@ -191,7 +235,11 @@ pub async fn persist(
     );
     // A session created with this step carries its changes from the start.
     let mut new_session = step.new_session.clone();
-    let changes = match (&mut new_session, session_changes(step, d.status, &query)) {
+    let url = hidden.scrub(&req.url);
+    let changes = match (
+        &mut new_session,
+        session_changes(step, d.status, &query, &url),
+    ) {
         (Some(s), Some(c)) => {
             if let Some(w) = c.waiting_task_id {
                 s.waiting_task_id = w;
@@ -206,9 +254,7 @@ pub async fn persist(
     // The step and the task's new state first: if that fails nothing else is written.
     match task_write.await {
         Ok(()) => {}
-        Err(StoreError::Conflict(_)) => {
-            return Err(TaskError::Busy("Another request for this task got there first").into())
-        }
+        Err(StoreError::Conflict(_)) => return Err(lost_to(ctx, step).await),
         Err(e) => return Err(e.into()),
     }
     let (stored_messages, snapshot, logged, changed, ()) = tokio::join!(
@@ -264,6 +310,7 @@ pub async fn persist(
     let duration_ms = started.elapsed().as_millis() as u64;
     let to_json = |d: &Decision| {
         serde_json::to_value(StepResponse::new(step, d, duration_ms))
+            .map(|v| super::response::for_client(v, req.capabilities))
             .map_err(|e| Error::internal(format!("response serialisation: {e}")))
     };
     let response = to_json(&d)?;

@@ -4,6 +4,27 @@
 use serde::Serialize;
 
 use super::{Decision, StepContext, ToolAction};
+use crate::agent::request::Capabilities;
+
+/// An answer as `client` can run it — the one place that decides it, for every answer: a fresh
+/// one, the copy kept for a retry or sent to the realtime channel, and a stored one replayed.
+/// A server round's `toolAction` goes only to a client that understands server rounds (any
+/// other gets the round's `wait(1)` and its thought: the shipping extension throws on a SERVER
+/// `toolAction`), and a chain only to one that runs chains (the extension fails its first
+/// item; the guard makes no chain for such a client — its fills wait on the server — so only a
+/// stored answer replayed can lose one here).
+pub fn for_client(mut answer: serde_json::Value, client: Capabilities) -> serde_json::Value {
+    if let Some(o) = answer.as_object_mut() {
+        if !client.server_rounds {
+            o.remove("toolAction");
+        }
+        if !client.chained_actions {
+            o.remove("chainedActions");
+            o.remove("chainMetadata");
+        }
+    }
+    answer
+}
 use crate::domain::blocker::BlockerInfo;
 use crate::domain::chain::{ChainItem, ChainMetadata};
 use crate::domain::correction::Correction;
@@ -163,7 +184,7 @@ pub struct StepResponse<'a> {
 }
 
 impl<'a> StepResponse<'a> {
-    /// The response for `step` and its decision.
+    /// The response for `step` and its decision (what a client is sent of it: [`for_client`]).
     pub fn new(step: &'a StepContext, d: &'a Decision, duration_ms: u64) -> Self {
         let plan = step.task.plan.as_ref();
         let asks = d.user_question.is_some();
@@ -199,5 +220,34 @@ impl<'a> StepResponse<'a> {
                 recipe: step.recipe_use.clone(),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_client_gets_only_the_answer_shapes_it_runs() {
+        let answer = json!({ "success": true, "thought": "Noted.", "action": "wait(1)",
+            "toolAction": { "toolName": "remember", "toolType": "SERVER", "parameters": {} },
+            "chainedActions": [{ "action": "click(1)" }], "chainMetadata": { "safeToChain": true } });
+        let extension = for_client(answer.clone(), Capabilities::default());
+        assert_eq!(
+            extension,
+            json!({ "success": true, "thought": "Noted.", "action": "wait(1)" })
+        );
+        let all = Capabilities {
+            server_rounds: true,
+            chained_actions: true,
+        };
+        assert_eq!(for_client(answer.clone(), all), answer);
+        let rounds_only = Capabilities {
+            server_rounds: true,
+            ..Capabilities::default()
+        };
+        let v = for_client(answer, rounds_only);
+        assert!(v.get("toolAction").is_some() && v.get("chainedActions").is_none());
     }
 }

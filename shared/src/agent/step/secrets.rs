@@ -129,6 +129,10 @@ pub fn hide(
     let hidden = finder(ctx, step);
     scrub_kept(&hidden, step);
     d.thought = hidden.scrub(&d.thought).into_owned();
+    // A server round shows what its tool did (a note's value may hold a secret).
+    if let Some(t) = d.tool_action.as_ref().and_then(|t| hidden.scrubbed(t)) {
+        d.tool_action = Some(t);
+    }
     d.user_question = d
         .user_question
         .take()

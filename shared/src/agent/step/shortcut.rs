@@ -52,6 +52,14 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
     let queue = step.task.queue.take();
     if let Some(pending) = step.task.confirmation.take() {
         match step.user_input.as_deref().map(|r| pending.reply(r)) {
+            // What the confirmed action would type is a typed secret, kept only as its
+            // fingerprint: it is not known any more, and `[secret]` is never typed for it.
+            Some(Some(true)) if pending.action.contains(crate::domain::secrets::HIDDEN) => {
+                step.notes.push(
+                    "The user said yes, but what the confirmed action would type is a password, code or card value the server keeps hidden and no longer knows: ask the user to type it into the page themselves."
+                        .into(),
+                );
+            }
             Some(Some(true)) => {
                 if let Some(d) = confirmed(&pending, step.step_index, facts.view) {
                     return Some(d);
@@ -141,7 +149,9 @@ fn queued(step: &mut StepContext, mut q: ActionQueue, facts: &Facts<'_>) -> Opti
     }
     let failed = step.verification.as_ref().is_some_and(|v| v.failed());
     let thought = format!("{} ({} of {})", q.thought, q.done + 1, q.total);
-    let why = match queue::next(&q, facts.view.url(), facts.view, failed) {
+    // The queue keeps its page's address as the task keeps it: with typed secrets hidden.
+    let url = facts.secrets.scrub(facts.view.url());
+    let why = match queue::next(&q, &url, facts.view, failed) {
         // Scrubbed in the record: what it would type is no longer known.
         Ok(item) if item.action.contains(crate::domain::secrets::HIDDEN) => {
             "it held a value that is kept hidden".to_owned()

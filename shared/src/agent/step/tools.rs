@@ -137,11 +137,14 @@ pub async fn run(
     if let Some(o) = result.as_object_mut() {
         o.insert("tool".into(), Value::from(name));
     }
-    let message = result
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("done")
-        .to_owned();
+    let message = match &memory_result {
+        Some(m) => m.told(),
+        None => result
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("done")
+            .to_owned(),
+    };
     let snapshot_bytes = built.snapshot_bytes();
     let mut record = records::base(step, req, snapshot_bytes, step.step_index, now);
     record.thought = thought.to_owned();
@@ -245,7 +248,9 @@ pub fn verified_here(step: &StepContext) -> Option<(bool, String)> {
 }
 
 /// A round with no decision: the task goes on with the next call. `ran` is the tool the round
-/// ran last, shown to the client; `why` is stored with the round.
+/// ran last, shown to a client that understands server rounds as `toolAction`; `why` is stored
+/// with the round. Every other client gets the round's `wait(1)` and its thought only, so what
+/// a memory tool did is said in the thought too.
 pub fn server_round(thought: &str, why: &str, ran: Option<Ran>) -> Decision {
     let (tool_action, message) = match ran {
         Some(r) => (r.tool_action, r.message),
@@ -254,10 +259,11 @@ pub fn server_round(thought: &str, why: &str, ran: Option<Ran>) -> Decision {
             "This step needs more time; I am continuing.".to_owned(),
         ),
     };
-    let thought = if thought.trim().is_empty() {
-        message
-    } else {
-        thought.to_owned()
+    let memory = tool_action.memory_result.is_some();
+    let thought = match thought.trim() {
+        "" => message,
+        t if memory && !t.contains(message.as_str()) => format!("{t} {message}"),
+        t => t.to_owned(),
     };
     Decision {
         tool_action: Some(tool_action),

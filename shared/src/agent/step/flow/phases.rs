@@ -114,7 +114,9 @@ async fn load_phase(ctx: &StepPorts<'_>, run: &mut RunState) -> Result<Value, Er
     let reads = load::read(ctx, input).await?;
     let admitted = match load::claim(ctx, input, reads).await? {
         Loaded::Replay(response) => {
-            run.response = Some(response);
+            // Kept by any version of the server: sent as this client can run it.
+            let client = input.request.capabilities;
+            run.response = Some(super::super::response::for_client(response, client));
             return Ok(json!({ "replay": true, "isNew": false, "knowledge": false }));
         }
         Loaded::Ready(admitted) => *admitted,

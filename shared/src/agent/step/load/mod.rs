@@ -241,8 +241,33 @@ pub async fn claim(
         }
     }
 
-    match admission(task.as_ref(), &p.user_id, agent.max_steps) {
+    // The task's own session: as read with the request when the client named it (it does), else
+    // read now.
+    let own = task.as_ref().and_then(|t| t.session_id.clone());
+    let named = reads.session.as_ref().map(|s| s.session_id.clone());
+    let task_session = match own {
+        Some(id) if Some(&id) != named.as_ref() => match store.session(&p.tenant_id, &id).await {
+            Ok(s) => s,
+            Err(e) => return Err(claims.refuse(store, e.into(), false).await),
+        },
+        Some(_) => reads.session.clone(),
+        None => None,
+    };
+    let archived = task_session
+        .as_ref()
+        .is_some_and(|s| s.status == crate::domain::SessionStatus::Archived);
+    match admission(task.as_ref(), &p.user_id, agent.max_steps, archived) {
         Admission::Start | Admission::Continue => {}
+        Admission::Archived { finished } => {
+            if let (Some(t), false) = (&task, finished) {
+                if let Err(e) = store.save_task(&t.failed_at(now)).await {
+                    return Err(claims.refuse(store, e.into(), false).await);
+                }
+            }
+            // Saving the failed task cleared its lease.
+            let err = TaskError::Archived.into();
+            return Err(claims.refuse(store, err, !finished).await);
+        }
         Admission::NotFound => return Err(claims.refuse(store, not_found_task(), false).await),
         Admission::Finished(status) => {
             let err = TaskError::Finished(status).into();
