@@ -124,12 +124,21 @@ pub async fn archive(
             crate::ports::MessagesFrom::Newest,
             1,
         )
-        .await?;
+        .await
+        .map(|page| page.messages)
+        .unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "could not read the archived session's newest message");
+            Vec::new()
+        });
     let mut running: Vec<String> = session.waiting_task_id.iter().cloned().collect();
-    running.extend(newest.messages.iter().filter_map(|m| m.task_id.clone()));
+    running.extend(newest.iter().filter_map(|m| m.task_id.clone()));
     running.dedup();
     for task_id in running {
-        end_task(store, p, &task_id, ports.clock.now()).await?;
+        // The session is archived either way: a task this could not end is refused at its next
+        // request (`domain::admission`).
+        if let Err(e) = end_task(store, p, &task_id, ports.clock.now()).await {
+            tracing::warn!(error = %e, "could not end the archived session's task");
+        }
     }
     Ok(archived)
 }

@@ -543,8 +543,9 @@ api_tests::on_both_stores!(
 );
 
 /// Authentication comes first on every protected route: without a valid token the answer is
-/// `401`, whatever the body, query or path holds — never a validation error that tells a
-/// caller without a token what the route reads (nor a 403 of a switched-off feature).
+/// `401`, whatever the body, query, path or headers hold — never a validation error that tells
+/// a caller without a token what the route reads (nor a 403 of a switched-off feature: the
+/// agent tools and the debug routes are off here).
 #[tokio::test]
 async fn every_protected_route_answers_401_before_it_reads_its_input() {
     const PUBLIC: [&str; 3] = ["/api/v1/auth/login", "/inspect", "/openapi.json"];
@@ -575,6 +576,7 @@ async fn every_protected_route_answers_401_before_it_reads_its_input() {
                         .client
                         .request(method.clone(), app.url(&target))
                         .header("content-type", "application/json")
+                        .header("idempotency-key", "k".repeat(500))
                         .body(body.to_vec());
                     if let Some(t) = token {
                         req = req.bearer_auth(t);

@@ -458,6 +458,31 @@ async fn archiving_the_session_ends_its_task_and_what_waits_never_goes_out() {
     );
     let task = h.task(&r1).await;
     assert_eq!((task.status, task.step_count), (TaskStatus::Failed, 1));
+    // The step was on its way: the model was asked (and its answer not written).
+    assert_eq!(h.llm.requests().len(), 4, "the slow answer was asked for");
+
+    // A new task in the archived session makes it active again, and goes on.
+    h.llm.push([
+        Reply::action("Open it.", "click(1)"),
+        Reply::action("Done.", "finish()"),
+    ]);
+    let mut again = start("Open the lamp again", "https://shop.example.com/", lamp());
+    again["sessionId"] = r1["sessionId"].clone();
+    let n1 = h.ok(&again).await;
+    assert_eq!(n1["action"], "click(1)");
+    let session = h
+        .app
+        .ctx
+        .store
+        .session("acme", r1["sessionId"].as_str().expect("session"))
+        .await
+        .expect("read")
+        .expect("session");
+    assert_eq!(session.status, SessionStatus::Active);
+    let n2 = h
+        .ok(&next(&again, &n1, "https://shop.example.com/lamp", lamp()))
+        .await;
+    assert_eq!(n2["status"], "completed");
 
     // The session archived while a step of its task was on its way (the task still runs).
     let (b, r1) = fill().await;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use shared::agent::request::{read, validate, InteractRequest};
 use shared::agent::step::{self, StepInput};
-use shared::auth::check_account;
+use shared::auth::{check_account, Principal};
 use shared::config::Orchestrator;
 use shared::http::guard::verify_bearer;
 use shared::http::{self, parse_json, Request, Response, RouteSpec};
@@ -81,10 +81,24 @@ fn read_body(req: &Request, kept: bool, hashed: bool) -> Result<Read, Error> {
     Ok((request, body, hash))
 }
 
+/// What is wrong with a request's input, said only to a valid account: a revoked token or a
+/// disabled user gets 401 whatever it sent (the account is otherwise checked with the step's
+/// first reads).
+async fn refused_input(ctx: &AppContext, principal: &Principal, problem: Error) -> Error {
+    let mut account = principal.clone();
+    match check_account(ctx.store.as_ref(), ctx.clock.now(), &mut account).await {
+        Ok(_) => problem,
+        Err(e) => e,
+    }
+}
+
 async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     // The signature is checked here; the account is checked with the step's first reads.
     let principal = verify_bearer(ctx, req.headers()).await?;
-    let idempotency_key = idempotency_key(&req)?;
+    let idempotency_key = match idempotency_key(&req) {
+        Ok(key) => key,
+        Err(e) => return Err(refused_input(ctx, &principal, e).await),
+    };
     let request_id = http::request_id(&req);
     let kept = !matches!(ctx.config.agent.orchestrator, Orchestrator::InProcess);
     // Compared only when the client sends an `Idempotency-Key`: hashed only then.
@@ -98,13 +112,7 @@ async fn interact(ctx: &AppContext, req: Request) -> Result<Response, Error> {
     };
     let (request, body, request_hash) = match read {
         Ok(read) => read,
-        // What is wrong with the body is said only to a valid account: a revoked token or a
-        // disabled user gets 401 whatever it sent.
-        Err(e) => {
-            let mut account = principal.clone();
-            check_account(ctx.store.as_ref(), ctx.clock.now(), &mut account).await?;
-            return Err(e);
-        }
+        Err(e) => return Err(refused_input(ctx, &principal, e).await),
     };
     let input = StepInput {
         principal,

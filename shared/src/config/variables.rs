@@ -371,12 +371,12 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
     (
         "DEBUG_ROUTES",
         "false (local-api: true)",
-        "whether `/api/debug/*` answers; 403 when off",
+        "whether `/api/debug/*` answers; 403 when off (after authentication: 401 first)",
     ),
     (
         "AGENT_TOOLS_ENABLED",
         "false (local-api: true)",
-        "whether the server-hosted agent tools (`/api/v1/agent/*`) answer; 403 AGENT_TOOLS_DISABLED when off",
+        "whether the server-hosted agent tools (`/api/v1/agent/*`) answer; 403 AGENT_TOOLS_DISABLED when off (after authentication: 401 first)",
     ),
     (
         "AGENT_WORKSPACES_DIR",

@@ -204,12 +204,18 @@ pub fn next<'q>(
 
 /// The document an address names, for telling whether the page changed under the waiting
 /// actions: scheme, host, port, path (a trailing slash aside), the query's parameters in any
-/// order (`?step=1` and `?step=2` are two pages whose fields may bear the same names) and the
-/// fragment (it routes single-page apps, `#/cart`, `#step2`; a fill never moves an in-page
-/// anchor, so a changed one is taken for another page — at worst one more model call).
+/// order (`?step=1` and `?step=2` are two pages whose fields may bear the same names) but for
+/// tracking ones an analytics script may add, and a fragment that routes a single-page app
+/// (`#/cart`, `#!/cart`) — an in-page anchor (`#terms`, which a page may set as a field
+/// scrolls into view) is the same page.
 fn document_of(url: &str) -> Option<Document> {
+    const TRACKING: [&str; 5] = ["gclid", "fbclid", "msclkid", "_gl", "_ga"];
     let u = reqwest::Url::parse(url.trim()).ok()?;
-    let mut query: Vec<(String, String)> = u.query_pairs().into_owned().collect();
+    let mut query: Vec<(String, String)> = u
+        .query_pairs()
+        .into_owned()
+        .filter(|(k, _)| !k.starts_with("utm_") && !TRACKING.contains(&k.as_str()))
+        .collect();
     query.sort();
     Some(Document {
         place: format!(
@@ -220,7 +226,10 @@ fn document_of(url: &str) -> Option<Document> {
             u.path().trim_end_matches('/')
         ),
         query,
-        fragment: u.fragment().map(str::to_owned),
+        route: u
+            .fragment()
+            .filter(|f| f.starts_with(['/', '!']))
+            .map(str::to_owned),
     })
 }
 
@@ -230,7 +239,7 @@ struct Document {
     /// Scheme, host, port and path.
     place: String,
     query: Vec<(String, String)>,
-    fragment: Option<String>,
+    route: Option<String>,
 }
 
 /// Whether two addresses name the same document ([`document_of`]; text that is no URL is
@@ -372,7 +381,10 @@ mod tests {
                 "https://a.com/signup#/step-1",
                 "https://a.com/signup#/step-2",
             ),
-            ("https://a.com/signup#step1", "https://a.com/signup#step2"),
+            (
+                "https://a.com/signup#!/step-1",
+                "https://a.com/signup#!/step-2",
+            ),
             ("https://a.com/signup", "http://a.com/signup"),
             ("https://a.com/signup", "https://a.com:8443/signup"),
         ] {
@@ -384,13 +396,19 @@ mod tests {
             assert!(next(&q, then, &form(), false).is_ok(), "{then}");
         }
         // The same page written another way: a trailing slash, the parameters in another order,
-        // the default port.
+        // the default port; an in-page anchor set or cleared, a tracking parameter added.
         for (then, now) in [
             (
                 "https://a.com/signup?a=1&b=2",
                 "https://a.com/signup/?b=2&a=1",
             ),
             ("https://a.com/signup", "https://a.com:443/signup"),
+            ("https://a.com/signup", "https://a.com/signup#address"),
+            ("https://a.com/signup#", "https://a.com/signup"),
+            (
+                "https://a.com/signup?a=1",
+                "https://a.com/signup?a=1&utm_source=x&gclid=7",
+            ),
         ] {
             let q = ActionQueue {
                 url: then.into(),

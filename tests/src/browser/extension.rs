@@ -94,7 +94,7 @@ pub fn cannot_run(answer: &Value) -> Option<String> {
 }
 
 /// A string argument the extension would read otherwise than meant: its quote character inside
-/// it (the argument ends there), or a backslash escaping it (kept as it is).
+/// it — the argument ends there, escaped or not (a backslash is kept as it is).
 fn misquoted(action: &str) -> Option<&'static str> {
     let inner = action.get(action.find('(')? + 1..action.rfind(')')?)?;
     let mut chars = inner.chars().peekable();
@@ -102,13 +102,11 @@ fn misquoted(action: &str) -> Option<&'static str> {
         if !matches!(c, '"' | '\'' | '`') {
             continue;
         }
-        let mut previous = c;
         loop {
             match chars.next() {
                 None => return Some("an unclosed quote"),
-                Some(q) if q == c && previous == '\\' => return Some("an escaped quote"),
                 Some(q) if q == c => break,
-                Some(other) => previous = other,
+                Some(_) => {}
             }
         }
         while chars.next_if(|x| x.is_whitespace()).is_some() {}
@@ -147,6 +145,7 @@ mod tests {
             r#"setValue(3, 'say "hi", please')"#,
             r#"setValue(3, "St James's, London")"#,
             r#"setValue(3, `C:\path`)"#,
+            r#"setValue(3, "C:\")"#,
             r#"navigate("https://a.test/?q=1,2")"#,
         ] {
             assert_eq!(

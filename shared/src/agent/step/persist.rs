@@ -64,7 +64,9 @@ fn withheld(d: &Decision) -> Decision {
 
 /// What the step changes on its session: the task waiting for the user, exported notes, the
 /// page of a session made without one (init before the client knew its tab: the first task's
-/// web page names it) and the automatic title of a session made by init before its first task.
+/// web page names it), the automatic title of a session made by init before its first task,
+/// and an archived session a new task is started in, which is active again (its archived task
+/// stays ended).
 fn session_changes(
     step: &StepContext,
     status: TaskStatus,
@@ -100,17 +102,23 @@ fn session_changes(
             let domain = place.as_ref().map_or(s.domain.as_str(), |p| &p.domain);
             crate::domain::session::auto_title(domain, Some(query))
         });
+    let reopened = step
+        .session
+        .as_ref()
+        .is_some_and(|s| step.is_new && s.status == SessionStatus::Archived);
     let changes = SessionChanges {
         title,
         waiting_task_id,
         memory: step.session_memory.clone(),
         place,
+        status: reopened.then_some(SessionStatus::Active),
         ..SessionChanges::default()
     };
     let any = changes.title.is_some()
         || changes.waiting_task_id.is_some()
         || changes.memory.is_some()
-        || changes.place.is_some();
+        || changes.place.is_some()
+        || changes.status.is_some();
     any.then_some(changes)
 }
 
