@@ -76,6 +76,17 @@ impl Harness {
             .expect("task")
     }
 
+    /// The stored session named by an answer's `sessionId` (of tenant `acme`).
+    pub async fn session(&self, answer: &Value) -> shared::domain::Session {
+        self.app
+            .ctx
+            .store
+            .session("acme", answer["sessionId"].as_str().expect("sessionId"))
+            .await
+            .expect("read")
+            .expect("session")
+    }
+
     /// Resumes task `task` of session `session` with `body`.
     pub async fn resume(&self, session: &str, task: &str, body: &Value) -> reqwest::Response {
         self.app

@@ -226,14 +226,7 @@ async fn a_dom_task_runs_to_finish_with_simplified_and_templatized_pages() {
 
     let r3 = h.ok(&b2).await;
     assert_eq!(r3["status"], "completed");
-    let session = h
-        .app
-        .ctx
-        .store
-        .session("acme", r1["sessionId"].as_str().expect("sid"))
-        .await
-        .expect("get")
-        .expect("s");
+    let session = h.session(&r1).await;
     assert_eq!(session.title, "example.co.uk: Find shoes");
 }
 

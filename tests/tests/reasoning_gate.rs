@@ -470,15 +470,7 @@ async fn archiving_the_session_ends_its_task_and_what_waits_never_goes_out() {
     again["sessionId"] = r1["sessionId"].clone();
     let n1 = h.ok(&again).await;
     assert_eq!(n1["action"], "click(1)");
-    let session = h
-        .app
-        .ctx
-        .store
-        .session("acme", r1["sessionId"].as_str().expect("session"))
-        .await
-        .expect("read")
-        .expect("session");
-    assert_eq!(session.status, SessionStatus::Active);
+    assert_eq!(h.session(&r1).await.status, SessionStatus::Active);
     let n2 = h
         .ok(&next(&again, &n1, "https://shop.example.com/lamp", lamp()))
         .await;
