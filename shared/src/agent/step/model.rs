@@ -436,12 +436,14 @@ pub async fn review(
             }
             step.task
                 .carry_note(&format!("Your last answer was refused: {note}."));
-            let d = tools::server_round(
-                "I am rethinking my next step.",
-                "refused",
-                round.last.clone(),
-            );
-            done(step, d)
+            done(
+                step,
+                tools::server_round(
+                    "I am rethinking my next step.",
+                    "refused",
+                    round.last.clone(),
+                ),
+            )
         }
         AfterRefusal::Stop => done(
             step,

@@ -243,14 +243,14 @@ pub async fn claim(
 
     // The task's own session: as read with the request when the client named it (it does), else
     // read now.
-    let own = task.as_ref().and_then(|t| t.session_id.clone());
-    let named = reads.session.as_ref().map(|s| s.session_id.clone());
-    let task_session = match own {
-        Some(id) if Some(&id) != named.as_ref() => match store.session(&p.tenant_id, &id).await {
+    let task_session = match task.as_ref().and_then(|t| t.session_id.as_deref()) {
+        Some(id) if reads.session.as_ref().is_some_and(|s| s.session_id == id) => {
+            reads.session.clone()
+        }
+        Some(id) => match store.session(&p.tenant_id, id).await {
             Ok(s) => s,
             Err(e) => return Err(claims.refuse(store, e.into(), false).await),
         },
-        Some(_) => reads.session.clone(),
         None => None,
     };
     let archived = task_session
