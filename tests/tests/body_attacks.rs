@@ -191,3 +191,110 @@ async fn the_largest_deepest_bodies_at_once_get_their_answers_and_orders_stay_in
         println!("peak RSS of the test process (server, client and model): {kib} KiB");
     }
 }
+
+/// `clientCapabilities` (the field this project read last) as an outsider would send it, 30 at
+/// once: hundreds of thousands of names, one name of megabytes, the field nested a million
+/// deep, a hundred thousand objects in it, beside another tenant's ordinary step that asks for
+/// every shape. Each gets its answer — 200, or 400 naming the field with at most 32 of its
+/// items — and a client that did not ask for server rounds never gets one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_capabilities_at_their_largest_and_deepest_get_their_answers() {
+    let h = harness_with(|o| {
+        let mut o = o
+            .set("INTERACT_RATE_PER_USER", "100000")
+            .set("INTERACT_RATE_PER_TENANT", "100000");
+        o.max_body_bytes = 5 * 1024 * 1024;
+        o
+    })
+    .await;
+    h.llm.fallback(Reply::action("Wait for it.", "wait(1)"));
+    h.app.seed_user("globex", "grace@globex.com", PW).await;
+    let other = h.app.login("grace@globex.com", PW).await;
+    let tail = r#","dom":"<a id=1>Go</a>"}"#;
+    let body = |caps: String| format!(r#"{},"clientCapabilities":{caps}{tail}"#, head());
+    let sends = (0..PARALLEL).map(|n| {
+        let (h, other) = (&h, &other);
+        let (raw, token, expected): (String, &str, Result<(), &str>) = match n % 5 {
+            0 => (
+                body(format!(
+                    "[{}]",
+                    vec![r#""serverRounds""#; 300_000].join(",")
+                )),
+                &h.token,
+                Ok(()),
+            ),
+            1 => (
+                body(format!(r#"["{}"]"#, "x".repeat(4_000_000))),
+                &h.token,
+                Err("clientCapabilities"),
+            ),
+            2 => (
+                body(format!(
+                    "{}1{}",
+                    "[".repeat(1_000_000),
+                    "]".repeat(1_000_000)
+                )),
+                &h.token,
+                Err(""),
+            ),
+            3 => (
+                body(format!("[{}]", vec![r#"{"a":[1,2,3]}"#; 100_000].join(","))),
+                &h.token,
+                Err("clientCapabilities"),
+            ),
+            _ => (
+                body(r#"["serverRounds","chainedActions"]"#.into()),
+                other.as_str(),
+                Ok(()),
+            ),
+        };
+        async move {
+            assert!(
+                raw.len() <= 5 * 1024 * 1024,
+                "attack {n} fits the body limit"
+            );
+            let r = h
+                .app
+                .post_raw("/api/agent/interact", token, raw.into_bytes())
+                .await;
+            let status = r.status().as_u16();
+            let answer: Value = r.json().await.expect("json");
+            match expected {
+                Ok(()) => {
+                    assert_eq!(status, 200, "attack {n}: {answer}");
+                    assert!(answer.get("toolAction").is_none(), "attack {n}: {answer}");
+                }
+                Err(prefix) => {
+                    assert_eq!(status, 400, "attack {n}: {answer}");
+                    let fields: Vec<&str> = answer["details"]
+                        .as_array()
+                        .map(|d| d.iter().filter_map(|x| x["field"].as_str()).collect())
+                        .unwrap_or_default();
+                    assert!(
+                        (1..=32).contains(&fields.len())
+                            && fields.iter().all(|f| f.starts_with(prefix) || *f == "body"),
+                        "attack {n}: {} fields, first {:?}",
+                        fields.len(),
+                        fields.first()
+                    );
+                }
+            }
+            status
+        }
+    });
+    let statuses = join_all(sends).await;
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        PARALLEL / 5 * 2
+    );
+    // Still serving.
+    let ok = h
+        .interact_with(
+            &json!({ "url": "https://shop.example.com/", "query": "Go",
+                     "dom": "<a id=1>Go</a>", "clientCapabilities": ["serverRounds"] }),
+            &h.token,
+            None,
+        )
+        .await;
+    assert_eq!(ok.status(), 200);
+}
