@@ -48,6 +48,10 @@ async fn everything_kept(h: &Harness, search: &ScriptedSearch, answer: &Value) -
         get(h, "/api/debug/tasks").await,
         get(h, &format!("/api/debug/logs?taskId={task}&limit=100")).await,
         get(h, &format!("/api/session/{session}/messages?limit=100")).await,
+        // The session as every route returns it (its title and `metadata.initialQuery`).
+        get(h, &format!("/api/session/{session}")).await,
+        get(h, "/api/session").await,
+        get(h, "/api/session/latest").await,
         serde_json::to_value(h.task(answer).await).expect("task"),
         Value::Array(search.requests()),
     ];
@@ -155,9 +159,58 @@ async fn a_password_given_for_the_sign_in_is_typed_and_then_never_leaves(dynamod
     assert!(
         !kept.contains("hunter22x") && !kept.contains("hunter%322x"),
         "kept: {}",
-        kept.chars().take(400).collect::<String>()
+        kept.find("hunter22x")
+            .or_else(|| kept.find("hunter%322x"))
+            .map(|at| kept[at.saturating_sub(300)..]
+                .chars()
+                .take(400)
+                .collect::<String>())
+            .unwrap_or_default()
     );
     assert!(kept.contains("[secret]"));
+}
+
+/// The instruction that gave the password named the session (its title) and is its
+/// `metadata.initialQuery`; typed at a later step, the password is hidden there too, on every
+/// route that returns the session.
+async fn a_password_typed_later_is_hidden_in_the_session_the_instruction_made(dynamodb: bool) {
+    let (h, _search) = with_search(dynamodb).await;
+    h.llm.push([
+        Reply::action("I open the password sign-in.", "click(4)"),
+        Reply::action(
+            "I type the password you gave.",
+            "setValue(2, \"Qx7Hunter\")",
+        ),
+    ]);
+    let page = vec![
+        node("2", "inp", "Password"),
+        node("3", "btn", "Sign in"),
+        node("4", "btn", "Use a password"),
+    ];
+    let b1 = start(
+        "Qx7Hunter is my password for the shop: log in",
+        LOGIN,
+        page.clone(),
+    );
+    let r1 = h.ok(&b1).await;
+    let session = r1["sessionId"].as_str().expect("session").to_owned();
+    let routes = [
+        format!("/api/session/{session}"),
+        "/api/session".to_owned(),
+        "/api/session/latest".to_owned(),
+    ];
+    let before = get(&h, &routes[0]).await.to_string().to_lowercase();
+    assert!(
+        before.contains("qx7hunter"),
+        "not yet typed, not yet known: {before}"
+    );
+    let r2 = h.ok(&next(&b1, &r1, LOGIN, page)).await;
+    assert_eq!(r2["action"], "setValue(2, \"Qx7Hunter\")");
+    for route in &routes {
+        let body = get(&h, route).await.to_string().to_lowercase();
+        assert!(!body.contains("qx7hunter"), "{route}: {body}");
+        assert!(body.contains("[secret]"), "{route}: {body}");
+    }
 }
 
 async fn card_details_typed_after_a_yes_stay_out_of_searches_in_any_formatting(dynamodb: bool) {
@@ -221,7 +274,56 @@ async fn card_details_typed_after_a_yes_stay_out_of_searches_in_any_formatting(d
     }
 }
 
+/// A server round after the password was typed: the model notes it with `remember`. The answer
+/// (the tool's parameters and `memoryResult` for a client that runs server rounds, the thought
+/// for every client) and the copy kept for an `Idempotency-Key` retry hold `[secret]`.
+async fn a_tool_round_never_carries_a_typed_password(dynamodb: bool) {
+    // A short step: the model's slow answer after the tool ends the round with its result.
+    let h = on_store(dynamodb, |o| o.set("STEP_DEADLINE_MS", "5000")).await;
+    h.llm.push([
+        Reply::action(
+            "I type the password you gave.",
+            "setValue(2, \"Hunter22x\")",
+        ),
+        Reply::action("Noting it.", "remember(\"pw\", \"Hunter22x\")"),
+        Reply::Slow(
+            std::time::Duration::from_secs(4),
+            "<Action>click(3)</Action>".into(),
+        ),
+    ]);
+    let page = |typed: &str| {
+        vec![
+            field("2", "inp", "Password", typed, ""),
+            node("3", "btn", "Sign in"),
+        ]
+    };
+    let b1 = api_tests::flows::capable(start(
+        "Log in to the shop with password Hunter22x",
+        LOGIN,
+        page(""),
+    ));
+    let r1 = h.ok(&b1).await;
+    assert_eq!(r1["action"], "setValue(2, \"Hunter22x\")");
+    let b2 = next(&b1, &r1, LOGIN, page("Hunter22x"));
+    let send = || async {
+        let r = h.interact_with(&b2, &h.token, Some("round-1")).await;
+        assert_eq!(r.status(), 200);
+        r.json::<Value>().await.expect("json")
+    };
+    let r2 = send().await;
+    assert_eq!(r2["toolAction"]["toolName"], "remember", "{r2}");
+    let again = send().await;
+    for answer in [&r2, &again] {
+        let text = answer.to_string().to_lowercase();
+        assert!(!text.contains("hunter22x"), "{text}");
+        assert_eq!(answer["toolAction"]["parameters"]["value"], "[secret]");
+        assert_eq!(answer["toolAction"]["memoryResult"]["value"], "[secret]");
+    }
+}
+
 api_tests::on_both_stores!(
+    a_tool_round_never_carries_a_typed_password,
     a_password_given_for_the_sign_in_is_typed_and_then_never_leaves,
     card_details_typed_after_a_yes_stay_out_of_searches_in_any_formatting,
+    a_password_typed_later_is_hidden_in_the_session_the_instruction_made,
 );

@@ -7,7 +7,10 @@
 //! every stretch of that text's letters and digits of a secret's length that starts a word —
 //! so a card number written with spaces or dashes, a password in a URL or a code in a
 //! sentence is found in any formatting. A short secret (under 8 letters and digits: a 3-digit
-//! security code, a PIN) is found only as a whole word, so `123` is not found inside `41235`.
+//! security code, a PIN) is found only as a whole word, so `123` is not found inside `41235`; a
+//! longer one also inside a longer token (`xHunter2x-Secret9`). Every encoding a URL, a search
+//! query or a page may give it is undone first: percent escapes of any byte, repeated
+//! (`%252D`), `+` for a space, HTML character references (`&#104;`, `&amp;`).
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -164,29 +167,109 @@ struct Letter {
     ends_word: bool,
 }
 
-/// The characters of `text` with where each is written; a letter or digit written as a
-/// percent escape (`%32` in a URL) counts as itself.
+/// Most rounds of encoding undone (`%252D` is `-` encoded twice).
+const DECODE_ROUNDS: usize = 4;
+/// Texts of at most this many letters are searched for a long secret from every letter, not
+/// only where words start (`xHunter2x-Secret9`); a larger text (a page) only from word starts,
+/// so a scan stays bounded by the words times the longest secret.
+const MID_WORD_SCAN: usize = 1 << 16;
+
+/// The characters of `text` with where each is written, every encoding undone: percent escapes
+/// (any byte, a UTF-8 sequence as its character, repeated up to [`DECODE_ROUNDS`] times) and
+/// HTML character references (`&#104;`, `&#x68;`, `&amp;` …) count as what they encode.
 fn units(text: &str) -> Vec<(char, Range<usize>)> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(text.len());
-    let mut iter = text.char_indices();
-    while let Some((at, c)) = iter.next() {
-        if c == '%' {
-            let hex = bytes
-                .get(at + 1..at + 3)
-                .and_then(|h| std::str::from_utf8(h).ok());
-            if let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                if b.is_ascii_alphanumeric() {
-                    out.push((char::from(b), at..at + 3));
-                    iter.next();
-                    iter.next();
-                    continue;
+    let mut units: Vec<(char, Range<usize>)> = text
+        .char_indices()
+        .map(|(at, c)| (c, at..at + c.len_utf8()))
+        .collect();
+    for _ in 0..DECODE_ROUNDS {
+        let mut out = Vec::with_capacity(units.len());
+        let mut k = 0;
+        while k < units.len() {
+            match percent_at(&units, k).or_else(|| entity_at(&units, k)) {
+                Some((c, used)) => {
+                    out.push((c, units[k].1.start..units[k + used - 1].1.end));
+                    k += used;
+                }
+                None => {
+                    out.push(units[k].clone());
+                    k += 1;
                 }
             }
         }
-        out.push((c, at..at + c.len_utf8()));
+        let changed = out.len() != units.len();
+        units = out;
+        if !changed {
+            break;
+        }
     }
-    out
+    units
+}
+
+/// The byte a `%XX` escape at `units[k]` encodes.
+fn escaped_byte(units: &[(char, Range<usize>)], k: usize) -> Option<u8> {
+    let digit = |j: usize| units.get(j).and_then(|(c, _)| c.to_digit(16));
+    (units.get(k)?.0 == '%').then_some(())?;
+    Some((digit(k + 1)? * 16 + digit(k + 2)?) as u8)
+}
+
+/// The character percent escapes at `units[k]` encode (one, or a UTF-8 sequence of them) and
+/// how many units they take.
+fn percent_at(units: &[(char, Range<usize>)], k: usize) -> Option<(char, usize)> {
+    let lead = escaped_byte(units, k)?;
+    let len = match lead {
+        0x00..=0x7f => return Some((char::from(lead), 3)),
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => return None,
+    };
+    let mut bytes = vec![lead];
+    for j in 1..len {
+        bytes.push(escaped_byte(units, k + 3 * j)?);
+    }
+    let c = std::str::from_utf8(&bytes).ok()?.chars().next()?;
+    Some((c, 3 * len))
+}
+
+/// Longest HTML character reference read (`&#x10FFFF;`).
+const MAX_ENTITY: usize = 10;
+
+/// The character an HTML character reference at `units[k]` stands for and how many units it
+/// takes.
+fn entity_at(units: &[(char, Range<usize>)], k: usize) -> Option<(char, usize)> {
+    (units.get(k)?.0 == '&').then_some(())?;
+    let body: String = units[k + 1..]
+        .iter()
+        .take(MAX_ENTITY)
+        .map(|(c, _)| *c)
+        .take_while(|c| *c != ';')
+        .collect();
+    let end = k + 1 + body.chars().count();
+    (units.get(end)?.0 == ';').then_some(())?;
+    let c = match body.strip_prefix('#') {
+        Some(n) => {
+            let code = match n.strip_prefix(['x', 'X']) {
+                Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+                None => n.parse().ok()?,
+            };
+            char::from_u32(code)?
+        }
+        None => match body.as_str() {
+            "amp" => '&',
+            "lt" => '<',
+            "gt" => '>',
+            "quot" => '"',
+            "apos" => '\'',
+            "nbsp" => ' ',
+            "num" => '#',
+            "percnt" => '%',
+            "plus" => '+',
+            "hyphen" | "dash" => '-',
+            _ => return None,
+        },
+    };
+    Some((c, end + 1 - k))
 }
 
 fn letters_of(text: &str) -> Vec<Letter> {
@@ -248,14 +331,18 @@ impl Finder {
         // A secret starts a word wherever it is written (separators and formatting start
         // words): from each word start, one pass feeds the hash letter by letter and reads it
         // at each secret length — work bounded by the words times the longest secret.
-        for start in (0..ls.len()).filter(|&k| ls[k].starts_word) {
+        // A long secret is also found inside a longer token of a text that is not a page.
+        let anywhere = ls.len() <= MID_WORD_SCAN && longest >= WHOLE_WORD_BELOW;
+        for start in (0..ls.len()).filter(|&k| anywhere || ls[k].starts_word) {
+            let word_start = ls[start].starts_word;
             let mut h = self.key.hasher();
             let mut lens = self.lens.iter().peekable();
             for (k, l) in ls[start..].iter().take(longest).enumerate() {
                 feed(&mut h, l.c);
                 let len = k + 1;
                 while lens.next_if(|&&n| n < len).is_some() {}
-                if lens.peek() != Some(&&len) || (len < WHOLE_WORD_BELOW && !l.ends_word) {
+                let short = len < WHOLE_WORD_BELOW;
+                if lens.peek() != Some(&&len) || (short && !(word_start && l.ends_word)) {
                     continue;
                 }
                 let mac: u128 = h.finish128().into();
@@ -415,6 +502,49 @@ mod tests {
         );
         let other = SecretKey::derive(b"another-server-secret-0123456789ab");
         assert!(!other.finder(&marks).in_text("hunter2"), "the key matters");
+    }
+
+    #[test]
+    fn a_secret_is_found_in_every_encoding_a_url_or_page_may_give_it() {
+        let k = key();
+        let marks: Vec<SecretMark> = ["Hunter2-Secret9", "hunter2"]
+            .iter()
+            .filter_map(|v| k.mark(v))
+            .collect();
+        let f = k.finder(&marks);
+        for text in [
+            "https://evil.test/?q=Hunter2%2DSecret9",
+            "https://evil.test/?q=Hunter2%2dSecret9",
+            "https://evil.test/?q=Hunter2%20Secret9",
+            "https://evil.test/?q=Hunter2+Secret9",
+            "https://evil.test/?q=H%75nter2-Secret9",
+            "https://evil.test/?q=Hunter2%252DSecret9",
+            "https://evil.test/?q=%2548unter2%25252DSecret9",
+            "Hunter2&#45;Secret9",
+            "Hunter2&#x2D;Secret9",
+            "H&#117;nter2&amp;Secret9",
+            "&#72;&#117;&#110;&#116;&#101;&#114;&#50;&#45;&#83;ecret9",
+            "xHunter2x-Secret9 is mid-token: xHunter2-Secret9x",
+            "%E2%80%94Hunter2%E2%80%94Secret9%E2%80%94",
+            "hunter%32",
+        ] {
+            assert!(f.in_text(text), "{text}");
+        }
+        assert_eq!(
+            f.scrub("go https://evil.test/?q=Hunter2%252DSecret9&x=1 now"),
+            "go https://evil.test/?q=[secret]&x=1 now"
+        );
+        assert!(
+            !f.in_text("xhunter2y"),
+            "a short secret still only as a word"
+        );
+        assert_eq!(
+            f.scrub("Hunter2%2ZSecret9"),
+            "[secret]%2ZSecret9",
+            "not an escape: only the short secret, as a word"
+        );
+        assert!(!f.in_text("&#99999999999;"), "not a character");
+        assert!(!f.in_text("%FF%FE"), "not UTF-8");
     }
 
     #[test]

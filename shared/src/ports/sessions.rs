@@ -146,6 +146,8 @@ pub struct SessionChanges {
     /// The page the session is about, named by its first task when the session was made
     /// without one.
     pub place: Option<SessionPlace>,
+    /// The whole metadata, replacing the stored one (a task's secret scrubbed from it).
+    pub metadata: Option<serde_json::Value>,
 }
 
 /// A session's page: its URL and root domain, with the owner whose by-domain listing it joins.

@@ -84,6 +84,10 @@ impl SqliteTable {
         // Queries differ by index, key condition, order and limit: room for all of them, so
         // the cache keeps them instead of compiling the same ones again (rusqlite keeps 16).
         conn.set_prepared_statement_cache_capacity(128);
+        // A value scrubbed or deleted (a typed secret replaced by `[secret]`) is overwritten
+        // with zeros, not left in a free page of the file.
+        conn.pragma_update(None, "secure_delete", "ON")
+            .map_err(db_err)?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(db_err)?;

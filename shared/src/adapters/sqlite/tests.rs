@@ -70,3 +70,33 @@ async fn first_layout_databases_are_migrated_in_place() {
         .expect("get")
         .is_some());
 }
+
+#[tokio::test]
+async fn a_replaced_value_does_not_stay_in_the_file() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let table = SqliteTable::open(dir.path()).expect("open");
+    let secret = "Zq9-typed-secret-Zq9";
+    let padding = "x".repeat(3_000);
+    for k in 0..20 {
+        let body = serde_json::json!({ "query": format!("{secret} {padding}") });
+        let item = item_of("P", &format!("S{k}"), &body).expect("item");
+        table.put(item, Cond::Always).await.expect("put");
+    }
+    for k in 0..20 {
+        let body = serde_json::json!({ "query": "[secret]" });
+        let item = item_of("P", &format!("S{k}"), &body).expect("item");
+        table.put(item, Cond::Always).await.expect("put");
+    }
+    table
+        .lock()
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+        .expect("checkpoint");
+    let raw = std::fs::read(dir.path().join(DB_FILE)).expect("file");
+    let found = raw.windows(secret.len()).any(|w| w == secret.as_bytes());
+    assert!(!found, "the replaced value is still in the file");
+    let on: i64 = table
+        .lock()
+        .query_row("PRAGMA secure_delete", [], |r| r.get(0))
+        .expect("pragma");
+    assert_eq!(on, 1);
+}

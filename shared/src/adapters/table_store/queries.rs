@@ -143,6 +143,9 @@ impl SessionQueries for TableStore {
         if let Some(m) = &changes.memory {
             update.set.insert("memory".into(), to_json(m)?);
         }
+        if let Some(m) = &changes.metadata {
+            update.set.insert("metadata".into(), to_json(m)?);
+        }
         if let Some(place) = &changes.place {
             update
                 .set

@@ -11,6 +11,7 @@ use super::response::StepResponse;
 use super::{records, secrets, BuiltPage, Decision, StepContext, StepInput};
 use crate::agent::step::StepPorts;
 use crate::domain::intervention::Intervention;
+use crate::domain::secrets::Finder;
 use crate::domain::{Message, MessageRole, SessionStatus, TaskError, TaskStatus};
 use crate::error::Error;
 use crate::ports::metrics::StepFigures;
@@ -72,6 +73,7 @@ fn session_changes(
     status: TaskStatus,
     query: &str,
     url: &str,
+    hidden: &Finder,
 ) -> Option<SessionChanges> {
     let waits = status.asks_user();
     let current = step
@@ -101,7 +103,21 @@ fn session_changes(
         .map(|s| {
             let domain = place.as_ref().map_or(s.domain.as_str(), |p| &p.domain);
             crate::domain::session::auto_title(domain, Some(query))
+        })
+        // A secret the task typed, kept in the title made from its instruction, is hidden.
+        .or_else(|| {
+            let title = &step.session.as_ref()?.title;
+            hidden
+                .in_text(title)
+                .then(|| hidden.scrub(title).into_owned())
         });
+    // And in the session's metadata (`initialQuery`).
+    let metadata = step
+        .session
+        .as_ref()
+        .and_then(|s| s.metadata.as_ref())
+        .filter(|m| hidden.in_text(&m.to_string()))
+        .and_then(|m| hidden.scrubbed(m));
     let reopened = step
         .session
         .as_ref()
@@ -112,9 +128,11 @@ fn session_changes(
         memory: step.session_memory.clone(),
         place,
         status: reopened.then_some(SessionStatus::Active),
+        metadata,
         ..SessionChanges::default()
     };
     let any = changes.title.is_some()
+        || changes.metadata.is_some()
         || changes.waiting_task_id.is_some()
         || changes.memory.is_some()
         || changes.place.is_some()
@@ -242,11 +260,14 @@ pub async fn persist(
         now,
     );
     // A session created with this step carries its changes from the start.
-    let mut new_session = step.new_session.clone();
+    let mut new_session = step
+        .new_session
+        .as_ref()
+        .map(|s| hidden.scrubbed(s).unwrap_or_else(|| s.clone()));
     let url = hidden.scrub(&req.url);
     let changes = match (
         &mut new_session,
-        session_changes(step, d.status, &query, &url),
+        session_changes(step, d.status, &query, &url, &hidden),
     ) {
         (Some(s), Some(c)) => {
             if let Some(w) = c.waiting_task_id {

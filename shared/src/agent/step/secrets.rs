@@ -8,7 +8,7 @@ use crate::agent::page::PageView;
 use crate::agent::step::StepPorts;
 use crate::domain::facts::PageFacts;
 use crate::domain::outcome::DomExpectation;
-use crate::domain::risk::Secrets;
+use crate::domain::risk::{masked, Secrets};
 use crate::domain::secrets::{remember, Finder, SecretKey, SecretMark, HIDDEN};
 use crate::ports::llm::ChatMessage;
 use secrecy::ExposeSecret;
@@ -49,13 +49,6 @@ pub fn expectations_on(
 /// The fingerprints' key of this server (`FINGERPRINT_KEY`, else the token signing key).
 pub fn key(ctx: &StepPorts<'_>) -> SecretKey {
     SecretKey::derive(ctx.fingerprint_key.expose_secret().as_bytes())
-}
-
-/// A value a page shows in place of one it hides (`••••`).
-fn masked(value: &str) -> bool {
-    value
-        .chars()
-        .all(|c| matches!(c, '•' | '*' | '●' | '·' | '∙' | '⁕') || c.is_whitespace())
 }
 
 /// Fingerprints the values of this page's secret fields (typed by the agent or by the user).

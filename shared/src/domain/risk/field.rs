@@ -41,9 +41,17 @@ pub(super) fn kind_beside(
     el: &ElementFacts<'_>,
     beside_cards: impl Fn() -> bool,
 ) -> Option<Sensitive> {
+    // A password input, a field the client marks so (`s: "password"`), or one that shows only
+    // mask characters.
+    let hides = el
+        .value
+        .as_deref()
+        .is_some_and(|v| !v.trim().is_empty() && masked(v));
     if el
         .input_type
         .is_some_and(|t| t.eq_ignore_ascii_case("password"))
+        || el.has_state("password")
+        || hides
     {
         return Some(Sensitive::Secret);
     }
@@ -80,6 +88,13 @@ pub(super) fn kind_beside(
         }
     }
     found
+}
+
+/// A value a page shows in place of one it hides (`••••`).
+pub fn masked(value: &str) -> bool {
+    value
+        .chars()
+        .all(|c| matches!(c, '•' | '*' | '●' | '·' | '∙' | '⁕') || c.is_whitespace())
 }
 
 /// Every name of a field: its label, the attributes that name it, and a page's own id for it

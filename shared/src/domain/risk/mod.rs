@@ -25,7 +25,7 @@ use super::outcome::ActionKind;
 use lexicon::{Kind, Phrase};
 
 pub use act::page_asks_for_cards;
-pub use field::{field_kind, Sensitive};
+pub use field::{field_kind, masked, Sensitive};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
