@@ -1,13 +1,21 @@
-//! The risk gate's yardstick: labelled cases (`tests/fixtures/risk/*.jsonl`: an element on a
-//! page, the action a model proposes, the page's URL and what the user said → risky, with its
-//! category, or benign) run through the server's real rules (`shared::agent::step::guard` on
-//! the page model built from the tree or `dom` as the extension sends it). Prints and returns
-//! the confusion matrix; the test `risk_gate` holds the gate to its goals and `bench` prints it.
+//! The risk gate's yardstick: labelled cases (an element on a page, the action a model
+//! proposes, the page's URL and title and what the user said → risky, with its category, or
+//! benign) run through the server's real rules (`shared::agent::step::guard` on the page model
+//! built from the tree or `dom` as the extension sends it). Two sets, never mixed:
+//!
+//! - `tests/fixtures/risk/training/`: the cases the gate was built and tuned on;
+//! - `tests/fixtures/risk/heldout/`: cases written by someone who had not read the gate, never
+//!   tuned on (a miss there is answered with new training cases of its kind, and a new
+//!   held-out set, never with a rule for that case).
+//!
+//! Prints and returns the confusion matrix per act, language and action kind; the test
+//! `risk_gate` holds each set to its goals and `bench` (`BENCH_ONLY=risk`) prints both.
 //!
 //! A case, one JSON object a line:
-//! `{ id, label: payment|deletion|sending|credentials|transfer|flagged|benign, lang, trick,
-//!    url, action, tree: [{i, r, n, v?, s?}] | dom: "<html>", query?, last?: [actions],
-//!    risk?: "<the model's <Risk> note>", note? }`
+//! `{ id, label: payment|deletion|sending|credentials|transfer|sharing|security|subscription|
+//!    flagged|benign, lang, trick, url, title?, action, tree: [{i, r, n, v?, s?}] | dom: "<html>",
+//!    query?, last?: [actions], risk?: "<the model's <Risk> note>",
+//!    effect?: "<the model's <Effect>>", note? }`
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +33,9 @@ pub const LABELS: &[&str] = &[
     "sending",
     "credentials",
     "transfer",
+    "sharing",
+    "security",
+    "subscription",
     "flagged",
     "benign",
 ];
@@ -44,6 +55,8 @@ pub struct Case {
     pub query: String,
     pub last: Vec<String>,
     pub risk: Option<String>,
+    pub effect: Option<String>,
+    pub title: Option<String>,
     pub note: String,
 }
 
@@ -97,6 +110,8 @@ impl Case {
                 })
                 .unwrap_or_default(),
             risk: s("risk"),
+            effect: s("effect"),
+            title: s("title"),
             note: s("note").unwrap_or_default(),
             id,
         })
@@ -143,15 +158,18 @@ impl Case {
             said: &self.query,
             secrets: &SecretKey::derive(b"corpus").finder(&[]),
             chains: false,
+            title: self.title.as_deref(),
         };
-        let risk = self
-            .risk
-            .as_deref()
-            .map(|r| format!("<Risk>{r}</Risk>"))
-            .unwrap_or_default();
+        let tag = |name: &str, v: &Option<String>| {
+            v.as_deref()
+                .map(|r| format!("<{name}>{r}</{name}>"))
+                .unwrap_or_default()
+        };
         let answer = format!(
-            "<Thought>Next step.</Thought><Action>{}</Action>{risk}",
-            self.action
+            "<Thought>Next step.</Thought><Action>{}</Action>{}{}",
+            self.action,
+            tag("Risk", &self.risk),
+            tag("Effect", &self.effect)
         );
         match guard(&answer, &facts) {
             Review::Accept(p) => Ok(p.confirmation.map(|c| c.kind)),
@@ -169,6 +187,9 @@ pub fn label_of(kind: Option<RiskKind>) -> &'static str {
         Some(RiskKind::Sending) => "sending",
         Some(RiskKind::Credentials) => "credentials",
         Some(RiskKind::Transfer) => "transfer",
+        Some(RiskKind::Sharing) => "sharing",
+        Some(RiskKind::Security) => "security",
+        Some(RiskKind::Subscription) => "subscription",
         Some(RiskKind::Flagged) => "flagged",
         None => "benign",
     }
@@ -177,6 +198,16 @@ pub fn label_of(kind: Option<RiskKind>) -> &'static str {
 /// The corpus's folder.
 pub fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/risk")
+}
+
+/// The cases the gate is built and tuned on.
+pub fn training_dir() -> PathBuf {
+    corpus_dir().join("training")
+}
+
+/// The cases it is judged on and never tuned on.
+pub fn heldout_dir() -> PathBuf {
+    corpus_dir().join("heldout")
 }
 
 /// Every case of every `*.jsonl` file in `dir`.
@@ -221,6 +252,10 @@ pub struct Report {
     /// Cases the guard could not run (a bad case).
     pub broken: Vec<String>,
     pub languages: BTreeMap<String, (usize, usize)>,
+    /// Per language, per act (the label) and per action kind: risky, caught, benign, asked.
+    pub by_language: BTreeMap<String, [usize; 4]>,
+    pub by_act: BTreeMap<String, [usize; 4]>,
+    pub by_action: BTreeMap<String, [usize; 4]>,
     pub tricks: BTreeMap<String, (usize, usize)>,
     /// Per file: risky, caught, benign, asked.
     pub files: BTreeMap<String, [usize; 4]>,
@@ -241,13 +276,20 @@ pub fn evaluate(cases: &[Case], patterns: &RiskPatterns) -> Report {
             .entry((c.label.clone(), predicted.to_owned()))
             .or_default() += 1;
         let asked = predicted != "benign";
-        let file = r.files.entry(c.file.clone()).or_default();
-        if c.risky() {
-            file[0] += 1;
-            file[1] += usize::from(asked);
-        } else {
-            file[2] += 1;
-            file[3] += usize::from(asked);
+        let kind = c.action.split('(').next().unwrap_or("").trim().to_owned();
+        for count in [
+            r.files.entry(c.file.clone()).or_default(),
+            r.by_language.entry(c.lang.clone()).or_default(),
+            r.by_act.entry(c.label.clone()).or_default(),
+            r.by_action.entry(kind).or_default(),
+        ] {
+            if c.risky() {
+                count[0] += 1;
+                count[1] += usize::from(asked);
+            } else {
+                count[2] += 1;
+                count[3] += usize::from(asked);
+            }
         }
         let lang = r.languages.entry(c.lang.clone()).or_default();
         lang.0 += 1;
@@ -287,8 +329,39 @@ impl Report {
         self.asked as f64 / self.benign.max(1) as f64
     }
 
-    /// The matrix and the two numbers, as text.
+    /// The share of risky cases asked about.
+    pub fn recall(&self) -> f64 {
+        self.caught as f64 / self.risky.max(1) as f64
+    }
+
+    /// One table of risky caught and benign asked about, per key.
+    fn breakdown(title: &str, rows: &BTreeMap<String, [usize; 4]>) -> String {
+        let mut out = format!("{title:<14}{:>16}{:>18}\n", "risky caught", "benign asked");
+        for (k, [risky, caught, benign, asked]) in rows {
+            out.push_str(&format!(
+                "{k:<14}{:>16}{:>18}\n",
+                format!("{caught}/{risky}"),
+                format!("{asked}/{benign}")
+            ));
+        }
+        out
+    }
+
+    /// The matrix, the two numbers and the breakdowns, as text, then each miss and false ask
+    /// (not for a held-out set: its cases are not read one by one, so nobody tunes to them).
     pub fn render(&self) -> String {
+        let mut out = self.summary();
+        for m in &self.misses {
+            out.push_str(&format!("  missed: {m}\n"));
+        }
+        for f in &self.false_asks {
+            out.push_str(&format!("  asked:  {f}\n"));
+        }
+        out
+    }
+
+    /// The matrix, the two numbers and the breakdowns, as text.
+    pub fn summary(&self) -> String {
         let mut out = String::new();
         let predicted: Vec<&str> = LABELS.to_vec();
         out.push_str(&format!("{:<12}", "expected \\ got"));
@@ -324,18 +397,15 @@ impl Report {
                 "{f}: risky caught {caught}/{risky}, benign asked about {asked}/{benign}\n"
             ));
         }
+        out.push_str(&Self::breakdown("act", &self.by_act));
+        out.push_str(&Self::breakdown("action", &self.by_action));
+        out.push_str(&Self::breakdown("language", &self.by_language));
         let tricks: Vec<String> = self
             .tricks
             .iter()
             .map(|(t, (n, c))| format!("{t} {c}/{n}"))
             .collect();
         out.push_str(&format!("risky by spelling: {}\n", tricks.join(", ")));
-        for m in &self.misses {
-            out.push_str(&format!("  missed: {m}\n"));
-        }
-        for f in &self.false_asks {
-            out.push_str(&format!("  asked:  {f}\n"));
-        }
         for b in &self.broken {
             out.push_str(&format!("  broken: {b}\n"));
         }

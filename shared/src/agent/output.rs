@@ -25,6 +25,9 @@ pub struct ModelOutput {
     pub missing: Vec<String>,
     /// `<Memory>`: the model's running note for later steps (cut to [`MEMORY_CHARS`]).
     pub memory: Option<String>,
+    /// `<Effect>`: what the model declares its action does (read leniently; none when absent
+    /// or unreadable, which is read as before).
+    pub effect: Option<crate::domain::risk::Effect>,
 }
 
 /// The answer as a JSON object (structured output, `LLM_STRUCTURED_OUTPUT`): the fields of
@@ -38,13 +41,14 @@ pub fn answer_schema() -> &'static serde_json::Value {
         serde_json::json!({
             "type": "object",
             "additionalProperties": false,
-            "required": ["thought", "actions", "plan", "step", "expect", "risk", "missing", "memory", "task_type", "search"],
+            "required": ["thought", "actions", "plan", "step", "expect", "effect", "risk", "missing", "memory", "task_type", "search"],
             "properties": {
                 "thought": { "type": "string" },
                 "actions": { "type": "array", "items": { "type": "string" } },
                 "plan": list(),
                 "step": { "type": ["integer", "null"] },
                 "expect": text(),
+                "effect": text(),
                 "risk": text(),
                 "missing": list(),
                 "memory": text(),
@@ -110,6 +114,7 @@ pub fn from_json(text: &str) -> Option<String> {
     }
     for (key, name) in [
         ("expect", "Expect"),
+        ("effect", "Effect"),
         ("risk", "Risk"),
         ("memory", "Memory"),
         ("task_type", "TaskType"),
@@ -294,6 +299,7 @@ pub fn parse_model_output(raw: &str) -> Result<ModelOutput, String> {
         memory: tagged(&text, "memory")
             .map(|m| crate::text::single_line(&m, MEMORY_CHARS))
             .filter(|m| !m.is_empty()),
+        effect: single("effect").and_then(|e| crate::domain::risk::Effect::parse(&e)),
     })
 }
 

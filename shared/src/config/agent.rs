@@ -508,6 +508,9 @@ impl AgentConfig {
                 p.add(RiskKind::Deletion, words("RISK_DELETION_WORDS"));
                 p.add(RiskKind::Sending, words("RISK_SENDING_WORDS"));
                 p.add(RiskKind::Credentials, words("RISK_CREDENTIAL_WORDS"));
+                p.add(RiskKind::Sharing, words("RISK_SHARING_WORDS"));
+                p.add(RiskKind::Security, words("RISK_SECURITY_WORDS"));
+                p.add(RiskKind::Subscription, words("RISK_SUBSCRIPTION_WORDS"));
                 p
             },
         })

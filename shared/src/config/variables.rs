@@ -348,7 +348,7 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
     (
         "RISK_PAYMENT_WORDS",
         "(none)",
-        "comma-separated phrases added to the risk gate's table as payment acts, `*` ending a stem (also RISK_DELETION_WORDS, RISK_SENDING_WORDS, RISK_CREDENTIAL_WORDS)",
+        "comma-separated phrases added to the risk gate's table as payment acts, `*` ending a stem (also RISK_DELETION_WORDS, RISK_SENDING_WORDS, RISK_CREDENTIAL_WORDS, RISK_SHARING_WORDS, RISK_SECURITY_WORDS, RISK_SUBSCRIPTION_WORDS)",
     ),
     (
         "PUSHER_APP_ID",

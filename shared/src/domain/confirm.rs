@@ -81,6 +81,9 @@ fn act_words(kind: RiskKind) -> &'static [&'static str] {
         RiskKind::Sending => &["send", "post", "publish", "reply", "submit"],
         RiskKind::Transfer => &["transfer", "send", "money", "wire", "pay"],
         RiskKind::Credentials => &["type", "enter", "use", "password", "code"],
+        RiskKind::Sharing => &["share", "invite", "allow", "grant", "publish", "add"],
+        RiskKind::Security => &["change", "turn", "disable", "remove", "sign", "show"],
+        RiskKind::Subscription => &["subscribe", "upgrade", "start", "renew", "pay", "buy"],
         RiskKind::Flagged => &[],
     }
 }

@@ -89,6 +89,14 @@ impl ElementSnapshot {
     }
 }
 
+/// The dialog or form that holds an element: what it says, and whether it is a dialog (a
+/// question put to the user) rather than a form on the page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub text: String,
+    pub dialog: bool,
+}
+
 /// The current page as the rules see it.
 pub trait PageFacts {
     fn url(&self) -> &str;
@@ -107,6 +115,16 @@ pub trait PageFacts {
     /// default button (`None` when the page says nothing of forms: the extension's tree).
     fn form_submits(&self, field: &str) -> Option<Vec<ElementFacts<'_>>> {
         let _ = field;
+        None
+    }
+    /// What the dialog or form holding `id` says (its heading and text), when the page tells:
+    /// a `dom` page's dialog or form, or in the extension's tree a dialog node just before it.
+    fn holder_text(&self, id: &str) -> Option<String> {
+        self.holder(id).map(|h| h.text)
+    }
+    /// The dialog or form holding `id`, when the page tells.
+    fn holder(&self, id: &str) -> Option<Holder> {
+        let _ = id;
         None
     }
     /// The text of the option of list `select` whose value or text is `value` (`dom` pages).

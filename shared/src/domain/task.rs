@@ -393,6 +393,9 @@ pub struct BeforeState {
     /// The action ran on the user's confirmation (it is never repeated without asking).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub confirmed: bool,
+    /// What the model declared the action does (`<Effect>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<crate::domain::risk::Effect>,
 }
 
 impl BeforeState {

@@ -263,7 +263,8 @@ impl Action {
             }
             "press" => {
                 arity(1)?;
-                let key = a(0).trim();
+                // A lone space is the Space key's DOM name.
+                let key = if a(0) == " " { " " } else { a(0).trim() };
                 if key.is_empty() || key.len() > 32 {
                     return Err(format!("press() needs a key name, got `{key}`"));
                 }

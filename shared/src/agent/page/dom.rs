@@ -441,6 +441,69 @@ impl DomTree {
         found
     }
 
+    /// The innermost dialog or form around node `at` (a `<dialog>`, an element whose role is
+    /// `dialog` or `alertdialog` or that is `aria-modal`, a `<form>`), the last node inside and
+    /// whether it is a dialog.
+    pub fn holder_around(&self, at: usize) -> Option<(usize, usize, bool)> {
+        let mut found = None;
+        for (k, n) in self.nodes.iter().enumerate().take(at) {
+            let DomNode::Element { tag, attrs, .. } = n else {
+                continue;
+            };
+            let is = |name: &str, values: &[&str]| {
+                attrs.iter().any(|(a, v)| {
+                    a == name && values.contains(&v.trim().to_ascii_lowercase().as_str())
+                })
+            };
+            let dialog = tag == "dialog"
+                || is("role", &["dialog", "alertdialog"])
+                || is("aria-modal", &["true"]);
+            if dialog || tag == "form" {
+                let end = self.last_inside(k);
+                if at <= end {
+                    found = Some((k, end, dialog));
+                }
+            }
+        }
+        found
+    }
+
+    /// What a dialog or form at `holder` says besides its controls: its `aria-label`, then
+    /// its headings and text in order (not the text of its buttons, links and lists), at
+    /// most `max` characters.
+    pub fn holder_text(&self, holder: usize, end: usize, max: usize) -> String {
+        let mut out = String::new();
+        if let Some(DomNode::Element { attrs, .. }) = self.nodes.get(holder) {
+            if let Some((_, v)) = attrs.iter().find(|(a, _)| a == "aria-label") {
+                out.push_str(v.trim());
+            }
+        }
+        let mut k = holder + 1;
+        while k <= end && out.chars().count() < max {
+            match self.nodes.get(k) {
+                Some(DomNode::Element { tag, .. })
+                    if matches!(
+                        tag.as_str(),
+                        "button" | "a" | "select" | "option" | "textarea" | "script" | "style"
+                    ) =>
+                {
+                    k = self.last_inside(k) + 1;
+                    continue;
+                }
+                Some(DomNode::Text(t)) if !t.trim().is_empty() => {
+                    if !out.is_empty() {
+                        out.push(' ');
+                    }
+                    out.push_str(t.trim());
+                }
+                None => break,
+                _ => {}
+            }
+            k += 1;
+        }
+        truncate_chars(&out, max)
+    }
+
     /// The text of the `<option>` inside the element at `select` whose value or text is
     /// `value`.
     pub fn option_text(&self, select: usize, value: &str) -> Option<String> {

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use super::{DomNode, Page, PageContent, TreeNode};
-use crate::domain::facts::{ElementFacts, PageFacts};
+use crate::domain::facts::{ElementFacts, Holder, PageFacts};
 
 /// A page at a URL.
 pub struct PageView<'a> {
@@ -92,6 +92,11 @@ fn tree_facts(n: TreeNode<'_>) -> ElementFacts<'_> {
 
 /// Whether an element's `value` is what was typed into it (a text, password or number
 /// field) rather than the page's own words (a button's caption, a box's or option's value).
+/// Most characters of a dialog's or form's text read.
+const HOLDER_CHARS: usize = 400;
+/// Tree nodes looked back over for the dialog that holds an element.
+const DIALOG_REACH: usize = 30;
+
 fn typed_into(tag: &str, attrs: &[(String, String)]) -> bool {
     tag == "input"
         && !matches!(
@@ -165,6 +170,23 @@ impl PageFacts for PageView<'_> {
             return None;
         };
         tree.option_text(self.page.position(select)?, value)
+    }
+
+    fn holder(&self, id: &str) -> Option<Holder> {
+        let at = self.page.position(id)?;
+        let (text, dialog) = match &self.page.content {
+            PageContent::Dom { tree, .. } => {
+                let (holder, end, dialog) = tree.holder_around(at)?;
+                (tree.holder_text(holder, end, HOLDER_CHARS), dialog)
+            }
+            // The tree has no headings; a dialog node, when the client sends one, names it.
+            PageContent::Tree(nodes) => (at.saturating_sub(DIALOG_REACH)..at)
+                .rev()
+                .filter_map(|k| nodes.get(k))
+                .find(|n| matches!(n.r, "dialog" | "alertdialog"))
+                .map(|n| (n.n.to_owned(), true))?,
+        };
+        (!text.trim().is_empty()).then_some(Holder { text, dialog })
     }
 
     fn form_submits(&self, field: &str) -> Option<Vec<ElementFacts<'_>>> {

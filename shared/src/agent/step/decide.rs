@@ -23,6 +23,8 @@ pub struct Known<'a> {
     secrets: Finder,
     /// The client runs `chainedActions`.
     client_chains: bool,
+    /// The page's title (`pageTitle`).
+    title: Option<&'a str>,
 }
 
 /// What the user wrote for the task: the task itself and the reply this request carries.
@@ -64,6 +66,7 @@ impl<'a> Known<'a> {
             said,
             secrets,
             client_chains: req.capabilities.chained_actions,
+            title: req.page_title.as_deref(),
         }
     }
 
@@ -81,6 +84,7 @@ impl<'a> Known<'a> {
             secrets: &self.secrets,
             // Only to a client that says it runs them (the shipping extension does not).
             chains: ctx.agent.chained_actions && self.client_chains,
+            title: self.title,
         }
     }
 }

@@ -45,6 +45,8 @@ pub struct Facts<'a> {
     pub secrets: &'a Finder,
     /// Form fills may go out as `chainedActions` (`CHAINED_ACTIONS=on`).
     pub chains: bool,
+    /// The page's title (`pageTitle`).
+    pub title: Option<&'a str>,
 }
 
 /// An accepted answer: the decision and what else the model said.
@@ -135,6 +137,7 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
     };
     let thought = thought_of(&out, &action, &client);
     let mut decision = Decision::new(thought.clone(), client.clone(), TaskStatus::Executing);
+    decision.effect = out.effect;
     let mut confirmation = None;
     let mut rest = Rest::default();
     match &action {
@@ -193,11 +196,16 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
                     focus: focus(facts),
                     said: facts.said,
                     flag: out.risk.as_deref(),
+                    effect: out.effect,
+                    title: facts.title,
                 },
             );
             if let Some(risk) = risk {
                 let (d, c) = ask_first(&thought, &client, &kind, risk, facts);
-                decision = d;
+                decision = Decision {
+                    effect: out.effect,
+                    ..d
+                };
                 confirmation = Some(c);
             } else {
                 decision.expected_outcome = predict(&kind, facts.view, out.expect.as_deref());
@@ -411,6 +419,7 @@ mod tests {
                 said: "",
                 secrets: &secrets,
                 chains,
+                title: None,
             },
         )
     }
@@ -581,6 +590,7 @@ mod tests {
             said: "",
             secrets: &secrets,
             chains: false,
+            title: None,
         };
         let answer =
             "<Action>setValue(3, \"Ada\")</Action><Action>setValue(4, \"hunter2\")</Action>\

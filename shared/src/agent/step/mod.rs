@@ -117,6 +117,9 @@ pub struct Decision {
     pub confirmed: bool,
     /// The action is the rest of the model's earlier answer, kept on the server.
     pub queued: bool,
+    /// What the model declared the action does (`<Effect>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<crate::domain::risk::Effect>,
 }
 
 impl Decision {
@@ -139,6 +142,7 @@ impl Decision {
             kind: StepKind::Dom,
             confirmed: false,
             queued: false,
+            effect: None,
         }
     }
 

@@ -34,6 +34,7 @@ pub fn base(
             target: None,
             plan_step: step.task.plan.as_ref().map(|p| p.current_step_index),
             confirmed: false,
+            effect: None,
         }),
         ..Step::new(
             &step.tenant_id,
@@ -60,6 +61,7 @@ fn decision(
     if let Some(b) = r.before_state.as_mut() {
         b.target = d.target.clone();
         b.confirmed = d.confirmed;
+        b.effect = d.effect;
     }
     r.expected_outcome = d.expected_outcome.clone();
     r.kind = d.kind;

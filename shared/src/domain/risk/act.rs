@@ -8,7 +8,7 @@
 use std::cell::OnceCell;
 
 use super::field::{field_kind, Sensitive};
-use super::fold::{variants, Folded};
+use super::fold::{fold, variants, Folded};
 use super::lexicon::{hits, Act, Force, Hit, Kind};
 use super::{label, ElementFacts, PageFacts, Risk, RiskKind, RiskPatterns};
 
@@ -16,7 +16,7 @@ use super::{label, ElementFacts, PageFacts, Risk, RiskKind, RiskPatterns};
 /// tree says nothing of forms).
 const FORM_REACH: usize = 25;
 /// Elements looked at for card fields on a page.
-const CARD_SCAN: usize = 2_000;
+pub(super) const CARD_SCAN: usize = 2_000;
 /// Elements before and after a "Send" or "Transfer" looked at for what it would send.
 const COMPOSER_REACH: usize = 20;
 /// Most query pairs of an address read (more than an action's text can hold).
@@ -25,6 +25,8 @@ const MAX_QUERY_PAIRS: usize = 2_000;
 const GENERIC_WORDS: usize = 4;
 /// Names longer than this (words) are titles when they are links.
 const TITLE_WORDS: usize = 7;
+/// Most characters of a dialog's or a page's text read for what a terse control commits.
+const HOLDER_CHARS: usize = 400;
 
 /// How an element is used, from its role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +60,8 @@ struct Reading<'t> {
 pub struct Scope<'a> {
     pub patterns: &'a RiskPatterns,
     pub page: &'a dyn PageFacts,
+    /// The page's title, as the client sent it.
+    pub title: Option<&'a str>,
     cards: OnceCell<bool>,
     shop: OnceCell<Option<Kind>>,
 }
@@ -67,9 +71,15 @@ impl<'a> Scope<'a> {
         Self {
             patterns,
             page,
+            title: None,
             cards: OnceCell::new(),
             shop: OnceCell::new(),
         }
+    }
+
+    /// The same scope, knowing the page's title.
+    pub fn titled(self, title: Option<&'a str>) -> Self {
+        Self { title, ..self }
     }
 
     /// Every reading of `text` with the phrases of the kinds `want`ed.
@@ -98,6 +108,17 @@ impl<'a> Scope<'a> {
         }
     }
 
+    /// Whether the page is a help centre or an article (`support.…`, `help.…`, `/help/`,
+    /// `/answer/`): its links lead to more reading.
+    fn help_page(&self) -> bool {
+        let (host, _, _) = split_address(self.page.url());
+        let host = host.to_ascii_lowercase();
+        ["support.", "help.", "docs.", "faq.", "kb."]
+            .iter()
+            .any(|p| host.starts_with(p))
+            || address_has(self, self.page.url(), Kind::InfoHref)
+    }
+
     /// Whether the page is a cart or a payment page, by whichever its address names last
     /// (`/checkout/cart` is a cart, `/cart/checkout` the payment).
     fn shop_page(&self) -> Option<Kind> {
@@ -112,14 +133,55 @@ impl<'a> Scope<'a> {
         })
     }
 
-    /// The act of clicking `el` (or switching it, for `check`), if it performs one.
-    pub fn element(&self, el: &ElementFacts<'_>, switching: bool) -> Option<RiskKind> {
+    /// The act of clicking `el` (or switching it, for `check`), if it performs one. `turn`
+    /// is the state the action leaves a switch or checkbox in (on for `check`, off for
+    /// `uncheck`, the other one for a click on it).
+    pub fn element(
+        &self,
+        el: &ElementFacts<'_>,
+        switching: bool,
+        turn: Option<bool>,
+    ) -> Option<RiskKind> {
         let class = match class_of(&el.role) {
             // A switch or checkbox performs what it says when it is turned.
             Class::Choice | Class::Field if switching => Class::Control,
             c => c,
         };
+        let turn = turn.or_else(|| toggles(el).then(|| !is_on(el)));
+        if let Some(decided) = turn.and_then(|on| self.toggle(el, on)) {
+            return decided;
+        }
         self.element_as(el, class)
+    }
+
+    /// What turning the switch `el` `on` (or off) does, when its name says what it guards:
+    /// turning a protection off, an exposure or a recurring charge on is an act; turning it
+    /// the other way, or any opt-in of the user's own (marketing e-mails), is not.
+    fn toggle(&self, el: &ElementFacts<'_>, on: bool) -> Option<Option<RiskKind>> {
+        let mut found: Option<Kind> = None;
+        for n in names_of(el) {
+            for r in self.read(n, |k| {
+                matches!(
+                    k,
+                    Kind::Protect | Kind::Public | Kind::Private | Kind::Renew | Kind::OptOut
+                )
+            }) {
+                for h in &r.hits {
+                    // An opt-out decides over everything else the name says.
+                    if found != Some(Kind::OptOut) {
+                        found = Some(h.kind);
+                    }
+                }
+            }
+        }
+        Some(match found? {
+            Kind::Protect => (!on).then_some(RiskKind::Security),
+            Kind::Public => on.then_some(RiskKind::Sharing),
+            // Turning "Private account" off makes it public.
+            Kind::Private => (!on).then_some(RiskKind::Sharing),
+            Kind::Renew => on.then_some(RiskKind::Subscription),
+            _ => None,
+        })
     }
 
     fn element_as(&self, el: &ElementFacts<'_>, class: Class) -> Option<RiskKind> {
@@ -160,7 +222,24 @@ impl<'a> Scope<'a> {
                 })
             })
             .collect();
-        if link && readings.iter().any(informational) {
+        if link && (readings.iter().any(informational) || self.help_page()) {
+            return None;
+        }
+        // A choice about the user's own privacy (cookies, marketing e-mails) shares, secures
+        // and subscribes nothing.
+        let own_choice = names.iter().any(|n| {
+            self.read(n, |k| k == Kind::OptOut)
+                .iter()
+                .any(|r| !r.hits.is_empty())
+        });
+        // A control whose whole name dismisses ("Cancel", "No", "Keep") commits nothing, whatever
+        // its dialog asks about.
+        if readings.iter().any(dismisses) {
+            return None;
+        }
+        // A control that asks how to do something ("How do I cancel my order?") opens the
+        // answer, as such a link does.
+        if readings.iter().any(|r| asks(r) && informational(r)) {
             return None;
         }
         let question = link && readings.iter().any(asks);
@@ -168,20 +247,30 @@ impl<'a> Scope<'a> {
         let on_cart = self.page_is(Kind::CartPage);
         for r in &readings {
             for (act, force, hit) in acts(r) {
+                if own_choice && matches!(act, Act::Share | Act::Secure | Act::Subscribe) {
+                    continue;
+                }
                 // A cart page leads to the checkout: buying there pays only beside card fields
                 // or a price (the act itself still counts), and removing an item is undone by
                 // adding it again.
                 if on_cart && act == Act::Delete && force == Force::Verb {
                     continue;
                 }
-                let force = if on_cart && act == Act::Pay && force == Force::Verb {
+                let force = if on_cart
+                    && matches!(act, Act::Pay | Act::Subscribe)
+                    && force == Force::Verb
+                {
                     Force::Context
                 } else {
                     force
                 };
                 let counts = match (class, force) {
                     // A link that shows the price it pays ("Pay $25.00") is the act.
-                    (Class::Link, _) if act == Act::Pay && has_amount(r.raw) => true,
+                    (Class::Link, _)
+                        if matches!(act, Act::Pay | Act::Subscribe) && has_amount(r.raw) =>
+                    {
+                        true
+                    }
                     (Class::Link, Force::Commit) => true,
                     (Class::Link, _) if question => false,
                     (Class::Link, _) => {
@@ -196,20 +285,204 @@ impl<'a> Scope<'a> {
             }
         }
         if let Some((act, _)) = best {
+            // A payment whose price recurs starts a subscription.
+            if act == Act::Pay && names.iter().any(|n| self.recurs_here(n, el)) {
+                return Some(RiskKind::Subscription);
+            }
             return Some(RiskKind::of(act));
         }
         if !link {
             if let Some(kind) = self.generic_commit(&readings) {
                 return Some(kind);
             }
+            if let Some(kind) = self.setting_act(el) {
+                return Some(kind);
+            }
+            // A control that names a recurring price starts it ("Get Premium – $13.99/month").
+            if names.iter().any(|n| self.recurring(n)) {
+                return Some(RiskKind::Subscription);
+            }
+            if let Some(kind) = self.exposes(el, &names) {
+                return Some(kind);
+            }
+            if let Some(kind) = self.echoes_holder(el, &readings) {
+                return Some(kind);
+            }
+            if terse(&readings) {
+                if let Some(kind) = self.holder_act(el) {
+                    return Some(kind);
+                }
+            }
         }
-        el.href.and_then(|h| self.address(h))
+        el.href.and_then(|h| self.address(h, false))
     }
 
-    /// A price in the name, a payment page (not the cart), or card fields on the page:
-    /// "Subscribe" or "Checkout" pays.
-    fn pay_context(&self, raw: &str) -> bool {
-        has_amount(raw) || self.page_is(Kind::PayPage) || self.has_cards()
+    /// The act a terse control ("OK", "Yes", "Confirm", "Continue") commits, read from what
+    /// holds it: the heading and text of its dialog or form, then the page's title. An act
+    /// there counts as it would on a control (a price or a billing period makes a "subscribe"
+    /// or "buy" one); a title that asks or teaches ("How to delete …") commits nothing.
+    fn holder_act(&self, el: &ElementFacts<'_>) -> Option<RiskKind> {
+        let holder = self.page.holder_text(el.id);
+        let texts = holder.iter().map(String::as_str).chain(self.title);
+        for text in texts {
+            let text = crate::text::truncate_chars(text.trim(), HOLDER_CHARS);
+            let readings = self.read(&text, |k| {
+                matches!(k, Kind::Act(..) | Kind::Benign | Kind::Filter | Kind::Info)
+            });
+            let teaches = readings
+                .iter()
+                .any(|r| r.hits.iter().any(|h| h.kind == Kind::Info && h.start == 0));
+            if teaches {
+                continue;
+            }
+            let priced = has_amount(&text);
+            let mut best: Option<(Act, Force)> = None;
+            for r in &readings {
+                for (act, force, _) in acts(r) {
+                    let counts = force >= Force::Verb
+                        || (matches!(act, Act::Pay | Act::Subscribe | Act::Transfer) && priced);
+                    if counts && best.is_none_or(|(_, f)| force > f) {
+                        best = Some((act, force));
+                    }
+                }
+            }
+            if let Some((act, _)) = best {
+                return Some(RiskKind::of(act));
+            }
+        }
+        None
+    }
+
+    /// What a control that turns something off or on ("Turn off", "Disable", "Enable") does to
+    /// the setting its own name, its dialog or form, or the page's title names — read as the
+    /// switch it stands for ([`Scope::toggle`]).
+    fn setting_act(&self, el: &ElementFacts<'_>) -> Option<RiskKind> {
+        let names = names_of(el);
+        // "On" and "off" are short words: only a short name is read as one.
+        if names.iter().all(|n| fold(n).len() > GENERIC_WORDS + 2) {
+            return None;
+        }
+        let says = |texts: &[&str], kind: Kind| {
+            texts.iter().any(|t| {
+                self.read(t, |k| k == kind)
+                    .iter()
+                    .any(|r| !r.hits.is_empty())
+            })
+        };
+        let on = match (says(&names, Kind::Off), says(&names, Kind::On)) {
+            (true, false) => false,
+            (false, true) => true,
+            _ => return None,
+        };
+        let holder = self.page.holder_text(el.id);
+        let around: Vec<&str> = names
+            .iter()
+            .copied()
+            .chain(holder.as_deref())
+            .chain(self.title)
+            .collect();
+        let mut found = None;
+        for kind in [Kind::OptOut, Kind::Protect, Kind::Public, Kind::Renew] {
+            if says(&around, kind) {
+                found = Some(kind);
+                break;
+            }
+        }
+        match found? {
+            Kind::Protect => (!on).then_some(RiskKind::Security),
+            Kind::Public => on.then_some(RiskKind::Sharing),
+            Kind::Renew => on.then_some(RiskKind::Subscription),
+            _ => None,
+        }
+    }
+
+    /// A control that sets an exposure ("Public", "Anyone with the link", "I want to make this
+    /// repository public"): short, or in a dialog or page about it; not one that makes private.
+    fn exposes(&self, el: &ElementFacts<'_>, names: &[&str]) -> Option<RiskKind> {
+        let says = |texts: &[&str], kind: Kind| {
+            texts.iter().any(|t| {
+                self.read(t, |k| k == kind)
+                    .iter()
+                    .any(|r| !r.hits.is_empty())
+            })
+        };
+        if !says(names, Kind::Public) || says(names, Kind::Private) || says(names, Kind::Off) {
+            return None;
+        }
+        let short = names.iter().any(|n| fold(n).len() <= 3);
+        let holder = self.page.holder_text(el.id);
+        let about: Vec<&str> = holder.as_deref().into_iter().chain(self.title).collect();
+        (short || says(&about, Kind::Public)).then_some(RiskKind::Sharing)
+    }
+
+    /// The act of a dialog or form whose verb the control repeats ("Add" under "Add members
+    /// to Finance", "Share" under "Share 'Q3 plan' with Ada"): the holder's text names the act,
+    /// the control its verb.
+    fn echoes_holder(&self, el: &ElementFacts<'_>, readings: &[Reading<'_>]) -> Option<RiskKind> {
+        let holder = self.page.holder_text(el.id)?;
+        let holder = crate::text::truncate_chars(&holder, HOLDER_CHARS);
+        let own: Vec<&Folded> = readings
+            .iter()
+            .map(|r| &r.folded)
+            .filter(|f| (1..=GENERIC_WORDS).contains(&f.len()))
+            .collect();
+        if own.is_empty() {
+            return None;
+        }
+        let want = |k: Kind| matches!(k, Kind::Act(..) | Kind::Benign | Kind::Filter);
+        for r in self.read(&holder, want) {
+            let words = r.folded.words(false);
+            for (act, force, hit) in acts(&r) {
+                if force < Force::Verb || hit.chars.is_some() {
+                    continue;
+                }
+                let starts_with_verb = own.iter().any(|f| {
+                    let mine = f.words(false);
+                    words
+                        .get(hit.start..hit.start + mine.len())
+                        .is_some_and(|w| w == mine)
+                });
+                if starts_with_verb {
+                    return Some(RiskKind::of(act));
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether `text` names a recurring price: an amount and a billing period (`/mo`,
+    /// "monthly", `/ay`, `/月`; a period word alone is just a word).
+    fn recurring(&self, text: &str) -> bool {
+        has_amount(text)
+            && self
+                .read(text, |k| k == Kind::Period)
+                .iter()
+                .any(|r| !r.hits.is_empty())
+    }
+
+    /// A price in the name, in the dialog or form that holds the control, a payment page (not
+    /// the cart), or card fields on the page: "Subscribe" or "Buy" pays.
+    fn pay_context(&self, raw: &str, el: &ElementFacts<'_>) -> bool {
+        has_amount(raw)
+            || self.page_is(Kind::PayPage)
+            || self.has_cards()
+            // A price in a dialog: the question before the charge (a form on a product page
+            // only leads to the next step).
+            || self
+                .page
+                .holder(el.id)
+                .is_some_and(|h| h.dialog && has_amount(&h.text))
+    }
+
+    /// Whether a payment here recurs: a recurring price in the control's name, its dialog or
+    /// form, or the page's title.
+    fn recurs_here(&self, raw: &str, el: &ElementFacts<'_>) -> bool {
+        self.recurring(raw)
+            || self
+                .page
+                .holder_text(el.id)
+                .is_some_and(|h| self.recurring(&h))
+            || self.title.is_some_and(|t| self.recurring(t))
     }
 
     /// Whether an act of a context-bound phrase happens here: a payment with a price in the
@@ -218,26 +491,46 @@ impl<'a> Scope<'a> {
     /// transfer page, with an amount in the name, or next to a filled field holding digits.
     fn in_context(&self, act: Act, raw: &str, el: &ElementFacts<'_>) -> bool {
         match act {
-            Act::Pay => self.pay_context(raw),
-            Act::Send => self.filled_near(el, |_| true),
+            Act::Pay => self.pay_context(raw, el),
+            Act::Send => self.filled_near(el, |_, _| true),
             Act::Transfer => {
                 self.page_is(Kind::TransferPage)
                     || has_amount(raw)
-                    || self.filled_near(el, |v| v.chars().any(|c| c.is_ascii_digit()))
+                    || self.filled_near(el, |_, v| v.chars().any(|c| c.is_ascii_digit()))
             }
-            Act::Delete => true,
+            Act::Delete | Act::Secure => true,
+            // "Share" or "Invite" shares once someone's address is typed beside it, or a name
+            // in a field for the people to share with ("Add people").
+            Act::Share => {
+                self.filled_near(el, |field, v| {
+                    v.contains('@')
+                        || names_of(field).iter().any(|n| {
+                            self.read(n, |k| matches!(k, Kind::Act(Act::Share, _)))
+                                .iter()
+                                .any(|r| !r.hits.is_empty())
+                        })
+                })
+                // An address already added shows as a chip ("ana@example.com ×").
+                || self.near(el, |e| e.id != el.id && e.name.contains('@'))
+            }
+            // "Subscribe" or "Upgrade" charges beside a price or a billing period, on a
+            // payment page or beside card fields.
+            Act::Subscribe => {
+                self.pay_context(raw, el)
+                    || self.title.is_some_and(has_amount)
+                    || self.near(el, |e| {
+                        names_of(e)
+                            .iter()
+                            .chain(e.value.as_deref().iter())
+                            .any(|t| has_amount(t))
+                    })
+            }
         }
     }
 
-    /// Whether a field within [`COMPOSER_REACH`] elements of `el` (before or after it) holds
-    /// a value that `counts`.
-    fn filled_near(&self, el: &ElementFacts<'_>, counts: impl Fn(&str) -> bool) -> bool {
-        let filled = |e: &ElementFacts<'_>| {
-            class_of(&e.role) == Class::Field
-                && e.value
-                    .as_deref()
-                    .is_some_and(|v| !v.trim().is_empty() && counts(v))
-        };
+    /// Whether an element within [`COMPOSER_REACH`] elements of `el` (before or after it)
+    /// `counts`.
+    fn near(&self, el: &ElementFacts<'_>, counts: impl Fn(&ElementFacts<'_>) -> bool) -> bool {
         let mut before: std::collections::VecDeque<bool> = std::collections::VecDeque::new();
         let mut after: Option<usize> = None;
         for e in self.page.elements().take(CARD_SCAN) {
@@ -245,7 +538,7 @@ impl<'a> Scope<'a> {
                 Some(0) => break,
                 Some(left) => {
                     *left -= 1;
-                    if filled(&e) {
+                    if counts(&e) {
                         return true;
                     }
                 }
@@ -259,11 +552,26 @@ impl<'a> Scope<'a> {
                     if before.len() == COMPOSER_REACH {
                         before.pop_front();
                     }
-                    before.push_back(filled(&e));
+                    before.push_back(counts(&e));
                 }
             }
         }
         false
+    }
+
+    /// Whether a field within [`COMPOSER_REACH`] elements of `el` (before or after it) holds
+    /// a value that `counts`.
+    fn filled_near(
+        &self,
+        el: &ElementFacts<'_>,
+        counts: impl Fn(&ElementFacts<'_>, &str) -> bool,
+    ) -> bool {
+        self.near(el, |e| {
+            class_of(&e.role) == Class::Field
+                && e.value
+                    .as_deref()
+                    .is_some_and(|v| !v.trim().is_empty() && counts(e, v))
+        })
     }
 
     /// "Confirm", "Submit" (and "Continue" next to a price) on a payment or transfer page or in
@@ -290,7 +598,11 @@ impl<'a> Scope<'a> {
 
     /// The act of choosing `value` in the list `select` when the list acts on change ("Delete
     /// selected"): read from the value and, on `dom` pages, the option's text.
-    pub fn choice(&self, select: &str, value: &str) -> Option<RiskKind> {
+    pub fn choice(&self, list: &ElementFacts<'_>, value: &str) -> Option<RiskKind> {
+        if let Some(kind) = self.setting_choice(list, value) {
+            return kind;
+        }
+        let select = list.id;
         let shown = self.page.option_text(select, value);
         let want = |k: Kind| matches!(k, Kind::Act(..) | Kind::Benign | Kind::Filter);
         let mut readings = self.read(value, want);
@@ -307,12 +619,47 @@ impl<'a> Scope<'a> {
         })
     }
 
+    /// What choosing `value` in `list` does to the setting the list is: everyone given access
+    /// ("Anyone with the link", "Public"), someone given a role that grants it ("Admin" in a
+    /// "Role" list), a protection turned off, a recurring charge turned on. `Some(None)` when
+    /// the list is such a setting and the choice does nothing of the kind.
+    fn setting_choice(&self, list: &ElementFacts<'_>, value: &str) -> Option<Option<RiskKind>> {
+        let shown = self.page.option_text(list.id, value);
+        let chosen: Vec<&str> = std::iter::once(value).chain(shown.as_deref()).collect();
+        let names = names_of(list);
+        let says = |texts: &[&str], kind: Kind| {
+            texts.iter().any(|t| {
+                self.read(t, |k| k == kind)
+                    .iter()
+                    .any(|r| !r.hits.is_empty())
+            })
+        };
+        if says(&chosen, Kind::OptOut) || says(&names, Kind::OptOut) {
+            return Some(None);
+        }
+        if says(&chosen, Kind::Public) {
+            return Some(Some(RiskKind::Sharing));
+        }
+        // A role that grants access, chosen in any list but a filter of a listing.
+        if says(&chosen, Kind::Role) && !says(&names, Kind::Filter) {
+            return Some(Some(RiskKind::Sharing));
+        }
+        let (off, on) = (says(&chosen, Kind::Off), says(&chosen, Kind::On));
+        if says(&names, Kind::Protect) && off && !on {
+            return Some(Some(RiskKind::Security));
+        }
+        if says(&names, Kind::Renew) && on && !off {
+            return Some(Some(RiskKind::Subscription));
+        }
+        None
+    }
+
     /// The act an address performs when opened: an act in its last path segment that is the
     /// act itself (`/orders/place`, `/unsubscribe`), or an act in its path with the act's
     /// parameters in the query (`/transfer?amount=5000&to=x&confirm=1`), or a query that names
     /// the act (`?action=delete`). Help and article pages perform nothing; a verb alone as the
     /// last segment (`/compose/post`, `/account/delete`) is a page to visit.
-    pub fn address(&self, url: &str) -> Option<RiskKind> {
+    pub fn address(&self, url: &str, opening: bool) -> Option<RiskKind> {
         let (_, path, query) = split_address(url);
         let want = |k: Kind| matches!(k, Kind::Act(..) | Kind::Benign | Kind::InfoHref);
         let path_read = self.read(&path, want);
@@ -322,9 +669,28 @@ impl<'a> Scope<'a> {
         {
             return None;
         }
-        let last = path.rsplit('/').find(|s| !s.is_empty()).unwrap_or("");
-        for r in self.read(last, want) {
-            if let Some((act, _, _)) = acts(&r).into_iter().find(|(_, f, _)| *f == Force::Commit) {
+        let mut segments = path.rsplit('/').filter(|s| !s.is_empty());
+        let last = segments.next().unwrap_or("");
+        let before = segments.next().unwrap_or("");
+        // The act itself as the last segment (`/orders/place`), or the last two read the other
+        // way round (`/trash/empty` is "empty trash").
+        for text in [last.to_owned(), format!("{last} {before}")] {
+            for r in self.read(&text, want) {
+                if let Some((act, _, _)) =
+                    acts(&r).into_iter().find(|(_, f, _)| *f == Force::Commit)
+                {
+                    return Some(RiskKind::of(act));
+                }
+            }
+        }
+        // A bare verb that deletes or sends as the whole last segment (`/items/3/delete`,
+        // `/compose/send`) performs it when the agent opens it (a link or button leading there
+        // shows the step's page first: a click is read by its own name).
+        for r in self.read(last, want).into_iter().filter(|_| opening) {
+            let verb = acts(&r).into_iter().find(|(act, f, h)| {
+                *f == Force::Verb && matches!(act, Act::Delete | Act::Send) && whole(&r, h)
+            });
+            if let Some((act, _, _)) = verb {
                 return Some(RiskKind::of(act));
             }
         }
@@ -402,28 +768,66 @@ impl<'a> Scope<'a> {
     /// The risk of pressing `key` with the focus on `focus`: Enter in a field submits its
     /// form, Enter or Space on a control presses it; other keys act on nothing.
     pub fn press(&self, key: &str, focus: Option<&ElementFacts<'_>>) -> Option<Risk> {
-        let k: String = key.trim().to_ascii_lowercase().replace([' ', '_', '-'], "");
-        let enter = matches!(
-            k.as_str(),
-            "enter" | "return" | "numpadenter" | "kpenter" | "\n"
-        );
-        let space = key == " " || matches!(k.as_str(), "space" | "spacebar");
+        let lower = key.to_ascii_lowercase();
+        let parts: Vec<String> = lower
+            .split('+')
+            .map(|p| p.trim().replace([' ', '_', '-'], ""))
+            .filter(|p| !p.is_empty())
+            .collect();
+        let (base, mods) = match parts.split_last() {
+            Some((b, m)) => (b.as_str(), m),
+            None => ("", &[][..]),
+        };
+        let chord = mods.iter().any(|m| {
+            matches!(
+                m.as_str(),
+                "control" | "ctrl" | "meta" | "cmd" | "command" | "super" | "win" | "os"
+            )
+        });
+        let enter = matches!(base, "enter" | "return" | "numpadenter" | "kpenter" | "\n");
+        let space = key.ends_with(' ') || matches!(base, "space" | "spacebar");
         if !(enter || space) {
             return None;
         }
         let focus = focus?;
         let class = class_of(&focus.role);
         if class == Class::Field && enter {
-            return self.submit_of(focus).map(|(kind, button)| Risk {
-                kind,
-                what: format!(
-                    "press Enter, which would submit the form with {} — this would {}",
-                    label(&button),
-                    kind.would()
-                ),
+            // Ctrl/Cmd with Enter in any text field sends what it holds; plain Enter submits
+            // the field's form (named by the button it presses), and in a message composer
+            // sends.
+            let composer = names_of(focus).iter().any(|n| {
+                self.read(n, |k| {
+                    matches!(k, Kind::Composer | Kind::Act(Act::Send, _) | Kind::Benign)
+                })
+                .iter()
+                .any(|r| r.hits.iter().any(|h| h.kind == Kind::Composer) || !acts(r).is_empty())
             });
+            let submits = (!chord).then(|| self.submit_of(focus)).flatten();
+            if let Some((kind, button)) = submits {
+                return Some(Risk {
+                    kind,
+                    what: format!(
+                        "press Enter, which would submit the form with {} — this would {}",
+                        label(&button),
+                        kind.would()
+                    ),
+                });
+            }
+            if chord || composer {
+                return Some(Risk {
+                    kind: RiskKind::Sending,
+                    what: format!(
+                        "press {} in {}, which sends what it holds — this would {}",
+                        if chord { "Ctrl+Enter" } else { "Enter" },
+                        label(focus),
+                        RiskKind::Sending.would()
+                    ),
+                });
+            }
+            return None;
         }
-        self.element(focus, class == Class::Choice && space)
+        let turn = (space && toggles(focus)).then(|| !is_on(focus));
+        self.element(focus, class == Class::Choice && space, turn)
             .map(|kind| Risk {
                 kind,
                 what: format!(
@@ -476,6 +880,39 @@ impl<'a> Scope<'a> {
         }
         None
     }
+}
+
+/// Whether `el` is a switch or a checkbox (a click on it turns it over).
+fn toggles(el: &ElementFacts<'_>) -> bool {
+    matches!(&*el.role, "chk" | "checkbox" | "switch" | "toggle")
+        || matches!(el.input_type, Some("checkbox"))
+}
+
+/// Whether a switch or checkbox is on.
+fn is_on(el: &ElementFacts<'_>) -> bool {
+    el.has_state("checked") || el.has_state("on") || el.has_state("pressed")
+}
+
+/// Whether a name is a dismissal and nothing more ("Cancel", "Not now").
+fn dismisses(r: &Reading<'_>) -> bool {
+    r.hits.iter().any(|h| {
+        h.kind == Kind::Dismiss
+            && h.start == 0
+            && h.end == r.folded.len()
+            && h.chars
+                .is_none_or(|(a, b)| a == 0 && b == r.folded.joined(false).0.chars().count())
+    })
+}
+
+/// Whether a control's name is only a generic yes ("OK", "Yes", "Confirm", "Continue"): what it
+/// commits is said around it.
+fn terse(readings: &[Reading<'_>]) -> bool {
+    readings.iter().any(|r| {
+        r.folded.len() <= GENERIC_WORDS
+            && r.hits
+                .iter()
+                .any(|h| matches!(h.kind, Kind::Confirm | Kind::Next | Kind::Save))
+    })
 }
 
 /// The texts that name an element: its name, and on `dom` pages the attributes that name it;
@@ -549,49 +986,112 @@ fn asks(r: &Reading<'_>) -> bool {
     r.raw.contains(['?', '？', '؟'])
 }
 
-/// Whether `text` holds a price: a currency sign or code next to a number.
+/// Currency signs a price is written with.
+const CURRENCY_SIGNS: &[char] = &[
+    '$', '€', '£', '¥', '₹', '₽', '₩', '₺', '₴', '₪', '฿', '₫', '₦', '₱', '﷼', '円', '元', '₸',
+    '₼', '₾', '৳', '₵', '₡', '₲', '₭', '₮', '₨', '₿', '¢',
+];
+/// Currency codes and the words prices are written with (lower case), in any language:
+/// ISO codes, and the local words ("TL", "Rp", "đ", "원", "грн", "บาท", "تومان", "टका" …).
+const CURRENCY_WORDS: &[&str] = &[
+    "kr",
+    "zł",
+    "zl",
+    "kč",
+    "kc",
+    "ft",
+    "lei",
+    "leu",
+    "rs",
+    "r",
+    "tl",
+    "rp",
+    "đ",
+    "dong",
+    "원",
+    "円",
+    "元",
+    "块",
+    "грн",
+    "руб",
+    "р",
+    "₽",
+    "бат",
+    "บาท",
+    "تومان",
+    "ريال",
+    "ریال",
+    "ر.س",
+    "درهم",
+    "جنيه",
+    "دينار",
+    "روپیہ",
+    "روپے",
+    "टका",
+    "টাকা",
+    "৳",
+    "रु",
+    "रुपये",
+    "रुपए",
+    "ரூ",
+    "ரூபாய்",
+    "ksh",
+    "kshs",
+    "sh",
+    "tsh",
+    "rm",
+    "₱",
+    "peso",
+    "pesos",
+    "euro",
+    "euros",
+    "dollar",
+    "dollars",
+    "złotych",
+    "korun",
+    "forint",
+    "lira",
+    "ringgit",
+    "rupiah",
+    "baht",
+    "won",
+    "yen",
+    "yuan",
+    "rupee",
+    "rupees",
+    "shilingi",
+    "ευρώ",
+    "шекел",
+    "₪",
+    "שח",
+    "ש״ח",
+    "ש\"ח",
+];
+
+/// Currency abbreviations written with a dot (Gulf riyal, dirham, Egyptian pound, dinar).
+const CURRENCY_MARKS: &[&str] = &["ر.س", "د.إ", "ج.م", "د.ك", "ر.ق", "ر.ع", "د.ب", "د.أ"];
+
+/// ISO 4217 codes, read only in capitals (`TRY` is the lira, "try" a word).
+const CURRENCY_CODES: &[&str] = &[
+    "USD", "EUR", "GBP", "JPY", "CHF", "SEK", "NOK", "DKK", "PLN", "CZK", "HUF", "RON", "TRY",
+    "INR", "RUB", "BRL", "CAD", "AUD", "CNY", "RMB", "KRW", "UAH", "IRR", "IRT", "AED", "SAR",
+    "EGP", "PKR", "BDT", "LKR", "KES", "NGN", "ZAR", "IDR", "MYR", "THB", "VND", "PHP", "MXN",
+    "ILS", "NZD", "SGD", "HKD", "TWD", "CLP", "COP", "ARS", "PEN", "TZS", "UGX",
+];
+
+/// Whether `text` holds a price: a currency sign, code or word next to a number written in
+/// any digits (Persian and Arabic-Indic too), glued to it or not (`9.900원`, `99TL`).
 fn has_amount(text: &str) -> bool {
-    let digits = text.chars().any(|c| c.is_ascii_digit());
-    if !digits {
+    if !text.chars().any(char::is_numeric) {
         return false;
     }
-    if text.contains([
-        '$', '€', '£', '¥', '₹', '₽', '₩', '₺', '₴', '₪', '฿', '₫', '₦', '₱', '﷼',
-    ]) {
+    if text.contains(CURRENCY_SIGNS) || CURRENCY_MARKS.iter().any(|m| text.contains(m)) {
         return true;
     }
-    text.split(|c: char| !c.is_alphanumeric()).any(|w| {
-        matches!(
-            w.to_ascii_lowercase().as_str(),
-            "usd"
-                | "eur"
-                | "gbp"
-                | "jpy"
-                | "chf"
-                | "sek"
-                | "nok"
-                | "dkk"
-                | "pln"
-                | "czk"
-                | "huf"
-                | "ron"
-                | "try"
-                | "inr"
-                | "rub"
-                | "brl"
-                | "cad"
-                | "aud"
-                | "cny"
-                | "krw"
-                | "kr"
-                | "zł"
-                | "kč"
-                | "ft"
-                | "lei"
-                | "rs"
-                | "r"
-        )
-    })
+    text.split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | '/' | '(' | ')' | ':' | '-'))
+        .map(|w| w.trim_matches(|c: char| c.is_numeric() || matches!(c, '\'' | '’' | '٬' | '٫')))
+        .filter(|w| !w.is_empty())
+        .any(|w| CURRENCY_CODES.contains(&w) || CURRENCY_WORDS.contains(&w.to_lowercase().as_str()))
 }
 
 /// A URL's host, path (decoded) and query.

@@ -16,6 +16,7 @@ mod act;
 mod field;
 pub mod fold;
 pub mod lexicon;
+pub mod shape;
 mod typing;
 
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,12 @@ pub enum RiskKind {
     Sending,
     Credentials,
     Transfer,
+    /// Sharing with someone or with everyone, granting access, changing a member's role.
+    Sharing,
+    /// Changing how the account is protected.
+    Security,
+    /// Starting a recurring charge.
+    Subscription,
     /// The model said so.
     Flagged,
 }
@@ -46,7 +53,26 @@ impl RiskKind {
             lexicon::Act::Delete => RiskKind::Deletion,
             lexicon::Act::Send => RiskKind::Sending,
             lexicon::Act::Transfer => RiskKind::Transfer,
+            lexicon::Act::Share => RiskKind::Sharing,
+            lexicon::Act::Secure => RiskKind::Security,
+            lexicon::Act::Subscribe => RiskKind::Subscription,
         }
+    }
+
+    /// The kind a model names in its declared effect (`commit:payment`), if it is one.
+    pub fn named(name: &str) -> Option<Self> {
+        let n = name.trim().to_ascii_lowercase();
+        Some(match n.trim_end_matches('s') {
+            "payment" | "pay" | "purchase" | "order" | "buy" => RiskKind::Payment,
+            "deletion" | "delete" | "remove" | "irreversible" => RiskKind::Deletion,
+            "sending" | "send" | "message" | "post" | "publish" => RiskKind::Sending,
+            "credential" | "secret" | "password" => RiskKind::Credentials,
+            "transfer" | "money" => RiskKind::Transfer,
+            "sharing" | "share" | "permission" | "access" => RiskKind::Sharing,
+            "security" | "account" => RiskKind::Security,
+            "subscription" | "subscribe" | "recurring" => RiskKind::Subscription,
+            _ => return None,
+        })
     }
 
     /// What an act of this kind would do, for the question to the user.
@@ -57,6 +83,9 @@ impl RiskKind {
             RiskKind::Sending => "send or publish something",
             RiskKind::Transfer => "move money",
             RiskKind::Credentials => "type a secret",
+            RiskKind::Sharing => "share something or give someone access",
+            RiskKind::Security => "change how your account is protected",
+            RiskKind::Subscription => "start a subscription or a recurring charge",
             RiskKind::Flagged => "do something risky",
         }
     }
@@ -76,6 +105,9 @@ impl RiskPatterns {
             RiskKind::Deletion => Kind::Act(lexicon::Act::Delete, lexicon::Force::Verb),
             RiskKind::Sending => Kind::Act(lexicon::Act::Send, lexicon::Force::Verb),
             RiskKind::Transfer => Kind::Act(lexicon::Act::Transfer, lexicon::Force::Verb),
+            RiskKind::Sharing => Kind::Act(lexicon::Act::Share, lexicon::Force::Verb),
+            RiskKind::Security => Kind::Act(lexicon::Act::Secure, lexicon::Force::Verb),
+            RiskKind::Subscription => Kind::Act(lexicon::Act::Subscribe, lexicon::Force::Verb),
             RiskKind::Credentials => Kind::Secret,
             RiskKind::Flagged => return,
         };
@@ -110,6 +142,44 @@ pub struct Context<'a> {
     pub said: &'a str,
     /// The model's own `<Risk>` note.
     pub flag: Option<&'a str>,
+    /// What the model declared the action does (`<Effect>`).
+    pub effect: Option<Effect>,
+    /// The page's title (`pageTitle`): with the URL and the dialog or form around it, it tells
+    /// what a terse "OK" or "Confirm" commits.
+    pub title: Option<&'a str>,
+}
+
+/// What a model declares its action does (`<Effect>read|navigate|input|change|commit:<kind>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "effect", content = "kind")]
+pub enum Effect {
+    Read,
+    Navigate,
+    Input,
+    /// A change the user can undo (add to cart, a filter, a draft).
+    Change,
+    /// An act that cannot simply be undone; its kind when the model named one.
+    Commit(Option<RiskKind>),
+}
+
+impl Effect {
+    /// Reads a model's `<Effect>` leniently: the first word decides, `commit` may name its
+    /// kind after `:`, `-`, `/` or a space; anything else is no declaration.
+    pub fn parse(text: &str) -> Option<Self> {
+        let t = text.trim().to_ascii_lowercase();
+        let (head, rest) = t
+            .split_once([':', '-', '/', ' ', '(', '='])
+            .unwrap_or((t.as_str(), ""));
+        let rest = rest.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        Some(match head.trim() {
+            "read" | "reading" | "none" => Effect::Read,
+            "navigate" | "navigation" | "open" => Effect::Navigate,
+            "input" | "type" | "typing" | "fill" => Effect::Input,
+            "change" | "reversible" => Effect::Change,
+            "commit" | "irreversible" => Effect::Commit(RiskKind::named(rest)),
+            other => Effect::Commit(Some(RiskKind::named(other)?)),
+        })
+    }
 }
 
 /// `"Name"` of an element for a question, or its id.
@@ -145,31 +215,30 @@ pub fn assess(
     page: &dyn PageFacts,
     ctx: &Context<'_>,
 ) -> Option<Risk> {
-    let scope = act::Scope::new(patterns, page);
+    let scope = act::Scope::new(patterns, page).titled(ctx.title);
     let found = match (action, target) {
         (ActionKind::SetValue(_, value), Some(t)) => typing::typing(&scope, t, value, ctx.said),
-        (ActionKind::Click(_), Some(t)) => scope.element(t, false).map(|kind| Risk {
+        (ActionKind::Click(_), Some(t)) => scope.element(t, false, None).map(|kind| Risk {
             kind,
             what: format!("click {} — this would {}", label(t), kind.would()),
         }),
         (ActionKind::Check(_) | ActionKind::Uncheck(_), Some(t)) => {
-            scope.element(t, true).map(|kind| Risk {
+            let on = matches!(action, ActionKind::Check(_));
+            scope.element(t, true, Some(on)).map(|kind| Risk {
                 kind,
                 what: format!("switch {} — this would {}", label(t), kind.would()),
             })
         }
-        (ActionKind::SelectOption(id, value), Some(t)) => {
-            scope.choice(id, value).map(|kind| Risk {
-                kind,
-                what: format!(
-                    "choose \"{}\" in {} — this would {}",
-                    crate::text::single_line(value, 60),
-                    label(t),
-                    kind.would()
-                ),
-            })
-        }
-        (ActionKind::Navigate(url), _) => scope.address(url).map(|kind| Risk {
+        (ActionKind::SelectOption(_, value), Some(t)) => scope.choice(t, value).map(|kind| Risk {
+            kind,
+            what: format!(
+                "choose \"{}\" in {} — this would {}",
+                crate::text::single_line(value, 60),
+                label(t),
+                kind.would()
+            ),
+        }),
+        (ActionKind::Navigate(url), _) => scope.address(url, true).map(|kind| Risk {
             kind,
             what: format!(
                 "open {} — this would {}",
@@ -180,12 +249,50 @@ pub fn assess(
         (ActionKind::Press(key), _) => scope.press(key, ctx.focus.as_ref()),
         _ => None,
     };
-    found.or_else(|| {
-        let note = ctx.flag?;
-        (!act::says_none(patterns, note)).then(|| Risk {
-            kind: RiskKind::Flagged,
-            what: crate::text::single_line(note, 200),
+    found
+        .or_else(|| {
+            let note = ctx.flag?;
+            (!act::says_none(patterns, note)).then(|| Risk {
+                kind: RiskKind::Flagged,
+                what: crate::text::single_line(note, 200),
+            })
         })
+        .or_else(|| declared(action, target, ctx.effect?))
+}
+
+/// The question for a commit the model declared (and the gate did not find itself).
+fn declared(
+    action: &ActionKind<'_>,
+    target: Option<&ElementFacts<'_>>,
+    effect: Effect,
+) -> Option<Risk> {
+    let Effect::Commit(kind) = effect else {
+        return None;
+    };
+    let acts = matches!(
+        action,
+        ActionKind::Click(_)
+            | ActionKind::SetValue(..)
+            | ActionKind::SelectOption(..)
+            | ActionKind::Check(_)
+            | ActionKind::Uncheck(_)
+            | ActionKind::Navigate(_)
+            | ActionKind::Press(_)
+    );
+    if !acts {
+        return None;
+    }
+    let kind = kind.unwrap_or(RiskKind::Flagged);
+    let what = match (action, target) {
+        (ActionKind::Navigate(url), _) => {
+            format!("open {}", crate::text::single_line(url, 120))
+        }
+        (_, Some(t)) => format!("act on {}", label(t)),
+        _ => "act".to_owned(),
+    };
+    Some(Risk {
+        kind,
+        what: format!("{what} — the agent says this would {}", kind.would()),
     })
 }
 

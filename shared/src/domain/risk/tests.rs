@@ -191,8 +191,10 @@ fn checkout_pays_where_it_submits_a_payment_not_where_it_opens_one() {
 fn a_price_or_a_payment_page_makes_weaker_words_pay() {
     assert_eq!(
         click("btn", "Subscribe for $9.99/month", SHOP),
-        Some(RiskKind::Payment)
+        Some(RiskKind::Subscription),
+        "a price that recurs starts a subscription"
     );
+    assert_eq!(click("btn", "Buy for $99", SHOP), Some(RiskKind::Payment));
     assert_eq!(
         click("btn", "Confirm", "https://shop.example.com/checkout/review"),
         Some(RiskKind::Payment)
@@ -436,4 +438,293 @@ fn operators_add_their_own_words() {
     );
     assert_eq!(risk.map(|r| r.kind), Some(RiskKind::Deletion));
     assert_eq!(click("btn", "Archivieren", SHOP), None);
+}
+
+/// The built-in phrases of `kind`, as text.
+fn phrases_of(kind: lexicon::Kind) -> Vec<(String, String)> {
+    lexicon::builtin()
+        .iter()
+        .filter(|p| p.kind == kind)
+        .map(|p| (p.lang.clone(), p.text()))
+        .collect()
+}
+
+/// What checking, unchecking and clicking a switch named `name` that is `on` asks about.
+fn switched(name: &str, on: bool) -> [Option<RiskKind>; 2] {
+    let state = if on { "checked" } else { "" };
+    let p = page(
+        "https://app.example.com/settings",
+        vec![
+            el("1", "link", "Home"),
+            el("5", "switch", name).states(state),
+        ],
+    );
+    let set = if on {
+        ActionKind::Uncheck("5")
+    } else {
+        ActionKind::Check("5")
+    };
+    [
+        risk_on(&p, set, &Context::default()),
+        risk_on(&p, ActionKind::Click("5"), &Context::default()),
+    ]
+}
+
+/// Invariant over the whole table: a switch is read by the direction it is turned. Turning a
+/// protection off, an exposure or a recurring charge on, or a privacy setting off is asked
+/// about (by checking or uncheking it, or by a click that turns it over); turning it the other
+/// way never is, and an opt-in of the user's own (marketing e-mails, cookies) never is either.
+#[test]
+fn every_switch_in_every_language_is_read_by_its_direction() {
+    use lexicon::Kind;
+    let mut wrong = Vec::new();
+    for (kind, acts_when_on, risk) in [
+        (Kind::Protect, false, Some(RiskKind::Security)),
+        (Kind::Public, true, Some(RiskKind::Sharing)),
+        (Kind::Private, false, Some(RiskKind::Sharing)),
+        (Kind::Renew, true, Some(RiskKind::Subscription)),
+        (Kind::OptOut, true, None),
+    ] {
+        let names = phrases_of(kind);
+        assert!(names.len() >= 30, "{kind:?}: {} phrases", names.len());
+        for (lang, name) in names {
+            // Turning it so that it acts: from the other state.
+            let acting = switched(&name, !acts_when_on);
+            let harmless = switched(&name, acts_when_on);
+            if acting != [risk, risk] || harmless != [None, None] {
+                wrong.push(format!(
+                    "{lang} {kind:?} {name:?}: {acting:?} / {harmless:?}"
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} switches misread:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+/// Invariant: a commit the model declares is always asked about, and a harmless effect it
+/// declares never lets through what the gate finds itself (page text may talk a model out of
+/// it, not the gate).
+#[test]
+fn a_declared_commit_always_asks_and_a_declared_read_never_hides_an_act() {
+    let pages = [
+        page(
+            SHOP,
+            vec![el("1", "inp", "Search"), el("7", "btn", "Add to cart")],
+        ),
+        page(
+            "https://shop.example.com/checkout/review",
+            vec![el("1", "inp", "Coupon"), el("7", "btn", "Place order")],
+        ),
+        page(
+            "https://mail.example.com/inbox",
+            vec![
+                el("1", "inp", "Message").value("Hi"),
+                el("7", "btn", "Send"),
+            ],
+        ),
+        page(
+            "https://docs.example.com/",
+            vec![el("7", "link", "How to delete a file")],
+        ),
+    ];
+    let actions = [
+        ActionKind::Click("7"),
+        ActionKind::Navigate("https://example.com/a"),
+        ActionKind::SetValue("1", "x"),
+        ActionKind::Press("Enter"),
+    ];
+    let declared = |e: Option<Effect>| Context {
+        effect: e,
+        ..Context::default()
+    };
+    for p in &pages {
+        for a in &actions {
+            let found = risk_on(p, a.clone(), &Context::default());
+            for kind in [None, Some(RiskKind::Payment), Some(RiskKind::Sharing)] {
+                let commit = risk_on(p, a.clone(), &declared(Some(Effect::Commit(kind))));
+                assert!(commit.is_some(), "{a:?} declared a commit: not asked");
+            }
+            for harmless in [
+                Effect::Read,
+                Effect::Navigate,
+                Effect::Input,
+                Effect::Change,
+            ] {
+                let told = risk_on(p, a.clone(), &declared(Some(harmless)));
+                assert_eq!(told, found, "{a:?} declared {harmless:?}");
+            }
+        }
+        assert_eq!(
+            risk_on(p, ActionKind::NotDom, &declared(Some(Effect::Commit(None)))),
+            None,
+            "finish() and the server's tools are no commit"
+        );
+    }
+    assert_eq!(
+        Effect::parse(" Commit: payment "),
+        Some(Effect::Commit(Some(RiskKind::Payment)))
+    );
+    assert_eq!(Effect::parse("commit"), Some(Effect::Commit(None)));
+    assert_eq!(Effect::parse("NAVIGATE"), Some(Effect::Navigate));
+    assert_eq!(
+        Effect::parse("deletion"),
+        Some(Effect::Commit(Some(RiskKind::Deletion)))
+    );
+    assert_eq!(
+        Effect::parse("whatever"),
+        None,
+        "unreadable is no declaration"
+    );
+}
+
+/// A card number of a network's prefix with its Luhn digit, from `seed`.
+fn card_from(seed: &mut u64, prefix: &str, len: usize) -> String {
+    let mut digits: Vec<u32> = prefix.chars().filter_map(|c| c.to_digit(10)).collect();
+    while digits.len() < len - 1 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        digits.push(((*seed >> 33) % 10) as u32);
+    }
+    for check in 0..10 {
+        let mut all = digits.clone();
+        all.push(check);
+        let n: String = all
+            .iter()
+            .map(|d| char::from_digit(*d, 10).unwrap_or('0'))
+            .collect();
+        if shape::card_number(&n) {
+            return n;
+        }
+    }
+    String::new()
+}
+
+/// Invariant: a card number is a card value in a field of any name, asked about before it is
+/// typed — unless the user wrote it; grouped as people write it or not.
+#[test]
+fn a_card_number_is_known_by_its_shape_in_any_field() {
+    let mut seed = 7;
+    for (prefix, len) in [
+        ("4", 16),
+        ("51", 16),
+        ("2221", 16),
+        ("37", 15),
+        ("6011", 16),
+        ("62", 19),
+    ] {
+        for name in ["", "Number", "Field 3", "Nummer", "Código", "番号"] {
+            let card = card_from(&mut seed, prefix, len);
+            assert!(!card.is_empty());
+            let grouped: String = card
+                .chars()
+                .collect::<Vec<_>>()
+                .chunks(4)
+                .map(|c| c.iter().collect::<String>())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let p = page(SHOP, vec![el("3", "inp", name)]);
+            for typed in [&card, &grouped] {
+                let asked = risk_on(&p, ActionKind::SetValue("3", typed), &Context::default());
+                assert_eq!(asked, Some(RiskKind::Payment), "{typed} into {name:?}");
+                let said = format!("pay with my card {card}");
+                let ctx = Context {
+                    said: &said,
+                    ..Context::default()
+                };
+                assert_eq!(risk_on(&p, ActionKind::SetValue("3", typed), &ctx), None);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_password_given_for_a_site_goes_only_there() {
+    let said = "Log in to mybank.com as ada with password Qx7-hunter-2";
+    let ctx = Context {
+        said,
+        ..Context::default()
+    };
+    for (url, asked) in [
+        ("https://mybank.com/login", false),
+        ("https://login.mybank.com/", false),
+        ("https://www.mybank.com/signin", false),
+        ("https://mybank.com.secure-login.example/", true),
+        ("https://mybank-com.example/login", true),
+        ("https://evil.example/mybank.com/login", true),
+    ] {
+        let p = page(url, vec![el("2", "inp", "Password").input("password")]);
+        let got = risk_on(&p, ActionKind::SetValue("2", "Qx7-hunter-2"), &ctx);
+        assert_eq!(got.is_some(), asked, "{url}");
+    }
+    // A site the user did not name: as before, the password they gave goes in.
+    let p = page(
+        "https://shop.example.com/login",
+        vec![el("2", "inp", "Password").input("password")],
+    );
+    let ctx = Context {
+        said: "log in as ada@acme.com with password Qx7-hunter-2",
+        ..Context::default()
+    };
+    assert_eq!(
+        risk_on(&p, ActionKind::SetValue("2", "Qx7-hunter-2"), &ctx),
+        None
+    );
+}
+
+#[test]
+fn acting_addresses_and_keys_are_read_like_the_click_they_stand_for() {
+    let p = page(
+        "https://mail.example.com/compose",
+        vec![
+            el("4", "textarea", "Message body").value("See you"),
+            el("9", "btn", "Delete forever"),
+            el("10", "inp", "Search mail"),
+        ],
+    );
+    for url in [
+        "https://mail.example.com/compose/send?draft=81",
+        "https://mail.example.com/trash/empty",
+        "https://shop.example.com/items/3/delete",
+        "https://shop.example.com/items/3?action=delete",
+    ] {
+        assert!(
+            risk_on(&p, ActionKind::Navigate(url), &Context::default()).is_some(),
+            "{url}"
+        );
+    }
+    for url in [
+        "https://support.example.com/help/how-to-delete-your-account",
+        "https://mail.example.com/settings/account",
+        "https://mail.example.com/compose",
+    ] {
+        assert_eq!(
+            risk_on(&p, ActionKind::Navigate(url), &Context::default()),
+            None,
+            "{url}"
+        );
+    }
+    let on = |id: &str| p.element(id);
+    let pressed = |key: &str, focus: &str| {
+        let ctx = Context {
+            focus: on(focus),
+            ..Context::default()
+        };
+        risk_on(&p, ActionKind::Press(key), &ctx)
+    };
+    assert_eq!(pressed("Control+Enter", "4"), Some(RiskKind::Sending));
+    assert_eq!(pressed("Meta+Enter", "4"), Some(RiskKind::Sending));
+    assert_eq!(pressed("Enter", "9"), Some(RiskKind::Deletion));
+    assert_eq!(pressed(" ", "9"), Some(RiskKind::Deletion));
+    assert_eq!(pressed("Control+a", "4"), None);
+    assert_eq!(
+        pressed("Enter", "10"),
+        None,
+        "a search field submits a search"
+    );
 }

@@ -7,11 +7,11 @@ use super::act::Scope;
 use super::field::{kind_beside, names_of, Sensitive};
 use super::fold::{fold, variants};
 use super::lexicon::{hits, Kind};
-use super::{label, ElementFacts, Risk, RiskKind, RiskPatterns};
+use super::{label, shape, ElementFacts, Risk, RiskKind, RiskPatterns};
 
-/// Whether `value` typed into `field` is a one-time code: a number of 4 to 10 digits, a field
-/// named for a code ("Enter the 6-digit code", "Kod BLIK"), on a sign-in, verification or
-/// payment page.
+/// Whether `value` typed into `field` is a one-time code: a number of 4 to 10 digits in a
+/// field named for a code ("Enter the 6-digit code", "Kod BLIK"; not a promo or postal code),
+/// on any page: a code is what a page asks for to let its holder act.
 fn one_time_code(scope: &Scope<'_>, field: &ElementFacts<'_>, value: &str) -> bool {
     let digits: Vec<char> = value.chars().filter(|c| !matches!(c, ' ' | '-')).collect();
     if !(4..=10).contains(&digits.len()) || !digits.iter().all(char::is_ascii_digit) {
@@ -27,11 +27,11 @@ fn one_time_code(scope: &Scope<'_>, field: &ElementFacts<'_>, value: &str) -> bo
             })
         })
     });
-    named && (scope.page_is(Kind::AuthPage) || scope.page_is(Kind::PayPage))
+    named
 }
 
-/// What kind of secret typing `value` into `field` types: a secret field's, or a one-time
-/// code's.
+/// What kind of secret typing `value` into `field` types: a secret field's, a one-time
+/// code's, or a card or bank value by its shape in a field of any name.
 pub(super) fn sensitive(
     scope: &Scope<'_>,
     field: &ElementFacts<'_>,
@@ -39,6 +39,49 @@ pub(super) fn sensitive(
 ) -> Option<Sensitive> {
     kind_beside(scope.patterns, field, || scope.has_cards())
         .or_else(|| one_time_code(scope, field, value).then_some(Sensitive::Secret))
+        .or_else(|| {
+            // Twelve plain words are a recovery phrase, except in a field for messages or
+            // searches, where they are a sentence.
+            let phrase = shape::recovery_phrase(value) && !writes_text(scope, field);
+            (shape::access_key(value) || phrase).then_some(Sensitive::Secret)
+        })
+        .or_else(|| {
+            let card = shape::card_number(value)
+                || shape::iban(value)
+                || (shape::security_code(value) && beside_card_number(scope, field));
+            card.then_some(Sensitive::Card)
+        })
+}
+
+/// Whether `field` is one where people write text: a message, a comment, a search.
+fn writes_text(scope: &Scope<'_>, field: &ElementFacts<'_>) -> bool {
+    matches!(&*field.role, "textarea" | "searchbox")
+        || names_of(field).iter().any(|n| {
+            variants(n).iter().any(|f| {
+                !hits(scope.patterns.phrases(), f, |k| {
+                    matches!(k, Kind::Composer | Kind::Submit | Kind::Act(..))
+                })
+                .is_empty()
+            })
+        })
+}
+
+/// Elements before a field looked at for a card number it would go with (a security code).
+const CODE_REACH: usize = 8;
+
+/// Whether one of the [`CODE_REACH`] fields before `field` holds a card number.
+fn beside_card_number(scope: &Scope<'_>, field: &ElementFacts<'_>) -> bool {
+    let mut before: std::collections::VecDeque<bool> = std::collections::VecDeque::new();
+    for e in scope.page.elements().take(super::act::CARD_SCAN) {
+        if e.id == field.id {
+            return before.iter().any(|b| *b);
+        }
+        if before.len() == CODE_REACH {
+            before.pop_front();
+        }
+        before.push_back(e.value.as_deref().is_some_and(shape::card_number));
+    }
+    false
 }
 
 /// The risk of typing `value` into `field`.
@@ -53,7 +96,22 @@ pub(super) fn typing(
     }
     let kind = sensitive(scope, field, value)?;
     if given_by_user(scope.patterns, kind, value, said) {
-        return None;
+        // Given for a site the user named: only there (and on its subdomains).
+        let host = host_of(scope.page.url());
+        let named = sites_named(said);
+        let elsewhere = !named.is_empty() && !named.iter().any(|d| on_site(&host, d));
+        if !elsewhere {
+            return None;
+        }
+        return Some(Risk {
+            kind: RiskKind::Credentials,
+            what: format!(
+                "type what you gave for {} into {} on {}, another site",
+                named.join(", "),
+                label(field),
+                crate::domain::site::root_domain(&host)
+            ),
+        });
     }
     Some(match kind {
         Sensitive::Secret => Risk {
@@ -67,9 +125,81 @@ pub(super) fn typing(
     })
 }
 
+/// The host of `url`, lower case, without a port.
+fn host_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit('@').next().unwrap_or("");
+    host.split(':').next().unwrap_or("").to_ascii_lowercase()
+}
+
+/// Whether `host` is `domain` or one of its subdomains.
+fn on_site(host: &str, domain: &str) -> bool {
+    host == domain
+        || host
+            .strip_suffix(domain)
+            .is_some_and(|rest| rest.ends_with('.'))
+}
+
+/// File names that look like domains ("report.pdf").
+const FILE_ENDINGS: &[&str] = &[
+    "pdf", "doc", "docx", "xls", "xlsx", "csv", "txt", "png", "jpg", "jpeg", "gif", "zip", "html",
+    "htm", "js", "json", "md", "ppt", "pptx", "mp4", "mp3",
+];
+/// Most sites read from what the user said.
+const MAX_SITES: usize = 8;
+
+/// The sites the user named ("log in to mybank.com"): words with a dot and a top-level domain
+/// of letters, not an e-mail address's domain nor a file name.
+fn sites_named(said: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in said.split(|c: char| {
+        c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '"' | '\'' | '<' | '>')
+    }) {
+        if out.len() == MAX_SITES {
+            break;
+        }
+        if word.contains('@') {
+            continue;
+        }
+        let host = host_of(word.trim_end_matches(['.', '!', '?', ':']));
+        let labels: Vec<&str> = host.split('.').collect();
+        let tld = labels.last().copied().unwrap_or("");
+        let plausible = labels.len() >= 2
+            && labels
+                .iter()
+                .all(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-'))
+            && tld.chars().count() >= 2
+            && tld.chars().all(char::is_alphabetic)
+            && !FILE_ENDINGS.contains(&tld);
+        if plausible {
+            let host = host.strip_prefix("www.").unwrap_or(&host).to_owned();
+            if !out.contains(&host) {
+                out.push(host);
+            }
+        }
+    }
+    out
+}
+
 /// Whether the user's own words hold `value` and name a field of `kind` ("… with password X").
-fn given_by_user(patterns: &RiskPatterns, kind: Sensitive, value: &str, said: &str) -> bool {
-    let said = fold(said);
+fn given_by_user(patterns: &RiskPatterns, kind: Sensitive, value: &str, said_raw: &str) -> bool {
+    // A card number or an IBAN the user wrote (in any grouping) is theirs to give, whatever
+    // words are around it.
+    let alnum = |t: &str| -> String {
+        t.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let raw = alnum(value);
+    if kind == Sensitive::Card
+        && (shape::card_number(value) || shape::iban(value))
+        && alnum(said_raw).contains(&raw)
+    {
+        return true;
+    }
+    let said = fold(said_raw);
     let value = fold(value);
     if value.is_empty() || value.len() > said.len() {
         return false;
