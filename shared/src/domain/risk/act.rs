@@ -227,11 +227,7 @@ impl<'a> Scope<'a> {
         }
         // A choice about the user's own privacy (cookies, marketing e-mails) shares, secures
         // and subscribes nothing.
-        let own_choice = names.iter().any(|n| {
-            self.read(n, |k| k == Kind::OptOut)
-                .iter()
-                .any(|r| !r.hits.is_empty())
-        });
+        let own_choice = self.says(&names, Kind::OptOut);
         // A control whose whole name dismisses ("Cancel", "No", "Keep") commits nothing, whatever
         // its dialog asks about.
         if readings.iter().any(dismisses) {
@@ -362,14 +358,7 @@ impl<'a> Scope<'a> {
         if names.iter().all(|n| fold(n).len() > GENERIC_WORDS + 2) {
             return None;
         }
-        let says = |texts: &[&str], kind: Kind| {
-            texts.iter().any(|t| {
-                self.read(t, |k| k == kind)
-                    .iter()
-                    .any(|r| !r.hits.is_empty())
-            })
-        };
-        let on = match (says(&names, Kind::Off), says(&names, Kind::On)) {
+        let on = match (self.says(&names, Kind::Off), self.says(&names, Kind::On)) {
             (true, false) => false,
             (false, true) => true,
             _ => return None,
@@ -383,7 +372,7 @@ impl<'a> Scope<'a> {
             .collect();
         let mut found = None;
         for kind in [Kind::OptOut, Kind::Protect, Kind::Public, Kind::Renew] {
-            if says(&around, kind) {
+            if self.says(&around, kind) {
                 found = Some(kind);
                 break;
             }
@@ -399,20 +388,16 @@ impl<'a> Scope<'a> {
     /// A control that sets an exposure ("Public", "Anyone with the link", "I want to make this
     /// repository public"): short, or in a dialog or page about it; not one that makes private.
     fn exposes(&self, el: &ElementFacts<'_>, names: &[&str]) -> Option<RiskKind> {
-        let says = |texts: &[&str], kind: Kind| {
-            texts.iter().any(|t| {
-                self.read(t, |k| k == kind)
-                    .iter()
-                    .any(|r| !r.hits.is_empty())
-            })
-        };
-        if !says(names, Kind::Public) || says(names, Kind::Private) || says(names, Kind::Off) {
+        if !self.says(names, Kind::Public)
+            || self.says(names, Kind::Private)
+            || self.says(names, Kind::Off)
+        {
             return None;
         }
         let short = names.iter().any(|n| fold(n).len() <= 3);
         let holder = self.page.holder_text(el.id);
         let about: Vec<&str> = holder.as_deref().into_iter().chain(self.title).collect();
-        (short || says(&about, Kind::Public)).then_some(RiskKind::Sharing)
+        (short || self.says(&about, Kind::Public)).then_some(RiskKind::Sharing)
     }
 
     /// The act of a dialog or form whose verb the control repeats ("Add" under "Add members
@@ -450,14 +435,19 @@ impl<'a> Scope<'a> {
         None
     }
 
+    /// Whether any of `texts` holds a phrase of `kind`.
+    fn says(&self, texts: &[&str], kind: Kind) -> bool {
+        texts.iter().any(|t| {
+            self.read(t, |k| k == kind)
+                .iter()
+                .any(|r| !r.hits.is_empty())
+        })
+    }
+
     /// Whether `text` names a recurring price: an amount and a billing period (`/mo`,
     /// "monthly", `/ay`, `/月`; a period word alone is just a word).
     fn recurring(&self, text: &str) -> bool {
-        has_amount(text)
-            && self
-                .read(text, |k| k == Kind::Period)
-                .iter()
-                .any(|r| !r.hits.is_empty())
+        has_amount(text) && self.says(&[text], Kind::Period)
     }
 
     /// A price in the name, in the dialog or form that holds the control, a payment page (not
@@ -627,28 +617,21 @@ impl<'a> Scope<'a> {
         let shown = self.page.option_text(list.id, value);
         let chosen: Vec<&str> = std::iter::once(value).chain(shown.as_deref()).collect();
         let names = names_of(list);
-        let says = |texts: &[&str], kind: Kind| {
-            texts.iter().any(|t| {
-                self.read(t, |k| k == kind)
-                    .iter()
-                    .any(|r| !r.hits.is_empty())
-            })
-        };
-        if says(&chosen, Kind::OptOut) || says(&names, Kind::OptOut) {
+        if self.says(&chosen, Kind::OptOut) || self.says(&names, Kind::OptOut) {
             return Some(None);
         }
-        if says(&chosen, Kind::Public) {
+        if self.says(&chosen, Kind::Public) {
             return Some(Some(RiskKind::Sharing));
         }
         // A role that grants access, chosen in any list but a filter of a listing.
-        if says(&chosen, Kind::Role) && !says(&names, Kind::Filter) {
+        if self.says(&chosen, Kind::Role) && !self.says(&names, Kind::Filter) {
             return Some(Some(RiskKind::Sharing));
         }
-        let (off, on) = (says(&chosen, Kind::Off), says(&chosen, Kind::On));
-        if says(&names, Kind::Protect) && off && !on {
+        let (off, on) = (self.says(&chosen, Kind::Off), self.says(&chosen, Kind::On));
+        if self.says(&names, Kind::Protect) && off && !on {
             return Some(Some(RiskKind::Security));
         }
-        if says(&names, Kind::Renew) && on && !off {
+        if self.says(&names, Kind::Renew) && on && !off {
             return Some(Some(RiskKind::Subscription));
         }
         None
