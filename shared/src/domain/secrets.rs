@@ -547,6 +547,27 @@ mod tests {
         assert!(!f.in_text("%FF%FE"), "not UTF-8");
     }
 
+    /// The largest and most repeated encodings a text can hold: every escape decodes to one
+    /// more escape, down past the rounds undone; references without end; a page-sized text.
+    /// Each is searched without fault and nothing beyond the secret is hidden.
+    #[test]
+    fn the_deepest_and_largest_encodings_are_searched_within_bounds() {
+        let k = key();
+        let f = k.finder(&[k.mark("Hunter2-Secret9").expect("mark")]);
+        let mut deep = "x".to_owned();
+        for _ in 0..12 {
+            deep = deep.replace('%', "%25");
+            deep = format!("%78{deep}");
+        }
+        assert!(!f.in_text(&deep));
+        let refs = "&#".repeat(200_000) + &"&amp;".repeat(100_000);
+        assert!(!f.in_text(&refs));
+        let page = format!("{} Hunter2-Secret9", "%2D%252D&#45;+".repeat(60_000));
+        assert!(page.len() > MID_WORD_SCAN, "word starts only beyond this");
+        assert!(f.in_text(&page), "found at a word start in a large text");
+        assert_eq!(f.scrub("%FF%FE%ZZ&#xZZ;&#;&;"), "%FF%FE%ZZ&#xZZ;&#;&;");
+    }
+
     #[test]
     fn marks_hold_no_secret_and_stay_bounded() {
         let k = key();
