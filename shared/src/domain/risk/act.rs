@@ -318,8 +318,8 @@ impl<'a> Scope<'a> {
     /// there counts as it would on a control (a price or a billing period makes a "subscribe"
     /// or "buy" one); a title that asks or teaches ("How to delete …") commits nothing.
     fn holder_act(&self, el: &ElementFacts<'_>) -> Option<RiskKind> {
-        let holder = self.page.holder_text(el.id);
-        let texts = holder.iter().map(String::as_str).chain(self.title);
+        let holder = self.page.holder(el.id);
+        let texts = holder.iter().map(|h| h.text.as_str()).chain(self.title);
         for text in texts {
             let text = crate::text::truncate_chars(text.trim(), HOLDER_CHARS);
             let readings = self.read(&text, |k| {
@@ -346,7 +346,37 @@ impl<'a> Scope<'a> {
                 return Some(RiskKind::of(act));
             }
         }
-        None
+        let holder = holder?;
+        self.holder_setting(&holder.text, holder.dialog)
+    }
+
+    /// What a dialog or form that names no act sets, for the terse yes inside it: it turns off
+    /// the protection it names ("Turn off 2-step verification?"), turns on a recurring charge
+    /// ("Turn on auto-renew?"), exposes what it holds (a dialog asking "Make this repository
+    /// public?", nothing making private) or agrees to the recurring price it states (a plan's
+    /// billing period chosen, then "Continue"). The page's title is not read so: a settings
+    /// page named "Public profile" commits nothing by its "Save".
+    fn holder_setting(&self, text: &str, dialog: bool) -> Option<RiskKind> {
+        let text = crate::text::truncate_chars(text.trim(), HOLDER_CHARS);
+        let t = [text.as_str()];
+        let teaches = self
+            .read(&text, |k| k == Kind::Info)
+            .iter()
+            .any(|r| r.hits.iter().any(|h| h.kind == Kind::Info && h.start == 0));
+        if teaches || self.says(&t, Kind::OptOut) {
+            return None;
+        }
+        let (off, on) = (self.says(&t, Kind::Off), self.says(&t, Kind::On));
+        if self.says(&t, Kind::Protect) && off && !on {
+            return Some(RiskKind::Security);
+        }
+        if self.says(&t, Kind::Renew) && on && !off {
+            return Some(RiskKind::Subscription);
+        }
+        if dialog && !off && self.says(&t, Kind::Public) && !self.says(&t, Kind::Private) {
+            return Some(RiskKind::Sharing);
+        }
+        self.recurring(&text).then_some(RiskKind::Subscription)
     }
 
     /// What a control that turns something off or on ("Turn off", "Disable", "Enable") does to
@@ -634,14 +664,23 @@ impl<'a> Scope<'a> {
         if self.says(&names, Kind::Renew) && on && !off {
             return Some(Some(RiskKind::Subscription));
         }
+        // A plan chosen by its recurring price ("Premium – 9,99 €/Monat") in a list that
+        // applies it starts the charge; a filter of a listing only narrows it.
+        if chosen.iter().any(|c| self.recurring(c)) && !self.says(&names, Kind::Filter) {
+            return Some(Some(RiskKind::Subscription));
+        }
         None
     }
 
     /// The act an address performs when opened: an act in its last path segment that is the
     /// act itself (`/orders/place`, `/unsubscribe`), or an act in its path with the act's
     /// parameters in the query (`/transfer?amount=5000&to=x&confirm=1`), or a query that names
-    /// the act (`?action=delete`). Help and article pages perform nothing; a verb alone as the
-    /// last segment (`/compose/post`, `/account/delete`) is a page to visit.
+    /// the act (`?action=delete`), read verb first too (`/api-keys/k_91/roll?confirm=1`); a
+    /// query that turns the setting its path names off or on (`/login-alerts?action=disable`,
+    /// `/auto-renew?enable=1`), or sets an exposure on a sharing page or with the act's
+    /// parameters (`/d/42/share?visibility=public`); an approval's cue (`approve=1`) is one of
+    /// those parameters. Help and article pages perform nothing; a verb alone as the last
+    /// segment (`/compose/post`, `/account/delete`) is a page to visit.
     pub fn address(&self, url: &str, opening: bool) -> Option<RiskKind> {
         let (_, path, query) = split_address(url);
         let want = |k: Kind| matches!(k, Kind::Act(..) | Kind::Benign | Kind::InfoHref);
@@ -692,8 +731,10 @@ impl<'a> Scope<'a> {
             // bounded (an action's text, an `href` as kept).
             .take(MAX_QUERY_PAIRS)
             .collect();
+        let truthy = |v: &str| !matches!(v.trim(), "" | "0" | "false" | "no" | "off");
+        let path_text = [path.as_str()];
         for (k, v) in &pairs {
-            if matches!(
+            let names_act = matches!(
                 k.as_str(),
                 "action"
                     | "op"
@@ -704,16 +745,38 @@ impl<'a> Scope<'a> {
                     | "method"
                     | "_method"
                     | "intent"
-            ) {
+            );
+            if names_act {
                 for r in self.read(v, want) {
                     if let Some((act, _, _)) = acts(&r).into_iter().find(|(_, _, h)| whole(&r, h)) {
                         return Some(RiskKind::of(act));
                     }
                 }
             }
+            // A query that turns the setting its path names off or on (`/login-alerts?action=
+            // disable`, `/auto-renew?enable=1`) is that switch.
+            let turn = if names_act {
+                Some(v.as_str())
+            } else if truthy(v) {
+                Some(k.as_str())
+            } else {
+                None
+            };
+            if let Some(turn) = turn {
+                let (off, on) = (self.says(&[turn], Kind::Off), self.says(&[turn], Kind::On));
+                if off && !on && self.says(&path_text, Kind::Protect) {
+                    return Some(RiskKind::Security);
+                }
+                if on && !off && self.says(&path_text, Kind::Renew) {
+                    return Some(RiskKind::Subscription);
+                }
+                if on && !off && self.says(&path_text, Kind::Public) {
+                    return Some(RiskKind::Sharing);
+                }
+            }
         }
         let cue = pairs.iter().any(|(k, v)| {
-            !matches!(v.trim(), "" | "0" | "false" | "no")
+            truthy(v)
                 && matches!(
                     k.as_str(),
                     "confirm"
@@ -736,16 +799,43 @@ impl<'a> Scope<'a> {
                         | "qty"
                         | "quantity"
                         | "token"
+                        | "approve"
+                        | "approved"
+                        | "allow"
+                        | "accept"
+                        | "grant"
+                        | "consent"
+                        | "authorize"
+                        | "authorise"
                 )
         });
+        // The path read the other way round, without its ids (`/api-keys/k_91/roll` is "roll
+        // api keys"): where an act is written verb first.
+        let reversed: Vec<&str> = path
+            .rsplit('/')
+            .filter(|s| !s.is_empty() && !s.chars().any(|c| c.is_ascii_digit()))
+            .collect();
+        let reversed = reversed.join(" ");
         if cue {
             // The query carries the act's parameters: any act the path names is performed.
-            return path_read
+            let found = path_read
                 .iter()
+                .chain(&self.read(&reversed, want))
                 .find_map(|r| acts(r).into_iter().next())
                 .map(|(act, _, _)| RiskKind::of(act));
+            if found.is_some() {
+                return found;
+            }
         }
-        None
+        // A query that sets an exposure (`visibility=public`) on a sharing page or with the act's
+        // parameters shares; on a listing it is a filter.
+        let exposes = pairs.iter().any(|(_, v)| {
+            self.says(&[v.as_str()], Kind::Public) && !self.says(&[v.as_str()], Kind::Private)
+        });
+        let sharing_path = path_read
+            .iter()
+            .any(|r| acts(r).iter().any(|(act, _, _)| *act == Act::Share));
+        (exposes && (cue || sharing_path)).then_some(RiskKind::Sharing)
     }
 
     /// The risk of pressing `key` with the focus on `focus`: Enter in a field submits its

@@ -728,3 +728,57 @@ fn acting_addresses_and_keys_are_read_like_the_click_they_stand_for() {
         "a search field submits a search"
     );
 }
+
+#[test]
+fn addresses_that_set_a_setting_or_approve_are_read_like_the_switch_they_stand_for() {
+    let p = page(
+        "https://app.example.com/settings",
+        vec![el("1", "link", "Home")],
+    );
+    let nav = |url: &'static str| risk_on(&p, ActionKind::Navigate(url), &Context::default());
+    for (url, kind) in [
+        (
+            "https://app.example.com/security/login-alerts?action=disable",
+            RiskKind::Security,
+        ),
+        (
+            "https://app.example.com/account/auto-renew?action=enable",
+            RiskKind::Subscription,
+        ),
+        (
+            "https://app.example.com/d/42/share?visibility=public",
+            RiskKind::Sharing,
+        ),
+        (
+            "https://auth.example.com/oauth/authorize?client_id=acme&approve=1",
+            RiskKind::Sharing,
+        ),
+    ] {
+        assert_eq!(nav(url), Some(kind), "{url}");
+    }
+    for url in [
+        "https://app.example.com/security/login-alerts?action=enable",
+        "https://app.example.com/account/auto-renew?action=disable",
+        "https://app.example.com/repos?visibility=public",
+        "https://auth.example.com/oauth/authorize?client_id=acme",
+    ] {
+        assert_eq!(nav(url), None, "{url}");
+    }
+}
+
+#[test]
+fn a_plan_chosen_by_its_recurring_price_starts_it() {
+    let p = page(
+        "https://app.example.com/billing",
+        vec![el("1", "sel", "Plan"), el("2", "sel", "Filter by price")],
+    );
+    let choose = |list: &'static str, v: &'static str| {
+        risk_on(&p, ActionKind::SelectOption(list, v), &Context::default())
+    };
+    assert_eq!(
+        choose("1", "Premium – $9.99/month"),
+        Some(RiskKind::Subscription)
+    );
+    assert_eq!(choose("1", "Free"), None);
+    assert_eq!(choose("2", "Under $10/month"), None, "a filter narrows");
+}
