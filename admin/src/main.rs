@@ -393,7 +393,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             print_rows(json, value, lines);
         }
         Command::Recipe(cmd) => {
-            let (value, lines) = recipe::run(store, cmd).await?;
+            let (value, lines) = recipe::run(store, cmd, now).await?;
             print_rows(json, value, lines);
         }
         Command::Workspace(cmd) => {

@@ -2,7 +2,9 @@
 //! user whose request wrote them and by the tenant's admins; typed text is never in them), the
 //! export of one task with everything belonging to it, the listing of recent tasks and the
 //! page a step saw (what the task inspector shows). A member reads their own tasks, an admin
-//! any of the tenant's.
+//! any of the tenant's. The tenant's recipes, and their promotion by an admin: [`recipes`].
+
+pub mod recipes;
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};

@@ -1984,62 +1984,87 @@ pub async fn agent_trail_pages(stores: Stores, clock: &ManualClock) {
 
 pub fn recipe(
     tenant: &str,
-    domain: &str,
+    origin: &str,
+    template: &str,
+    clock: &ManualClock,
+) -> shared::domain::recipe::book::Recipe {
+    member_recipe(tenant, "ada", origin, template, clock)
+}
+
+/// A recipe of member `owner`'s.
+pub fn member_recipe(
+    tenant: &str,
+    owner: &str,
+    origin: &str,
     template: &str,
     clock: &ManualClock,
 ) -> shared::domain::recipe::book::Recipe {
     use shared::domain::recipe::book::{recipe_id, Recipe, RecipeStep};
     Recipe {
-        id: recipe_id(domain, "/", template),
+        id: recipe_id(origin, "/", template, owner),
         tenant_id: tenant.into(),
-        domain: domain.into(),
+        owner: owner.into(),
+        promoted: false,
+        origin: origin.into(),
         path: "/".into(),
         template: template.into(),
         params: Vec::new(),
         shapes: Vec::new(),
         format: shared::domain::recipe::book::FORMAT,
-        steps: vec![RecipeStep {
-            value: Some("Done.".into()),
-            ..RecipeStep::new("finish", "/")
-        }],
+        steps: vec![RecipeStep::new("finish", "/")],
         recorded_from: "task".into(),
+        runs: 1,
         created_at: clock.now(),
         updated_at: clock.now(),
         expires_at: (clock.now() + Duration::days(30)).timestamp(),
-        replays: 0,
-        healed_runs: 0,
     }
 }
 
-/// Recipes: found by tenant and site pattern only, replaced by id, capped per tenant under
-/// thirty concurrent writers (expired ones make room again), deleted by their tenant only.
+fn caps(per_tenant: usize, per_member: usize) -> shared::ports::recipes::RecipeLimits {
+    shared::ports::recipes::RecipeLimits {
+        per_tenant,
+        per_member,
+    }
+}
+
+/// Recipes: found by tenant and site only, replaced by id, capped per tenant and per member
+/// under thirty concurrent writers (expired ones make room again), deleted by their tenant
+/// only.
 pub async fn recipes(stores: Stores, clock: &ManualClock) {
     use shared::ports::recipes::Stored;
     let store = stores.store;
-    let a = recipe("t1", "shop.test", "buy {item}", clock);
-    assert_eq!(store.put_recipe(&a, 10).await.expect("put"), Stored::Added);
-    let mut again = a.clone();
-    again.replays = 4;
+    let shop = "https://shop.test:443";
+    let a = recipe("t1", shop, "buy {item}", clock);
     assert_eq!(
-        store.put_recipe(&again, 10).await.expect("put"),
+        store.put_recipe(&a, caps(10, 10)).await.expect("put"),
+        Stored::Added
+    );
+    let mut again = a.clone();
+    again.runs = 4;
+    assert_eq!(
+        store.put_recipe(&again, caps(10, 10)).await.expect("put"),
         Stored::Replaced
     );
-    let found = store
-        .site_recipes("t1", "shop.test", "/", 5)
-        .await
-        .expect("site");
+    let found = store.site_recipes("t1", shop, "/", 5).await.expect("site");
     assert_eq!(found.len(), 1);
-    assert_eq!(found[0].replays, 4, "replaced, not added");
+    assert_eq!(found[0].runs, 4, "replaced, not added");
     assert!(store
-        .site_recipes("t2", "shop.test", "/", 5)
+        .site_recipes("t2", shop, "/", 5)
         .await
         .expect("other tenant")
         .is_empty());
-    assert!(store
-        .site_recipes("t1", "other.test", "/", 5)
-        .await
-        .expect("other site")
-        .is_empty());
+    // Another scheme, host or port is another site.
+    for other in [
+        "http://shop.test:80",
+        "https://shop.test:8443",
+        "https://evil.test:443",
+    ] {
+        let none = store
+            .site_recipes("t1", other, "/", 5)
+            .await
+            .expect("other site");
+        assert!(none.is_empty(), "{other}");
+    }
     assert_eq!(store.recipe("t2", &a.id).await.expect("get"), None);
     assert!(
         !store.delete_recipe("t2", &a.id).await.expect("delete"),
@@ -2051,8 +2076,9 @@ pub async fn recipes(stores: Stores, clock: &ManualClock) {
     let tasks: Vec<_> = (0..30)
         .map(|i| {
             let s = store.clone();
-            let r = recipe("t1", "shop.test", &format!("task {i}"), clock);
-            tokio::spawn(async move { s.put_recipe(&r, 5).await })
+            let owner = ["ada", "bob", "eve"][i % 3];
+            let r = member_recipe("t1", owner, shop, &format!("task {i}"), clock);
+            tokio::spawn(async move { s.put_recipe(&r, caps(5, 50)).await })
         })
         .collect();
     let mut added = 0;
@@ -2065,26 +2091,165 @@ pub async fn recipes(stores: Stores, clock: &ManualClock) {
     assert_eq!(store.recipes("t1", 100).await.expect("list").len(), 5);
     assert_eq!(store.recipes("t1", 2).await.expect("list").len(), 2);
     // Another tenant has its own cap.
-    let b = recipe("t2", "shop.test", "buy {item}", clock);
-    assert_eq!(store.put_recipe(&b, 5).await.expect("put"), Stored::Added);
+    let b = recipe("t2", shop, "buy {item}", clock);
+    assert_eq!(
+        store.put_recipe(&b, caps(5, 5)).await.expect("put"),
+        Stored::Added
+    );
+
+    // One member's runs fill only that member's share: thirty at once, two kept.
+    let tasks: Vec<_> = (0..30)
+        .map(|i| {
+            let s = store.clone();
+            let r = member_recipe("t3", "mallory", shop, &format!("junk {i}"), clock);
+            tokio::spawn(async move { s.put_recipe(&r, caps(50, 2)).await })
+        })
+        .collect();
+    let mut added = 0;
+    for t in tasks {
+        if t.await.expect("join").expect("put") == Stored::Added {
+            added += 1;
+        }
+    }
+    assert_eq!(added, 2, "the member's cap holds under concurrent writers");
+    let theirs = member_recipe("t3", "grace", shop, "real work", clock);
+    assert_eq!(
+        store.put_recipe(&theirs, caps(50, 2)).await.expect("put"),
+        Stored::Added
+    );
+    // The organisation's copy is not the member's.
+    let kept = store.recipes("t3", 10).await.expect("list");
+    let mallorys = kept
+        .iter()
+        .find(|r| r.owner == "mallory")
+        .expect("one kept");
+    let promoted = mallorys.promoted(clock.now());
+    assert_eq!(
+        store.put_recipe(&promoted, caps(50, 2)).await.expect("put"),
+        Stored::Added
+    );
+    // Deleting one of the member's makes room for one more of theirs.
+    assert!(store
+        .delete_recipe("t3", &mallorys.id)
+        .await
+        .expect("delete"));
+    let more = member_recipe("t3", "mallory", shop, "one more", clock);
+    assert_eq!(
+        store.put_recipe(&more, caps(50, 2)).await.expect("put"),
+        Stored::Added
+    );
+    let over = member_recipe("t3", "mallory", shop, "one too many", clock);
+    assert_eq!(
+        store.put_recipe(&over, caps(50, 2)).await.expect("put"),
+        Stored::Full
+    );
 
     // Deleted: gone, and room for one more.
     assert!(store.delete_recipe("t1", &a.id).await.expect("delete"));
     assert!(!store.delete_recipe("t1", &a.id).await.expect("again"));
     assert_eq!(store.recipe("t1", &a.id).await.expect("get"), None);
-    let c = recipe("t1", "shop.test", "one more", clock);
-    assert_eq!(store.put_recipe(&c, 5).await.expect("put"), Stored::Added);
-    let d = recipe("t1", "shop.test", "one too many", clock);
-    assert_eq!(store.put_recipe(&d, 5).await.expect("put"), Stored::Full);
+    let c = recipe("t1", shop, "one more", clock);
+    assert_eq!(
+        store.put_recipe(&c, caps(5, 50)).await.expect("put"),
+        Stored::Added
+    );
+    let d = recipe("t1", shop, "one too many", clock);
+    assert_eq!(
+        store.put_recipe(&d, caps(5, 50)).await.expect("put"),
+        Stored::Full
+    );
 
     // Expired recipes are not found and make room.
     clock.advance(Duration::days(31));
     assert!(store
-        .site_recipes("t1", "shop.test", "/", 50)
+        .site_recipes("t1", shop, "/", 50)
         .await
         .expect("site")
         .is_empty());
-    let e = recipe("t1", "shop.test", "after expiry", clock);
-    assert_eq!(store.put_recipe(&e, 5).await.expect("put"), Stored::Added);
+    let e = recipe("t1", shop, "after expiry", clock);
+    assert_eq!(
+        store.put_recipe(&e, caps(5, 50)).await.expect("put"),
+        Stored::Added
+    );
     assert_eq!(store.recipes("t1", 100).await.expect("list").len(), 1);
+}
+
+/// A recipe put only while its id is free (the organisation's copy a promotion makes): of
+/// thirty concurrent writers one adds it and the others find it there; the same id is another
+/// tenant's to add; an expired one not deleted yet is taken over; the caps hold.
+pub async fn recipes_added_once(stores: Stores, clock: &ManualClock) {
+    use shared::ports::recipes::Stored;
+    let store = stores.store;
+    let shop = "https://shop.test:443";
+    let org = member_recipe("t1", "ada", shop, "buy {item}", clock).promoted(clock.now());
+    // Rounds of thirty writers at once, the recipe deleted between them.
+    for round in 0..5 {
+        if round > 0 {
+            assert!(store.delete_recipe("t1", &org.id).await.expect("delete"));
+        }
+        let tasks: Vec<_> = (0..30)
+            .map(|_| {
+                let s = store.clone();
+                let r = org.clone();
+                tokio::spawn(async move { s.put_recipe_if_absent(&r, caps(50, 50)).await })
+            })
+            .collect();
+        let mut outcomes = Vec::new();
+        for t in tasks {
+            outcomes.push(t.await.expect("join").expect("put"));
+        }
+        let added = outcomes.iter().filter(|o| **o == Stored::Added).count();
+        let found = outcomes.iter().filter(|o| **o == Stored::Exists).count();
+        assert_eq!((added, found), (1, 29), "round {round}: {outcomes:?}");
+        assert_eq!(
+            store.recipes("t1", 10).await.expect("list"),
+            vec![org.clone()]
+        );
+    }
+    // The same id in another tenant is that tenant's own.
+    let theirs = shared::domain::recipe::book::Recipe {
+        tenant_id: "t2".into(),
+        ..org.clone()
+    };
+    assert_eq!(
+        store
+            .put_recipe_if_absent(&theirs, caps(50, 50))
+            .await
+            .expect("put"),
+        Stored::Added
+    );
+    let mut changed = org.clone();
+    changed.runs = 9;
+    assert_eq!(
+        store
+            .put_recipe_if_absent(&changed, caps(50, 50))
+            .await
+            .expect("put"),
+        Stored::Exists
+    );
+    assert_eq!(
+        store.recipe("t1", &org.id).await.expect("get"),
+        Some(org.clone())
+    );
+    // Counted like any other: a full tenant adds none.
+    let more = member_recipe("t1", "bob", shop, "sell {item}", clock).promoted(clock.now());
+    assert_eq!(
+        store
+            .put_recipe_if_absent(&more, caps(1, 50))
+            .await
+            .expect("put"),
+        Stored::Full
+    );
+    // Expired and not deleted yet: taken over (it was counted already).
+    clock.advance(Duration::days(31));
+    let again = member_recipe("t1", "ada", shop, "buy {item}", clock).promoted(clock.now());
+    assert_eq!(again.id, org.id);
+    assert_ne!(
+        store
+            .put_recipe_if_absent(&again, caps(50, 50))
+            .await
+            .expect("put"),
+        Stored::Exists
+    );
+    assert_eq!(store.recipe("t1", &org.id).await.expect("get"), Some(again));
 }

@@ -731,8 +731,8 @@ async fn a_function_writes_emf_lines_for_its_steps_and_answers_without_the_tenan
 
 #[tokio::test]
 #[ignore = "needs the built binaries: scripts/test builds them"]
-async fn admin_cli_lists_shows_and_deletes_a_tenants_recipes() {
-    use shared::ports::RecipeStore;
+async fn admin_cli_lists_shows_promotes_demotes_and_deletes_a_tenants_recipes() {
+    use shared::ports::{AgentToolStore, RecipeStore};
     let dir = tempfile::tempdir().expect("tmp");
     let d = dir.path();
     let clock = shared::clock::ManualClock::new(chrono::Utc::now());
@@ -741,17 +741,27 @@ async fn admin_cli_lists_shows_and_deletes_a_tenants_recipes() {
         std::sync::Arc::new(shared::clock::SystemClock),
     )
     .expect("store");
-    let ours = api_tests::conformance::recipe("acme", "shop.test", "buy {item}", &clock);
-    let theirs = api_tests::conformance::recipe("other", "shop.test", "buy {item}", &clock);
+    let shop = "https://shop.test:443";
+    // A member's template carries terminal escapes: printed escaped, never run.
+    let ours = api_tests::conformance::recipe("acme", shop, "buy {item}\u{1b}[2J\u{202e}", &clock);
+    let theirs = api_tests::conformance::recipe("other", shop, "buy {item}", &clock);
+    let limits = shared::ports::recipes::RecipeLimits {
+        per_tenant: 10,
+        per_member: 10,
+    };
     for r in [&ours, &theirs] {
-        store.put_recipe(r, 10).await.expect("put");
+        store.put_recipe(r, limits).await.expect("put");
     }
     let (code, out, err) = admin(d, "recipe list --tenant acme", None).await;
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.lines().count(), 1, "{out}");
     assert!(
-        out.contains(&ours.id) && out.contains("shop.test/\tbuy {item}\t1 steps"),
+        out.contains(&ours.id) && out.contains("member ada\thttps://shop.test:443/\tbuy {item}"),
         "{out}"
+    );
+    assert!(
+        !out.contains('\u{1b}') && !out.contains('\u{202e}') && out.contains("\\u{1b}[2J"),
+        "control characters escaped: {out:?}"
     );
     let (code, out, _) = admin(
         d,
@@ -761,17 +771,63 @@ async fn admin_cli_lists_shows_and_deletes_a_tenants_recipes() {
     .await;
     assert_eq!(code, 0);
     let shown: serde_json::Value = serde_json::from_str(&out).expect("json");
-    assert_eq!(shown["template"], "buy {item}");
-    // Another tenant's recipe is not this tenant's to see or delete (the ids are the same site
-    // and task, hashed: a tenant's id names nothing of another's).
-    admin_fails(
+    assert_eq!(shown["owner"], "ada");
+    // Promoted: the organisation's copy, audited; demoted: gone, audited; the member's stays.
+    let (code, out, err) = admin(
         d,
-        "recipe show --tenant acme nope",
+        &format!("--json recipe promote --tenant acme --by root {}", ours.id),
         None,
-        "tenant acme has no recipe nope",
     )
     .await;
-    admin_fails(d, "recipe delete --tenant acme nope", None, "has no recipe").await;
+    assert_eq!(code, 0, "{err}");
+    let copy: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(copy["promoted"], true);
+    let org = copy["id"].as_str().expect("id").to_owned();
+    admin_fails(
+        d,
+        &format!("recipe promote --tenant acme {org}"),
+        None,
+        "the organisation's already",
+    )
+    .await;
+    admin_fails(
+        d,
+        &format!("recipe demote --tenant acme {}", ours.id),
+        None,
+        "has no promoted recipe",
+    )
+    .await;
+    let (code, _, err) = admin(
+        d,
+        &format!("recipe demote --tenant acme --by root {org}"),
+        None,
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let (trail, _) = store
+        .audit_trail("acme", shared::agent::promotion::AUDIT_SESSION, None, 10)
+        .await
+        .expect("audit");
+    let actions: Vec<(&str, &str)> = trail
+        .iter()
+        .map(|e| (e.action.as_str(), e.user_id.as_str()))
+        .collect();
+    assert_eq!(
+        actions,
+        [("recipe.demote", "root"), ("recipe.promote", "root")]
+    );
+    assert!(store.recipe("acme", &org).await.expect("get").is_none());
+    assert!(store.recipe("acme", &ours.id).await.expect("get").is_some());
+    // Another tenant's recipe is not this tenant's to see, promote or delete.
+    for verb in ["show", "promote", "delete"] {
+        admin_fails(
+            d,
+            &format!("recipe {verb} --tenant acme {}", theirs.id),
+            None,
+            "tenant acme has no recipe",
+        )
+        .await;
+    }
     let (code, out, err) =
         admin(d, &format!("recipe delete --tenant acme {}", ours.id), None).await;
     assert_eq!(code, 0, "{err}");

@@ -93,7 +93,9 @@ async fn scenario(name: &str) -> Outcome {
 #[ignore = "needs Chromium: scripts/test installs it"]
 async fn competent_trajectories_complete_with_no_intervention() {
     let _one = ONE_AT_A_TIME.lock().await;
-    let env = Env::start().await;
+    // Each trajectory is the model's own (the two checkouts are one task: with recipes on,
+    // the second would replay the first; tests/recipes.rs measures that).
+    let env = Env::start_with(|o| o.set("RECIPES", "off")).await;
     let mut all = lab_scenarios();
     all.push(checkout_in_own_words());
     all.push(one_answer_checkout());

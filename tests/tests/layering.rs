@@ -401,6 +401,7 @@ const LAYERS: &[(&str, u8, &[&str])] = &[
         "use cases",
         2,
         &[
+            "agent::promotion",
             "agent::step",
             "auth",
             "cleanup",

@@ -278,5 +278,13 @@ async fn recorded_tasks_replay_on_other_seeds_without_the_model() {
             replayed_whole >= 15,
             "{replayed_whole} later runs made no model call"
         );
+        // Repeat runs take at most 55 % of the model calls of the same seeds without recipes.
+        let calls =
+            |runs: &[Vec<Episode>]| -> u64 { runs.iter().flatten().map(|e| e.llm_calls).sum() };
+        let (on, off) = (calls(&runs[1..]), calls(&baseline));
+        assert!(
+            on * 100 <= off * 55,
+            "repeat runs made {on} model calls, {off} without recipes"
+        );
     }
 }

@@ -1,6 +1,6 @@
-//! Recipes over HTTP with a scripted model (issue 34): the extension's captured two-step task
-//! done once by the model is replayed for the same organisation without a model call, never
-//! for another organisation, and thirty of its runs at once all replay.
+//! Recipes over HTTP with a scripted model: the extension's captured two-step task done once
+//! by the model is replayed for the same member without a model call, for a colleague only
+//! once promoted, never for another organisation, and thirty of its runs at once all replay.
 
 use api_tests::harness::{harness_with, Harness, PW};
 use api_tests::scripted::Reply;
@@ -61,7 +61,7 @@ fn calls(v: &Value) -> u64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_verified_run_replays_for_its_organisation_only_and_under_load() {
+async fn a_verified_run_replays_for_its_member_and_once_promoted_for_the_organisation_under_load() {
     // A burst of runs: the rate limits are not what this test is about.
     let h = harness_with(|o| {
         o.set("INTERACT_RATE_PER_USER", "100000")
@@ -104,6 +104,16 @@ async fn a_verified_run_replays_for_its_organisation_only_and_under_load() {
         Some(0)
     );
 
+    // A colleague's run of the same task is the model's: the recipe is ada's until promoted.
+    h.app.seed_user("acme", "grace@acme.com", PW).await;
+    let grace = h.app.login("grace@acme.com", PW).await;
+    h.llm.push([
+        Reply::action("I will click the Press me button.", "click(10)"),
+        Reply::action("Done.", "finish()"),
+    ]);
+    let (a, _) = run(&h, &grace).await;
+    assert!(calls(&a) >= 1, "{a}");
+    assert!(a["metrics"].get("recipe").is_none(), "{a}");
     // Another organisation's run of the same task on the same page is the model's.
     h.app.seed_user("beta", "bob@beta.com", PW).await;
     let bob = h.app.login("bob@beta.com", PW).await;
@@ -115,16 +125,27 @@ async fn a_verified_run_replays_for_its_organisation_only_and_under_load() {
     assert!(calls(&a) >= 1, "{a}");
     assert!(a["metrics"].get("recipe").is_none(), "{a}");
 
-    // Thirty runs at once, both organisations: acme's replay, beta's (now recorded) too; no
-    // model call, no error, each its own task.
+    // Promoted: a member with no recipe of their own replays the organisation's.
+    let ada = h.task(&b).await.user_id;
+    let store = h.app.ctx.store.as_ref();
+    let recipes = store.recipes("acme", 10).await.expect("recipes");
+    let adas = recipes
+        .iter()
+        .find(|r| r.owner == ada)
+        .expect("ada's recipe");
+    let settings = h.app.ctx.config.agent.recipes;
+    shared::agent::promotion::promote(store, adas, "admin", chrono::Utc::now(), settings)
+        .await
+        .expect("promoted");
+    h.app.seed_user("acme", "carol@acme.com", PW).await;
+    let carol = h.app.login("carol@acme.com", PW).await;
+
+    // Thirty runs at once, three members of two organisations: each replays its own or the
+    // organisation's recipe; no model call, no error, each its own task.
     let before = h.llm.requests().len();
     let runs: Vec<_> = (0..30)
         .map(|i| {
-            let token = if i % 2 == 0 {
-                h.token.clone()
-            } else {
-                bob.clone()
-            };
+            let token = [&h.token, &carol, &bob][i % 3].clone();
             let h = &h;
             async move { run(h, &token).await }
         })
@@ -306,7 +327,7 @@ async fn a_step_the_model_did_through_the_users_yes_is_not_handed_to_it_again() 
     assert_finished(&r4);
     assert_eq!(h.llm.requests().len(), asked + 1, "{r4}");
     let prompt = h.llm.user_prompt(asked);
-    assert!(prompt.contains("step 2 of 2: finish"), "{prompt}");
+    assert!(prompt.contains("Step 2 of 2: finish"), "{prompt}");
 }
 
 const REMIND: &str = "https://app.example.com/reminders/new";
@@ -407,4 +428,45 @@ async fn the_models_failed_step_is_not_taken_as_done_behind_a_cookie_banner() {
         (&json!("setValue(1, \"2026-11-29\")"), 1),
         "{r3}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agreeing_runs_of_two_members_promote_only_when_the_tenant_lets_them() {
+    for (after, promoted) in [("0", false), ("3", true)] {
+        let h = harness_with(|o| o.set("RECIPE_PROMOTE_AFTER_RUNS", after)).await;
+        h.app.seed_user("acme", "grace@acme.com", PW).await;
+        h.app.seed_user("acme", "carol@acme.com", PW).await;
+        let grace = h.app.login("grace@acme.com", PW).await;
+        let carol = h.app.login("carol@acme.com", PW).await;
+        let model = || {
+            [
+                Reply::action("I will click the Press me button.", "click(10)"),
+                Reply::action("The button is pressed.", "finish()"),
+            ]
+        };
+        // Ada's run and her replay (two runs of the same steps), then Grace's own run.
+        h.llm.push(model());
+        run(&h, &h.token).await;
+        let (a, _) = run(&h, &h.token).await;
+        assert_eq!(calls(&a), 0, "{a}");
+        h.llm.push(model());
+        let (a, _) = run(&h, &grace).await;
+        assert!(calls(&a) >= 1, "{a}");
+        // Carol, with no recipe of her own, replays only an organisation's.
+        if !promoted {
+            h.llm.push(model());
+        }
+        let (a, b) = run(&h, &carol).await;
+        assert_eq!(calls(&a) == 0, promoted, "after {after}: {a}");
+        assert_eq!(b["status"], "completed", "{b}");
+        let (trail, _) = h
+            .app
+            .ctx
+            .store
+            .audit_trail("acme", shared::agent::promotion::AUDIT_SESSION, None, 10)
+            .await
+            .expect("audit");
+        let by: Vec<&str> = trail.iter().map(|e| e.user_id.as_str()).collect();
+        assert_eq!(by, if promoted { vec!["automatic"] } else { vec![] });
+    }
 }

@@ -105,6 +105,7 @@ suite!(
     preferences_and_logs,
     agent_trail_pages,
     recipes,
+    recipes_added_once,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,8 @@
 //! `GET /inspect` (development): the task inspector, one page of plain HTML, CSS and script
 //! (`web/inspect.html`). It signs in with the same login and reads everything through the
-//! debug routes (`/api/debug/tasks`, `…/export`, `…/snapshot/{n}`), so it shows exactly
-//! what they allow: a member's own tasks, an admin's tenant's. 403 unless `DEBUG_ROUTES` is on.
+//! debug routes (`/api/debug/tasks`, `…/export`, `…/snapshot/{n}`, `/api/debug/recipes` and
+//! its promote and demote), so it shows exactly what they allow: a member's own tasks and
+//! recipes, an admin's tenant's. 403 unless `DEBUG_ROUTES` is on.
 
 use ::http::Method;
 use shared::http::{self, Request, Response, RouteSpec};

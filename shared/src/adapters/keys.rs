@@ -26,7 +26,7 @@
 //! | output chunk | `TENANT#<t>#EXEC#<id>` | `CHUNK#<seq>` | | | a run's output in order, read after a sequence number (TTL) |
 //! | audit item | `TENANT#<t>#AGENTSESSION#<s>` | `AUDIT#<timestamp>#<id>` | | | a session's audit trail, newest first (TTL) |
 //! | recipe | `TENANT#<t>#RECIPES` | `RECIPE#<id>` | `TENANT#<t>#RECIPESITE#<domain><path>` / `<id>` | | a task's recipe by site pattern; the operator's list (TTL) |
-//! | recipe count | `TENANT#<t>#RECIPES` | `COUNT` | | | the tenant's cap on recipes |
+//! | recipe count | `TENANT#<t>#RECIPES` | `COUNT`, `COUNT#<member>` | | | the tenant's and each member's cap on recipes |
 //! | debug log | `TENANT#<t>#USER#<u>#LOGS` | `<timestamp>#<id>` | | | a user's debug logs, newest first (TTL) |
 //!
 //! Snapshots live in the object store under `snapshots/<t>/<task>/<step>`
@@ -194,6 +194,11 @@ pub fn recipe_sk(id: &str) -> String {
     format!("{RECIPE_PREFIX}{id}")
 }
 
-pub fn recipe_site_pk(tenant_id: &str, domain: &str, path: &str) -> String {
-    format!("{TENANT_PK_PREFIX}{tenant_id}#RECIPESITE#{domain}{path}")
+/// The count of the recipes one member's runs added.
+pub fn recipe_member_count_sk(member: &str) -> String {
+    format!("{RECIPE_COUNT_SK}#{member}")
+}
+
+pub fn recipe_site_pk(tenant_id: &str, origin: &str, path: &str) -> String {
+    format!("{TENANT_PK_PREFIX}{tenant_id}#RECIPESITE#{origin}{path}")
 }

@@ -4,6 +4,7 @@
 pub mod action;
 pub mod output;
 pub mod page;
+pub mod promotion;
 pub mod prompt;
 pub mod recipe;
 pub mod render;

@@ -1,60 +1,76 @@
-//! Recipes over the action grammar: a step's recipe facts taken when it is decided, a verified
-//! run's records made into a recipe, and a recipe step made into the client's action again.
+//! Recipes over the action grammar: a decided step's recipe facts, a verified run made into
+//! its member's recipe, and a recipe step made into the client's action again.
 //!
-//! What a run is recorded from: its browser actions in order, without those whose verdict
-//! failed (the correction that followed stands in for them), the user's confirmations kept as
-//! confirmations, and the final answer. A run is not recorded when it needed the user's own
-//! information (a question that was not a confirmation: the next user would get this one's
-//! answers), when an action's target cannot be described, or when it ran several actions in
-//! one answer (a chain: its targets were not described one by one).
+//! A run is recorded from its browser actions in order, without those whose verdict failed
+//! (the correction stands in for them), the user's confirmations kept as confirmations, and
+//! the final answer. It is not recorded when it asked the user for anything but a
+//! confirmation, when an action's target cannot be described, or when it ran several actions
+//! in one answer. Only the instruction's values are kept, as parameters: any other value, a
+//! pick among records or options the instruction does not name, a secret and an answer read
+//! off the page are the model's on every run.
 
 use chrono::{DateTime, Utc};
 
 use crate::agent::action::Action;
 use crate::domain::facts::PageFacts;
 use crate::domain::recipe::book::{
-    recipe_id, templated, ParamShape, Recipe, RecipeStep, StepRecipe, FORMAT, MAX_ANSWER_CHARS,
+    recipe_id, templated, OwnValue, ParamShape, Recipe, RecipeStep, StepRecipe, CHOICES, FORMAT,
     MAX_BYTES, MAX_INTENT_CHARS, MAX_STEPS,
 };
 use crate::domain::recipe::run::RecipeRun;
 use crate::domain::recipe::{
-    describe, names_a_record, normalise, parameterise, site_key, TargetDescription,
+    context, describe, names_a_record, normalise, parameterise, site_key, specific,
 };
 use crate::domain::secrets::HIDDEN;
 use crate::domain::{Step, StepKind, Task};
 use crate::text::single_line;
 
-/// A decided step's recipe facts: its target as it can be found again and the page's pattern.
-pub fn mark(page: &dyn PageFacts, url: &str, action: &str) -> StepRecipe {
-    let target = Action::parse(action)
-        .ok()
-        .and_then(|a| a.element().and_then(|id| describe(page, id)));
+/// A decided step's recipe facts: its target as it can be found again, the page's pattern,
+/// the dialog or form around the target and the page's title.
+pub fn mark(page: &dyn PageFacts, url: &str, title: Option<&str>, action: &str) -> StepRecipe {
+    let action = Action::parse(action).ok();
+    let id = action.as_ref().and_then(|a| a.element());
     StepRecipe {
-        target,
+        target: id.and_then(|id| describe(page, id)),
         page: site_key(url).map(|s| s.path).unwrap_or_default(),
+        context: id
+            .and_then(|id| page.holder_text(id))
+            .and_then(|t| context(&t)),
+        title: title.and_then(context),
         used: None,
     }
+}
+
+/// An action's name and value as a step compares them: what it types or chooses, the
+/// address or text it goes to, or for another action without a target its whole call.
+pub fn name_and_value(client: &str) -> Option<(&str, Option<String>)> {
+    let action = Action::parse(client).ok()?;
+    let name = client.split('(').next().unwrap_or("").trim();
+    let value = match &action {
+        Action::SetValue(_, v) | Action::SelectOption(_, v) => Some(v.clone()),
+        Action::Navigate(v) | Action::FindText(v) => Some(v.clone()),
+        Action::Finish(_) | Action::Fail(_) | Action::AskUser(_) => None,
+        a if a.element().is_none() => Some(client.to_owned()),
+        _ => None,
+    };
+    Some((name, value))
 }
 
 /// Why a verified run was not made a recipe.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotRecorded {
-    /// The task did not start on a web page.
     NoSite,
     /// The run asked the user for something other than a confirmation.
     AskedUser,
-    /// An action's target has no description (recorded before recipes, or not described).
+    /// An action's target has no description.
     Undescribed(u32),
     /// The run sent several actions in one answer.
     Chain(u32),
-    /// No browser action and no final answer.
     Empty,
     TooLong,
     TooLarge,
-    /// The instruction is mostly the user's values: its template would take other tasks.
+    /// The instruction is mostly the user's values (or held a secret).
     TooGeneral,
-    /// The instruction held a value typed into a secret field.
-    SecretInInstruction,
 }
 
 impl NotRecorded {
@@ -68,51 +84,11 @@ impl NotRecorded {
             NotRecorded::TooLong => format!("the run took more than {MAX_STEPS} steps"),
             NotRecorded::TooLarge => format!("the recipe would exceed {MAX_BYTES} bytes"),
             NotRecorded::TooGeneral => "the instruction is mostly the user's values".into(),
-            NotRecorded::SecretInInstruction => "the instruction held a secret".into(),
         }
     }
 }
 
-/// The client action's name: `click`, `setValue`, `finish`, ...
-fn name_of(client: &str) -> &str {
-    client.split('(').next().unwrap_or("").trim()
-}
-
-/// The value an action types or chooses (`None` for others).
-fn typed(a: &Action) -> Option<&str> {
-    match a {
-        Action::SetValue(_, v) | Action::SelectOption(_, v) => Some(v),
-        _ => None,
-    }
-}
-
-/// What a field is called as a parameter: the target's name, or its role.
-fn field_of(step: &Step) -> String {
-    step.recipe
-        .as_ref()
-        .and_then(|r| r.target.as_ref())
-        .map(|t| {
-            if t.name.is_empty() {
-                role_word(&t.role).to_owned()
-            } else {
-                t.name.clone()
-            }
-        })
-        .unwrap_or_else(|| "value".into())
-}
-
-fn role_word(role: &str) -> &str {
-    match role {
-        "btn" => "button",
-        "inp" => "field",
-        "sel" => "list",
-        "chk" => "checkbox",
-        other => other,
-    }
-}
-
-/// Whether `name` is quoted in `query` (`"ok"`, `'ok'`, `“ok”`): a click target the user named
-/// as a value, which another run may name differently.
+/// Whether `name` is quoted in `query` (`"ok"`, `“ok”`): a target the user named as a value.
 fn quoted_in(query: &str, name: &str) -> bool {
     let q = normalise(query);
     [('"', '"'), ('\'', '\''), ('“', '”'), ('‘', '’')]
@@ -120,132 +96,100 @@ fn quoted_in(query: &str, name: &str) -> bool {
         .any(|(open, close)| q.contains(&format!("{open}{name}{close}")))
 }
 
-/// Whether a target's name holds one of the instruction's values among other words ("Alice Ng
-/// alice@corp.com" for "share it with alice@corp.com"): another run's value names another
-/// element, so the recorded one is never replayed. Short values (a quantity) are not looked
-/// for: "3" is in too many names.
+/// Whether a target's name holds one of the instruction's values among other words ("Alice
+/// Ng alice@corp.com"): another run's value names another element. Values shorter than three
+/// letters or digits are not looked for ("3" is in too many names).
 fn holds_value(name: &str, value: &str) -> bool {
     let value = normalise(value);
-    if value.chars().filter(|c| c.is_alphanumeric()).count() < 3 {
-        return false;
-    }
-    let alnum_at = |i: usize| name[i..].chars().next().is_some_and(char::is_alphanumeric);
-    name.match_indices(value.as_str()).any(|(at, _)| {
-        let before = name[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !c.is_alphanumeric());
-        before && !alnum_at(at + value.len())
-    })
+    value.chars().filter(|c| c.is_alphanumeric()).count() >= 3
+        && crate::domain::recipe::word_starts(name, &value)
+            .next()
+            .is_some()
 }
 
+/// Openers of an instruction that asks for something to be found out.
+const ASKING: &str = "what|which|how|when|where|who|whom|whose|why|is|are|was|were|does|do|did|\
+    can|could|will|should|tell|find out|look up|lookup|check if|check whether|check the|\
+    check my|check on|check that|check for|get me|show me|read|list|count|see if|see whether|\
+    find the|verify|confirm if|confirm whether|confirm that|what's|summarise|summarize";
+
 /// Whether a final answer carries what the run found rather than what it was told: a number,
-/// an amount, a quoted text or a name (a capitalised word inside a sentence) the instruction
-/// does not hold, or a run that read the page or the web with a tool. Such an answer is the
-/// model's to give on every run; another is replaced by the server's own words (the recorded
-/// run's text, which may name its user, is never replayed).
+/// an amount, a quoted text or a name the instruction does not hold, a run that read the page
+/// or the web with a tool, or an instruction that asks (its answer is the finding).
 fn answer_from_page(answer: &str, instruction: &str, read: bool) -> bool {
     let query = normalise(instruction);
     let found = |w: &str| {
         let w = w.trim_matches(|c: char| !c.is_alphanumeric());
         !w.is_empty() && !query.contains(&w.to_lowercase())
     };
+    let asks = query.ends_with('?')
+        || query
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| w == "status")
+        || ASKING.split('|').any(|o| {
+            query
+                .strip_prefix(o)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ',', ':']))
+        });
     let words: Vec<&str> = answer.split_whitespace().collect();
     let named = words.iter().enumerate().any(|(i, w)| {
         let starts_sentence = i == 0 || words[i - 1].ends_with(['.', '!', '?', ':']);
         !starts_sentence && w.chars().next().is_some_and(char::is_uppercase) && found(w)
     });
-    read || named
-        || asks(instruction)
-        || words
-            .iter()
-            .any(|w| w.chars().any(|c| c.is_ascii_digit() || "$€£¥".contains(c)) && found(w))
-        || answer
-            .split(['"', '“', '”'])
-            .skip(1)
-            .step_by(2)
-            .any(|q| !q.trim().is_empty() && found(q))
+    let numbers = words
+        .iter()
+        .any(|w| w.chars().any(|c| c.is_ascii_digit() || "$€£¥".contains(c)) && found(w));
+    let quoted = answer.split(['"', '“', '”']).skip(1).step_by(2);
+    read || asks || named || numbers || quoted.into_iter().any(|q| !q.trim().is_empty() && found(q))
 }
 
-/// Whether an instruction asks for something to be found out (its answer is the run's
-/// finding, whatever words it has).
-fn asks(query: &str) -> bool {
-    const OPENERS: &[&str] = &[
-        "what",
-        "which",
-        "how",
-        "when",
-        "where",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "is",
-        "are",
-        "was",
-        "were",
-        "does",
-        "do",
-        "did",
-        "can",
-        "could",
-        "will",
-        "should",
-        "tell",
-        "find out",
-        "look up",
-        "lookup",
-        "check if",
-        "check whether",
-        "check the",
-        "get me",
-        "show me",
-        "read",
-        "list",
-        "count",
-        "see if",
-        "see whether",
-        "find the",
-        "check my",
-        "check on",
-        "check that",
-        "check for",
-        "verify",
-        "confirm if",
-        "confirm whether",
-        "confirm that",
-        "what's",
-        "summarise",
-        "summarize",
-    ];
-    let q = query.trim().to_lowercase();
-    // A status is looked up, whatever the verb ("open my order's status").
-    let status = q
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|w| w == "status");
-    status
-        || q.ends_with('?')
-        || OPENERS.iter().any(|o| {
-            q.strip_prefix(o)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ',', ':']))
-        })
+/// The browser actions a run is recorded from: each record's action with whether the user
+/// confirmed it first.
+fn kept<'a>(records: &[&'a Step]) -> Result<Vec<(&'a Step, Action, bool)>, NotRecorded> {
+    let failed: Vec<u32> = records
+        .iter()
+        .filter_map(|s| s.verification.as_ref())
+        .filter(|v| v.failed())
+        .map(|v| v.step_index)
+        .collect();
+    let dom: Vec<&Step> = records
+        .iter()
+        .copied()
+        .filter(|s| s.kind == StepKind::Dom && !s.action.is_empty())
+        .collect();
+    let mut out = Vec::new();
+    let mut confirm_next = false;
+    for (i, s) in dom.iter().enumerate() {
+        if s.chain.len() > 1 {
+            return Err(NotRecorded::Chain(s.index));
+        }
+        match Action::parse(&s.action) {
+            Ok(Action::AskUser(_)) => {
+                let next = dom.get(i + 1).and_then(|n| n.before_state.as_ref());
+                if !next.is_some_and(|b| b.confirmed) {
+                    return Err(NotRecorded::AskedUser);
+                }
+                confirm_next = true;
+            }
+            Ok(Action::Fail(_)) | Err(_) => {}
+            Ok(_) if failed.contains(&s.index) => {}
+            Ok(action) => {
+                let target = s.recipe.as_ref().and_then(|r| r.target.as_ref());
+                if action.element().is_some() && target.is_none() {
+                    return Err(NotRecorded::Undescribed(s.index));
+                }
+                out.push((*s, action, std::mem::take(&mut confirm_next)));
+            }
+        }
+    }
+    match out.len() {
+        0 => Err(NotRecorded::Empty),
+        n if n > MAX_STEPS => Err(NotRecorded::TooLong),
+        _ => Ok(out),
+    }
 }
 
-/// What a step does, in the server's words (never the recorded run's thought, which may speak
-/// of its user): `click the btn "continue to review"`, `setValue … with {full_name}`.
-fn intent_of(name: &str, target: Option<&TargetDescription>, param: Option<&str>) -> String {
-    let target = target
-        .map(|t| match t.name.is_empty() {
-            true => format!(" the {}", t.role),
-            false => format!(" the {} \"{}\"", t.role, t.name),
-        })
-        .unwrap_or_default();
-    let value = param.map(|p| format!(" with {{{p}}}")).unwrap_or_default();
-    single_line(&format!("{name}{target}{value}"), MAX_INTENT_CHARS)
-}
-
-/// The recipe of `task`'s verified run, from its records in order (those stored and this
-/// request's).
+/// The recipe of `task`'s verified run for its member, from its records in order.
 pub fn record(
     task: &Task,
     records: &[&Step],
@@ -253,169 +197,109 @@ pub fn record(
     ttl_seconds: i64,
 ) -> Result<Recipe, NotRecorded> {
     let site = site_key(&task.url).ok_or(NotRecorded::NoSite)?;
-    let failed: Vec<u32> = records
-        .iter()
-        .filter_map(|s| s.verification.as_ref())
-        .filter(|v| v.failed())
-        .map(|v| v.step_index)
-        .collect();
     let read = records
         .iter()
         .any(|s| matches!(s.tool(), Some("readPage" | "googleSearch")));
-    let dom: Vec<&Step> = records
-        .iter()
-        .copied()
-        .filter(|s| s.kind == StepKind::Dom && !s.action.is_empty())
-        .collect();
-    // The run's values, with the fields they went into.
+    let kept = kept(records)?;
+    // The run's values with the fields they went into, and the choices it made by name.
     let mut supplied: Vec<(String, String)> = Vec::new();
-    let mut kept: Vec<(&Step, Action, bool)> = Vec::new();
-    let mut confirm_next = false;
-    for (i, s) in dom.iter().enumerate() {
-        if s.chain.len() > 1 {
-            return Err(NotRecorded::Chain(s.index));
-        }
-        let Ok(action) = Action::parse(&s.action) else {
-            continue;
-        };
-        match action {
-            Action::AskUser(_) => {
-                let confirmed = dom
-                    .get(i + 1)
-                    .and_then(|n| n.before_state.as_ref())
-                    .is_some_and(|b| b.confirmed);
-                if !confirmed {
-                    return Err(NotRecorded::AskedUser);
-                }
-                confirm_next = true;
-                continue;
+    for (s, action, _) in &kept {
+        let target = s.recipe.as_ref().and_then(|r| r.target.as_ref());
+        let field = target.map_or(
+            "value",
+            |t| if t.name.is_empty() { &t.role } else { &t.name },
+        );
+        match (action, target) {
+            (Action::SetValue(_, v) | Action::SelectOption(_, v), _) if !v.contains(HIDDEN) => {
+                supplied.push((field.to_owned(), v.clone()))
             }
-            Action::Fail(_) => continue,
+            (Action::Click(_) | Action::Check(_), Some(t))
+                if CHOICES.contains(&t.role.as_str()) || quoted_in(&task.query, &t.name) =>
+            {
+                supplied.push((t.role.clone(), t.name.clone()))
+            }
             _ => {}
         }
-        if failed.contains(&s.index) {
-            continue;
-        }
-        let target = s.recipe.as_ref().and_then(|r| r.target.as_ref());
-        if action.element().is_some() && target.is_none() {
-            return Err(NotRecorded::Undescribed(s.index));
-        }
-        if let Some(v) = typed(&action).filter(|v| !v.contains(HIDDEN)) {
-            supplied.push((field_of(s), v.to_owned()));
-        }
-        if let (Action::Click(_), Some(t)) = (&action, target) {
-            if quoted_in(&task.query, &t.name) {
-                supplied.push((role_word(&t.role).to_owned(), t.name.clone()));
-            }
-        }
-        kept.push((s, action, std::mem::take(&mut confirm_next)));
-    }
-    if kept.is_empty() {
-        return Err(NotRecorded::Empty);
-    }
-    if kept.len() > MAX_STEPS {
-        return Err(NotRecorded::TooLong);
     }
     let refs: Vec<(&str, &str)> = supplied
         .iter()
         .map(|(f, v)| (f.as_str(), v.as_str()))
         .collect();
     let template = parameterise(&task.query, &refs);
-    if !crate::domain::recipe::specific(&template.text) {
+    // A secret in the instruction (kept as its marker) would bind as a parameter of each run.
+    if !specific(&template.text) || template.text.contains(&HIDDEN.to_lowercase()) {
         return Err(NotRecorded::TooGeneral);
-    }
-    // The instruction held a secret (kept as its marker): no later instruction would match it,
-    // and the recipe it would replace binds the value as a parameter of each run.
-    if template.text.contains(&HIDDEN.to_lowercase()) {
-        return Err(NotRecorded::SecretInInstruction);
     }
     let params = &template.params;
     let param_for = |v: &str| {
         let v = normalise(v);
         params.iter().find(|(_, p)| *p == v).map(|(n, _)| n.clone())
     };
-    let steps =
-        kept.iter()
-            .map(|(s, action, confirm)| {
-                let mark = s.recipe.clone().unwrap_or_default();
-                let mut step = RecipeStep {
-                    target: mark.target.clone(),
-                    confirm: *confirm,
-                    optional: task
-                        .recipe
-                        .as_ref()
-                        .is_some_and(|r| r.inserted.contains(&s.index)),
-                    ..RecipeStep::new(name_of(&s.action), &mark.page)
-                };
-                if let Some(t) = &mark.target {
-                    if matches!(action, Action::Click(_)) {
-                        step.target_param = param_for(&t.name);
+    let steps = kept
+        .iter()
+        .map(|(s, action, confirm)| {
+            let mark = s.recipe.clone().unwrap_or_default();
+            let mut step = RecipeStep {
+                target: mark.target.clone(),
+                context: mark.context.clone(),
+                title: mark.title.clone(),
+                confirm: *confirm,
+                ..RecipeStep::new(s.action.split('(').next().unwrap_or("").trim(), &mark.page)
+            };
+            if let (Action::Click(_) | Action::Check(_), Some(t)) = (action, step.target.as_mut()) {
+                step.target_param = param_for(&t.name);
+                if let Some(p) = &step.target_param {
+                    (t.name, t.nth, t.of) = (format!("{{{p}}}"), 0, 1);
+                }
+            }
+            // A target named by the run's own data (a record's number, a value of the
+            // instruction among other words, a secret, an option the instruction does not
+            // name) is the model's to pick on every run; its name is not kept. A list's name
+            // holds the options it offers: that does not make it another list.
+            let list = matches!(action, Action::SelectOption(..));
+            if let Some(t) = step.target.as_mut().filter(|t| {
+                names_a_record(&t.name)
+                    || t.name.contains(&HIDDEN.to_lowercase())
+                    || CHOICES.contains(&t.role.as_str())
+                    || !list && params.iter().any(|(_, v)| holds_value(&t.name, v))
+            }) {
+                if step.target_param.is_none() {
+                    (t.name, t.nth, t.of) = (String::new(), 0, 1);
+                    step.own_target = true;
+                }
+            }
+            let value = name_and_value(&s.action).and_then(|(_, v)| v);
+            match (action, value) {
+                (Action::Finish(_), _) => {
+                    let answer = single_line(&s.thought, 1_000);
+                    if answer_from_page(&answer, &task.query, read) {
+                        step.own_value = Some(OwnValue::Answer);
                     }
                 }
-                // A target named by a parameter keeps the parameter, not the recorded value.
-                if let (Some(p), Some(t)) = (&step.target_param, step.target.as_mut()) {
-                    t.name = format!("{{{p}}}");
-                    (t.nth, t.of) = (0, 1);
+                (a, Some(v))
+                    if a.element().is_none()
+                        && !matches!(a, Action::Navigate(_) | Action::FindText(_)) =>
+                {
+                    step.value = Some(templated(&v, params))
                 }
-                // A target named by the recorded run's data (a record's number, a value of the
-                // instruction among other words, a hidden secret) is the model's to pick on
-                // every run; its name is not kept. A list is named by its options' text, which
-                // holds the value it offers: that value does not make it another list.
-                let list = matches!(action, Action::SelectOption(..));
-                if let Some(t) = step.target.as_mut().filter(|t| {
-                    names_a_record(&t.name)
-                        || t.name.contains(&HIDDEN.to_lowercase())
-                        || !list && params.iter().any(|(_, v)| holds_value(&t.name, v))
-                }) {
-                    if step.target_param.is_none() {
-                        t.name.clear();
-                        (t.nth, t.of) = (0, 1);
-                        step.found_target = true;
-                    }
-                }
-                match action {
-                    Action::Finish(_) => {
-                        // A replayed finish is the server's own words (and was replayed because
-                        // the recorded answer told nothing of the page).
-                        let replayed = mark.used.as_ref().is_some_and(|u| {
-                            u.mode == crate::domain::recipe::book::UseMode::Replayed
-                        });
-                        let answer = single_line(&s.thought, MAX_ANSWER_CHARS);
-                        step.answer_from_page =
-                            !replayed && answer_from_page(&answer, &task.query, read);
-                    }
-                    // An address or a text to find is kept only when it is wholly one of the
-                    // instruction's values; anything else may hold what the run came across
-                    // (a user's page, an order's number): the model gives it on every run.
-                    Action::Navigate(v) | Action::FindText(v) => match param_for(v) {
-                        Some(p) => step.value_param = Some(p),
-                        None => step.found_value = true,
-                    },
-                    a if a.element().is_none() => {
-                        step.value = Some(templated(&s.action, params));
-                    }
-                    a => match typed(a) {
-                        Some(v) if v.contains(HIDDEN) => step.secret = true,
-                        Some(v) => match param_for(v) {
-                            Some(p) => step.value_param = Some(p),
-                            // Not given by the instruction: the recorded run's value is not kept.
-                            None => step.found_value = true,
-                        },
-                        None => {}
-                    },
-                }
-                step.intent = intent_of(
-                    &step.action,
-                    step.target.as_ref(),
-                    step.value_param.as_deref().or(step.target_param.as_deref()),
-                );
-                step
-            })
-            .collect();
+                (_, Some(v)) if v.contains(HIDDEN) => step.own_value = Some(OwnValue::Secret),
+                (_, Some(v)) => match param_for(&v) {
+                    Some(p) => step.value_param = Some(p),
+                    None => step.own_value = Some(OwnValue::Found),
+                },
+                (_, None) => {}
+            }
+            step.intent = intent_of(&step);
+            step
+        })
+        .collect();
+    let owner = task.user_id.clone();
     let recipe = Recipe {
-        id: recipe_id(&site.domain, &site.path, &template.text),
+        id: recipe_id(&site.origin, &site.path, &template.text, &owner),
         tenant_id: task.tenant_id.clone(),
-        domain: site.domain,
+        owner,
+        promoted: false,
+        origin: site.origin,
         path: site.path,
         template: template.text,
         params: params.iter().map(|(n, _)| n.clone()).collect(),
@@ -423,43 +307,47 @@ pub fn record(
         format: FORMAT,
         steps,
         recorded_from: task.id.clone(),
+        runs: 1,
         created_at: now,
         updated_at: now,
         expires_at: now.timestamp() + ttl_seconds,
-        replays: 0,
-        healed_runs: 0,
     };
-    let size = serde_json::to_vec(&recipe).map_or(usize::MAX, |b| b.len());
-    if size > MAX_BYTES {
-        return Err(NotRecorded::TooLarge);
+    match serde_json::to_vec(&recipe).map_or(usize::MAX, |b| b.len()) {
+        n if n > MAX_BYTES => Err(NotRecorded::TooLarge),
+        _ => Ok(recipe),
     }
-    Ok(recipe)
+}
+
+/// What a step does, in the server's words (never the recorded run's thought, which may speak
+/// of its user): `click the btn "continue to review"`, `setValue the inp "name" with {name}`.
+fn intent_of(step: &RecipeStep) -> String {
+    let target = match &step.target {
+        Some(t) if step.own_target => format!(" the {} this task calls for", t.role),
+        Some(t) if t.name.is_empty() => format!(" the {}", t.role),
+        Some(t) => format!(" the {} \"{}\"", t.role, t.name),
+        None => String::new(),
+    };
+    let value = match (&step.value_param, step.own_value) {
+        (Some(p), _) => format!(" with {{{p}}}"),
+        (None, Some(OwnValue::Found)) => " with the value this task calls for".into(),
+        _ => String::new(),
+    };
+    single_line(&format!("{}{target}{value}", step.action), MAX_INTENT_CHARS)
 }
 
 /// Recipe step `k` of `run` as the client's action on element `target`, and the decision's
 /// thought; `None` when it cannot be written (a value that no longer parses).
 pub fn action(run: &RecipeRun, k: usize, target: Option<&str>) -> Option<(String, String)> {
     let step = run.steps.get(k)?;
-    let thought = |what: &str| {
-        let intent = run.intent_of(k);
-        let intent = if intent.is_empty() {
-            what.to_owned()
-        } else {
-            intent
-        };
-        format!(
-            "Following this task's recipe (step {} of {}): {intent}",
-            k + 1,
-            run.steps.len()
-        )
-    };
-    let fill = |v: &str| crate::domain::recipe::book::filled(v, &run.params);
+    let thought = format!(
+        "Following this task's recipe (step {} of {}): {}",
+        k + 1,
+        run.steps.len(),
+        run.intent_of(k)
+    );
     if step.action == "finish" {
-        return Some((
-            "finish()".into(),
-            "Done: the steps recorded for this task ran again, and each one showed its outcome on the page."
-                .into(),
-        ));
+        let done = "Done: the steps recorded for this task ran again, and each one showed its outcome on the page.";
+        return Some(("finish()".into(), done.into()));
     }
     let id = || target.map(str::to_owned);
     let a = match step.action.as_str() {
@@ -472,11 +360,10 @@ pub fn action(run: &RecipeRun, k: usize, target: Option<&str>) -> Option<(String
         "navigate" => Action::Navigate(run.value_of(k)?),
         "findText" => Action::FindText(run.value_of(k)?),
         // Actions without a target keep their whole call.
-        _ if target.is_none() => Action::parse(&fill(step.value.as_deref()?)).ok()?,
+        _ if target.is_none() => Action::parse(&run.value_of(k)?).ok()?,
         _ => return None,
     };
-    let client = a.to_client_string().ok()?;
-    Some((client.clone(), thought(&client)))
+    Some((a.to_client_string().ok()?, thought))
 }
 
 #[cfg(test)]

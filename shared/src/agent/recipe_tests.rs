@@ -3,7 +3,7 @@ use chrono::{TimeZone, Utc};
 use super::*;
 use crate::domain::facts::fake::{el, FakePage};
 use crate::domain::outcome::ExpectedOutcome;
-use crate::domain::recipe::run::{Last, Next};
+use crate::domain::recipe::run::{Here, Last, Next};
 use crate::domain::recipe::TargetDescription;
 use crate::domain::verdict::Verification;
 use crate::domain::BeforeState;
@@ -45,7 +45,7 @@ fn rec(index: u32, action: &str, target: Option<(&str, &str)>, page: &str) -> St
                 of: 1,
             }),
             page: page.into(),
-            used: None,
+            ..StepRecipe::default()
         }),
         ..Step::new(
             "acme",
@@ -118,7 +118,7 @@ fn a_verified_run_becomes_a_recipe_without_its_failed_action_and_with_its_confir
     assert!(!r.steps[1].confirm);
     // The recorded run's words are not kept: a replayed finish says what the server did.
     assert_eq!(r.steps[3].value, None);
-    assert!(!r.steps[3].answer_from_page);
+    assert_eq!(r.steps[3].own_value, None);
     assert!(
         !serde_json::to_string(&r).unwrap().contains("thinking"),
         "no thought is kept"
@@ -140,7 +140,13 @@ fn a_verified_run_becomes_a_recipe_without_its_failed_action_and_with_its_confir
         hash: "h".into(),
         els: vec![el("4", "link", "Blue mug"), el("5", "link", "Green mug")],
     };
-    let Next::Act { step: 0, target } = run.next(&home, Last::Nothing, &[]) else {
+    let Next::Act { step: 0, target } = run.next(
+        Here {
+            page: &home,
+            title: None,
+        },
+        Last::Nothing,
+    ) else {
         panic!("replayed");
     };
     assert_eq!(
@@ -209,7 +215,7 @@ fn runs_that_cannot_be_replayed_safely_are_not_recorded() {
             now(),
             60
         ),
-        Err(NotRecorded::SecretInInstruction)
+        Err(NotRecorded::TooGeneral)
     );
     // Not a web page.
     let mut t2 = task("x");
@@ -236,7 +242,7 @@ fn a_secret_is_never_kept_and_an_answer_read_off_the_page_is_asked_for_again() {
         s[2].thought = answer.into();
         let refs: Vec<&Step> = s.iter().collect();
         let t = task("Sign in and open my orders");
-        record(&t, &refs, now(), 60).expect("recorded").steps[2].answer_from_page
+        record(&t, &refs, now(), 60).expect("recorded").steps[2].own_value == Some(OwnValue::Answer)
     };
     assert!(
         named("The account belongs to Alice Smith."),
@@ -247,7 +253,7 @@ fn a_secret_is_never_kept_and_an_answer_read_off_the_page_is_asked_for_again() {
     let question = task("Is the blue mug in stock?");
     let refs: Vec<&Step> = steps.iter().collect();
     let r = record(&question, &refs, now(), 60).expect("recorded");
-    assert!(r.steps[2].answer_from_page);
+    assert!(r.steps[2].own_value == Some(OwnValue::Answer));
     // An address is kept only when it is wholly a value of the instruction.
     let nav = [
         rec(
@@ -260,15 +266,15 @@ fn a_secret_is_never_kept_and_an_answer_read_off_the_page_is_asked_for_again() {
     ];
     let refs: Vec<&Step> = nav.iter().collect();
     let r = record(&task("Open my orders page"), &refs, now(), 60).expect("recorded");
-    assert!(r.steps[0].found_value && r.steps[0].value.is_none());
+    assert!(r.steps[0].own_value == Some(OwnValue::Found) && r.steps[0].value.is_none());
     assert!(!serde_json::to_string(&r).unwrap().contains("alice"));
     let refs: Vec<&Step> = steps.iter().collect();
     let r = record(&t, &refs, now(), 60).expect("recorded");
-    assert!(r.steps[0].secret);
+    assert!(r.steps[0].own_value == Some(OwnValue::Secret));
     assert_eq!(r.steps[0].value, None);
     assert!(!serde_json::to_string(&r).unwrap().contains("[secret]"));
     assert!(
-        r.steps[2].answer_from_page,
+        r.steps[2].own_value == Some(OwnValue::Answer),
         "4411 is not in the instruction"
     );
     let run = RecipeRun::start(&r, Vec::new());
@@ -289,7 +295,7 @@ fn a_secret_is_never_kept_and_an_answer_read_off_the_page_is_asked_for_again() {
     ];
     let refs: Vec<&Step> = steps.iter().collect();
     let r = record(&t, &refs, now(), 60).expect("recorded");
-    assert!(r.steps[0].found_value);
+    assert!(r.steps[0].own_value == Some(OwnValue::Found));
     assert_eq!(r.steps[0].value, None);
     assert!(!serde_json::to_string(&r).unwrap().contains("2026-12-01"));
     let mut run = RecipeRun::start(&r, Vec::new());
@@ -299,10 +305,16 @@ fn a_secret_is_never_kept_and_an_answer_read_off_the_page_is_asked_for_again() {
         els: vec![el("9", "inp", "Date")],
     };
     assert_eq!(
-        run.next(&page, Last::Nothing, &[]),
+        run.next(
+            Here {
+                page: &page,
+                title: None
+            },
+            Last::Nothing
+        ),
         Next::Heal {
             step: 0,
-            why: crate::domain::recipe::run::Decline::FoundValue
+            why: crate::domain::recipe::run::Decline::Owned
         }
     );
 }
@@ -318,7 +330,7 @@ fn a_step_is_marked_with_its_target_as_it_can_be_found_again() {
             el("3", "btn", "Buy now"),
         ],
     };
-    let m = mark(&page, "https://shop.test/item/42", "click(2)");
+    let m = mark(&page, "https://shop.test/item/42", None, "click(2)");
     assert_eq!(m.page, "/item/*");
     let t = m.target.expect("described");
     assert_eq!(
@@ -326,7 +338,7 @@ fn a_step_is_marked_with_its_target_as_it_can_be_found_again() {
         ("btn", "remove", 1, 2)
     );
     assert_eq!(
-        mark(&page, "https://shop.test/", "scroll(true, 1)").target,
+        mark(&page, "https://shop.test/", None, "scroll(true, 1)").target,
         None
     );
 }
@@ -348,9 +360,9 @@ fn a_target_named_by_a_record_is_picked_by_the_model_on_every_run() {
     ];
     let refs: Vec<&Step> = steps.iter().collect();
     let r = record(&t, &refs, now(), 60).expect("recorded");
-    assert!(r.steps[0].found_target && !r.steps[1].found_target);
+    assert!(r.steps[0].own_target && !r.steps[1].own_target);
     assert!(!serde_json::to_string(&r).unwrap().contains("1041"));
-    assert_eq!(r.steps[0].intent, "click the link");
+    assert_eq!(r.steps[0].intent, "click the link this task calls for");
     let mut run = RecipeRun::start(&r, Vec::new());
     let page = FakePage {
         url: "https://shop.test/invoices".into(),
@@ -360,15 +372,21 @@ fn a_target_named_by_a_record_is_picked_by_the_model_on_every_run() {
             el("4", "link", "Invoice INV-1041"),
         ],
     };
-    let why = crate::domain::recipe::run::Decline::FoundTarget;
+    let why = crate::domain::recipe::run::Decline::Owned;
     assert_eq!(
-        run.next(&page, Last::Nothing, &[]),
+        run.next(
+            Here {
+                page: &page,
+                title: None
+            },
+            Last::Nothing
+        ),
         Next::Heal {
             step: 0,
             why: why.clone()
         }
     );
-    let hint = run.hint(0, &why);
+    let hint = run.described(0, &why);
     assert!(hint.contains("the link this task calls for"), "{hint}");
     // A lone digit names a place, not a record: "Tab 2" is replayed.
     let steps = [
@@ -377,7 +395,7 @@ fn a_target_named_by_a_record_is_picked_by_the_model_on_every_run() {
     ];
     let refs: Vec<&Step> = steps.iter().collect();
     let r = record(&task("Open the settings tab"), &refs, now(), 60).expect("recorded");
-    assert!(!r.steps[0].found_target);
+    assert!(!r.steps[0].own_target);
 }
 
 #[test]
@@ -394,12 +412,15 @@ fn an_instruction_that_asks_for_a_status_gets_the_models_answer() {
         record(&task(query), &refs, now(), 60)
             .expect("recorded")
             .steps[1]
-            .answer_from_page
+            .own_value
+            == Some(OwnValue::Answer)
     };
     assert!(answered("Check my order status"));
     assert!(answered("Find my latest order's status"));
     assert!(answered("Verify that the order went through"));
     assert!(!answered("Open my orders page and cancel the last order"));
+    // "Check out" is an act, not a question.
+    assert!(!answered("Check out my cart and ship it to my office"));
     drop(refs);
 }
 
@@ -425,7 +446,7 @@ fn a_target_that_holds_a_value_of_the_instruction_is_not_replayed_for_another() 
     let refs: Vec<&Step> = steps.iter().collect();
     let r = record(&t, &refs, now(), 60).expect("recorded");
     assert_eq!(r.template, "share the report with {people}");
-    assert!(r.steps[1].found_target && !r.steps[2].found_target);
+    assert!(r.steps[1].own_target && !r.steps[2].own_target);
     assert!(!serde_json::to_string(&r).unwrap().contains("alice"));
     // A short value is not looked for in names: "3" is in too many.
     assert!(!holds_value("add 3 to cart", "3"));
@@ -450,7 +471,7 @@ fn a_list_named_by_its_options_is_replayed_with_this_runs_choice() {
     ];
     let refs: Vec<&Step> = steps.iter().collect();
     let r = record(&t, &refs, now(), 60).expect("recorded");
-    assert!(!r.steps[0].found_target, "{:?}", r.steps[0]);
+    assert!(!r.steps[0].own_target, "{:?}", r.steps[0]);
     let param = r.steps[0]
         .value_param
         .clone()
@@ -465,7 +486,13 @@ fn a_list_named_by_its_options_is_replayed_with_this_runs_choice() {
         ],
     };
     assert_eq!(
-        run.next(&page, Last::Nothing, &[]),
+        run.next(
+            Here {
+                page: &page,
+                title: None
+            },
+            Last::Nothing
+        ),
         Next::Act {
             step: 0,
             target: Some("4".into())
@@ -492,7 +519,7 @@ fn a_list_named_by_its_options_is_replayed_with_this_runs_choice() {
     ];
     let refs: Vec<&Step> = steps.iter().collect();
     let r = record(&t, &refs, now(), 60).expect("recorded");
-    assert!(r.steps[0].found_target && r.steps[1].found_target, "{r:?}");
+    assert!(r.steps[0].own_target && r.steps[1].own_target, "{r:?}");
     // A list whose options carry numbers (prices, card endings) too.
     let steps = [
         rec(
@@ -505,5 +532,5 @@ fn a_list_named_by_its_options_is_replayed_with_this_runs_choice() {
     ];
     let refs: Vec<&Step> = steps.iter().collect();
     let r = record(&task("Ship my order by express"), &refs, now(), 60).expect("recorded");
-    assert!(r.steps[0].found_target);
+    assert!(r.steps[0].own_target);
 }

@@ -99,25 +99,35 @@ pub struct AgentConfig {
     pub recipes: RecipeSettings,
 }
 
-/// Recipes: on for each tenant or off, how long one lasts, how many runs in a row may heal it
-/// before it is dropped, and how many a tenant keeps.
+/// Recipes: on for each tenant or off, how long one lasts, how many a tenant and a member keep,
+/// and after how many agreeing runs of two members or more one is promoted (0: only by an
+/// administrator).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecipeSettings {
     pub enabled: bool,
     pub ttl_days: i64,
-    pub max_healed_runs: u32,
     pub per_tenant: usize,
+    pub per_member: usize,
+    pub promote_after: u32,
     /// An instruction worded a little differently binds too (`RECIPE_MATCH=approximate`).
     pub approximate: bool,
 }
 
 impl RecipeSettings {
-    fn from_lookup(get: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+    pub fn limits(&self) -> crate::ports::recipes::RecipeLimits {
+        crate::ports::recipes::RecipeLimits {
+            per_tenant: self.per_tenant,
+            per_member: self.per_member,
+        }
+    }
+
+    pub fn from_lookup(get: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         Ok(Self {
             enabled: one_of(get, "RECIPES", &[("tenant", true), ("off", false)])?,
             ttl_days: parse_num(get, "RECIPE_TTL_DAYS", 30, 1, 365)?,
-            max_healed_runs: parse_num(get, "RECIPE_MAX_HEALED_RUNS", 3, 1, 100)?,
             per_tenant: parse_num(get, "RECIPES_PER_TENANT", 500, 1, 10_000)?,
+            per_member: parse_num(get, "RECIPES_PER_MEMBER", 50, 1, 10_000)?,
+            promote_after: parse_num(get, "RECIPE_PROMOTE_AFTER_RUNS", 0, 0, 10_000)?,
             approximate: one_of(
                 get,
                 "RECIPE_MATCH",

@@ -15,7 +15,7 @@ mod variables;
 
 pub use agent::{
     AgentConfig, BedrockEndpoint, KnowledgeConfig, LlmConfig, LlmProvider, OpenAiEndpoint,
-    Orchestrator,
+    Orchestrator, RecipeSettings,
 };
 pub use metrics::{MetricsConfig, DEFAULT_NAMESPACE};
 pub use origins::{parse_origins, OriginRule};

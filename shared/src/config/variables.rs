@@ -183,7 +183,7 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
     (
         "RECIPES",
         "tenant",
-        "`tenant`: a verified run becomes the tenant's recipe for that task on that site and later runs replay it without the model while the page still matches; `off`",
+        "`tenant`: a member's verified run becomes that member's recipe for that task on that site, replayed for that member without the model while the page still matches, and for every member once promoted; `off`",
     ),
     (
         "RECIPE_TTL_DAYS",
@@ -191,9 +191,14 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "days a recipe lasts after its last recorded run (1-365)",
     ),
     (
-        "RECIPE_MAX_HEALED_RUNS",
-        "3",
-        "runs in a row that needed the model to heal a step before the recipe is dropped (1-100)",
+        "RECIPES_PER_MEMBER",
+        "50",
+        "recipes one member's runs may add to the tenant's (1-10000)",
+    ),
+    (
+        "RECIPE_PROMOTE_AFTER_RUNS",
+        "0",
+        "verified runs, by two members or more, that agree step for step after which a recipe becomes the organisation's without an administrator; `0`: only `agent-admin recipe promote` or the inspector's route promote (0-10000)",
     ),
     (
         "RECIPE_MATCH",

@@ -261,7 +261,7 @@ pub fn mentions_any(text: &str, words: &[&str]) -> bool {
 pub mod fake {
     use std::borrow::Cow;
 
-    use super::{ElementFacts, PageFacts};
+    use super::{ElementFacts, Holder, PageFacts};
 
     /// One element of a [`FakePage`].
     #[derive(Debug, Clone, Default)]
@@ -274,6 +274,8 @@ pub mod fake {
         pub href: Option<String>,
         pub input_type: Option<String>,
         pub attrs: Vec<(String, String)>,
+        /// The text of the dialog it is in.
+        pub dialog: Option<String>,
     }
 
     /// An element with an id, a short role and a name.
@@ -305,6 +307,10 @@ pub mod fake {
         }
         pub fn attr(mut self, k: &str, v: &str) -> Self {
             self.attrs.push((k.into(), v.into()));
+            self
+        }
+        pub fn in_dialog(mut self, text: &str) -> Self {
+            self.dialog = Some(text.into());
             self
         }
     }
@@ -355,6 +361,13 @@ pub mod fake {
         }
         fn element(&self, id: &str) -> Option<ElementFacts<'_>> {
             self.elements().find(|e| e.id == id)
+        }
+        fn holder(&self, id: &str) -> Option<Holder> {
+            let e = self.els.iter().find(|e| e.id == id)?;
+            e.dialog.as_ref().map(|text| Holder {
+                text: text.clone(),
+                dialog: true,
+            })
         }
         fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_> {
             Box::new(self.els.iter().map(|e| ElementFacts {

@@ -1,20 +1,21 @@
 //! Recipes: one item each under the tenant's recipe partition, found by site pattern through
-//! the first index, with a count item that caps how many a tenant has. The count moves in the
-//! same transaction as the recipe it counts; recipes that expire leave it high, so a tenant that
-//! seems full is counted again (its live recipes read once) before a new recipe is refused.
+//! the first index, with count items that cap how many a tenant has and how many one member's
+//! runs added. The counts move in the same transaction as the recipe they count; recipes that
+//! expire leave them high, so a tenant or member that seems full is counted again (the
+//! tenant's live recipes read once) before a new recipe is refused.
 
 use super::*;
 use crate::domain::recipe::book::{Recipe, MAX_PER_SITE};
-use crate::ports::recipes::{RecipeStore, Stored};
+use crate::ports::recipes::{RecipeLimits, RecipeStore, Stored};
 
-/// The count item's attribute.
+/// The count items' attribute.
 const COUNT: &str = "count";
 
 fn recipe_item(r: &Recipe) -> StoreResult<Item> {
     let mut item = item_of(&keys::recipes_pk(&r.tenant_id), &keys::recipe_sk(&r.id), r)?;
     item.insert(
         Index::Gsi1.pk().into(),
-        Value::from(keys::recipe_site_pk(&r.tenant_id, &r.domain, &r.path)),
+        Value::from(keys::recipe_site_pk(&r.tenant_id, &r.origin, &r.path)),
     );
     item.insert(Index::Gsi1.sk().into(), Value::from(r.id.clone()));
     Ok(agent_tools::with_ttl(
@@ -23,28 +24,41 @@ fn recipe_item(r: &Recipe) -> StoreResult<Item> {
     ))
 }
 
-fn count_update(by: i64) -> Update {
-    Update {
-        add: vec![(COUNT.into(), by)],
-        ..Update::default()
+/// The counts a recipe is in: the tenant's, and its member's for a member's own.
+fn counts(r: &Recipe, limits: RecipeLimits) -> Vec<(String, usize)> {
+    let mut out = vec![(keys::RECIPE_COUNT_SK.to_owned(), limits.per_tenant)];
+    if !r.promoted {
+        out.push((keys::recipe_member_count_sk(&r.owner), limits.per_member));
+    }
+    out
+}
+
+fn count_write(pk: &str, sk: &str, by: i64, below: Option<usize>) -> Write {
+    Write::Update {
+        pk: pk.to_owned(),
+        sk: sk.to_owned(),
+        update: Update {
+            add: vec![(COUNT.into(), by)],
+            ..Update::default()
+        },
+        cond: match below {
+            Some(max) => Cond::MissingOrAtMost(COUNT.into(), max as i64 - 1),
+            None => Cond::Always,
+        },
     }
 }
 
 impl TableStore {
-    /// A new recipe with the count, while the count is below `max`.
-    async fn add_recipe(&self, item: &Item, pk: &str, max: usize) -> StoreResult<bool> {
-        let writes = vec![
-            Write::Put {
-                item: item.clone(),
-                cond: Cond::Missing,
-            },
-            Write::Update {
-                pk: pk.to_owned(),
-                sk: keys::RECIPE_COUNT_SK.into(),
-                update: count_update(1),
-                cond: Cond::MissingOrAtMost(COUNT.into(), max as i64 - 1),
-            },
-        ];
+    /// A new recipe with its counts, while each is below its cap.
+    async fn add_recipe(&self, r: &Recipe, item: &Item, limits: RecipeLimits) -> StoreResult<bool> {
+        let pk = keys::recipes_pk(&r.tenant_id);
+        let mut writes = vec![Write::Put {
+            item: item.clone(),
+            cond: Cond::Missing,
+        }];
+        for (sk, max) in counts(r, limits) {
+            writes.push(count_write(&pk, &sk, 1, Some(max)));
+        }
         match self.table.transact(writes).await {
             Ok(()) => Ok(true),
             Err(StoreError::Conflict(_)) => Ok(false),
@@ -53,25 +67,25 @@ impl TableStore {
     }
 
     /// Counts the tenant's live recipes again (deleting the expired ones it meets) and sets
-    /// the count to it, unless another writer changed the count meanwhile (then the count as
-    /// it stands is taken: concurrent recounts never write over each other's additions).
-    async fn recount_recipes(&self, pk: &str) -> StoreResult<usize> {
+    /// `r`'s counts to them, unless another writer changed a count meanwhile (then that count
+    /// stands: concurrent recounts never write over each other's additions). Whether `r`
+    /// would still be over a cap.
+    async fn recount_full(&self, r: &Recipe, limits: RecipeLimits) -> StoreResult<bool> {
+        let pk = keys::recipes_pk(&r.tenant_id);
         let now = self.now();
-        let before = self
-            .table
-            .get(pk, keys::RECIPE_COUNT_SK)
-            .await?
-            .and_then(|i| i.get(COUNT).and_then(Value::as_i64));
-        let mut q = Query::partition(pk).sk(SkCond::Prefix(keys::RECIPE_PREFIX.into()));
-        let (mut live, mut gone) = (0usize, Vec::new());
+        let mut q = Query::partition(&pk).sk(SkCond::Prefix(keys::RECIPE_PREFIX.into()));
+        let (mut tenant, mut member, mut gone) = (0usize, 0usize, Vec::new());
         loop {
             let page = self.table.query(q.clone()).await?;
             for i in &page.items {
                 if is_expired(i, now) {
                     gone.extend(key_of(i));
-                } else {
-                    live += 1;
+                    continue;
                 }
+                tenant += 1;
+                let mine = body_of::<Recipe>(i.clone())
+                    .is_ok_and(|o| !o.promoted && !r.promoted && o.owner == r.owner);
+                member += usize::from(mine);
             }
             match page.last {
                 Some(last) => q.start_after = Some(last),
@@ -81,20 +95,29 @@ impl TableStore {
         if !gone.is_empty() {
             self.table.batch_delete(gone).await?;
         }
-        let mut count = Item::new();
-        count.insert(PK.into(), Value::from(pk));
-        count.insert(SK.into(), Value::from(keys::RECIPE_COUNT_SK));
-        count.insert(COUNT.into(), Value::from(live));
-        let unchanged = match before {
-            Some(n) => Cond::Eq(COUNT.into(), Value::from(n)),
-            None => Cond::Missing,
-        };
-        match self.table.put(count, unchanged).await {
-            Ok(()) => Ok(live),
-            // Someone added or deleted meanwhile: their count stands.
-            Err(StoreError::Conflict(_)) => Ok(before.unwrap_or(0).max(live as i64) as usize),
-            Err(e) => Err(e),
+        let mut full = false;
+        for ((sk, max), live) in counts(r, limits).into_iter().zip([tenant, member]) {
+            let before = self
+                .table
+                .get(&pk, &sk)
+                .await?
+                .and_then(|i| i.get(COUNT).and_then(Value::as_i64));
+            let mut count = Item::new();
+            count.insert(PK.into(), Value::from(pk.clone()));
+            count.insert(SK.into(), Value::from(sk));
+            count.insert(COUNT.into(), Value::from(live));
+            let unchanged = match before {
+                Some(n) => Cond::Eq(COUNT.into(), Value::from(n)),
+                None => Cond::Missing,
+            };
+            let counted = match self.table.put(count, unchanged).await {
+                Ok(()) => live,
+                Err(StoreError::Conflict(_)) => before.unwrap_or(0).max(live as i64) as usize,
+                Err(e) => return Err(e),
+            };
+            full |= counted >= max;
         }
+        Ok(full)
     }
 }
 
@@ -103,12 +126,12 @@ impl RecipeStore for TableStore {
     async fn site_recipes(
         &self,
         tenant_id: &str,
-        domain: &str,
+        origin: &str,
         path: &str,
         limit: usize,
     ) -> StoreResult<Vec<Recipe>> {
         // Read past items that expired (not deleted yet) or cannot be read, up to twice.
-        let q = Query::partition(keys::recipe_site_pk(tenant_id, domain, path))
+        let q = Query::partition(keys::recipe_site_pk(tenant_id, origin, path))
             .on(Index::Gsi1)
             .limit(limit.saturating_mul(2));
         let now = self.now();
@@ -131,7 +154,7 @@ impl RecipeStore for TableStore {
             .collect())
     }
 
-    async fn put_recipe(&self, recipe: &Recipe, max_per_tenant: usize) -> StoreResult<Stored> {
+    async fn put_recipe(&self, recipe: &Recipe, limits: RecipeLimits) -> StoreResult<Stored> {
         let pk = keys::recipes_pk(&recipe.tenant_id);
         let sk = keys::recipe_sk(&recipe.id);
         let item = recipe_item(recipe)?;
@@ -153,7 +176,7 @@ impl RecipeStore for TableStore {
             let site = self
                 .site_recipes(
                     &recipe.tenant_id,
-                    &recipe.domain,
+                    &recipe.origin,
                     &recipe.path,
                     MAX_PER_SITE,
                 )
@@ -161,17 +184,75 @@ impl RecipeStore for TableStore {
             if site.len() >= MAX_PER_SITE {
                 return Ok(Stored::Full);
             }
-            if self.add_recipe(&item, &pk, max_per_tenant).await? {
+            if self.add_recipe(recipe, &item, limits).await? {
                 return Ok(Stored::Added);
             }
-            // Either someone added it in between (go round: it is replaced), or the tenant
-            // seems full: counted again once, without what expired.
+            // Either someone added it in between (go round: it is replaced), or a cap seems
+            // reached: counted again once, without what expired.
             if self.table.get(&pk, &sk).await?.is_none() {
-                if self.recount_recipes(&pk).await? >= max_per_tenant {
+                if self.recount_full(recipe, limits).await? {
                     return Ok(Stored::Full);
                 }
-                if self.add_recipe(&item, &pk, max_per_tenant).await? {
+                if self.add_recipe(recipe, &item, limits).await? {
                     return Ok(Stored::Added);
+                }
+            }
+            race_pause(attempt).await;
+        }
+        Err(StoreError::Conflict("the recipe kept changing".into()))
+    }
+
+    async fn put_recipe_if_absent(
+        &self,
+        recipe: &Recipe,
+        limits: RecipeLimits,
+    ) -> StoreResult<Stored> {
+        let pk = keys::recipes_pk(&recipe.tenant_id);
+        let sk = keys::recipe_sk(&recipe.id);
+        let item = recipe_item(recipe)?;
+        for attempt in 0..RACE_RETRIES {
+            let now = self.now();
+            if let Some(old) = self.table.get(&pk, &sk).await? {
+                if !is_expired(&old, now) {
+                    return Ok(Stored::Exists);
+                }
+                // Expired, not deleted yet (counted already): replaced while it still is.
+                let expired = Cond::All(vec![Cond::Live { now: i64::MIN }, Cond::Absent { now }]);
+                match self.table.put(item.clone(), expired).await {
+                    Ok(()) => return Ok(Stored::Replaced),
+                    Err(StoreError::Conflict(_)) => {
+                        race_pause(attempt).await;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            let site = self
+                .site_recipes(
+                    &recipe.tenant_id,
+                    &recipe.origin,
+                    &recipe.path,
+                    MAX_PER_SITE,
+                )
+                .await?;
+            if site.len() >= MAX_PER_SITE {
+                return Ok(Stored::Full);
+            }
+            // The add's put holds only while no item has the id: one concurrent writer wins.
+            if self.add_recipe(recipe, &item, limits).await? {
+                return Ok(Stored::Added);
+            }
+            // Another writer added it, or a cap seems reached: counted again once.
+            match self.table.get(&pk, &sk).await? {
+                Some(other) if !is_expired(&other, self.now()) => return Ok(Stored::Exists),
+                Some(_) => {}
+                None => {
+                    if self.recount_full(recipe, limits).await? {
+                        return Ok(Stored::Full);
+                    }
+                    if self.add_recipe(recipe, &item, limits).await? {
+                        return Ok(Stored::Added);
+                    }
                 }
             }
             race_pause(attempt).await;
@@ -209,19 +290,23 @@ impl RecipeStore for TableStore {
 
     async fn delete_recipe(&self, tenant_id: &str, id: &str) -> StoreResult<bool> {
         let pk = keys::recipes_pk(tenant_id);
-        let writes = vec![
-            Write::Delete {
-                pk: pk.clone(),
-                sk: keys::recipe_sk(id),
-                cond: Cond::Live { now: i64::MIN },
-            },
-            Write::Update {
-                pk,
-                sk: keys::RECIPE_COUNT_SK.into(),
-                update: count_update(-1),
-                cond: Cond::Always,
-            },
-        ];
+        let sk = keys::recipe_sk(id);
+        // Its counts: the tenant's, and its member's for a member's own.
+        let Some(item) = self.table.get(&pk, &sk).await? else {
+            return Ok(false);
+        };
+        let member = body_of::<Recipe>(item)
+            .ok()
+            .filter(|r| !r.promoted)
+            .map(|r| keys::recipe_member_count_sk(&r.owner));
+        let mut writes = vec![Write::Delete {
+            pk: pk.clone(),
+            sk,
+            cond: Cond::Live { now: i64::MIN },
+        }];
+        for count in std::iter::once(keys::RECIPE_COUNT_SK.to_owned()).chain(member) {
+            writes.push(count_write(&pk, &count, -1, None));
+        }
         match self.table.transact(writes).await {
             Ok(()) => Ok(true),
             Err(StoreError::Conflict(_)) => Ok(false),

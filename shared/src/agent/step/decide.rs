@@ -109,18 +109,9 @@ pub fn rules(
     );
     let facts = known.facts(ctx, step.step_index);
     let user_spoke = step.user_input.is_some() || step.task.resume_note.is_some();
-    let ruled = match shortcut::decide(step, &facts) {
-        Some(d) => {
-            // The model's own action still (the rest of its answer, or the one the user
-            // confirmed): for a recipe step handed to it, part of its answer.
-            if d.confirmed || d.queued {
-                recipe::still_healing(step);
-            }
-            Some(d)
-        }
-        None => recipe::replay(step, &facts),
-    }
-    .or_else(|| correct::correct(step, req, &facts, now));
+    let ruled = shortcut::decide(step, &facts)
+        .or_else(|| recipe::replay(step, &facts))
+        .or_else(|| correct::correct(step, req, &facts, now));
     // What the user said (a no, an unclear reply, a resume) is the model's to read, whatever
     // this step's rules did first (a cookie banner closed): the recipe is left to the model.
     // Only a yes that runs the confirmed action lets it go on — or an unclear reply the same

@@ -213,6 +213,8 @@ pub struct StepContext {
     // Decide, Guard and RunTool (and the rules before them).
     /// Lines for the model from the server's own rules (a correction to make, a refusal).
     pub notes: Vec<String>,
+    /// The recipe step the model is asked for, as recorded (shown as data, not instructions).
+    pub recipe_step: Option<String>,
     /// The task's steps: those stored before this request, then the server tools it ran.
     pub history: Vec<Step>,
     /// The records of the server tools this request ran (also at the end of `history`).

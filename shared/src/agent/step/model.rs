@@ -122,6 +122,7 @@ fn messages(
         last_action: &req.last_action,
         verification: step.verification.as_ref(),
         notes: &step.notes,
+        recipe_step: step.recipe_step.as_deref(),
         ask_plan,
         step_index: step.step_index,
         knowledge: &step.knowledge,
@@ -379,8 +380,9 @@ pub async fn review(
         Next::Done
     };
     let problem = match guard(&content, &facts) {
-        Review::Accept(p) => {
+        Review::Accept(mut p) => {
             step.task.refused = 0;
+            super::recipe::answered(step, &mut p, &facts);
             match accept::accept(ctx, step, req, built, *p, attempt, deadline).await {
                 accept::Outcome::Done(d) => return done(step, *d),
                 accept::Outcome::Retry(problem) => {

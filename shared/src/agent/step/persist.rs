@@ -214,7 +214,8 @@ pub async fn persist(
             page: &snapshot.page,
             url: &req.url,
         };
-        let mut mark = crate::agent::recipe::mark(&view, &req.url, &r.action);
+        let title = req.page_title.as_deref();
+        let mut mark = crate::agent::recipe::mark(&view, &req.url, title, &r.action);
         mark.used = step.recipe_use.clone();
         r.recipe = Some(mark);
     }

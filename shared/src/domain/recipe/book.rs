@@ -1,9 +1,9 @@
-//! What a recipe holds: the site and the task's template it answers, and per step the action
-//! with its target described by what is stable (role, normalised name, position among equals,
-//! the page's path pattern) — never by element id — what the step meant, what it was expected
-//! to bring about, and whether it needed the user's confirmation. Values the user gave in the
-//! instruction are parameters; a value typed into a secret field is never kept (the step is
-//! marked `secret` and the model is asked for it on every run).
+//! What a recipe holds: the site and the task's template it answers, who it belongs to (the
+//! member whose verified run recorded it, or — promoted — the organisation), and per step the
+//! action with its target described by what is stable (role, normalised name, position among
+//! equals, the page's path pattern, the dialog or form around it and the page's title), never
+//! by element id. Values the instruction gives are parameters; any other value, a secret, a
+//! pick among records or options, or an answer read off the page is the model's on every run.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -13,51 +13,92 @@ use super::TargetDescription;
 
 /// Most steps a recipe keeps (a longer run is not recorded).
 pub const MAX_STEPS: usize = 40;
-/// The recipes' format: older ones (which kept more of the recording run, or a record's
-/// number as a target's name) are not replayed.
-pub const FORMAT: u32 = 3;
+/// The recipes' format: older ones (shared by the whole organisation, without context) are
+/// not replayed.
+pub const FORMAT: u32 = 4;
 /// Largest recipe, serialised (a larger one is not recorded).
 pub const MAX_BYTES: usize = 32 * 1024;
 /// Most recipes of one site pattern of a tenant.
 pub const MAX_PER_SITE: usize = 20;
-/// Longest intent or expectation kept with a step.
+/// Longest intent, expectation or context kept with a step.
 pub const MAX_INTENT_CHARS: usize = 200;
-/// Longest final answer kept.
-pub const MAX_ANSWER_CHARS: usize = 1_000;
+/// Roles of a choice among options: which one is picked is the instruction's to name.
+pub const CHOICES: &[&str] = &["radio", "opt", "option", "menuitemradio"];
 
-/// A tenant's recipe for one task on one site.
+/// A recipe for one task on one site, of one member or (promoted) of the organisation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Recipe {
-    /// Derived from the site and the template ([`recipe_id`]): one recipe per task and site.
+    /// [`recipe_id`] of its site, template and owner (`""` for the organisation's).
     pub id: String,
     pub tenant_id: String,
-    pub domain: String,
+    /// The member whose run recorded it (for a promoted recipe: whose version was promoted).
+    #[serde(default)]
+    pub owner: String,
+    /// The organisation's: replayed for every member.
+    #[serde(default)]
+    pub promoted: bool,
+    /// `scheme://host:port` of the start page.
+    #[serde(default)]
+    pub origin: String,
     /// The start page's path pattern.
     pub path: String,
     /// The normalised instruction with `{name}` for each parameter.
     pub template: String,
     pub params: Vec<String>,
-    /// Each parameter's recorded shape: another run's value must have the same separators
-    /// and about as many words (a split the recorded run would not have made binds nothing).
+    /// Each parameter's recorded shape (another run's value must look alike).
     #[serde(default)]
     pub shapes: Vec<ParamShape>,
-    /// [`FORMAT`] when recorded.
     #[serde(default)]
     pub format: u32,
     pub steps: Vec<RecipeStep>,
     /// The task whose verified run recorded it (last).
     pub recorded_from: String,
+    /// Verified runs that took exactly these steps (for promotion by agreement).
+    #[serde(default)]
+    pub runs: u32,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     /// Epoch seconds after which it is gone.
     pub expires_at: i64,
-    /// Runs that replayed it.
-    #[serde(default)]
-    pub replays: u32,
-    /// Runs in a row that needed the model to heal a step (reset by a clean replay).
-    #[serde(default)]
-    pub healed_runs: u32,
+}
+
+impl Recipe {
+    /// Its steps' hash: two runs agree step for step when they have the same.
+    pub fn fingerprint(&self) -> String {
+        let steps = serde_json::to_string(&self.steps).unwrap_or_default();
+        recipe_id(&self.origin, &self.path, &self.template, &steps)
+    }
+
+    /// The organisation's copy of this member's recipe.
+    pub fn promoted(&self, now: DateTime<Utc>) -> Recipe {
+        Recipe {
+            id: recipe_id(&self.origin, &self.path, &self.template, ""),
+            promoted: true,
+            updated_at: now,
+            ..self.clone()
+        }
+    }
+}
+
+/// Whether runs agree enough to make `recipe` the organisation's: its members' recipes of the
+/// same task with exactly its steps (`site` read with it, or without it yet) come from two
+/// members at least and `runs` runs in all, and the organisation has no such recipe yet.
+pub fn agreed(site: &[Recipe], recipe: &Recipe, runs: u32) -> bool {
+    let print = recipe.fingerprint();
+    let same: Vec<&Recipe> = site
+        .iter()
+        .filter(|r| r.id != recipe.id)
+        .chain([recipe])
+        .filter(|r| r.template == recipe.template && r.fingerprint() == print)
+        .collect();
+    let members: std::collections::BTreeSet<&str> = same
+        .iter()
+        .filter(|r| !r.promoted)
+        .map(|r| r.owner.as_str())
+        .collect();
+    let total: u32 = same.iter().filter(|r| !r.promoted).map(|r| r.runs).sum();
+    members.len() >= 2 && total >= runs && !same.iter().any(|r| r.promoted)
 }
 
 /// What a parameter's value looked like in the recorded run.
@@ -79,12 +120,23 @@ impl ParamShape {
     }
 
     /// Whether `value` could be the same kind of value: the same separators and about as
-    /// many words — one more for a value of one or two words, half as many more for a longer
-    /// one (a trailing parameter does not swallow the rest of another instruction).
+    /// many words (a trailing parameter does not swallow the rest of another instruction).
     pub fn fits(&self, value: &str) -> bool {
         let other = Self::of(value);
         other.separators == self.separators && other.words <= self.words + (self.words / 2).max(1)
     }
+}
+
+/// Why the model gives a step's value on every run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OwnValue {
+    /// A value kept secret.
+    Secret,
+    /// A value the instruction does not give (read off the page, worked out).
+    Found,
+    /// The final answer, read off the page or the web.
+    Answer,
 }
 
 /// One step of a recipe.
@@ -93,11 +145,10 @@ impl ParamShape {
 pub struct RecipeStep {
     /// The action's name in the client's grammar (`click`, `setValue`, `finish`, ...).
     pub action: String,
-    /// The action's text argument when it is the same on every run (a key, an address, a
-    /// value that is not the user's).
+    /// The whole call of an action without a target (a key), templated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
-    /// The parameter whose value the action types or chooses.
+    /// The parameter whose value the action types, chooses or goes to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_param: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,33 +158,27 @@ pub struct RecipeStep {
     pub target_param: Option<String>,
     /// The path pattern of the page the step was taken on.
     pub page: String,
-    /// What the step was for, as the run's decision said it (parameters as `{name}`).
+    /// The dialog or form around the target and the page's title, as compared ([`super::context`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the step does, in the server's words (parameters as `{name}`).
     #[serde(default)]
     pub intent: String,
     /// What the action was expected to bring about, as verified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<String>,
-    /// The run asked the user before this step: every replay asks again.
+    /// The recorded run asked the user before this step: every run asks again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub confirm: bool,
-    /// It typed a value kept secret: the model is asked for it on every run.
+    /// The model gives the value on every run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_value: Option<OwnValue>,
+    /// The model picks the target on every run (a record, a person, an option the instruction
+    /// does not name): its name is not kept.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub secret: bool,
-    /// A final answer read off the page (or the web): the model gives it on every run.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub answer_from_page: bool,
-    /// It typed or chose a value the instruction does not give (read off the page, worked out
-    /// by the model): the model gives it on every run, never the recorded run's value.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub found_value: bool,
-    /// Its target was named by the recording run's data (a record's number or code: "INV-1041",
-    /// the newest order then): the model picks the target on every run. The name is not kept.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub found_target: bool,
-    /// The model added it when something was in the way (a dialog): skipped when its target
-    /// is not there.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub optional: bool,
+    pub own_target: bool,
 }
 
 impl RecipeStep {
@@ -146,15 +191,32 @@ impl RecipeStep {
             target: None,
             target_param: None,
             page: page.to_owned(),
+            context: None,
+            title: None,
             intent: String::new(),
             expect: None,
             confirm: false,
-            secret: false,
-            answer_from_page: false,
-            found_value: false,
-            found_target: false,
-            optional: false,
+            own_value: None,
+            own_target: false,
         }
+    }
+
+    /// The model gives part of it on every run: a value or a pick of the run's own, or
+    /// anything typed, chosen or gone to that is not the instruction's (a value kept as
+    /// recorded, an option picked by its recorded name).
+    pub fn owned(&self) -> bool {
+        let typed = matches!(
+            self.action.as_str(),
+            "setValue" | "selectOption" | "navigate" | "findText"
+        );
+        let choice = self
+            .target
+            .as_ref()
+            .is_some_and(|t| CHOICES.contains(&t.role.as_str()));
+        self.own_value.is_some()
+            || self.own_target
+            || typed && self.value_param.is_none()
+            || choice && self.target_param.is_none()
     }
 }
 
@@ -162,12 +224,15 @@ impl RecipeStep {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepRecipe {
-    /// The action's target as it can be found again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetDescription>,
     /// The path pattern of the page.
     #[serde(default)]
     pub page: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// The step came from a recipe: replayed without the model, or healed by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub used: Option<RecipeUse>,
@@ -192,14 +257,14 @@ pub struct RecipeUse {
 pub enum UseMode {
     /// The action went out without a model call.
     Replayed,
-    /// The model was asked with the recipe's step as a hint.
+    /// The model was asked for the step.
     Healed,
 }
 
-/// A recipe's id: its site and template, hashed (the same task on the same site is one recipe).
-pub fn recipe_id(domain: &str, path: &str, template: &str) -> String {
+/// A recipe's id: its site, template and owner hashed, each part delimited.
+pub fn recipe_id(origin: &str, path: &str, template: &str, owner: &str) -> String {
     let mut h = Sha256::new();
-    for part in [domain, path, template] {
+    for part in [origin, path, template, owner] {
         h.update(part.as_bytes());
         h.update([0]);
     }
@@ -213,27 +278,16 @@ pub fn templated(text: &str, params: &[(String, String)]) -> String {
     let mut by_length: Vec<&(String, String)> = params.iter().collect();
     by_length.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
     for (name, value) in by_length {
-        if value.is_empty() {
-            continue;
-        }
         // Lower-casing keeps byte offsets only for text whose case changes keep lengths.
-        let Some(lower) = super::aligned_lower(&out) else {
+        let Some(lower) = super::aligned_lower(&out).filter(|_| !value.is_empty()) else {
             continue;
         };
-        let mut at = 0;
         let mut rebuilt = String::new();
-        while let Some(k) = lower[at..].find(value.as_str()).map(|k| at + k) {
-            let end = k + value.len();
-            let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
-            let whole =
-                !alnum(lower[..k].chars().next_back()) && !alnum(lower[end..].chars().next());
+        let mut at = 0;
+        for k in super::word_starts(&lower, value) {
             rebuilt.push_str(&out[at..k]);
-            if whole {
-                rebuilt.push_str(&format!("{{{name}}}"));
-            } else {
-                rebuilt.push_str(&out[k..end]);
-            }
-            at = end;
+            rebuilt.push_str(&format!("{{{name}}}"));
+            at = k + value.len();
         }
         rebuilt.push_str(&out[at..]);
         out = rebuilt;
@@ -243,45 +297,7 @@ pub fn templated(text: &str, params: &[(String, String)]) -> String {
 
 /// `text` with each `{name}` replaced by its value (unknown names stay as written).
 pub fn filled(text: &str, params: &[(String, String)]) -> String {
-    let mut out = text.to_owned();
-    for (name, value) in params {
-        out = out.replace(&format!("{{{name}}}"), value);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn params(list: &[(&str, &str)]) -> Vec<(String, String)> {
-        list.iter()
-            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
-            .collect()
-    }
-
-    #[test]
-    fn values_become_parameters_in_text_and_come_back() {
-        let p = params(&[("quantity", "3"), ("sku", "sku-123")]);
-        let t = templated("Ordered 3 of SKU-123 (not 33 or 3x).", &p);
-        assert_eq!(t, "Ordered {quantity} of {sku} (not 33 or 3x).");
-        let other = params(&[("quantity", "5"), ("sku", "sku-9")]);
-        assert_eq!(filled(&t, &other), "Ordered 5 of sku-9 (not 33 or 3x).");
-        // Braces of the text itself never become parameters.
-        assert_eq!(templated("a {quantity} b", &p), "a quantity b");
-    }
-
-    #[test]
-    fn the_id_names_site_and_template_together() {
-        let a = recipe_id("shop.test", "/cart", "buy {item}");
-        assert_eq!(a.len(), 24);
-        assert_eq!(a, recipe_id("shop.test", "/cart", "buy {item}"));
-        assert_ne!(a, recipe_id("shop.test", "/cart", "buy {thing}"));
-        assert_ne!(a, recipe_id("shop.test", "/", "buy {item}"));
-        assert_ne!(
-            recipe_id("a", "bc", "d"),
-            recipe_id("ab", "c", "d"),
-            "parts are delimited"
-        );
-    }
+    params.iter().fold(text.to_owned(), |out, (name, value)| {
+        out.replace(&format!("{{{name}}}"), value)
+    })
 }

@@ -1,10 +1,7 @@
-//! Recipes' rules (issue 34, first part): what identifies a recipe — the site (registrable
-//! domain and path pattern) and the task's instruction with the values the user supplied
-//! turned into parameters — and how a recorded target is described by what is stable on a
-//! page (role, normalised accessible name, position among equals) and found again on a new
-//! page: exactly one element, or nothing is acted on. Pure functions over plain data. What a
-//! recipe holds is in [`book`]; how a run follows one, and when it hands a step to the model,
-//! in [`run`].
+//! Recipes' rules: a recipe's site (origin and path pattern), the task's instruction with the
+//! user's values as parameters, and a target described by what is stable on a page (role,
+//! normalised name, position among equals) and found again: exactly one element, or nothing.
+//! What a recipe holds is in [`book`]; how a run follows one in [`run`].
 
 pub mod book;
 pub mod loose;
@@ -16,89 +13,86 @@ use super::facts::{ElementFacts, PageFacts};
 
 /// Longest instruction a recipe is made from or matched against.
 pub const MAX_INSTRUCTION_CHARS: usize = 2_000;
-/// Most parameters an instruction yields.
+/// Most parameters an instruction yields, and the longest value.
 pub const MAX_PARAMS: usize = 12;
-/// Longest parameter value.
 pub const MAX_PARAM_CHARS: usize = 200;
-/// Path segments kept in a site's path pattern.
+/// Path segments kept in a path pattern; characters kept of a name and of a context.
 const MAX_PATH_SEGMENTS: usize = 8;
-/// Longest accessible name kept in a target description.
 const MAX_NAME_CHARS: usize = 120;
+const MAX_CONTEXT_CHARS: usize = 120;
 
-/// Where a recipe applies: the registrable domain and the path with its variable segments
-/// (ids, numbers, hashes) as `*`.
+/// `scheme://host:port` and the path with its variable segments (ids, numbers, hashes) as `*`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SiteKey {
-    pub domain: String,
+    pub origin: String,
     pub path: String,
 }
 
-/// The site of an absolute http(s) URL; `None` for other URLs (`about:blank`, `data:`).
+/// The site of an absolute http(s) URL; `None` for others (`about:blank`, `data:`).
 pub fn site_key(url: &str) -> Option<SiteKey> {
     let parsed = reqwest::Url::parse(url.trim()).ok()?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return None;
     }
-    let host = parsed
-        .host_str()?
-        .trim_matches(['[', ']'])
-        .to_ascii_lowercase();
-    let segments: Vec<String> = parsed
-        .path_segments()
-        .into_iter()
-        .flatten()
+    let host = parsed.host_str()?.to_ascii_lowercase();
+    let port = parsed.port_or_known_default()?;
+    let segments: Vec<String> = (parsed.path_segments().into_iter().flatten())
         .filter(|s| !s.is_empty())
         .take(MAX_PATH_SEGMENTS)
-        .map(|s| {
-            if variable_segment(s) {
-                "*".to_owned()
-            } else {
-                s.to_ascii_lowercase().chars().take(60).collect()
-            }
+        .map(|s| match variable_segment(s) {
+            true => "*".to_owned(),
+            false => s.to_ascii_lowercase().chars().take(60).collect(),
         })
         .collect();
     Some(SiteKey {
-        domain: super::site::root_domain(&host),
+        origin: format!("{}://{host}:{port}", parsed.scheme()),
         path: format!("/{}", segments.join("/")),
     })
 }
 
-/// A path segment that names one record rather than a kind of page: a number, two digits in a
-/// row (`sku-42`, a date, a UUID), mostly digits, or a long run of hex. A lone digit is part
-/// of a page's name (`step-2`, `v2`, `click-tab-2-hard.html`).
+/// A segment that names a record, not a kind of page: a record's code, or mostly digits (a
+/// lone digit is part of a page's name: `step-2`, `v2`).
 fn variable_segment(s: &str) -> bool {
     let alnum = s.chars().filter(|c| c.is_alphanumeric()).count();
     let digits = s.chars().filter(char::is_ascii_digit).count();
     record_code(s) || (digits > 0 && digits * 2 > alnum)
 }
 
-/// Two digits in a row (a number, a date, an amount, `INV-1041`) or a long run of hex.
+/// Two digits in a row (a number, a date, `INV-1041`) or a long run of hex.
 fn record_code(s: &str) -> bool {
-    let run = s
-        .as_bytes()
-        .windows(2)
-        .any(|w| w[0].is_ascii_digit() && w[1].is_ascii_digit());
+    let run = (s.as_bytes().windows(2)).any(|w| w[0].is_ascii_digit() && w[1].is_ascii_digit());
     run || (s.len() >= 16 && s.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
-/// Whether an element's name holds a record's number or code ("Invoice INV-1041", "Order
-/// 20-113", "$12.99"): what the recording run's page listed then, not what names the element
-/// on every run — "open my latest invoice" may need another one next month. A lone digit
-/// ("Tab 2", "Step 3 of 4") names a place, not a record.
+/// Whether a name holds a record's number or code ("Invoice INV-1041"): what the recording
+/// run's page listed, not what names the element on every run ("Tab 2" names a place).
 pub fn names_a_record(name: &str) -> bool {
     name.split_whitespace().any(record_code)
+}
+
+/// A dialog's, form's or page's words as compared: normalised, numbers as `#` (a count or a
+/// date changes from run to run); `None` when nothing is left.
+pub fn context(text: &str) -> Option<String> {
+    let mut out = String::new();
+    for c in normalise(text).chars().take(MAX_CONTEXT_CHARS) {
+        match c.is_numeric() {
+            true if out.ends_with('#') => {}
+            true => out.push('#'),
+            false => out.push(c),
+        }
+    }
+    Some(out.trim().to_owned()).filter(|o| !o.is_empty())
 }
 
 /// An instruction with the user's values as named parameters: `order {quantity} of SKU {sku}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
-    /// The normalised instruction with `{name}` where a value was.
     pub text: String,
-    /// The values of this instruction, by name, in order of appearance.
+    /// The values, by name, in order of appearance.
     pub params: Vec<(String, String)>,
 }
 
-/// Lower case, whitespace collapsed, trailing sentence punctuation dropped.
+/// Lower case, whitespace collapsed, trailing sentence punctuation and braces dropped.
 pub fn normalise(text: &str) -> String {
     collapsed(text).to_lowercase()
 }
@@ -112,144 +106,111 @@ pub(super) fn collapsed(text: &str) -> String {
         .replace(['{', '}'], "")
 }
 
-/// The template of `instruction` given the values the run typed or chose, each with the
-/// name of the field it went into: a value that appears in the instruction as a whole word
-/// becomes a parameter named after its field (`Quantity` → `quantity`). Values the
-/// instruction does not contain stay out (they came from the page or the model), and so do
-/// secrets (the caller passes none).
+/// The template of `instruction` given the values the run typed or chose, each with its
+/// field's name: a value the instruction holds as a whole word becomes a parameter named
+/// after its field; other values (the page's, the model's, secrets) stay out.
 pub fn parameterise(instruction: &str, supplied: &[(&str, &str)]) -> Template {
     let mut text = normalise(instruction);
     let mut params: Vec<(String, String)> = Vec::new();
-    // Longer values first, so `12` inside `123` is not taken.
-    let mut values: Vec<(String, String)> = supplied
-        .iter()
+    let mut values: Vec<(String, String)> = (supplied.iter())
         .map(|(field, v)| (slug(field), normalise(v)))
         .filter(|(_, v)| !v.is_empty() && v.chars().count() <= MAX_PARAM_CHARS)
         .collect();
+    // Longer values first, so `12` inside `123` is not taken.
     values.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
     for (field, value) in values {
-        if params.len() >= MAX_PARAMS {
-            break;
-        }
-        let Some(at) = find_word(&text, &value) else {
+        let Some(at) = word_starts(&text, &value)
+            .next()
+            .filter(|_| params.len() < MAX_PARAMS)
+        else {
             continue;
         };
-        let mut name = if field.is_empty() {
+        let base = if field.is_empty() {
             "value".to_owned()
         } else {
             field
         };
-        let base = name.clone();
-        let mut n = 2;
-        while params.iter().any(|(p, _)| *p == name) {
+        let mut name = base.clone();
+        for n in 2.. {
+            if !params.iter().any(|(p, _)| *p == name) {
+                break;
+            }
             name = format!("{base}{n}");
-            n += 1;
         }
         text.replace_range(at..at + value.len(), &format!("{{{name}}}"));
         params.push((name, value));
     }
-    // In order of appearance.
     params.sort_by_key(|(name, _)| text.find(&format!("{{{name}}}")).unwrap_or(usize::MAX));
     Template { text, params }
 }
 
-/// `text` in lower case when every character keeps its length in bytes (so the offsets of one
-/// are the offsets of the other); `None` when some does not (`İ`, `Ω`).
+/// `text` in lower case when every character keeps its length in bytes (offsets agree).
 pub fn aligned_lower(text: &str) -> Option<String> {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let before = out.len();
-        out.extend(c.to_lowercase());
-        if out.len() - before != c.len_utf8() {
-            return None;
-        }
-    }
-    Some(out)
+    let same = |c: char| c.to_lowercase().map(char::len_utf8).sum::<usize>() == c.len_utf8();
+    text.chars().all(same).then(|| text.to_lowercase())
 }
 
-/// Whether a template has enough of its own words to name one task: at least two literal
-/// words (`{search}` alone, or `go {where}`, would take any instruction).
+/// Whether a template has two literal words at least (`{search}` or `go {where}` would take
+/// any instruction).
 pub fn specific(template: &str) -> bool {
-    let mut literal = String::new();
-    let mut depth = 0;
-    for c in template.chars() {
-        match c {
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            c if depth == 0 => literal.push(c),
-            _ => {}
-        }
-    }
-    literal
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .count()
-        >= 2
+    let literal: String = (split_template(template).into_iter().flatten())
+        .filter_map(|p| match p {
+            Piece::Literal(l) => Some(l + " "),
+            Piece::Param(_) => None,
+        })
+        .collect();
+    let words = literal.split(|c: char| !c.is_alphanumeric());
+    words.filter(|w| !w.is_empty()).count() >= 2
 }
 
-/// The values `instruction` gives `template`'s parameters, when it is the same task: matched
-/// in lower case, each value as the user wrote it (`Grace Hopper` is typed as written). A
-/// parameter followed by words that come again later (`add {item} to {list}` against "add back
-/// to school supplies to shopping") could end at either: no binding, the model decides.
+/// The values `instruction` gives `template`'s parameters when it is the same task, each as
+/// the user wrote it. A parameter followed by words that come again later could end at either:
+/// no binding (the model decides).
 pub fn bind(template: &str, instruction: &str) -> Option<Vec<(String, String)>> {
     if !specific(template) {
         return None;
     }
     let written = collapsed(instruction);
     let text = written.to_lowercase();
-    // Lower-casing that changes lengths (a few non-ASCII letters) leaves the values lower case.
-    let aligned = aligned_lower(&written);
-    let source = match &aligned {
-        Some(_) => &written,
-        None => &text,
+    // Lower-casing that changes lengths (a few letters) leaves the values lower case.
+    let source = if aligned_lower(&written).is_some() {
+        &written
+    } else {
+        &text
     };
-    let pieces = split_template(template)?;
-    let mut at = 0;
-    let mut out = Vec::new();
-    let mut pending: Option<&str> = None;
-    for piece in &pieces {
+    let (mut at, mut out, mut pending) = (0, Vec::new(), None::<String>);
+    for piece in split_template(template)? {
         match piece {
+            Piece::Param(name) => pending = Some(name),
             Piece::Literal(lit) => {
-                let found = match pending {
-                    // After a parameter the literal may come anywhere later, but only once when
-                    // it holds a word.
+                let found = match &pending {
+                    // Only a space between two values: where the first ends is a guess.
+                    Some(_) if lit.trim().is_empty() => return None,
                     Some(_) => {
-                        // Only a space between two values: where the first ends is a guess
-                        // ("Mary Ann Smith" as a first and a last name).
-                        if lit.trim().is_empty() {
-                            return None;
-                        }
-                        let k = text[at..].find(lit.as_str()).map(|k| at + k)?;
+                        let k = at + text[at..].find(lit.as_str())?;
                         let worded = lit.chars().any(char::is_alphanumeric);
                         if worded && text[k + lit.len()..].contains(lit.as_str()) {
                             return None;
                         }
                         k
                     }
-                    None => {
-                        if !text[at..].starts_with(lit.as_str()) {
-                            return None;
-                        }
-                        at
-                    }
+                    None if text[at..].starts_with(lit.as_str()) => at,
+                    None => return None,
                 };
                 if let Some(name) = pending.take() {
-                    out.push((name.to_owned(), source[at..found].to_owned()));
+                    out.push((name, source[at..found].to_owned()));
                 }
                 at = found + lit.len();
             }
-            Piece::Param(name) => pending = Some(name),
         }
     }
     match pending {
-        Some(name) => out.push((name.to_owned(), source[at..].to_owned())),
+        Some(name) => out.push((name, source[at..].to_owned())),
         None if at != text.len() => return None,
         None => {}
     }
-    let valid = out
-        .iter()
-        .all(|(_, v)| !v.trim().is_empty() && v.chars().count() <= MAX_PARAM_CHARS);
-    valid.then_some(out)
+    let valid = |v: &str| !v.trim().is_empty() && v.chars().count() <= MAX_PARAM_CHARS;
+    out.iter().all(|(_, v)| valid(v)).then_some(out)
 }
 
 pub(super) enum Piece {
@@ -257,17 +218,16 @@ pub(super) enum Piece {
     Param(String),
 }
 
-/// A template's literal text and parameters; `None` for two parameters in a row (their
-/// boundary would be a guess).
+/// A template's literal text and parameters; `None` for two parameters in a row.
 pub(super) fn split_template(template: &str) -> Option<Vec<Piece>> {
     let mut pieces = Vec::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {
         let close = open + rest[open..].find('}')?;
-        if open > 0 {
-            pieces.push(Piece::Literal(rest[..open].to_owned()));
-        } else if matches!(pieces.last(), Some(Piece::Param(_))) {
-            return None;
+        match open {
+            0 if matches!(pieces.last(), Some(Piece::Param(_))) => return None,
+            0 => {}
+            _ => pieces.push(Piece::Literal(rest[..open].to_owned())),
         }
         pieces.push(Piece::Param(rest[open + 1..close].to_owned()));
         rest = &rest[close + 1..];
@@ -278,15 +238,17 @@ pub(super) fn split_template(template: &str) -> Option<Vec<Piece>> {
     Some(pieces)
 }
 
-/// Where `word` occurs in `text` with no letter or digit right before or after it.
-fn find_word(text: &str, word: &str) -> Option<usize> {
+/// Each place `word` occurs in `text` as a whole word (no letter or digit around it).
+pub(crate) fn word_starts<'a>(text: &'a str, word: &'a str) -> impl Iterator<Item = usize> + 'a {
     let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
-    text.match_indices(word).map(|(at, _)| at).find(|&at| {
-        !alnum(text[..at].chars().next_back()) && !alnum(text[at + word.len()..].chars().next())
-    })
+    text.match_indices(word)
+        .map(|(at, _)| at)
+        .filter(move |&at| {
+            !alnum(text[..at].chars().next_back()) && !alnum(text[at + word.len()..].chars().next())
+        })
 }
 
-/// A field's name as a parameter name: lower-case letters, digits and `_`.
+/// A field's name as a parameter's: lower-case letters, digits and `_`.
 fn slug(name: &str) -> String {
     let mut out = String::new();
     for c in name.to_lowercase().chars() {
@@ -299,13 +261,12 @@ fn slug(name: &str) -> String {
     out.trim_end_matches('_').chars().take(40).collect()
 }
 
-/// A recorded target by what survives a reload: never by element id.
+/// A recorded target by what survives a reload, never by element id: role, normalised name,
+/// its position among the elements of the same role and name, and how many there were.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetDescription {
     pub role: String,
-    /// The accessible name, normalised.
     pub name: String,
-    /// Its position among the elements of the same role and name, and how many there were.
     pub nth: usize,
     pub of: usize,
 }
@@ -313,52 +274,48 @@ pub struct TargetDescription {
 /// Where a described target is on a page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Located {
-    /// Exactly one element is the target.
     Unique(String),
-    /// No element has its role and name.
     Missing,
-    /// Several do and the page does not say which (their number changed).
+    /// Several could be it and the page does not say which (their number changed).
     Ambiguous(usize),
+}
+
+/// The elements of `page` with `role` and name `name`.
+fn equals(page: &dyn PageFacts, role: &str, name: &str) -> Vec<String> {
+    let named = |e: &ElementFacts<'_>| e.role == role && name_key(e) == name;
+    page.elements()
+        .filter(named)
+        .map(|e| e.id.to_owned())
+        .collect()
 }
 
 /// The description of element `id` of `page`.
 pub fn describe(page: &dyn PageFacts, id: &str) -> Option<TargetDescription> {
     let target = page.element(id)?;
-    let key = (target.role.to_string(), name_key(&target));
-    let equals: Vec<String> = page
-        .elements()
-        .filter(|e| (e.role.to_string(), name_key(e)) == key)
-        .map(|e| e.id.to_owned())
-        .collect();
+    let (role, name) = (target.role.to_string(), name_key(&target));
+    let equals = equals(page, &role, &name);
     let nth = equals.iter().position(|e| e == id)?;
     Some(TargetDescription {
-        role: key.0,
-        name: key.1,
+        role,
+        name,
         nth,
         of: equals.len(),
     })
 }
 
-/// The element of `page` that `target` describes: one with its role and name, or, among
-/// several, the one at its position when there are as many as when it was recorded.
+/// The element of `page` that `target` describes: the one with its role and name, or among
+/// as many as when it was recorded, the one at its position.
 pub fn locate(page: &dyn PageFacts, target: &TargetDescription) -> Located {
-    let equals: Vec<String> = page
-        .elements()
-        .filter(|e| e.role == target.role.as_str() && name_key(e) == target.name)
-        .map(|e| e.id.to_owned())
-        .collect();
+    let equals = equals(page, &target.role, &target.name);
     match equals.len() {
         0 => Located::Missing,
-        // One of several when recorded, and their number changed: which is it is a guess.
         n if n != target.of.max(1) => Located::Ambiguous(n),
-        n => match equals.get(target.nth) {
-            Some(id) => Located::Unique(id.clone()),
-            None => Located::Ambiguous(n),
-        },
+        n => equals
+            .get(target.nth)
+            .map_or(Located::Ambiguous(n), |id| Located::Unique(id.clone())),
     }
 }
 
-/// An element's accessible name as compared: normalised, at most [`MAX_NAME_CHARS`].
 fn name_key(e: &ElementFacts<'_>) -> String {
     normalise(&e.name).chars().take(MAX_NAME_CHARS).collect()
 }
@@ -369,35 +326,59 @@ mod tests {
     use crate::domain::facts::fake::{el, FakePage};
 
     #[test]
-    fn a_site_is_its_registrable_domain_and_the_kind_of_page() {
-        let key = |u: &str| site_key(u).map(|k| format!("{} {}", k.domain, k.path));
+    fn a_site_is_its_origin_and_the_kind_of_page() {
+        let key = |u: &str| site_key(u).map(|k| format!("{} {}", k.origin, k.path));
         assert_eq!(
             key("https://www.shop.example.co.uk/orders/123/edit?x=1#top").as_deref(),
-            Some("example.co.uk /orders/*/edit")
+            Some("https://www.shop.example.co.uk:443 /orders/*/edit")
         );
         assert_eq!(
             key("https://app.acme.com/items/SKU-42").as_deref(),
-            Some("acme.com /items/*")
+            Some("https://app.acme.com:443 /items/*")
         );
+        // Another scheme, host or port is another site.
         assert_eq!(
             key("http://localhost:3000/").as_deref(),
-            Some("localhost /")
+            Some("http://localhost:3000 /")
+        );
+        assert_ne!(key("http://app.acme.com/x"), key("https://app.acme.com/x"));
+        assert_ne!(
+            key("https://evil.acme.com/x"),
+            key("https://app.acme.com/x")
+        );
+        assert_ne!(
+            key("http://127.0.0.1:8001/x"),
+            key("http://127.0.0.1:8000/x")
         );
         assert_eq!(
             key("https://a.com/x/3f2a9c0d1e2b3a4c5d6e7f8091a2b3c4").as_deref(),
-            Some("a.com /x/*")
+            Some("https://a.com:443 /x/*")
         );
         // A lone digit names a kind of page; more of them a record.
         assert_eq!(
             key("http://127.0.0.1:8000/miniwob/click-tab-2-hard.html").as_deref(),
-            Some("127.0.0.1 /miniwob/click-tab-2-hard.html")
+            Some("http://127.0.0.1:8000 /miniwob/click-tab-2-hard.html")
         );
         assert_eq!(
             key("https://a.com/v2/orders/7/items/2024-05-01").as_deref(),
-            Some("a.com /v2/orders/*/items/*")
+            Some("https://a.com:443 /v2/orders/*/items/*")
         );
         assert_eq!(key("about:blank"), None);
         assert_eq!(key("data:text/html,hi"), None);
+    }
+
+    #[test]
+    fn a_context_is_its_words_with_numbers_as_a_mark() {
+        assert_eq!(
+            context("  Clear all 12 notifications? "),
+            context("Clear all 3 notifications")
+        );
+        assert_ne!(
+            context("Clear all notifications?"),
+            context("Delete your workspace and all its data?")
+        );
+        assert_eq!(context(" 42 "), Some("#".into()));
+        assert_eq!(context("  "), None);
     }
 
     #[test]

@@ -42,7 +42,10 @@ pub async fn enter(
     let counter = tenant_key(&p.tenant_id);
     let find_recipe = async {
         match &task {
-            None => crate::agent::step::recipe::find(ctx, &p.tenant_id, &req.url, &req.query).await,
+            None => {
+                let (tenant, member) = (&p.tenant_id, &p.user_id);
+                crate::agent::step::recipe::find(ctx, tenant, member, &req.url, &req.query).await
+            }
             Some(_) => None,
         }
     };
@@ -136,6 +139,7 @@ pub async fn enter(
         verification_reused: false,
         correction: None,
         notes: Vec::new(),
+        recipe_step: None,
         replan: false,
         plan_changed: false,
         session_memory: None,
