@@ -14,12 +14,12 @@ use chrono::{DateTime, Utc};
 use crate::agent::action::Action;
 use crate::domain::facts::PageFacts;
 use crate::domain::recipe::book::{
-    recipe_id, templated, OwnValue, ParamShape, Recipe, RecipeStep, StepRecipe, CHOICES, FORMAT,
-    MAX_BYTES, MAX_INTENT_CHARS, MAX_STEPS,
+    recipe_id, OwnValue, ParamShape, Recipe, RecipeStep, StepRecipe, CHOICES, FORMAT, MAX_BYTES,
+    MAX_INTENT_CHARS, MAX_STEPS,
 };
 use crate::domain::recipe::run::RecipeRun;
 use crate::domain::recipe::{
-    context, describe, names_a_record, normalise, parameterise, site_key, specific,
+    context, describe, names_a_record, normalise, parameterise, site_key, specific, word_starts,
 };
 use crate::domain::secrets::HIDDEN;
 use crate::domain::{Step, StepKind, Task};
@@ -102,9 +102,7 @@ fn quoted_in(query: &str, name: &str) -> bool {
 fn holds_value(name: &str, value: &str) -> bool {
     let value = normalise(value);
     value.chars().filter(|c| c.is_alphanumeric()).count() >= 3
-        && crate::domain::recipe::word_starts(name, &value)
-            .next()
-            .is_some()
+        && word_starts(name, &value).next().is_some()
 }
 
 /// Openers of an instruction that asks for something to be found out.
@@ -122,7 +120,7 @@ fn answer_from_page(answer: &str, instruction: &str, read: bool) -> bool {
         let w = w.trim_matches(|c: char| !c.is_alphanumeric());
         !w.is_empty() && !query.contains(&w.to_lowercase())
     };
-    let asks = query.ends_with('?')
+    let asks = instruction.trim().ends_with('?')
         || query
             .split(|c: char| !c.is_alphanumeric())
             .any(|w| w == "status")
@@ -276,11 +274,19 @@ pub fn record(
                         step.own_value = Some(OwnValue::Answer);
                     }
                 }
+                // A key or a scroll: kept whole, unless it holds a value of the instruction's.
                 (a, Some(v))
                     if a.element().is_none()
                         && !matches!(a, Action::Navigate(_) | Action::FindText(_)) =>
                 {
-                    step.value = Some(templated(&v, params))
+                    let lower = v.to_lowercase();
+                    match params
+                        .iter()
+                        .any(|(_, p)| word_starts(&lower, p).next().is_some())
+                    {
+                        true => step.own_value = Some(OwnValue::Found),
+                        false => step.value = Some(v),
+                    }
                 }
                 (_, Some(v)) if v.contains(HIDDEN) => step.own_value = Some(OwnValue::Secret),
                 (_, Some(v)) => match param_for(&v) {

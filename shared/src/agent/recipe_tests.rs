@@ -419,6 +419,8 @@ fn an_instruction_that_asks_for_a_status_gets_the_models_answer() {
     assert!(answered("Find my latest order's status"));
     assert!(answered("Verify that the order went through"));
     assert!(!answered("Open my orders page and cancel the last order"));
+    // A question mark asks, whatever the words.
+    assert!(answered("The phone number of my manager?"));
     // "Check out" is an act, not a question.
     assert!(!answered("Check out my cart and ship it to my office"));
     drop(refs);

@@ -135,6 +135,15 @@ pub fn recipe_id(raw: &str) -> Result<&str, Error> {
     }
 }
 
+/// The caller's tenant's recipe `id`, for an admin: 403 to a member, 404 when there is none.
+async fn admins_recipe(store: &dyn Store, p: &Principal, id: &str) -> Result<Recipe, Error> {
+    require_admin(p)?;
+    let found = store.recipe(&p.tenant_id, id).await?;
+    found
+        .filter(|r| r.tenant_id == p.tenant_id)
+        .ok_or_else(|| not_found(format!("No recipe {id}")))
+}
+
 fn not_found(message: String) -> Error {
     Error::NotFound {
         code: NOT_FOUND,
@@ -152,12 +161,7 @@ pub async fn promote(
     now: DateTime<Utc>,
     settings: RecipeSettings,
 ) -> Result<Value, Error> {
-    require_admin(p)?;
-    let recipe = store
-        .recipe(&p.tenant_id, id)
-        .await?
-        .filter(|r| r.tenant_id == p.tenant_id)
-        .ok_or_else(|| not_found(format!("No recipe {id}")))?;
+    let recipe = admins_recipe(store, p, id).await?;
     let copy = promotion::promote(store, &recipe, &p.user_id, now, settings).await?;
     Ok(json!({ "recipe": recipe_row(&copy), "from": recipe.id }))
 }
@@ -172,15 +176,10 @@ pub async fn demote(
     now: DateTime<Utc>,
     settings: RecipeSettings,
 ) -> Result<Value, Error> {
-    require_admin(p)?;
-    match store.recipe(&p.tenant_id, id).await? {
-        Some(r) if r.promoted => {}
-        Some(_) => {
-            return Err(not_found(format!(
-                "Recipe {id} is a member's, not the organisation's: there is nothing to demote"
-            )))
-        }
-        None => return Err(not_found(format!("No recipe {id}"))),
+    if !admins_recipe(store, p, id).await?.promoted {
+        return Err(not_found(format!(
+            "Recipe {id} is a member's, not the organisation's: there is nothing to demote"
+        )));
     }
     if !promotion::demote(store, &p.tenant_id, id, &p.user_id, now, settings).await? {
         // Demoted by another request meanwhile.

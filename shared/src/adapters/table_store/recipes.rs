@@ -49,6 +49,65 @@ fn count_write(pk: &str, sk: &str, by: i64, below: Option<usize>) -> Write {
 }
 
 impl TableStore {
+    /// `recipe` stored: replacing a live one with its id when `replace`, else only while its
+    /// id is free (`Exists`: of concurrent writers one adds it); a new one within the caps.
+    async fn store_recipe(
+        &self,
+        recipe: &Recipe,
+        limits: RecipeLimits,
+        replace: bool,
+    ) -> StoreResult<Stored> {
+        let pk = keys::recipes_pk(&recipe.tenant_id);
+        let sk = keys::recipe_sk(&recipe.id);
+        let item = recipe_item(recipe)?;
+        for attempt in 0..RACE_RETRIES {
+            // An item under the id (live, or expired and not yet deleted) is counted already.
+            if let Some(old) = self.table.get(&pk, &sk).await? {
+                let now = self.now();
+                if !replace && !is_expired(&old, now) {
+                    return Ok(Stored::Exists);
+                }
+                let cond = match replace {
+                    true => Cond::Live { now: i64::MIN },
+                    // Expired, not deleted yet: replaced while it still is.
+                    false => Cond::All(vec![Cond::Live { now: i64::MIN }, Cond::Absent { now }]),
+                };
+                match self.table.put(item.clone(), cond).await {
+                    Ok(()) => return Ok(Stored::Replaced),
+                    // Deleted or renewed in between: go round.
+                    Err(StoreError::Conflict(_)) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            // A site keeps at most MAX_PER_SITE: a new one beyond that is not kept.
+            let (tenant, origin, path) = (&recipe.tenant_id, &recipe.origin, &recipe.path);
+            if self
+                .site_recipes(tenant, origin, path, MAX_PER_SITE)
+                .await?
+                .len()
+                >= MAX_PER_SITE
+            {
+                return Ok(Stored::Full);
+            }
+            // The add holds only while no item has the id.
+            if self.add_recipe(recipe, &item, limits).await? {
+                return Ok(Stored::Added);
+            }
+            // Either someone added it in between (go round), or a cap seems reached: counted
+            // again once, without what expired.
+            if self.table.get(&pk, &sk).await?.is_none() {
+                if self.recount_full(recipe, limits).await? {
+                    return Ok(Stored::Full);
+                }
+                if self.add_recipe(recipe, &item, limits).await? {
+                    return Ok(Stored::Added);
+                }
+            }
+            race_pause(attempt).await;
+        }
+        Err(StoreError::Conflict("the recipe kept changing".into()))
+    }
+
     /// A new recipe with its counts, while each is below its cap.
     async fn add_recipe(&self, r: &Recipe, item: &Item, limits: RecipeLimits) -> StoreResult<bool> {
         let pk = keys::recipes_pk(&r.tenant_id);
@@ -155,51 +214,7 @@ impl RecipeStore for TableStore {
     }
 
     async fn put_recipe(&self, recipe: &Recipe, limits: RecipeLimits) -> StoreResult<Stored> {
-        let pk = keys::recipes_pk(&recipe.tenant_id);
-        let sk = keys::recipe_sk(&recipe.id);
-        let item = recipe_item(recipe)?;
-        for attempt in 0..RACE_RETRIES {
-            // An item under the id (live, or expired and not yet deleted) is counted already.
-            if self.table.get(&pk, &sk).await?.is_some() {
-                match self
-                    .table
-                    .put(item.clone(), Cond::Live { now: i64::MIN })
-                    .await
-                {
-                    Ok(()) => return Ok(Stored::Replaced),
-                    // Deleted in between: added anew.
-                    Err(StoreError::Conflict(_)) => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            // A site keeps at most MAX_PER_SITE: a new one beyond that is not kept.
-            let site = self
-                .site_recipes(
-                    &recipe.tenant_id,
-                    &recipe.origin,
-                    &recipe.path,
-                    MAX_PER_SITE,
-                )
-                .await?;
-            if site.len() >= MAX_PER_SITE {
-                return Ok(Stored::Full);
-            }
-            if self.add_recipe(recipe, &item, limits).await? {
-                return Ok(Stored::Added);
-            }
-            // Either someone added it in between (go round: it is replaced), or a cap seems
-            // reached: counted again once, without what expired.
-            if self.table.get(&pk, &sk).await?.is_none() {
-                if self.recount_full(recipe, limits).await? {
-                    return Ok(Stored::Full);
-                }
-                if self.add_recipe(recipe, &item, limits).await? {
-                    return Ok(Stored::Added);
-                }
-            }
-            race_pause(attempt).await;
-        }
-        Err(StoreError::Conflict("the recipe kept changing".into()))
+        self.store_recipe(recipe, limits, true).await
     }
 
     async fn put_recipe_if_absent(
@@ -207,57 +222,7 @@ impl RecipeStore for TableStore {
         recipe: &Recipe,
         limits: RecipeLimits,
     ) -> StoreResult<Stored> {
-        let pk = keys::recipes_pk(&recipe.tenant_id);
-        let sk = keys::recipe_sk(&recipe.id);
-        let item = recipe_item(recipe)?;
-        for attempt in 0..RACE_RETRIES {
-            let now = self.now();
-            if let Some(old) = self.table.get(&pk, &sk).await? {
-                if !is_expired(&old, now) {
-                    return Ok(Stored::Exists);
-                }
-                // Expired, not deleted yet (counted already): replaced while it still is.
-                let expired = Cond::All(vec![Cond::Live { now: i64::MIN }, Cond::Absent { now }]);
-                match self.table.put(item.clone(), expired).await {
-                    Ok(()) => return Ok(Stored::Replaced),
-                    Err(StoreError::Conflict(_)) => {
-                        race_pause(attempt).await;
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            let site = self
-                .site_recipes(
-                    &recipe.tenant_id,
-                    &recipe.origin,
-                    &recipe.path,
-                    MAX_PER_SITE,
-                )
-                .await?;
-            if site.len() >= MAX_PER_SITE {
-                return Ok(Stored::Full);
-            }
-            // The add's put holds only while no item has the id: one concurrent writer wins.
-            if self.add_recipe(recipe, &item, limits).await? {
-                return Ok(Stored::Added);
-            }
-            // Another writer added it, or a cap seems reached: counted again once.
-            match self.table.get(&pk, &sk).await? {
-                Some(other) if !is_expired(&other, self.now()) => return Ok(Stored::Exists),
-                Some(_) => {}
-                None => {
-                    if self.recount_full(recipe, limits).await? {
-                        return Ok(Stored::Full);
-                    }
-                    if self.add_recipe(recipe, &item, limits).await? {
-                        return Ok(Stored::Added);
-                    }
-                }
-            }
-            race_pause(attempt).await;
-        }
-        Err(StoreError::Conflict("the recipe kept changing".into()))
+        self.store_recipe(recipe, limits, false).await
     }
 
     async fn recipe(&self, tenant_id: &str, id: &str) -> StoreResult<Option<Recipe>> {

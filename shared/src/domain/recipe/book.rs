@@ -145,7 +145,7 @@ pub enum OwnValue {
 pub struct RecipeStep {
     /// The action's name in the client's grammar (`click`, `setValue`, `finish`, ...).
     pub action: String,
-    /// The whole call of an action without a target (a key), templated.
+    /// The whole call of an action without a target (a key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// The parameter whose value the action types, chooses or goes to.
@@ -271,33 +271,84 @@ pub fn recipe_id(origin: &str, path: &str, template: &str, owner: &str) -> Strin
     hex::encode(&h.finalize()[..12])
 }
 
-/// `text` with each parameter's value (as a whole word, any case) written `{name}`; braces in
-/// the text itself are dropped so they cannot be read as parameters.
-pub fn templated(text: &str, params: &[(String, String)]) -> String {
-    let mut out = text.replace(['{', '}'], "");
-    let mut by_length: Vec<&(String, String)> = params.iter().collect();
-    by_length.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
-    for (name, value) in by_length {
-        // Lower-casing keeps byte offsets only for text whose case changes keep lengths.
-        let Some(lower) = super::aligned_lower(&out).filter(|_| !value.is_empty()) else {
-            continue;
-        };
-        let mut rebuilt = String::new();
-        let mut at = 0;
-        for k in super::word_starts(&lower, value) {
-            rebuilt.push_str(&out[at..k]);
-            rebuilt.push_str(&format!("{{{name}}}"));
-            at = k + value.len();
-        }
-        rebuilt.push_str(&out[at..]);
-        out = rebuilt;
-    }
-    out
-}
-
 /// `text` with each `{name}` replaced by its value (unknown names stay as written).
 pub fn filled(text: &str, params: &[(String, String)]) -> String {
     params.iter().fold(text.to_owned(), |out, (name, value)| {
         out.replace(&format!("{{{name}}}"), value)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recipe(owner: &str, promoted: bool, steps: usize) -> Recipe {
+        let now = DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default();
+        Recipe {
+            id: recipe_id("https://a.test:443", "/", "buy {item}", owner),
+            tenant_id: "t".into(),
+            owner: owner.into(),
+            promoted,
+            origin: "https://a.test:443".into(),
+            path: "/".into(),
+            template: "buy {item}".into(),
+            params: vec!["item".into()],
+            shapes: Vec::new(),
+            format: FORMAT,
+            steps: vec![RecipeStep::new("click", "/"); steps],
+            recorded_from: "task".into(),
+            runs: 1,
+            created_at: now,
+            updated_at: now,
+            expires_at: 0,
+        }
+    }
+
+    #[test]
+    fn the_id_names_site_template_and_owner_each_delimited() {
+        let a = recipe_id("https://shop.test:443", "/cart", "buy {item}", "ada");
+        assert_eq!(a.len(), 24);
+        assert_eq!(
+            a,
+            recipe_id("https://shop.test:443", "/cart", "buy {item}", "ada")
+        );
+        assert_ne!(
+            a,
+            recipe_id("https://shop.test:443", "/cart", "buy {item}", "bob")
+        );
+        assert_ne!(
+            a,
+            recipe_id("http://shop.test:80", "/cart", "buy {item}", "ada")
+        );
+        assert_ne!(recipe_id("a", "bc", "d", ""), recipe_id("ab", "c", "d", ""));
+        assert_eq!(
+            filled("buy {item} now", &[("item".into(), "a mug".into())]),
+            "buy a mug now"
+        );
+    }
+
+    #[test]
+    fn runs_promote_when_two_members_agree_step_for_step_often_enough() {
+        let (ada, bob, bob_other) = (
+            recipe("ada", false, 2),
+            recipe("bob", false, 2),
+            recipe("bob", false, 3),
+        );
+        assert!(agreed(std::slice::from_ref(&ada), &bob, 2));
+        assert!(
+            !agreed(std::slice::from_ref(&ada), &bob, 3),
+            "two runs in all"
+        );
+        assert!(!agreed(&[], &bob, 1), "one member");
+        assert!(
+            !agreed(std::slice::from_ref(&ada), &bob_other, 1),
+            "other steps"
+        );
+        let org = ada.promoted(ada.created_at);
+        assert!(org.promoted && org.id != ada.id && org.id == bob.promoted(bob.created_at).id);
+        assert!(
+            !agreed(&[ada, org], &bob, 2),
+            "the organisation has it already"
+        );
+    }
 }

@@ -1,17 +1,16 @@
 //! The approximate match (`RECIPE_MATCH=approximate`): an instruction worded a little
-//! differently from the recorded one — other punctuation, "please", "the", "a", "now" — binds
-//! to its template too. Words are compared, not characters: the template's own words must all
-//! come in order (filler words aside), and each parameter takes the words between them, its
-//! value cut from the instruction as the user wrote it. The exact rules still hold: a template
-//! needs words of its own, and a parameter followed by words that come again later binds
-//! nothing.
+//! differently — other punctuation, "please", "the", "a", "now" — binds to its template too.
+//! Words are compared with the filler words left out on both sides: the template's own words
+//! must all come, in order; each parameter takes the words between them, cut from the
+//! instruction as written. The exact rules still hold: a template needs words of its own, and
+//! a parameter followed by words that come again later binds nothing.
 
 use super::{collapsed, specific, split_template, Piece, MAX_PARAM_CHARS};
 
 /// Words an instruction may add or leave out without being another task.
 const FILLER: &[&str] = &["please", "kindly", "just", "now", "the", "a", "an"];
 
-/// A word of the instruction: its lower case and where it is in the text as written.
+/// A word that is not a filler: its lower case and where it is in the text as written.
 struct Word {
     lower: String,
     start: usize,
@@ -21,54 +20,24 @@ struct Word {
 fn words(text: &str) -> Vec<Word> {
     let mut out = Vec::new();
     let mut start = None;
-    for (i, c) in text
-        .char_indices()
-        .chain(std::iter::once((text.len(), ' ')))
-    {
+    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
         match (c.is_alphanumeric(), start) {
             (true, None) => start = Some(i),
             (false, Some(s)) => {
-                out.push(Word {
-                    lower: text[s..i].to_lowercase(),
-                    start: s,
-                    end: i,
-                });
+                let lower = text[s..i].to_lowercase();
+                if !FILLER.contains(&lower.as_str()) {
+                    out.push(Word {
+                        lower,
+                        start: s,
+                        end: i,
+                    });
+                }
                 start = None;
             }
             _ => {}
         }
     }
     out
-}
-
-fn filler(word: &str) -> bool {
-    FILLER.contains(&word)
-}
-
-/// The template's literal words.
-fn literal_words(literal: &str) -> Vec<String> {
-    words(literal).into_iter().map(|w| w.lower).collect()
-}
-
-/// Where `lit` matches the instruction's words from `at`: the index after its last word.
-/// Filler words may be left out on either side (the instruction's skipped, the template's
-/// optional); every other word of the template must come, in order.
-fn matches_at(text: &[Word], at: usize, lit: &[String]) -> Option<usize> {
-    let mut i = at;
-    for w in lit {
-        while text
-            .get(i)
-            .is_some_and(|t| filler(&t.lower) && t.lower != *w)
-        {
-            i += 1;
-        }
-        match text.get(i) {
-            Some(t) if t.lower == *w => i += 1,
-            _ if filler(w) => {}
-            _ => return None,
-        }
-    }
-    Some(i)
 }
 
 /// The values `instruction` gives `template`'s parameters, worded loosely.
@@ -78,60 +47,52 @@ pub fn bind_loose(template: &str, instruction: &str) -> Option<Vec<(String, Stri
     }
     let written = collapsed(instruction);
     let text = words(&written);
-    let mut at = 0;
-    let mut out = Vec::new();
-    let mut pending: Option<&str> = None;
-    let pieces = split_template(template)?;
-    let value = |from: usize, to: usize| -> Option<String> {
-        let (first, last) = (text.get(from)?, text.get(to.checked_sub(1)?)?);
-        (to > from).then(|| written[first.start..last.end].to_owned())
-    };
-    for piece in &pieces {
-        match piece {
-            Piece::Param(name) => pending = Some(name),
-            Piece::Literal(lit) => {
-                let lit = literal_words(lit);
-                if lit.iter().all(|w| filler(w)) {
-                    // Only punctuation after a parameter: where its value ends is a guess.
-                    if pending.is_some() {
-                        return None;
-                    }
-                    continue;
-                }
-                match pending.take() {
-                    Some(name) => {
-                        // The parameter takes at least one word; the literal comes once.
-                        let mut found: Vec<(usize, usize)> = Vec::new();
-                        for j in at + 1..text.len() {
-                            let Some(end) = matches_at(&text, j, &lit) else {
-                                continue;
-                            };
-                            // A match that only starts at a filler word more is the same one.
-                            if found.last().is_none_or(|&(_, e)| e != end) {
-                                found.push((j, end));
-                            }
-                        }
-                        let &(j, end) = found.first()?;
-                        if found.len() > 1 {
-                            return None;
-                        }
-                        out.push((name.to_owned(), value(at, j)?));
-                        at = end;
-                    }
-                    None => at = matches_at(&text, at, &lit)?,
-                }
+    let span = |ws: &[Word]| Some(written[ws.first()?.start..ws.last()?.end].to_owned());
+    let (mut at, mut out, mut pending) = (0, Vec::new(), None::<String>);
+    for piece in split_template(template)? {
+        let lit: Vec<String> = match piece {
+            Piece::Param(name) => {
+                pending = Some(name);
+                continue;
+            }
+            Piece::Literal(lit) => words(&lit).into_iter().map(|w| w.lower).collect(),
+        };
+        // Only punctuation after a parameter: where its value ends is a guess.
+        if lit.is_empty() {
+            match pending {
+                Some(_) => return None,
+                None => continue,
             }
         }
+        let here = |j: usize| {
+            let ws = text.get(j..j + lit.len());
+            ws.is_some_and(|ws| ws.iter().zip(&lit).all(|(w, l)| w.lower == *l))
+        };
+        let j = match &pending {
+            None if here(at) => at,
+            None => return None,
+            // The parameter takes a word at least; the literal comes once.
+            Some(_) => {
+                let mut found = (at + 1..text.len()).filter(|&j| here(j));
+                let j = found.next()?;
+                if found.next().is_some() {
+                    return None;
+                }
+                j
+            }
+        };
+        if let Some(name) = pending.take() {
+            out.push((name, span(&text[at..j])?));
+        }
+        at = j + lit.len();
     }
     match pending {
-        Some(name) => out.push((name.to_owned(), value(at, text.len())?)),
-        None if text[at.min(text.len())..].iter().any(|w| !filler(&w.lower)) => return None,
+        Some(name) => out.push((name, span(&text[at..])?)),
+        None if at != text.len() => return None,
         None => {}
     }
-    let valid = out
-        .iter()
-        .all(|(_, v)| !v.trim().is_empty() && v.chars().count() <= MAX_PARAM_CHARS);
-    valid.then_some(out)
+    let valid = |v: &str| !v.trim().is_empty() && v.chars().count() <= MAX_PARAM_CHARS;
+    out.iter().all(|(_, v)| valid(v)).then_some(out)
 }
 
 #[cfg(test)]
