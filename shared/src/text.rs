@@ -94,6 +94,7 @@ pub const PROMPT_TAGS: &[&str] = &[
     "search-results",
     "user-data",
     "client-report",
+    "recipe-step",
 ];
 
 /// `s` as one bounded line of the prompt, its delimiter tags neutralised.

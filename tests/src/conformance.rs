@@ -2014,6 +2014,7 @@ pub fn member_recipe(
         steps: vec![RecipeStep::new("finish", "/")],
         recorded_from: "task".into(),
         runs: 1,
+        demoted: false,
         created_at: clock.now(),
         updated_at: clock.now(),
         expires_at: (clock.now() + Duration::days(30)).timestamp(),

@@ -470,3 +470,52 @@ async fn agreeing_runs_of_two_members_promote_only_when_the_tenant_lets_them() {
         assert_eq!(by, if promoted { vec!["automatic"] } else { vec![] });
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chain_answering_a_healed_step_sends_that_step_alone_so_none_goes_out_twice() {
+    use api_tests::flows::{capable, field, next, node, start};
+    let h = harness_with(|o| o.set("CHAINED_ACTIONS", "on")).await;
+    let form = |date: &str, note: &str| {
+        vec![
+            field("1", "inp", "Date", date, ""),
+            field("3", "inp", "Note", note, ""),
+            node("2", "btn", "Save reminder"),
+        ]
+    };
+    let query = "Set my reminder for tomorrow with the note dentist";
+    // Recorded from a client that takes one action at a time: the date (the model's every
+    // run), the note (the instruction's), Save.
+    h.llm.push([
+        Reply::action("I set the date.", "setValue(1, \"2026-11-28\")"),
+        Reply::action("I add the note.", "setValue(3, \"dentist\")"),
+        Reply::action("I save.", "click(2)"),
+        Reply::action("Saved.", "finish()"),
+    ]);
+    let b1 = start(query, REMIND, form("", ""));
+    let r1 = h.ok(&b1).await;
+    let r2 = h.ok(&next(&b1, &r1, REMIND, form("2026-11-28", ""))).await;
+    let r3 = h
+        .ok(&next(&b1, &r2, REMIND, form("2026-11-28", "dentist")))
+        .await;
+    let r4 = h.ok(&next(&b1, &r3, REMINDERS, reminders())).await;
+    assert_eq!(r4["status"], "completed", "{r4}");
+    // A client that runs chains: the model's answer for the date is a chain of both fills;
+    // only the date goes out with it, and the note is the recipe's, once.
+    h.llm.push([Reply::Content(
+        "<Thought>Date and note.</Thought>\n<Action>setValue(1, \"2026-11-29\")</Action>\n<Action>setValue(3, \"dentist\")</Action>".into(),
+    )]);
+    let b1 = capable(start(query, REMIND, form("", "")));
+    let r1 = h.ok(&b1).await;
+    assert_eq!(r1["action"], "setValue(1, \"2026-11-29\")", "{r1}");
+    assert!(r1.get("chainedActions").is_none(), "{r1}");
+    let r2 = h.ok(&next(&b1, &r1, REMIND, form("2026-11-29", ""))).await;
+    assert_eq!(
+        (calls(&r2), &r2["action"]),
+        (0, &json!("setValue(3, \"dentist\")")),
+        "{r2}"
+    );
+    let r3 = h
+        .ok(&next(&b1, &r2, REMIND, form("2026-11-29", "dentist")))
+        .await;
+    assert_eq!((calls(&r3), &r3["action"]), (0, &json!("click(2)")), "{r3}");
+}

@@ -7,7 +7,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::config::RecipeSettings;
 use crate::domain::agent_tools::AuditEntry;
-use crate::domain::recipe::book::Recipe;
+use crate::domain::recipe::book::{Recipe, MAX_PER_SITE};
 use crate::error::Error;
 use crate::ports::recipes::Stored;
 use crate::ports::{Store, StoreError};
@@ -82,15 +82,26 @@ pub async fn demote(
     now: DateTime<Utc>,
     settings: RecipeSettings,
 ) -> Result<bool, StoreError> {
-    match store.recipe(tenant_id, id).await? {
-        Some(r) if r.promoted => {}
-        _ => return Ok(false),
+    let Some(org) = store.recipe(tenant_id, id).await?.filter(|r| r.promoted) else {
+        return Ok(false);
+    };
+    if !store.delete_recipe(tenant_id, id).await? {
+        return Ok(false);
     }
-    let gone = store.delete_recipe(tenant_id, id).await?;
-    if gone {
-        audit(store, tenant_id, "recipe.demote", id, by, now, settings).await?;
+    // The members' recipes with its steps no longer promote it again by agreeing.
+    let print = org.fingerprint();
+    let site = store
+        .site_recipes(tenant_id, &org.origin, &org.path, MAX_PER_SITE)
+        .await?;
+    for mut r in site
+        .into_iter()
+        .filter(|r| !r.promoted && r.fingerprint() == print)
+    {
+        r.demoted = true;
+        store.put_recipe(&r, settings.limits()).await?;
     }
-    Ok(gone)
+    audit(store, tenant_id, "recipe.demote", id, by, now, settings).await?;
+    Ok(true)
 }
 
 async fn audit(

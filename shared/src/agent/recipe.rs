@@ -314,6 +314,7 @@ pub fn record(
         steps,
         recorded_from: task.id.clone(),
         runs: 1,
+        demoted: false,
         created_at: now,
         updated_at: now,
         expires_at: now.timestamp() + ttl_seconds,

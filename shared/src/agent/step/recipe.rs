@@ -197,7 +197,11 @@ pub fn answered(step: &mut StepContext, p: &mut Proposal, facts: &Facts<'_>) {
             value: value.as_deref(),
         });
         if acted.is_some_and(|a| run.answered(a)) {
+            // The rest of the answer (kept to send later, or a chain the client runs) is the
+            // recipe's to give: a step never goes out twice.
             p.queue = None;
+            p.decision.chain.clear();
+            p.decision.chain_metadata = None;
             if p.confirmation.is_none() {
                 confirm_recorded(step, &run, k, p, facts);
             }
@@ -264,6 +268,7 @@ pub async fn record(ctx: &StepPorts<'_>, step: &StepContext, records: &[crate::d
         if old.steps == recipe.steps {
             recipe.runs = old.runs.saturating_add(1);
             recipe.created_at = old.created_at;
+            recipe.demoted = old.demoted;
         }
     }
     match ctx.store.put_recipe(&recipe, settings.limits()).await {

@@ -57,6 +57,10 @@ pub struct Recipe {
     /// Verified runs that took exactly these steps (for promotion by agreement).
     #[serde(default)]
     pub runs: u32,
+    /// An administrator took back the organisation's recipe with these steps: these runs no
+    /// longer promote it again by themselves.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub demoted: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     /// Epoch seconds after which it is gone.
@@ -94,10 +98,12 @@ pub fn agreed(site: &[Recipe], recipe: &Recipe, runs: u32) -> bool {
         .collect();
     let members: std::collections::BTreeSet<&str> = same
         .iter()
-        .filter(|r| !r.promoted)
+        .filter(|r| !r.promoted && !r.demoted)
         .map(|r| r.owner.as_str())
         .collect();
-    let total: u32 = same.iter().filter(|r| !r.promoted).map(|r| r.runs).sum();
+    let total: u32 = (same.iter().filter(|r| !r.promoted && !r.demoted))
+        .map(|r| r.runs)
+        .sum();
     members.len() >= 2 && total >= runs && !same.iter().any(|r| r.promoted)
 }
 
@@ -213,10 +219,22 @@ impl RecipeStep {
             .target
             .as_ref()
             .is_some_and(|t| CHOICES.contains(&t.role.as_str()));
+        // A key press is a key by its name ("Enter", "Control+Enter"): other text pressed is
+        // typed.
+        let key = |v: &str| {
+            let name = v.split('"').nth(1).unwrap_or(v);
+            name.split('+').all(|k| {
+                k.len() >= 2
+                    && k.starts_with(|c: char| c.is_ascii_uppercase())
+                    && k.chars().all(|c| c.is_ascii_alphanumeric())
+            })
+        };
+        let pressed = self.action == "press" && !self.value.as_deref().is_some_and(key);
         self.own_value.is_some()
             || self.own_target
             || typed && self.value_param.is_none()
             || choice && self.target_param.is_none()
+            || pressed
     }
 }
 
@@ -298,6 +316,7 @@ mod tests {
             steps: vec![RecipeStep::new("click", "/"); steps],
             recorded_from: "task".into(),
             runs: 1,
+            demoted: false,
             created_at: now,
             updated_at: now,
             expires_at: 0,

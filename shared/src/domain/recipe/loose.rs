@@ -47,7 +47,15 @@ pub fn bind_loose(template: &str, instruction: &str) -> Option<Vec<(String, Stri
     }
     let written = collapsed(instruction);
     let text = words(&written);
-    let span = |ws: &[Word]| Some(written[ws.first()?.start..ws.last()?.end].to_owned());
+    // A value as written: with the sign, point or currency mark stuck to its first word
+    // (`-3`, `.5`, `$20`) and a percent sign after its last.
+    let span = |ws: &[Word]| {
+        let head =
+            written[..ws.first()?.start].trim_end_matches(['-', '+', '.', '$', '€', '£', '¥', '#']);
+        let tail = written[ws.last()?.end..].trim_start_matches('%');
+        let end = written.len() - tail.len();
+        Some(written[head.len()..end].to_owned())
+    };
     let (mut at, mut out, mut pending) = (0, Vec::new(), None::<String>);
     for piece in split_template(template)? {
         let lit: Vec<String> = match piece {

@@ -17,11 +17,12 @@ pub const MAX_INSTRUCTION_CHARS: usize = 2_000;
 pub const MAX_PARAMS: usize = 12;
 pub const MAX_PARAM_CHARS: usize = 200;
 /// Path segments kept in a path pattern; characters kept of a name and of a context.
-const MAX_PATH_SEGMENTS: usize = 8;
+const MAX_PATH_SEGMENTS: usize = 16;
 const MAX_NAME_CHARS: usize = 120;
 const MAX_CONTEXT_CHARS: usize = 120;
 
-/// `scheme://host:port` and the path with its variable segments (ids, numbers, hashes) as `*`.
+/// `scheme://host:port` and the path with its variable segments (ids, numbers, hashes) as `*`,
+/// a client-side route in the fragment (`#/account/delete`) included.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SiteKey {
     pub origin: String,
@@ -36,17 +37,30 @@ pub fn site_key(url: &str) -> Option<SiteKey> {
     }
     let host = parsed.host_str()?.to_ascii_lowercase();
     let port = parsed.port_or_known_default()?;
-    let segments: Vec<String> = (parsed.path_segments().into_iter().flatten())
-        .filter(|s| !s.is_empty())
-        .take(MAX_PATH_SEGMENTS)
-        .map(|s| match variable_segment(s) {
-            true => "*".to_owned(),
-            false => s.to_ascii_lowercase().chars().take(60).collect(),
-        })
-        .collect();
+    let pattern = |path: &str| {
+        let segments = path.split('/').filter(|s| !s.is_empty());
+        let mut kept: Vec<String> = segments
+            .clone()
+            .take(MAX_PATH_SEGMENTS)
+            .map(|s| match variable_segment(s) {
+                true => "*".to_owned(),
+                false => s.to_ascii_lowercase().chars().take(60).collect(),
+            })
+            .collect();
+        // Deeper than kept: another kind of page than the one the kept segments name.
+        if segments.count() > MAX_PATH_SEGMENTS {
+            kept.push("…".into());
+        }
+        format!("/{}", kept.join("/"))
+    };
+    let route = (parsed.fragment().and_then(|f| f.split('?').next()))
+        .map(|f| f.strip_prefix('!').unwrap_or(f));
+    let route = route
+        .filter(|f| f.starts_with('/'))
+        .map(|f| format!("#{}", pattern(f)));
     Some(SiteKey {
         origin: format!("{}://{host}:{port}", parsed.scheme()),
-        path: format!("/{}", segments.join("/")),
+        path: format!("{}{}", pattern(parsed.path()), route.unwrap_or_default()),
     })
 }
 

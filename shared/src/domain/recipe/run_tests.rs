@@ -43,6 +43,7 @@ fn recipe(owner: &str, promoted: bool, steps: Vec<RecipeStep>) -> Recipe {
         steps,
         recorded_from: "t".into(),
         runs: 1,
+        demoted: false,
         created_at: now,
         updated_at: now,
         expires_at: 0,
