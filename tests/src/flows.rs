@@ -126,3 +126,32 @@ pub fn assert_server_round(r: &Value, tool_action: &Value) {
     assert_server_wait(r);
     assert_eq!(&r["toolAction"], tool_action);
 }
+
+/// One run of the extension's captured two-step task by `token`, in a new session, its
+/// instruction worded `query` when given: both answers (each must be a 200). The second
+/// request reports an added element: the button's new name and the page's new title show the
+/// click worked.
+pub async fn captured_run(h: &Harness, token: &str, query: Option<&str>) -> (Value, Value) {
+    let (mut first, mut second) = crate::captured_steps();
+    if let Some(q) = query {
+        first["query"] = json!(q);
+        second["query"] = json!(q);
+    }
+    let session = uuid::Uuid::new_v4().to_string();
+    first["sessionId"] = json!(session);
+    let a = ok_as(h, token, &first).await;
+    second["sessionId"] = json!(session);
+    second["taskId"] = a["taskId"].clone();
+    second["domChanges"]["addedCount"] = json!(1);
+    let b = ok_as(h, token, &second).await;
+    (a, b)
+}
+
+/// `body` sent by `token`'s user: the answer, which must be a 200.
+pub async fn ok_as(h: &Harness, token: &str, body: &Value) -> Value {
+    let r = h.interact_with(body, token, None).await;
+    let status = r.status();
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(status, 200, "{v} (task {})", body["taskId"]);
+    v
+}

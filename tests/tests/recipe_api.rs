@@ -2,39 +2,19 @@
 //! by the model is replayed for the same member without a model call, for a colleague only
 //! once promoted, never for another organisation, and thirty of its runs at once all replay.
 
+use api_tests::flows::captured_run;
 use api_tests::harness::{harness_with, Harness, PW};
 use api_tests::scripted::Reply;
 use serde_json::{json, Value};
 
-async fn post(h: &Harness, token: &str, body: &Value) -> Value {
-    let r = h.interact_with(body, token, None).await;
-    let status = r.status();
-    let v: Value = r.json().await.expect("json");
-    assert_eq!(status, 200, "{v} (task {})", body["taskId"]);
-    v
-}
-
 /// One run of the task in a new session: both answers.
 async fn run(h: &Harness, token: &str) -> (Value, Value) {
-    run_worded(h, token, None).await
+    captured_run(h, token, None).await
 }
 
 /// One run, its instruction worded `query` when given.
 async fn run_worded(h: &Harness, token: &str, query: Option<&str>) -> (Value, Value) {
-    let (mut first, mut second) = api_tests::captured_steps();
-    if let Some(q) = query {
-        first["query"] = json!(q);
-        second["query"] = json!(q);
-    }
-    let session = uuid::Uuid::new_v4().to_string();
-    first["sessionId"] = json!(session);
-    let a = post(h, token, &first).await;
-    second["sessionId"] = json!(session);
-    second["taskId"] = a["taskId"].clone();
-    // The button's new name and the page's new title show the click worked.
-    second["domChanges"]["addedCount"] = json!(1);
-    let b = post(h, token, &second).await;
-    (a, b)
+    captured_run(h, token, query).await
 }
 
 /// `nodes` with a cookie banner over them (the server closes it by itself: "Reject all").

@@ -180,20 +180,8 @@ fn fixed_the_kind_of_page_ignores_hash_routes_and_deep_paths() {
 // recipe) promotes the demoted recipe again, audited as "automatic".
 // ---------------------------------------------------------------------------------------------
 
-async fn post(h: &Harness, token: &str, body: &Value) -> Value {
-    ok(h, token, body).await
-}
-
 async fn captured_run(h: &Harness, token: &str) -> (Value, Value) {
-    let (mut first, mut second) = api_tests::captured_steps();
-    let session = uuid::Uuid::new_v4().to_string();
-    first["sessionId"] = json!(session);
-    let a = post(h, token, &first).await;
-    second["sessionId"] = json!(session);
-    second["taskId"] = a["taskId"].clone();
-    second["domChanges"]["addedCount"] = json!(1);
-    let b = post(h, token, &second).await;
-    (a, b)
+    api_tests::flows::captured_run(h, token, None).await
 }
 
 async fn promoted_ids(h: &Harness) -> Vec<String> {
