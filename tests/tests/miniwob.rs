@@ -198,7 +198,7 @@ async fn recorded_tasks_replay_on_other_seeds_without_the_model() {
         recipes
             .iter()
             .filter(|r| site.as_ref().is_some_and(|s| s.path == r.path))
-            .find(|r| bind(&r.template, &e.query).is_some())
+            .find(|r| bind(&r.template, &e.query, false).is_some())
             .map_or("-".to_owned(), |r| r.template.clone())
     };
     let mut out = format!(

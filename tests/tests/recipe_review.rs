@@ -7,8 +7,8 @@ use api_tests::flows::{field, next, node, start};
 use api_tests::harness::{harness_with, Harness, PW};
 use api_tests::scripted::Reply;
 use serde_json::{json, Value};
-use shared::domain::recipe::loose::bind_loose;
-use shared::domain::recipe::site_key;
+
+use shared::domain::recipe::{bind, site_key};
 
 const PAGE: &str = "https://app.example.com/settings";
 const AFTER: &str = "https://app.example.com/settings/done";
@@ -92,7 +92,7 @@ async fn fixed_a_recorded_name_closes_the_recipe_step_block() {
 // ---------------------------------------------------------------------------------------------
 // 2. The approximate match drops a value's leading sign or point (fixed).
 //
-// `loose::bind_loose` cuts a parameter's value from the first to the last alphanumeric word
+// The approximate match (`bind(.., true)`) cut a parameter's value from the first to the last alphanumeric word
 // (`span`), so "-3" binds as "3" and ".5" as "5": the replay then types a value the user did
 // not give, without the model.
 // ---------------------------------------------------------------------------------------------
@@ -100,10 +100,11 @@ async fn fixed_a_recorded_name_closes_the_recipe_step_block() {
 #[test]
 fn fixed_the_loose_match_drops_a_values_sign_or_leading_point() {
     let t = "set thermostat offset to {offset}";
-    let negative = bind_loose(t, "Please set thermostat offset to -3");
-    let half = bind_loose(
+    let negative = bind(t, "Please set thermostat offset to -3", true);
+    let half = bind(
         "set the discount to {rate} percent",
         "Please set the discount to .5 percent",
+        true,
     );
     assert_eq!(
         (negative, half),

@@ -7,7 +7,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::config::RecipeSettings;
 use crate::domain::agent_tools::AuditEntry;
-use crate::domain::recipe::book::{Recipe, MAX_PER_SITE};
+use crate::domain::recipe::book::{agreed, Recipe, MAX_PER_SITE};
 use crate::error::Error;
 use crate::ports::recipes::Stored;
 use crate::ports::{Store, StoreError};
@@ -70,6 +70,30 @@ pub async fn promote(
     )
     .await?;
     Ok(copy)
+}
+
+/// After `recipe` was recorded: promoted when the tenant lets runs promote
+/// (`RECIPE_PROMOTE_AFTER_RUNS`) and runs of several members agree with it ([`agreed`]).
+pub async fn promote_if_agreed(
+    store: &dyn Store,
+    recipe: &Recipe,
+    now: DateTime<Utc>,
+    settings: RecipeSettings,
+) -> Result<(), Error> {
+    if settings.promote_after == 0 {
+        return Ok(());
+    }
+    let site = (store.site_recipes(
+        &recipe.tenant_id,
+        &recipe.origin,
+        &recipe.path,
+        MAX_PER_SITE,
+    ))
+    .await?;
+    if agreed(&site, recipe, settings.promote_after) {
+        promote(store, recipe, "automatic", now, settings).await?;
+    }
+    Ok(())
 }
 
 /// Takes the organisation's recipe `id` back (members' own recipes stay); `false` when the

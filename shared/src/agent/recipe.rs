@@ -2,12 +2,10 @@
 //! its member's recipe, and a recipe step made into the client's action again.
 //!
 //! A run is recorded from its browser actions in order, without those whose verdict failed
-//! (the correction stands in for them), the user's confirmations kept as confirmations, and
-//! the final answer. It is not recorded when it asked the user for anything but a
-//! confirmation, when an action's target cannot be described, or when it ran several actions
-//! in one answer. Only the instruction's values are kept, as parameters: any other value, a
-//! pick among records or options the instruction does not name, a secret and an answer read
-//! off the page are the model's on every run.
+//! (the correction stands in for them), with the user's confirmations and the final answer.
+//! It is not recorded when it asked the user for anything but a confirmation, when an
+//! action's target cannot be described, or when it ran several actions in one answer. Only
+//! the instruction's values are kept, as parameters.
 
 use chrono::{DateTime, Utc};
 
@@ -20,6 +18,7 @@ use crate::domain::recipe::book::{
 use crate::domain::recipe::run::RecipeRun;
 use crate::domain::recipe::{
     context, describe, names_a_record, normalise, parameterise, site_key, specific, word_starts,
+    TargetDescription,
 };
 use crate::domain::secrets::HIDDEN;
 use crate::domain::{Step, StepKind, Task};
@@ -56,36 +55,22 @@ pub fn name_and_value(client: &str) -> Option<(&str, Option<String>)> {
     Some((name, value))
 }
 
-/// Why a verified run was not made a recipe.
+/// Why a verified run was not made a recipe (logged).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotRecorded {
+    /// The task did not start on a web page.
     NoSite,
     /// The run asked the user for something other than a confirmation.
     AskedUser,
-    /// An action's target has no description.
+    /// The target of the action of this step has no description.
     Undescribed(u32),
-    /// The run sent several actions in one answer.
+    /// This step sent several actions in one answer.
     Chain(u32),
     Empty,
     TooLong,
     TooLarge,
     /// The instruction is mostly the user's values (or held a secret).
     TooGeneral,
-}
-
-impl NotRecorded {
-    pub fn describe(&self) -> String {
-        match self {
-            NotRecorded::NoSite => "the task did not start on a web page".into(),
-            NotRecorded::AskedUser => "the run needed the user's own answers".into(),
-            NotRecorded::Undescribed(i) => format!("step {i}'s target has no description"),
-            NotRecorded::Chain(i) => format!("step {i} sent several actions at once"),
-            NotRecorded::Empty => "the run has no step to keep".into(),
-            NotRecorded::TooLong => format!("the run took more than {MAX_STEPS} steps"),
-            NotRecorded::TooLarge => format!("the recipe would exceed {MAX_BYTES} bytes"),
-            NotRecorded::TooGeneral => "the instruction is mostly the user's values".into(),
-        }
-    }
 }
 
 /// Whether `name` is quoted in `query` (`"ok"`, `“ok”`): a target the user named as a value.
@@ -125,8 +110,7 @@ fn answer_from_page(answer: &str, instruction: &str, read: bool) -> bool {
             .split(|c: char| !c.is_alphanumeric())
             .any(|w| w == "status")
         || ASKING.split('|').any(|o| {
-            query
-                .strip_prefix(o)
+            (query.strip_prefix(o))
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ',', ':']))
         });
     let words: Vec<&str> = answer.split_whitespace().collect();
@@ -134,29 +118,23 @@ fn answer_from_page(answer: &str, instruction: &str, read: bool) -> bool {
         let starts_sentence = i == 0 || words[i - 1].ends_with(['.', '!', '?', ':']);
         !starts_sentence && w.chars().next().is_some_and(char::is_uppercase) && found(w)
     });
-    let numbers = words
-        .iter()
+    let numbers = (words.iter())
         .any(|w| w.chars().any(|c| c.is_ascii_digit() || "$€£¥".contains(c)) && found(w));
-    let quoted = answer.split(['"', '“', '”']).skip(1).step_by(2);
-    read || asks || named || numbers || quoted.into_iter().any(|q| !q.trim().is_empty() && found(q))
+    let mut quoted = answer.split(['"', '“', '”']).skip(1).step_by(2);
+    read || asks || named || numbers || quoted.any(|q| !q.trim().is_empty() && found(q))
 }
 
 /// The browser actions a run is recorded from: each record's action with whether the user
 /// confirmed it first.
 fn kept<'a>(records: &[&'a Step]) -> Result<Vec<(&'a Step, Action, bool)>, NotRecorded> {
-    let failed: Vec<u32> = records
-        .iter()
-        .filter_map(|s| s.verification.as_ref())
+    let failed: Vec<u32> = (records.iter().filter_map(|s| s.verification.as_ref()))
         .filter(|v| v.failed())
         .map(|v| v.step_index)
         .collect();
-    let dom: Vec<&Step> = records
-        .iter()
-        .copied()
+    let dom: Vec<&Step> = (records.iter().copied())
         .filter(|s| s.kind == StepKind::Dom && !s.action.is_empty())
         .collect();
-    let mut out = Vec::new();
-    let mut confirm_next = false;
+    let (mut out, mut confirm_next) = (Vec::new(), false);
     for (i, s) in dom.iter().enumerate() {
         if s.chain.len() > 1 {
             return Err(NotRecorded::Chain(s.index));
@@ -172,8 +150,7 @@ fn kept<'a>(records: &[&'a Step]) -> Result<Vec<(&'a Step, Action, bool)>, NotRe
             Ok(Action::Fail(_)) | Err(_) => {}
             Ok(_) if failed.contains(&s.index) => {}
             Ok(action) => {
-                let target = s.recipe.as_ref().and_then(|r| r.target.as_ref());
-                if action.element().is_some() && target.is_none() {
+                if action.element().is_some() && target(s).is_none() {
                     return Err(NotRecorded::Undescribed(s.index));
                 }
                 out.push((*s, action, std::mem::take(&mut confirm_next)));
@@ -187,6 +164,30 @@ fn kept<'a>(records: &[&'a Step]) -> Result<Vec<(&'a Step, Action, bool)>, NotRe
     }
 }
 
+fn target(s: &Step) -> Option<&TargetDescription> {
+    s.recipe.as_ref().and_then(|r| r.target.as_ref())
+}
+
+/// A value a kept action typed or chose, with the field it went into, or a choice it made by
+/// a name the instruction holds (an option, a quoted name).
+fn supplied<'a>(query: &str, s: &'a Step, action: &'a Action) -> Option<(&'a str, &'a str)> {
+    match (action, target(s)) {
+        (Action::SetValue(_, v) | Action::SelectOption(_, v), t) if !v.contains(HIDDEN) => {
+            let field = t.map_or(
+                "value",
+                |t| if t.name.is_empty() { &t.role } else { &t.name },
+            );
+            Some((field, v))
+        }
+        (Action::Click(_) | Action::Check(_), Some(t))
+            if CHOICES.contains(&t.role.as_str()) || quoted_in(query, &t.name) =>
+        {
+            Some((&t.role, &t.name))
+        }
+        _ => None,
+    }
+}
+
 /// The recipe of `task`'s verified run for its member, from its records in order.
 pub fn record(
     task: &Task,
@@ -195,105 +196,25 @@ pub fn record(
     ttl_seconds: i64,
 ) -> Result<Recipe, NotRecorded> {
     let site = site_key(&task.url).ok_or(NotRecorded::NoSite)?;
-    let read = records
-        .iter()
-        .any(|s| matches!(s.tool(), Some("readPage" | "googleSearch")));
+    let read = (records.iter()).any(|s| matches!(s.tool(), Some("readPage" | "googleSearch")));
     let kept = kept(records)?;
-    // The run's values with the fields they went into, and the choices it made by name.
-    let mut supplied: Vec<(String, String)> = Vec::new();
-    for (s, action, _) in &kept {
-        let target = s.recipe.as_ref().and_then(|r| r.target.as_ref());
-        let field = target.map_or(
-            "value",
-            |t| if t.name.is_empty() { &t.role } else { &t.name },
-        );
-        match (action, target) {
-            (Action::SetValue(_, v) | Action::SelectOption(_, v), _) if !v.contains(HIDDEN) => {
-                supplied.push((field.to_owned(), v.clone()))
-            }
-            (Action::Click(_) | Action::Check(_), Some(t))
-                if CHOICES.contains(&t.role.as_str()) || quoted_in(&task.query, &t.name) =>
-            {
-                supplied.push((t.role.clone(), t.name.clone()))
-            }
-            _ => {}
-        }
-    }
-    let refs: Vec<(&str, &str)> = supplied
-        .iter()
-        .map(|(f, v)| (f.as_str(), v.as_str()))
+    let supplied: Vec<(&str, &str)> = (kept.iter())
+        .filter_map(|(s, action, _)| supplied(&task.query, s, action))
         .collect();
-    let template = parameterise(&task.query, &refs);
+    let template = parameterise(&task.query, &supplied);
     // A secret in the instruction (kept as its marker) would bind as a parameter of each run.
     if !specific(&template.text) || template.text.contains(&HIDDEN.to_lowercase()) {
         return Err(NotRecorded::TooGeneral);
     }
     let params = &template.params;
-    let param_for = |v: &str| {
-        let v = normalise(v);
-        params.iter().find(|(_, p)| *p == v).map(|(n, _)| n.clone())
-    };
-    let steps = kept
-        .iter()
+    let steps = (kept.iter())
         .map(|(s, action, confirm)| {
-            let mark = s.recipe.clone().unwrap_or_default();
-            let mut step = RecipeStep {
-                target: mark.target.clone(),
-                context: mark.context.clone(),
-                title: mark.title.clone(),
-                confirm: *confirm,
-                ..RecipeStep::new(s.action.split('(').next().unwrap_or("").trim(), &mark.page)
-            };
-            if let (Action::Click(_) | Action::Check(_), Some(t)) = (action, step.target.as_mut()) {
-                step.target_param = param_for(&t.name);
-                if let Some(p) = &step.target_param {
-                    (t.name, t.nth, t.of) = (format!("{{{p}}}"), 0, 1);
-                }
-            }
-            // A target named by the run's own data (a record's number, a value of the
-            // instruction among other words, a secret, an option the instruction does not
-            // name) is the model's to pick on every run; its name is not kept. A list's name
-            // holds the options it offers: that does not make it another list.
-            let list = matches!(action, Action::SelectOption(..));
-            if let Some(t) = step.target.as_mut().filter(|t| {
-                names_a_record(&t.name)
-                    || t.name.contains(&HIDDEN.to_lowercase())
-                    || CHOICES.contains(&t.role.as_str())
-                    || !list && params.iter().any(|(_, v)| holds_value(&t.name, v))
-            }) {
-                if step.target_param.is_none() {
-                    (t.name, t.nth, t.of) = (String::new(), 0, 1);
-                    step.own_target = true;
-                }
-            }
-            let value = name_and_value(&s.action).and_then(|(_, v)| v);
-            match (action, value) {
-                (Action::Finish(_), _) => {
-                    let answer = single_line(&s.thought, 1_000);
-                    if answer_from_page(&answer, &task.query, read) {
-                        step.own_value = Some(OwnValue::Answer);
-                    }
-                }
-                // A key or a scroll: kept whole, unless it holds a value of the instruction's.
-                (a, Some(v))
-                    if a.element().is_none()
-                        && !matches!(a, Action::Navigate(_) | Action::FindText(_)) =>
-                {
-                    let lower = v.to_lowercase();
-                    match params
-                        .iter()
-                        .any(|(_, p)| word_starts(&lower, p).next().is_some())
-                    {
-                        true => step.own_value = Some(OwnValue::Found),
-                        false => step.value = Some(v),
-                    }
-                }
-                (_, Some(v)) if v.contains(HIDDEN) => step.own_value = Some(OwnValue::Secret),
-                (_, Some(v)) => match param_for(&v) {
-                    Some(p) => step.value_param = Some(p),
-                    None => step.own_value = Some(OwnValue::Found),
-                },
-                (_, None) => {}
+            let mut step = step_of(s, action, params);
+            step.confirm = *confirm;
+            if matches!(action, Action::Finish(_))
+                && answer_from_page(&single_line(&s.thought, 1_000), &task.query, read)
+            {
+                step.own_value = Some(OwnValue::Answer);
             }
             step.intent = intent_of(&step);
             step
@@ -307,7 +228,7 @@ pub fn record(
         promoted: false,
         origin: site.origin,
         path: site.path,
-        template: template.text,
+        template: template.text.clone(),
         params: params.iter().map(|(n, _)| n.clone()).collect(),
         shapes: params.iter().map(|(_, v)| ParamShape::of(v)).collect(),
         format: FORMAT,
@@ -323,6 +244,63 @@ pub fn record(
         n if n > MAX_BYTES => Err(NotRecorded::TooLarge),
         _ => Ok(recipe),
     }
+}
+
+/// The recipe step of a kept action, given the instruction's values. A target named by one of
+/// them is that parameter; a target named by the run's own data (a record's number, a value
+/// among other words, a secret, an option the instruction does not name) is the model's to
+/// pick on every run, and its name is not kept (a list's name holds the options it offers:
+/// that does not make it another list). A value is its parameter, a secret's marker, or the
+/// model's; a key or a scroll is kept whole unless it holds a value of the instruction's.
+fn step_of(s: &Step, action: &Action, params: &[(String, String)]) -> RecipeStep {
+    let param_for = |v: &str| {
+        let v = normalise(v);
+        params.iter().find(|(_, p)| *p == v).map(|(n, _)| n.clone())
+    };
+    let mark = s.recipe.clone().unwrap_or_default();
+    let mut step = RecipeStep {
+        target: mark.target,
+        context: mark.context,
+        title: mark.title,
+        ..RecipeStep::new(s.action.split('(').next().unwrap_or("").trim(), &mark.page)
+    };
+    let clicked = matches!(action, Action::Click(_) | Action::Check(_));
+    if let Some(t) = step.target.as_mut() {
+        step.target_param = param_for(&t.name).filter(|_| clicked);
+        let list = matches!(action, Action::SelectOption(..));
+        let own = names_a_record(&t.name)
+            || t.name.contains(&HIDDEN.to_lowercase())
+            || CHOICES.contains(&t.role.as_str())
+            || !list && params.iter().any(|(_, v)| holds_value(&t.name, v));
+        if let Some(p) = &step.target_param {
+            (t.name, t.nth, t.of) = (format!("{{{p}}}"), 0, 1);
+        } else if own {
+            (t.name, t.nth, t.of) = (String::new(), 0, 1);
+            step.own_target = true;
+        }
+    }
+    let value = name_and_value(&s.action).and_then(|(_, v)| v);
+    let whole =
+        action.element().is_none() && !matches!(action, Action::Navigate(_) | Action::FindText(_));
+    match value {
+        Some(v) if whole => {
+            let lower = v.to_lowercase();
+            match params
+                .iter()
+                .any(|(_, p)| word_starts(&lower, p).next().is_some())
+            {
+                true => step.own_value = Some(OwnValue::Found),
+                false => step.value = Some(v),
+            }
+        }
+        Some(v) if v.contains(HIDDEN) => step.own_value = Some(OwnValue::Secret),
+        Some(v) => match param_for(&v) {
+            Some(p) => step.value_param = Some(p),
+            None => step.own_value = Some(OwnValue::Found),
+        },
+        None => {}
+    }
+    step
 }
 
 /// What a step does, in the server's words (never the recorded run's thought, which may speak
@@ -346,10 +324,9 @@ fn intent_of(step: &RecipeStep) -> String {
 /// thought; `None` when it cannot be written (a value that no longer parses).
 pub fn action(run: &RecipeRun, k: usize, target: Option<&str>) -> Option<(String, String)> {
     let step = run.steps.get(k)?;
+    let (n, of) = (k + 1, run.steps.len());
     let thought = format!(
-        "Following this task's recipe (step {} of {}): {}",
-        k + 1,
-        run.steps.len(),
+        "Following this task's recipe (step {n} of {of}): {}",
         run.intent_of(k)
     );
     if step.action == "finish" {

@@ -20,9 +20,6 @@ use crate::domain::verdict::{
 };
 use crate::domain::{Step, StepKind};
 
-/// The confidence of a replayed step whose page is the one its recipe's run reached.
-const RECIPE_CONFIDENCE: f64 = 0.9;
-
 /// The client's report, read from the request.
 pub fn client_report(last: &LastAction) -> ClientReport<'_> {
     let flag = |v: &Option<Value>, k: &str| v.as_ref().and_then(|v| v.get(k)?.as_bool());
@@ -167,15 +164,6 @@ pub async fn verify(
             confidence,
             reason,
         } => Verification::new(prev.index, success, confidence, reason, now),
-        // A replayed action that reached the page the recipe's verified run reached: no model
-        // is asked.
-        Verdict::Ambiguous { .. } if super::recipe::as_recorded(step, &view) => Verification::new(
-            prev.index,
-            true,
-            RECIPE_CONFIDENCE,
-            "the page is the one the recipe's verified run reached after this step".into(),
-            now,
-        ),
         Verdict::Ambiguous { reason } => {
             let question =
                 judge::outcome_question(&step.task.query, &prev, &report, &actual, built, req);

@@ -1,9 +1,8 @@
-//! What a recipe holds: the site and the task's template it answers, who it belongs to (the
-//! member whose verified run recorded it, or — promoted — the organisation), and per step the
-//! action with its target described by what is stable (role, normalised name, position among
-//! equals, the page's path pattern, the dialog or form around it and the page's title), never
-//! by element id. Values the instruction gives are parameters; any other value, a secret, a
-//! pick among records or options, or an answer read off the page is the model's on every run.
+//! What a recipe holds: the site and task template it answers, whose it is (the member whose
+//! verified run recorded it, or, promoted, the organisation's) and its steps, each target
+//! described by what is stable, never by element id. Values the instruction gives are
+//! parameters; any other value, a secret, a pick the instruction does not name or an answer
+//! read off the page is the model's on every run.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -11,16 +10,14 @@ use sha2::{Digest, Sha256};
 
 use super::TargetDescription;
 
-/// Most steps a recipe keeps (a longer run is not recorded).
+/// Most steps a recipe keeps, and its largest size serialised (longer runs are not recorded).
 pub const MAX_STEPS: usize = 40;
-/// The recipes' format: older ones (shared by the whole organisation, without context) are
-/// not replayed.
-pub const FORMAT: u32 = 4;
-/// Largest recipe, serialised (a larger one is not recorded).
 pub const MAX_BYTES: usize = 32 * 1024;
+/// The recipes' format: older ones (the organisation's without promotion) are not replayed.
+pub const FORMAT: u32 = 4;
 /// Most recipes of one site pattern of a tenant.
 pub const MAX_PER_SITE: usize = 20;
-/// Longest intent, expectation or context kept with a step.
+/// Longest intent kept with a step.
 pub const MAX_INTENT_CHARS: usize = 200;
 /// Roles of a choice among options: which one is picked is the instruction's to name.
 pub const CHOICES: &[&str] = &["radio", "opt", "option", "menuitemradio"];
@@ -38,15 +35,14 @@ pub struct Recipe {
     /// The organisation's: replayed for every member.
     #[serde(default)]
     pub promoted: bool,
-    /// `scheme://host:port` of the start page.
+    /// `scheme://host:port` and path pattern of the start page.
     #[serde(default)]
     pub origin: String,
-    /// The start page's path pattern.
     pub path: String,
-    /// The normalised instruction with `{name}` for each parameter.
+    /// The normalised instruction with `{name}` for each parameter, and each parameter's
+    /// recorded shape (another run's value must look alike).
     pub template: String,
     pub params: Vec<String>,
-    /// Each parameter's recorded shape (another run's value must look alike).
     #[serde(default)]
     pub shapes: Vec<ParamShape>,
     #[serde(default)]
@@ -85,39 +81,31 @@ impl Recipe {
     }
 }
 
-/// Whether runs agree enough to make `recipe` the organisation's: its members' recipes of the
-/// same task with exactly its steps (`site` read with it, or without it yet) come from two
-/// members at least and `runs` runs in all, and the organisation has no such recipe yet.
+/// Whether runs agree enough to make `recipe` the organisation's: the members' recipes of
+/// its task with exactly its steps (`site`, read with or without it) come from two members at
+/// least and `runs` runs in all, none demoted, and the organisation has no such recipe yet.
 pub fn agreed(site: &[Recipe], recipe: &Recipe, runs: u32) -> bool {
     let print = recipe.fingerprint();
-    let same: Vec<&Recipe> = site
-        .iter()
-        .filter(|r| r.id != recipe.id)
-        .chain([recipe])
+    let same: Vec<&Recipe> = (site.iter().filter(|r| r.id != recipe.id).chain([recipe]))
         .filter(|r| r.template == recipe.template && r.fingerprint() == print)
         .collect();
-    let members: std::collections::BTreeSet<&str> = same
-        .iter()
-        .filter(|r| !r.promoted && !r.demoted)
-        .map(|r| r.owner.as_str())
-        .collect();
-    let total: u32 = (same.iter().filter(|r| !r.promoted && !r.demoted))
-        .map(|r| r.runs)
-        .sum();
-    members.len() >= 2 && total >= runs && !same.iter().any(|r| r.promoted)
+    let members = same.iter().filter(|r| !r.promoted && !r.demoted);
+    let owners: std::collections::BTreeSet<&str> =
+        members.clone().map(|r| r.owner.as_str()).collect();
+    let total: u32 = members.map(|r| r.runs).sum();
+    owners.len() >= 2 && total >= runs && !same.iter().any(|r| r.promoted)
 }
 
-/// What a parameter's value looked like in the recorded run.
+/// What a parameter's value looked like in the recorded run: its commas and semicolons
+/// between words, and its words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParamShape {
-    /// Commas and semicolons in it.
     pub separators: u32,
     pub words: u32,
 }
 
 impl ParamShape {
     pub fn of(value: &str) -> Self {
-        // Between words only: a trailing comma is the value's own punctuation.
         let inner = value.trim_end_matches(|c: char| !c.is_alphanumeric());
         Self {
             separators: inner.matches([',', ';']).count() as u32,
@@ -133,94 +121,72 @@ impl ParamShape {
     }
 }
 
-/// Why the model gives a step's value on every run.
+/// Why the model gives a step's value on every run: a secret, a value the instruction does
+/// not give (read off the page, worked out), or the final answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OwnValue {
-    /// A value kept secret.
     Secret,
-    /// A value the instruction does not give (read off the page, worked out).
     Found,
-    /// The final answer, read off the page or the web.
     Answer,
 }
 
 /// One step of a recipe.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct RecipeStep {
     /// The action's name in the client's grammar (`click`, `setValue`, `finish`, ...).
     pub action: String,
     /// The whole call of an action without a target (a key).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
-    /// The parameter whose value the action types, chooses or goes to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The parameter whose value it types, chooses or goes to, and the one naming its target
+    /// (`Click on the "{button}" button`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value_param: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetDescription>,
-    /// The parameter that names the target (`Click on the "{button}" button`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub target_param: Option<String>,
-    /// The path pattern of the page the step was taken on.
+    /// The path pattern of the page it was taken on, the dialog or form around its target,
+    /// and the page's title, as compared ([`super::context`]).
     pub page: String,
-    /// The dialog or form around the target and the page's title, as compared ([`super::context`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// What the step does, in the server's words (parameters as `{name}`).
-    #[serde(default)]
+    /// What it does, in the server's words (parameters as `{name}`).
     pub intent: String,
-    /// What the action was expected to bring about, as verified.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expect: Option<String>,
-    /// The recorded run asked the user before this step: every run asks again.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// The recorded run asked the user before it: every run asks again.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub confirm: bool,
-    /// The model gives the value on every run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub own_value: Option<OwnValue>,
-    /// The model picks the target on every run (a record, a person, an option the instruction
-    /// does not name): its name is not kept.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// The model picks its target on every run (a record, a person, an option the
+    /// instruction does not name): the name is not kept.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub own_target: bool,
 }
 
 impl RecipeStep {
-    /// A step of `action` taken on a page of pattern `page`, nothing else known yet.
     pub fn new(action: &str, page: &str) -> Self {
+        let (action, page) = (action.to_owned(), page.to_owned());
         Self {
-            action: action.to_owned(),
-            value: None,
-            value_param: None,
-            target: None,
-            target_param: None,
-            page: page.to_owned(),
-            context: None,
-            title: None,
-            intent: String::new(),
-            expect: None,
-            confirm: false,
-            own_value: None,
-            own_target: false,
+            action,
+            page,
+            ..Self::default()
         }
     }
 
-    /// The model gives part of it on every run: a value or a pick of the run's own, or
-    /// anything typed, chosen or gone to that is not the instruction's (a value kept as
-    /// recorded, an option picked by its recorded name).
+    /// The model gives part of it on every run: a value or pick of the run's own, or anything
+    /// typed, chosen or gone to that is not the instruction's, or text pressed that is not a
+    /// key by its name (`Enter`, `Control+Enter`).
     pub fn owned(&self) -> bool {
         let typed = matches!(
             self.action.as_str(),
             "setValue" | "selectOption" | "navigate" | "findText"
         );
-        let choice = self
-            .target
-            .as_ref()
-            .is_some_and(|t| CHOICES.contains(&t.role.as_str()));
-        // A key press is a key by its name ("Enter", "Control+Enter"): other text pressed is
-        // typed.
+        let choice = (self.target.as_ref()).is_some_and(|t| CHOICES.contains(&t.role.as_str()));
         let key = |v: &str| {
             let name = v.split('"').nth(1).unwrap_or(v);
             name.split('+').all(|k| {
@@ -238,44 +204,41 @@ impl RecipeStep {
     }
 }
 
-/// A step record's recipe facts, written when the step was decided (the page is gone after).
+/// A step record's recipe facts, written when the step was decided (the page is gone after):
+/// its target, the page's path pattern, the target's dialog or form and the page's title.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct StepRecipe {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetDescription>,
-    /// The path pattern of the page.
-    #[serde(default)]
     pub page: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// The step came from a recipe: replayed without the model, or healed by it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub used: Option<RecipeUse>,
 }
 
-/// How a step used a recipe (also the response's `metrics.recipe`).
+/// How a step used a recipe (also the response's `metrics.recipe`): its step (from 0) of
+/// how many, and why the model was asked (a healed step).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecipeUse {
     pub id: String,
-    /// The recipe's step (from 0) and how many it has.
     pub step: usize,
     pub steps: usize,
     pub mode: UseMode,
-    /// Why the model was asked (a healed step).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
+/// Replayed: the action went out without a model call; healed: the model was asked for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UseMode {
-    /// The action went out without a model call.
     Replayed,
-    /// The model was asked for the step.
     Healed,
 }
 

@@ -1,10 +1,9 @@
 //! Recipes' rules: a recipe's site (origin and path pattern), the task's instruction with the
 //! user's values as parameters, and a target described by what is stable on a page (role,
-//! normalised name, position among equals) and found again: exactly one element, or nothing.
+//! normalised name, position among equals), found again as exactly one element or nothing.
 //! What a recipe holds is in [`book`]; how a run follows one in [`run`].
 
 pub mod book;
-pub mod loose;
 pub mod run;
 
 use serde::{Deserialize, Serialize};
@@ -20,6 +19,8 @@ pub const MAX_PARAM_CHARS: usize = 200;
 const MAX_PATH_SEGMENTS: usize = 16;
 const MAX_NAME_CHARS: usize = 120;
 const MAX_CONTEXT_CHARS: usize = 120;
+/// Words an approximate match (`RECIPE_MATCH=approximate`) lets an instruction add or drop.
+const FILLER: &[&str] = &["please", "kindly", "just", "now", "the", "a", "an"];
 
 /// `scheme://host:port` and the path with its variable segments (ids, numbers, hashes) as `*`,
 /// a client-side route in the fragment (`#/account/delete`) included.
@@ -39,9 +40,7 @@ pub fn site_key(url: &str) -> Option<SiteKey> {
     let port = parsed.port_or_known_default()?;
     let pattern = |path: &str| {
         let segments = path.split('/').filter(|s| !s.is_empty());
-        let mut kept: Vec<String> = segments
-            .clone()
-            .take(MAX_PATH_SEGMENTS)
+        let mut kept: Vec<String> = (segments.clone().take(MAX_PATH_SEGMENTS))
             .map(|s| match variable_segment(s) {
                 true => "*".to_owned(),
                 false => s.to_ascii_lowercase().chars().take(60).collect(),
@@ -54,8 +53,7 @@ pub fn site_key(url: &str) -> Option<SiteKey> {
         format!("/{}", kept.join("/"))
     };
     let route = (parsed.fragment().and_then(|f| f.split('?').next()))
-        .map(|f| f.strip_prefix('!').unwrap_or(f));
-    let route = route
+        .map(|f| f.strip_prefix('!').unwrap_or(f))
         .filter(|f| f.starts_with('/'))
         .map(|f| format!("#{}", pattern(f)));
     Some(SiteKey {
@@ -112,7 +110,7 @@ pub fn normalise(text: &str) -> String {
 }
 
 /// [`normalise`] without the lower case: the values as the user wrote them.
-pub(super) fn collapsed(text: &str) -> String {
+fn collapsed(text: &str) -> String {
     let text: String = text.chars().take(MAX_INSTRUCTION_CHARS).collect();
     let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
     joined
@@ -122,7 +120,8 @@ pub(super) fn collapsed(text: &str) -> String {
 
 /// The template of `instruction` given the values the run typed or chose, each with its
 /// field's name: a value the instruction holds as a whole word becomes a parameter named
-/// after its field; other values (the page's, the model's, secrets) stay out.
+/// after its field (the longest first, so `12` inside `123` is not taken); other values (the
+/// page's, the model's, secrets) stay out.
 pub fn parameterise(instruction: &str, supplied: &[(&str, &str)]) -> Template {
     let mut text = normalise(instruction);
     let mut params: Vec<(String, String)> = Vec::new();
@@ -130,20 +129,14 @@ pub fn parameterise(instruction: &str, supplied: &[(&str, &str)]) -> Template {
         .map(|(field, v)| (slug(field), normalise(v)))
         .filter(|(_, v)| !v.is_empty() && v.chars().count() <= MAX_PARAM_CHARS)
         .collect();
-    // Longer values first, so `12` inside `123` is not taken.
     values.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
     for (field, value) in values {
-        let Some(at) = word_starts(&text, &value)
-            .next()
-            .filter(|_| params.len() < MAX_PARAMS)
-        else {
+        let at = word_starts(&text, &value).next();
+        let Some(at) = at.filter(|_| params.len() < MAX_PARAMS) else {
             continue;
         };
-        let base = if field.is_empty() {
-            "value".to_owned()
-        } else {
-            field
-        };
+        let base = Some(field).filter(|f| !f.is_empty());
+        let base = base.unwrap_or_else(|| "value".into());
         let mut name = base.clone();
         for n in 2.. {
             if !params.iter().any(|(p, _)| *p == name) {
@@ -158,98 +151,111 @@ pub fn parameterise(instruction: &str, supplied: &[(&str, &str)]) -> Template {
     Template { text, params }
 }
 
-/// `text` in lower case when every character keeps its length in bytes (offsets agree).
-pub fn aligned_lower(text: &str) -> Option<String> {
-    let same = |c: char| c.to_lowercase().map(char::len_utf8).sum::<usize>() == c.len_utf8();
-    text.chars().all(same).then(|| text.to_lowercase())
-}
-
-/// Whether a template has two literal words at least (`{search}` or `go {where}` would take
-/// any instruction).
+/// Whether a template has two words of its own at least (`{search}` or `go {where}` would
+/// take any instruction).
 pub fn specific(template: &str) -> bool {
-    let literal: String = (split_template(template).into_iter().flatten())
-        .filter_map(|p| match p {
-            Piece::Literal(l) => Some(l + " "),
-            Piece::Param(_) => None,
-        })
-        .collect();
-    let words = literal.split(|c: char| !c.is_alphanumeric());
-    words.filter(|w| !w.is_empty()).count() >= 2
+    let parts = parts(template, false).unwrap_or_default();
+    let words = parts.iter().flat_map(|(_, lit)| lit);
+    words
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .count()
+        >= 2
 }
 
 /// The values `instruction` gives `template`'s parameters when it is the same task, each as
-/// the user wrote it. A parameter followed by words that come again later could end at either:
-/// no binding (the model decides).
-pub fn bind(template: &str, instruction: &str) -> Option<Vec<(String, String)>> {
+/// the user wrote it. Words and marks are compared in order, not spacing; `loose` compares
+/// words only and lets the instruction add or drop [`FILLER`] words. Each parameter takes a
+/// word at least, up to the words after it, which must come once (otherwise where it ends
+/// is a guess, and nothing binds); marks alone end it at their first place.
+pub fn bind(template: &str, instruction: &str, loose: bool) -> Option<Vec<(String, String)>> {
     if !specific(template) {
         return None;
     }
     let written = collapsed(instruction);
-    let text = written.to_lowercase();
-    // Lower-casing that changes lengths (a few letters) leaves the values lower case.
-    let source = if aligned_lower(&written).is_some() {
-        &written
-    } else {
-        &text
-    };
-    let (mut at, mut out, mut pending) = (0, Vec::new(), None::<String>);
-    for piece in split_template(template)? {
-        match piece {
-            Piece::Param(name) => pending = Some(name),
-            Piece::Literal(lit) => {
-                let found = match &pending {
-                    // Only a space between two values: where the first ends is a guess.
-                    Some(_) if lit.trim().is_empty() => return None,
-                    Some(_) => {
-                        let k = at + text[at..].find(lit.as_str())?;
-                        let worded = lit.chars().any(char::is_alphanumeric);
-                        if worded && text[k + lit.len()..].contains(lit.as_str()) {
-                            return None;
-                        }
-                        k
-                    }
-                    None if text[at..].starts_with(lit.as_str()) => at,
-                    None => return None,
-                };
-                if let Some(name) = pending.take() {
-                    out.push((name, source[at..found].to_owned()));
-                }
-                at = found + lit.len();
+    let text = words(&written, loose);
+    let (mut at, mut out) = (0, Vec::new());
+    for (param, lit) in parts(template, loose)? {
+        let here = |j: usize| {
+            let ws = text.get(j..j + lit.len());
+            ws.is_some_and(|ws| ws.iter().zip(&lit).all(|(w, l)| w.0 == *l))
+        };
+        let worded = lit.iter().any(|w| w.chars().any(char::is_alphanumeric));
+        let j = match &param {
+            None if here(at) => at,
+            None => return None,
+            Some(_) if lit.is_empty() => text.len(),
+            Some(_) => {
+                let mut found = (at + 1..text.len()).filter(|&j| here(j));
+                let j = found.next()?;
+                (!worded || found.next().is_none()).then_some(j)?
             }
+        };
+        if let Some(name) = param {
+            out.push((name, value(&written, &text[at..j])?));
+        }
+        at = j + lit.len();
+    }
+    (at == text.len()).then_some(out)
+}
+
+/// A word or mark of an instruction: its lower case and where it is in the text as written.
+type Word = (String, usize, usize);
+
+/// The words (runs of letters and digits) of `text` and, unless `loose`, each mark between
+/// them; `loose` leaves the fillers out.
+fn words(text: &str, loose: bool) -> Vec<Word> {
+    let (mut out, mut start) = (Vec::new(), None);
+    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
+        if let Some(s) = start.filter(|_| !c.is_alphanumeric()) {
+            let lower = text[s..i].to_lowercase();
+            if !(loose && FILLER.contains(&lower.as_str())) {
+                out.push((lower, s, i));
+            }
+            start = None;
+        }
+        if c.is_alphanumeric() {
+            start = start.or(Some(i));
+        } else if !loose && !c.is_whitespace() {
+            out.push((c.to_string(), i, i + c.len_utf8()));
         }
     }
-    match pending {
-        Some(name) => out.push((name, source[at..].to_owned())),
-        None if at != text.len() => return None,
-        None => {}
-    }
-    let valid = |v: &str| !v.trim().is_empty() && v.chars().count() <= MAX_PARAM_CHARS;
-    out.iter().all(|(_, v)| valid(v)).then_some(out)
+    out
 }
 
-pub(super) enum Piece {
-    Literal(String),
-    Param(String),
-}
-
-/// A template's literal text and parameters; `None` for two parameters in a row.
-pub(super) fn split_template(template: &str) -> Option<Vec<Piece>> {
-    let mut pieces = Vec::new();
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
+/// A template's words before its first parameter, then each parameter with the words after
+/// it; `None` for two parameters with nothing compared between them.
+fn parts(template: &str, loose: bool) -> Option<Vec<(Option<String>, Vec<String>)>> {
+    let (mut out, mut param, mut rest) = (Vec::new(), None, template);
+    loop {
+        let open = rest.find('{').unwrap_or(rest.len());
+        let lit: Vec<String> = words(&rest[..open], loose)
+            .into_iter()
+            .map(|w| w.0)
+            .collect();
+        if param.is_some() && lit.is_empty() && open < rest.len() {
+            return None;
+        }
+        out.push((param.take(), lit));
+        if open == rest.len() {
+            return Some(out);
+        }
         let close = open + rest[open..].find('}')?;
-        match open {
-            0 if matches!(pieces.last(), Some(Piece::Param(_))) => return None,
-            0 => {}
-            _ => pieces.push(Piece::Literal(rest[..open].to_owned())),
-        }
-        pieces.push(Piece::Param(rest[open + 1..close].to_owned()));
+        param = Some(rest[open + 1..close].to_owned());
         rest = &rest[close + 1..];
     }
-    if !rest.is_empty() {
-        pieces.push(Piece::Literal(rest.to_owned()));
-    }
-    Some(pieces)
+}
+
+/// A parameter's value as written: its words and what is between them, with a sign, point or
+/// currency mark before the first (`-3`, `.5`, `$20`) and what sticks to the last up to a
+/// quote, comma or colon (`50%`, `Hello!`).
+fn value(written: &str, ws: &[Word]) -> Option<String> {
+    let (first, last) = (ws.first()?, ws.last()?);
+    let marks = ['-', '+', '.', '$', '€', '£', '¥', '#'];
+    let start = written[..first.1].trim_end_matches(marks).len();
+    let tail = &written[last.2..];
+    let stuck = tail.find(|c: char| c.is_whitespace() || "\"'“”‘’«»),;:".contains(c));
+    let v = written[start..last.2 + stuck.unwrap_or(tail.len())].trim();
+    (!v.is_empty() && v.chars().count() <= MAX_PARAM_CHARS).then(|| v.to_owned())
 }
 
 /// Each place `word` occurs in `text` as a whole word (no letter or digit around it).
@@ -309,11 +315,12 @@ pub fn describe(page: &dyn PageFacts, id: &str) -> Option<TargetDescription> {
     let (role, name) = (target.role.to_string(), name_key(&target));
     let equals = equals(page, &role, &name);
     let nth = equals.iter().position(|e| e == id)?;
+    let of = equals.len();
     Some(TargetDescription {
         role,
         name,
         nth,
-        of: equals.len(),
+        of,
     })
 }
 
@@ -324,9 +331,9 @@ pub fn locate(page: &dyn PageFacts, target: &TargetDescription) -> Located {
     match equals.len() {
         0 => Located::Missing,
         n if n != target.of.max(1) => Located::Ambiguous(n),
-        n => equals
-            .get(target.nth)
-            .map_or(Located::Ambiguous(n), |id| Located::Unique(id.clone())),
+        n => {
+            (equals.get(target.nth)).map_or(Located::Ambiguous(n), |id| Located::Unique(id.clone()))
+        }
     }
 }
 
@@ -410,7 +417,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            bind(&t.text, "order 12 of SKU 987"),
+            bind(&t.text, "order 12 of SKU 987", false),
             Some(vec![
                 ("quantity".into(), "12".into()),
                 ("sku".into(), "987".into())
@@ -418,14 +425,18 @@ mod tests {
         );
         // Matched in lower case; values come back as written.
         assert_eq!(
-            bind("ship to {name}, today", "Ship to  Grace Hopper, today."),
+            bind(
+                "ship to {name}, today",
+                "Ship to  Grace Hopper, today.",
+                false
+            ),
             Some(vec![("name".into(), "Grace Hopper".into())])
         );
         // Another task is not this one.
-        assert_eq!(bind(&t.text, "cancel 12 of SKU 987"), None);
-        assert_eq!(bind(&t.text, "order 12 of SKU"), None);
+        assert_eq!(bind(&t.text, "cancel 12 of SKU 987", false), None);
+        assert_eq!(bind(&t.text, "order 12 of SKU", false), None);
         assert_eq!(
-            bind(&t.text, "order 12 of SKU 987 and call me"),
+            bind(&t.text, "order 12 of SKU 987 and call me", false),
             Some(vec![
                 ("quantity".into(), "12".into()),
                 ("sku".into(), "987 and call me".into())
@@ -439,7 +450,11 @@ mod tests {
         assert!(!book::ParamShape::of("Ada Lovelace").fits("Mary Ann Smith and then log out"));
         // Only a space between two values: no binding.
         assert_eq!(
-            bind("add contact {first} {last}", "Add contact Mary Ann Smith"),
+            bind(
+                "add contact {first} {last}",
+                "Add contact Mary Ann Smith",
+                false
+            ),
             None
         );
         // No supplied value: the instruction itself is the key.
@@ -448,8 +463,8 @@ mod tests {
             (plain.text.as_str(), plain.params.len()),
             ("open my invoices", 0)
         );
-        assert_eq!(bind(&plain.text, "open my  Invoices!"), Some(vec![]));
-        assert_eq!(bind(&plain.text, "open my invoices from 2023"), None);
+        assert_eq!(bind(&plain.text, "open my  Invoices!", false), Some(vec![]));
+        assert_eq!(bind(&plain.text, "open my invoices from 2023", false), None);
     }
 
     #[test]
@@ -462,15 +477,16 @@ mod tests {
         // Two parameters in a row cannot be told apart: such a template never binds.
         let t = parameterise("send 5 3", &[("a", "5"), ("b", "3")]);
         assert_eq!(t.text, "send {a} {b}");
-        assert_eq!(bind("send {a}{b}", "send 53"), None);
+        assert_eq!(bind("send {a}{b}", "send 53", false), None);
         // A template that is mostly a parameter would take any instruction.
         assert!(!specific("{search}") && !specific("go {where}"));
-        assert_eq!(bind("{search}", "cancel my last order"), None);
+        assert_eq!(bind("{search}", "cancel my last order", false), None);
         // Words after a parameter that come again later: either split could be meant.
         assert_eq!(
             bind(
                 "add {item} to the list {list}",
-                "add back to school to the list x"
+                "add back to school to the list x",
+                false
             ),
             Some(vec![
                 ("item".into(), "back to school".into()),
@@ -480,20 +496,24 @@ mod tests {
         assert_eq!(
             bind(
                 "add {item} to {list} now",
-                "add back to school supplies to shopping now"
+                "add back to school supplies to shopping now",
+                false
             ),
             None
         );
-        // Letters whose lower case has another length never split a character.
-        // İ grows by a byte in lower case and the Ohm sign shrinks by one: the lengths of the
-        // whole agree, the offsets do not.
-        let got = bind("send {a} to {b} now", "send İ to Ωmega now").expect("bound");
-        assert_eq!(got[1].1, "ωmega now".trim_end_matches(" now"));
-        let got = bind("send {a} to {b} now", "send İ to Élodie Ω now").expect("bound");
-        assert_eq!(
-            got[1].1, "élodie ω",
-            "values lower-cased when offsets would not line up"
-        );
+        // Letters whose lower case has another length (İ grows by a byte, the Ohm sign
+        // shrinks by one) never split a character, and values keep them as written.
+        let got = bind("send {a} to {b} now", "send İ to Ωmega now", false).expect("bound");
+        assert_eq!((got[0].1.as_str(), got[1].1.as_str()), ("İ", "Ωmega"));
+        let got = bind("send {a} to {b} now", "send İ to Élodie Ω now", false).expect("bound");
+        assert_eq!(got[1].1, "Élodie Ω");
+        // Quotes around a value are the template's; what sticks to its end is the value's.
+        let enter = "enter \"{text}\" into the field";
+        let said = "Enter \"Hello, world!\" into the field";
+        let hello = Some(vec![("text".into(), "Hello, world!".into())]);
+        assert_eq!(bind(enter, said, false), hello);
+        assert_eq!(bind(enter, &said.replace('"', "'"), false), None);
+        assert_eq!(bind(enter, &said.replace('"', "'"), true), hello);
         // Braces in an instruction are not parameters.
         assert_eq!(normalise("Find {x}"), "find x");
     }
@@ -556,5 +576,61 @@ mod tests {
         assert_eq!(locate(&one_left, &second_remove), Located::Ambiguous(1));
         assert_eq!(locate(&one_left, &checkout), Located::Unique("c2".into()));
         assert_eq!(describe(&page, "99"), None);
+    }
+
+    fn bindl(template: &str, instruction: &str) -> Option<Vec<(String, String)>> {
+        bind(template, instruction, true)
+    }
+
+    fn vals(list: &[(&str, &str)]) -> Option<Vec<(String, String)>> {
+        Some(
+            list.iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn other_punctuation_and_filler_words_bind_with_the_values_as_written() {
+        let t = "ship {quantity} boxes of {item} to the office";
+        assert_eq!(
+            bindl(t, "Please ship 3 boxes of A4 paper, to office!"),
+            vals(&[("quantity", "3"), ("item", "A4 paper")])
+        );
+        // Two parameters with only punctuation between them: where one ends is a guess.
+        let checkout = "ship to {name}, {street}, with {shipping} shipping";
+        assert_eq!(
+            bindl(
+                checkout,
+                "please ship to Grace Hopper, 1 Main Street, Arlington with standard shipping"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn words_of_the_template_must_all_come_in_order() {
+        let t = "click the {button} button on the form";
+        assert_eq!(
+            bindl(t, "Please click the 'Press me' button on the form."),
+            vals(&[("button", "Press me")])
+        );
+        assert_eq!(
+            bindl(t, "click Press me button on form now"),
+            vals(&[("button", "Press me")])
+        );
+        // A word of its own missing, another added, or the order changed: another task.
+        assert_eq!(bindl(t, "click the Press me button"), None);
+        assert_eq!(
+            bindl(t, "click the Press me button on the form twice"),
+            None
+        );
+        assert_eq!(bindl(t, "on the form click the Press me button"), None);
+        // The literal after a parameter must come once.
+        assert_eq!(
+            bindl("add {item} to {list} now", "add back to school to shopping"),
+            None
+        );
+        assert_eq!(bindl("{search}", "anything at all"), None);
     }
 }

@@ -1,17 +1,17 @@
 //! A task following a recipe. A step goes out without the model only when the previous action
-//! verified, the page is the step's kind of page (origin and path pattern), exactly one element
-//! is its target by name, in the same dialog or form on a page of the same title, and nothing
-//! of the step is the model's (a value or a pick of this run's). Otherwise the model is asked
-//! for that step, and its answer is checked against the step before anything goes out: the
-//! step, and the run goes on after it; anything else, and the model carries on alone. The run
-//! only moves forward: each step goes out once at most.
+//! verified, the page is the step's kind of page, exactly one element is its target by name,
+//! in the same dialog or form on a page of the same title, and nothing of the step is this
+//! run's to give. Otherwise the model is asked for that step, and its answer is checked
+//! against the step before anything goes out: if it is the step, the run goes on after it;
+//! if not, the model carries on alone. The run only moves forward; no step goes out twice.
 
 use serde::{Deserialize, Serialize};
 
-use super::book::{filled, OwnValue, Recipe, RecipeStep, MAX_INTENT_CHARS};
+use super::book::{filled, OwnValue, Recipe, RecipeStep, FORMAT, MAX_INTENT_CHARS};
 use super::{bind, context, locate, normalise, site_key, Located, TargetDescription};
 use crate::domain::facts::PageFacts;
 use crate::domain::secrets::HIDDEN;
+use crate::text::single_line;
 
 /// Steps of one run the model may be asked for because the page changed; after that the
 /// model carries on alone.
@@ -29,8 +29,6 @@ pub struct RecipeRun {
     pub steps: Vec<RecipeStep>,
     /// The first step not done yet.
     pub cursor: usize,
-    /// Steps that went out without the model.
-    pub replayed: u32,
     /// Steps the model was asked for because the page changed.
     pub heals: u32,
     /// The step the model was asked for: its answer is checked against it.
@@ -56,20 +54,14 @@ pub struct Asked {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Decline {
-    /// The previous action's outcome could not be confirmed (or a finish's was not shown).
     Unconfirmed,
-    /// The page is not the kind the step was taken on.
     OtherPage,
-    /// Its target is in another dialog or form, or the page has another title.
     OtherContext,
-    /// No element is the target.
     Missing,
-    /// Several elements could be the target.
-    Ambiguous { count: usize },
-    /// Only its position tells the target apart.
+    Ambiguous {
+        count: usize,
+    },
     Unnamed,
-    /// Its value or its target is this run's to give (a secret, a value the instruction does
-    /// not give, a pick among records or options, an answer read off the page).
     Owned,
     /// The server's rules would not let it through as recorded.
     Refused,
@@ -97,14 +89,12 @@ impl Decline {
     }
 }
 
-/// How the previous action turned out.
+/// How the previous action turned out: nothing to check, every expectation met on the page,
+/// judged a success less surely (enough to go on, not to finish), failed, or not confirmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Last {
-    /// No previous action (or one with nothing to check).
     Nothing,
-    /// Every expectation met on the page.
     Verified,
-    /// Judged a success, less surely (enough to go on, not to finish).
     Likely,
     Failed,
     Unconfirmed,
@@ -126,25 +116,21 @@ pub struct Acted<'a> {
     pub value: Option<&'a str>,
 }
 
-/// What happens with the run's next step.
+/// What happens with the run's next step: it goes out on element `target` (when it has one)
+/// without the model, the model is asked for it, or the model decides.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Next {
-    /// Step `step` goes out on element `target` (when it has one), without the model.
     Act { step: usize, target: Option<String> },
-    /// The model is asked for step `step`.
     Heal { step: usize, why: Decline },
-    /// The model decides.
     Off,
 }
 
 /// The recipe a new task of `member` follows, with this instruction's values: the member's
-/// own first, then the organisation's (a recipe another member recorded is followed only once
-/// promoted); the most literal template first. `loose` binds an instruction worded a little
-/// differently too.
+/// own first, then the organisation's (another member's only once promoted), the most literal
+/// template first, each value shaped like the recorded one.
 pub fn pick(recipes: &[Recipe], member: &str, query: &str, loose: bool) -> Option<RecipeRun> {
-    let mut usable: Vec<&Recipe> = recipes
-        .iter()
-        .filter(|r| r.format >= super::book::FORMAT && (r.promoted || r.owner == member))
+    let mut usable: Vec<&Recipe> = (recipes.iter())
+        .filter(|r| r.format >= FORMAT && (r.promoted || r.owner == member))
         .collect();
     usable.sort_by_key(|r| {
         (
@@ -154,14 +140,11 @@ pub fn pick(recipes: &[Recipe], member: &str, query: &str, loose: bool) -> Optio
         )
     });
     usable.into_iter().find_map(|r| {
-        let params = bind(&r.template, query)
-            .or_else(|| loose.then(|| super::loose::bind_loose(&r.template, query))?)?;
-        let shaped = params.len() == r.params.len()
-            && params.len() == r.shapes.len()
-            && params
-                .iter()
-                .zip(r.params.iter().zip(&r.shapes))
-                .all(|((n, v), (name, shape))| n == name && shape.fits(v));
+        let params = bind(&r.template, query, loose)?;
+        let names = params.iter().map(|(n, _)| n);
+        let shaped = params.len() == r.shapes.len()
+            && names.eq(r.params.iter())
+            && (params.iter().zip(&r.shapes)).all(|((_, v), shape)| shape.fits(v));
         shaped.then(|| RecipeRun::start(r, params))
     })
 }
@@ -175,7 +158,6 @@ impl RecipeRun {
             params,
             steps: recipe.steps.clone(),
             cursor: 0,
-            replayed: 0,
             heals: 0,
             asked: None,
             stopped: false,
@@ -183,13 +165,16 @@ impl RecipeRun {
         }
     }
 
+    fn param(&self, name: &str) -> Option<&String> {
+        self.params.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
     /// The target of step `k` as it is on this run (a parameter's value as its name).
     pub fn target_of(&self, k: usize) -> Option<TargetDescription> {
         let step = self.steps.get(k)?;
         let mut target = step.target.clone()?;
         if let Some(name) = &step.target_param {
-            let value = self.params.iter().find(|(n, _)| n == name)?;
-            (target.name, target.nth, target.of) = (normalise(&value.1), 0, 1);
+            (target.name, target.nth, target.of) = (normalise(self.param(name)?), 0, 1);
         }
         Some(target)
     }
@@ -199,25 +184,18 @@ impl RecipeRun {
     pub fn value_of(&self, k: usize) -> Option<String> {
         let step = self.steps.get(k)?;
         match &step.value_param {
-            Some(name) => self
-                .params
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|p| p.1.clone()),
+            Some(name) => self.param(name).cloned(),
             None => step.value.as_deref().map(|v| filled(v, &self.params)),
         }
     }
 
-    /// What comes next `here` after an action that turned out `last`.
+    /// What comes next `here` after an action that turned out `last`. A failed action is the
+    /// model's to set right, and the rest of the task with it.
     pub fn next(&mut self, here: Here<'_>, last: Last) -> Next {
-        if let Some(a) = self.asked.clone().filter(|_| !self.stopped) {
+        if let Some(Asked { step, why }) = self.asked.clone().filter(|_| !self.stopped) {
             // Not answered yet (a server tool's round): still the model's step.
-            return Next::Heal {
-                step: a.step,
-                why: a.why,
-            };
+            return Next::Heal { step, why };
         }
-        // A failed action is the model's to set right, and the rest of the task with it.
         if self.stopped || last == Last::Failed || self.cursor >= self.steps.len() {
             self.stopped = true;
             return Next::Off;
@@ -246,10 +224,10 @@ impl RecipeRun {
             return Err(Decline::OtherContext);
         }
         let Some(t) = self.target_of(k) else {
-            return match step.target {
-                Some(_) => Err(Decline::Missing),
-                None => Ok(None),
-            };
+            return step
+                .target
+                .as_ref()
+                .map_or(Ok(None), |_| Err(Decline::Missing));
         };
         let id = match locate(here.page, &t) {
             Located::Unique(_) if t.of > 1 || t.name.is_empty() => return Err(Decline::Unnamed),
@@ -257,28 +235,21 @@ impl RecipeRun {
             Located::Missing => return Err(Decline::Missing),
             Located::Ambiguous(count) => return Err(Decline::Ambiguous { count }),
         };
-        if step.context != here.page.holder_text(&id).and_then(|t| context(&t)) {
-            return Err(Decline::OtherContext);
+        match step.context == here.page.holder_text(&id).and_then(|t| context(&t)) {
+            true => Ok(Some(id)),
+            false => Err(Decline::OtherContext),
         }
-        Ok(Some(id))
     }
 
     /// Step `k` went out without the model (or its confirmation was asked for).
     pub fn acted(&mut self, k: usize) {
         self.cursor = self.cursor.max(k + 1);
-        self.replayed += 1;
         self.picked = false;
     }
 
-    /// The server's rules stopped step `k` as recorded: the model is asked for it.
-    pub fn refused(&mut self, k: usize) -> Next {
-        self.ask(k, Decline::Refused)
-    }
-
-    fn ask(&mut self, k: usize, why: Decline) -> Next {
-        if !why.planned() {
-            self.heals += 1;
-        }
+    /// The model is asked for step `k` (the server's rules stopped it as recorded: `Refused`).
+    pub fn ask(&mut self, k: usize, why: Decline) -> Next {
+        self.heals += u32::from(!why.planned());
         if self.heals > MAX_HEALS_PER_RUN {
             self.stopped = true;
             return Next::Off;
@@ -297,20 +268,17 @@ impl RecipeRun {
             return false;
         };
         let is_step = self.is_step(&asked, acted);
-        match is_step {
-            true => {
-                self.cursor = asked.step + 1;
-                self.picked = self.steps[asked.step].owned();
-            }
-            false => self.stopped = true,
+        self.stopped = !is_step;
+        if is_step {
+            self.cursor = asked.step + 1;
+            self.picked = self.steps[asked.step].owned();
         }
         is_step
     }
 
     /// Whether `a` is step `asked.step`: the same action on an element of the same role,
     /// named as recorded unless the target is the model's pick or went missing (renamed),
-    /// with this run's value (or, for a value of the model's, any; a secret's marker for a
-    /// secret).
+    /// with this run's value (any for a value of the model's; a secret's marker for a secret).
     fn is_step(&self, asked: &Asked, a: Acted<'_>) -> bool {
         let Some(step) = self.steps.get(asked.step) else {
             return false;
@@ -320,8 +288,7 @@ impl RecipeRun {
                 let renamed = asked.why == Decline::Missing;
                 t.role == d.role && (step.own_target || renamed || t.name == d.name)
             }
-            (None, None) => true,
-            _ => false,
+            (t, d) => t.is_none() && d.is_none(),
         };
         let value = match step.own_value {
             Some(OwnValue::Secret) => a.value.is_some_and(|v| v.contains(HIDDEN)),
@@ -333,22 +300,19 @@ impl RecipeRun {
 
     /// Whether `page` is the kind of page step `k` was taken on.
     pub fn on_page(&self, page: &dyn PageFacts, k: usize) -> bool {
-        let step = self.steps.get(k);
-        site_key(page.url()).is_some_and(|s| {
-            s.origin == self.origin && step.is_some_and(|step| s.path == step.page)
-        })
+        let (site, step) = (site_key(page.url()), self.steps.get(k));
+        site.zip(step)
+            .is_some_and(|(s, step)| s.origin == self.origin && s.path == step.page)
     }
 
     /// Step `k`'s intent with this run's values.
     pub fn intent_of(&self, k: usize) -> String {
-        self.steps
-            .get(k)
-            .map(|s| crate::text::single_line(&filled(&s.intent, &self.params), MAX_INTENT_CHARS))
-            .unwrap_or_default()
+        let intent = self.steps.get(k).map(|s| filled(&s.intent, &self.params));
+        single_line(&intent.unwrap_or_default(), MAX_INTENT_CHARS)
     }
 
     /// Step `k` as the model reads it (inside a data block: recorded words, not instructions):
-    /// what it does, what it was expected to bring about, and why it was not done without it.
+    /// what it does, where, and why it was not done without the model.
     pub fn described(&self, k: usize, why: &Decline) -> String {
         let Some(step) = self.steps.get(k) else {
             return String::new();
@@ -356,28 +320,21 @@ impl RecipeRun {
         let value = match (step.own_value, self.value_of(k)) {
             (Some(OwnValue::Secret), _) => " (a value kept secret: ask the user for it)".into(),
             (Some(_), _) => " (with the value this task calls for)".into(),
-            (None, Some(v)) => format!(" with \"{}\"", crate::text::single_line(&v, 80)),
+            (None, Some(v)) => format!(" with \"{}\"", single_line(&v, 80)),
             (None, None) => String::new(),
         };
-        let expect = step.expect.as_deref().map(|e| {
-            format!(
-                " Expected: {}.",
-                crate::text::single_line(&filled(e, &self.params), 160)
-            )
-        });
-        let title = step
-            .title
-            .as_deref()
-            .map(|t| format!(" on a page titled \"{t}\""));
-        let held = step.context.as_deref().map(|c| format!(" in \"{c}\""));
+        let quoted = |before: &str, t: &Option<String>| {
+            t.as_deref()
+                .map(|t| format!("{before} \"{t}\""))
+                .unwrap_or_default()
+        };
         format!(
-            "Step {} of {}: {}{value}{}{}.{} Not done without you because {}.",
+            "Step {} of {}: {}{value}{}{}. Not done without you because {}.",
             k + 1,
             self.steps.len(),
             self.intent_of(k),
-            held.unwrap_or_default(),
-            title.unwrap_or_default(),
-            expect.unwrap_or_default(),
+            quoted(" in", &step.context),
+            quoted(" on a page titled", &step.title),
             why.describe()
         )
     }

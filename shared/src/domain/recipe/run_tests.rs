@@ -420,7 +420,7 @@ proptest! {
                         }
                     }
                     if *refuse {
-                        run.refused(k);
+                        run.ask(k, Decline::Refused);
                     } else {
                         run.acted(k);
                         done.push(k);
