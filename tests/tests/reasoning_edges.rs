@@ -29,7 +29,9 @@ async fn a_yes_given_on_another_page_runs_nothing() {
         .ok(&reply(&b1, &r1, "https://bank.example/", bank, "yes"))
         .await;
     assert_ne!(r2["action"], "click(10)", "{r2}");
-    assert_eq!(r2["metrics"]["llmCalls"], 1);
+    // The model's answer, and the finish check (nothing was done on the page).
+    assert_eq!(r2["metrics"]["llmCalls"], 2);
+    assert_eq!(h.llm.verdict_requests().len(), 1);
     assert!(h
         .llm
         .user_prompt(1)
@@ -144,6 +146,8 @@ async fn a_double_sent_answer_is_busy_not_a_second_task() {
 #[tokio::test]
 async fn finish_naming_the_last_plan_step_is_still_checked() {
     let h = harness().await;
+    let again =
+        |thought: &str| sections(&[("Thought", thought), ("Step", "2"), ("Action", "finish()")]);
     h.llm.push([
         planned(
             &["Open the settings", "Turn on dark mode"],
@@ -151,12 +155,9 @@ async fn finish_naming_the_last_plan_step_is_still_checked() {
             "Open.",
             "click(10)",
         ),
-        sections(&[("Thought", "Done."), ("Step", "2"), ("Action", "finish()")]),
-        sections(&[
-            ("Thought", "Really done."),
-            ("Step", "2"),
-            ("Action", "finish()"),
-        ]),
+        again("Done."),
+        again("Really done."),
+        again("Certainly done."),
     ]);
     h.llm.push_verdicts([
         Reply::verdict(false, 0.9, "still off"),
@@ -168,23 +169,38 @@ async fn finish_naming_the_last_plan_step_is_still_checked() {
         vec![node("10", "link", "Settings")],
     );
     let r1 = h.ok(&b1).await;
-    let r2 = h
-        .ok(&next(
-            &b1,
-            &r1,
-            "https://shop.example.com/settings",
-            vec![node("20", "switch", "Dark mode")],
-        ))
-        .await;
-    // Checked both times (naming the last step completed nothing); told, the model finished
-    // again, and its word stands: no "Is the task complete?" for the user.
+    let settings = vec![node("20", "switch", "Dark mode")];
+    let b2 = next(
+        &b1,
+        &r1,
+        "https://shop.example.com/settings",
+        settings.clone(),
+    );
+    let r2 = h.ok(&b2).await;
+    // Checked both times (naming the last step completed nothing); told twice, the model gets
+    // a server round and the task goes on.
     assert_eq!(h.llm.verdict_requests().len(), 2);
     assert_eq!(
         (r2["action"].as_str(), r2["status"].as_str()),
+        (Some("wait(1)"), Some("executing"))
+    );
+    assert_eq!(r2["metrics"]["interventions"], json!(["finish_refused"]));
+    // Finishing a third time, its word stands: no "Is the task complete?" for the user, and no
+    // third check.
+    let r3 = h
+        .ok(&next(
+            &b2,
+            &r2,
+            "https://shop.example.com/settings",
+            settings,
+        ))
+        .await;
+    assert_eq!(
+        (r3["action"].as_str(), r3["status"].as_str()),
         (Some("finish()"), Some("completed"))
     );
-    assert_eq!(r2["thought"], "Really done.");
-    assert_eq!(r2["metrics"]["interventions"], json!(["finish_refused"]));
+    assert_eq!(r3["thought"], "Certainly done.");
+    assert_eq!(h.llm.verdict_requests().len(), 2);
 }
 
 #[tokio::test]

@@ -14,6 +14,7 @@ pub mod cost;
 pub mod domain_pattern;
 pub mod email;
 pub mod facts;
+pub mod finish;
 pub mod identity;
 pub mod intervention;
 pub mod knowledge;

@@ -7,6 +7,7 @@
 //! grammar has neither, so they travel in `thought`/`userQuestion` and the action is sent bare.
 
 mod args;
+mod lenient;
 
 use std::fmt;
 
@@ -111,58 +112,6 @@ fn bounded_text(raw: &str, what: &str, max: usize) -> Result<String, String> {
     Ok(t.to_owned())
 }
 
-/// The grammar variants models write, rewritten to the grammar (see [`Action::parse_model`]).
-fn normalize_model(raw: &str) -> String {
-    let s = raw.trim().trim_end_matches(';').trim();
-    let Some((name, rest)) = s.split_once('(') else {
-        return s.to_owned();
-    };
-    let Some(inner) = rest.strip_suffix(')') else {
-        return s.to_owned();
-    };
-    let name = name.trim();
-    let inner = inner.trim();
-    let unquote = |a: &str| {
-        a.trim()
-            .trim_matches(|c| matches!(c, '"' | '\'' | '`'))
-            .to_owned()
-    };
-    match name {
-        "scroll" => {
-            let (dir, pages) = match inner.split_once(',') {
-                Some((d, p)) => (unquote(d), p.trim().to_owned()),
-                None => (unquote(inner), "1".to_owned()),
-            };
-            match dir.to_ascii_lowercase().as_str() {
-                "down" => format!("scroll(true, {pages})"),
-                "up" => format!("scroll(false, {pages})"),
-                _ => s.to_owned(),
-            }
-        }
-        "wait" => match unquote(inner).parse::<f64>() {
-            Ok(ms) if ms >= 100.0 => format!("wait({})", ms / 1000.0),
-            _ => s.to_owned(),
-        },
-        _ => {
-            // An element id in brackets, as the page lists it: `click([12])`, `setValue([3], "x")`.
-            let bracketed = inner
-                .strip_prefix('[')
-                .and_then(|r| r.split_once(']'))
-                .filter(|(id, after)| {
-                    !id.is_empty()
-                        && id
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c))
-                        && (after.trim().is_empty() || after.trim_start().starts_with(','))
-                });
-            match bracketed {
-                Some((id, after)) => format!("{name}({id}{after})"),
-                None => s.to_owned(),
-            }
-        }
-    }
-}
-
 impl Action {
     /// Parses one action; the error says what is wrong, for the model to fix.
     pub fn parse(raw: &str) -> Result<Action, String> {
@@ -170,11 +119,9 @@ impl Action {
     }
 
     /// Parses one action as a model wrote it (backslash escapes inside quotes are resolved),
-    /// reading the common variants of the grammar as meant: an id in brackets
-    /// (`click([12])`), a direction for a window scroll (`scroll("down")`, one page unless
-    /// given), a wait in milliseconds (`wait(2000)`: 100 or more).
+    /// reading what it obviously meant when there is one reading (see [`lenient`]).
     pub fn parse_model(raw: &str) -> Result<Action, String> {
-        Self::parse_with(&normalize_model(raw), split_model_args)
+        Self::parse_with(&lenient::as_meant(raw), split_model_args)
     }
 
     fn parse_with(raw: &str, split: fn(&str) -> Vec<String>) -> Result<Action, String> {

@@ -1,6 +1,7 @@
 //! An accepted model answer acted on: the plan and the task type brought in line, the risk
-//! gate's pending confirmation kept, `finish()` checked (by a `verifySuccess` made on this
-//! page, else by the verification model) and server tools handed back to run.
+//! gate's pending confirmation kept, `finish()` checked on the server's evidence
+//! ([`crate::domain::finish`]: what is missing refuses it, a doubt goes to a `verifySuccess`
+//! made on this page or else the verification model) and server tools handed back to run.
 
 use std::time::Instant;
 
@@ -9,9 +10,11 @@ use super::{judge, tools, BuiltPage, Decision, StepContext};
 use crate::agent::action::Action;
 use crate::agent::request::InteractRequest;
 use crate::agent::step::StepPorts;
+use crate::domain::finish::{evidence, Acted, Evidence, FinishFacts, MAX_REFUSED_FINISHES};
 use crate::domain::intervention::Intervention;
 use crate::domain::plan::Plan;
 use crate::domain::verdict::SUCCESS_CONFIDENCE;
+use crate::domain::StepKind;
 
 /// What the model proposed, once the server has acted on it.
 pub enum Outcome {
@@ -30,7 +33,7 @@ pub async fn accept(
     req: &InteractRequest,
     built: &BuiltPage,
     p: Proposal,
-    attempt: usize,
+    refused_in_row: u32,
     deadline: Instant,
 ) -> Outcome {
     let now = ctx.clock.now();
@@ -43,10 +46,9 @@ pub async fn accept(
     // client's tree lists elements only): the agent's word stands there.
     let answer_unseen = matches!(&p.action, Action::Finish(Some(_)))
         && matches!(built.page.content, crate::agent::page::PageContent::Tree(_));
-    let check = finishing
-        && !chat_only
-        && !answer_unseen
-        && (needs_finish_check(step) || matches!(verified, Some((false, _))));
+    // A model told often enough that something is missing is taken at its word.
+    let check = finishing && !chat_only && !answer_unseen && refused_in_row < MAX_REFUSED_FINISHES;
+    let evidence = check.then(|| finish_evidence(step, &p, built, &req.url));
     update_plan(step, &p, now, !finishing);
     if let Some(note) = &p.memory {
         step.task.memory_note = note.clone();
@@ -61,20 +63,21 @@ pub async fn accept(
             Outcome::Done(Box::new(p.decision))
         }
         Action::Finish(_) if check => {
-            let verdict = match verified {
-                Some(v) => Some(v),
-                None => judge_finish(ctx, step, req, built, &p.decision.thought, deadline).await,
+            let verdict = match (evidence, verified) {
+                (Some(Evidence::Missing(missing)), _) => Some((false, missing)),
+                (_, Some(v)) => Some(v),
+                (Some(Evidence::Doubt(_)), None) => {
+                    judge_finish(ctx, step, req, built, &p.decision.thought, deadline).await
+                }
+                _ => None,
             };
             match verdict {
+                // Told what is missing, the model carries on, or finishes again (a completed
+                // answer is never turned into "Is the task complete?" for the user).
                 Some((false, reason)) => {
-                    if attempt == 0 {
-                        return Outcome::Retry(format!(
-                            "the task is not complete yet ({reason}); continue with the next action, or finish again if it is"
-                        ));
-                    }
-                    // Told, the model finishes again: its word stands (a completed answer is
-                    // never turned into "Is the task complete?" for the user).
-                    Outcome::Done(Box::new(p.decision))
+                    Outcome::Retry(format!(
+                        "the task is not complete yet ({reason}); continue with the next action, or finish again if it is"
+                    ))
                 }
                 // Confirmed, or no verdict could be had: the agent's word stands.
                 _ => Outcome::Done(Box::new(p.decision)),
@@ -128,25 +131,51 @@ async fn judge_finish(
     Some((j.success && j.confidence >= SUCCESS_CONFIDENCE, j.reason))
 }
 
-/// Whether `finish()` needs a success check: plan steps are still open, or a verification
-/// failed lately.
-fn needs_finish_check(step: &StepContext) -> bool {
-    let open = step.task.plan.as_ref().is_some_and(|p| {
+/// The server's evidence on the model's finish: the task's browser actions, its plan and its
+/// verdicts, and the page now.
+fn finish_evidence(step: &StepContext, p: &Proposal, built: &BuiltPage, url: &str) -> Evidence {
+    let acted: Vec<Acted> = (step.history.iter())
+        .filter(|s| s.kind == StepKind::Dom && s.tool().is_none())
+        .filter_map(|s| {
+            let (name, value) = crate::agent::recipe::name_and_value(&s.action)?;
+            let target = s.recipe.as_ref().and_then(|r| r.target.as_ref());
+            let browser = !matches!(name, "finish" | "fail" | "ask_user");
+            browser.then(|| Acted {
+                action: name.to_owned(),
+                value,
+                target: target.map(|t| t.name.clone()),
+            })
+        })
+        .collect();
+    let open_plan_steps = step.task.plan.as_ref().is_some_and(|p| {
         p.steps.iter().any(|s| {
             s.index > p.current_step_index
                 && !matches!(s.status, crate::domain::plan::StepStatus::Completed)
         })
     });
     // The last three verdicts, wherever they are stored (server tool records included).
-    let failed = step
-        .history
-        .iter()
-        .rev()
+    let failed_lately = (step.history.iter().rev())
         .filter_map(|s| s.verification.as_ref())
         .take(3)
         .chain(step.verification.as_ref())
         .any(|v| v.failed());
-    open || failed
+    let answer = match &p.action {
+        Action::Finish(a) => a.as_deref(),
+        _ => None,
+    };
+    let view = crate::agent::page::PageView {
+        page: &built.page,
+        url,
+    };
+    evidence(&FinishFacts {
+        query: &step.task.query,
+        answer,
+        acted: &acted,
+        used_tools: step.history.iter().any(|s| s.tool().is_some()),
+        open_plan_steps,
+        failed_lately,
+        page: &view,
+    })
 }
 
 /// The plan from the answer (a new task's, or a re-plan), and (with `advance`) the step the

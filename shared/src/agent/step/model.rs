@@ -381,11 +381,13 @@ pub async fn review(
     };
     let problem = match guard(&content, &facts) {
         Review::Accept(mut p) => {
-            step.task.refused = 0;
+            let in_row = std::mem::take(&mut step.task.refused);
             super::recipe::answered(step, &mut p, &facts);
-            match accept::accept(ctx, step, req, built, *p, attempt, deadline).await {
+            match accept::accept(ctx, step, req, built, *p, in_row, deadline).await {
                 accept::Outcome::Done(d) => return done(step, *d),
+                // A refused finish counts with the refusals before it.
                 accept::Outcome::Retry(problem) => {
+                    step.task.refused = in_row;
                     step.intervene(Intervention::FinishRefused);
                     problem
                 }
