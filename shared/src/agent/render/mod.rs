@@ -72,15 +72,51 @@ pub struct Rendered {
 
 /// Renders `page` within `budget`.
 pub fn render(page: &Page, budget: Budget) -> Rendered {
-    render_around(page, budget, None)
+    render_for(page, budget, Hints::default())
 }
 
-/// Renders `page` within `budget`, a tree's names kept longest at the start of the page and
-/// around `anchor` (the task's last acted-on element).
-pub fn render_around(page: &Page, budget: Budget, anchor: Option<&str>) -> Rendered {
+/// What a big page's rendering keeps readable besides its start and first screen: the task's
+/// last acted-on element and the elements named with the task's words.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Hints<'a> {
+    pub anchor: Option<&'a str>,
+    /// [`task_words`] of the instruction.
+    pub words: &'a [String],
+}
+
+/// Words of an instruction that can name an element: four letters or more, not a common word,
+/// lower case, at most [`MAX_TASK_WORDS`].
+pub fn task_words(query: &str) -> Vec<String> {
+    const COMMON: &[&str] = &[
+        "this", "that", "with", "from", "into", "then", "page", "click", "open", "find", "have",
+        "there", "their", "your", "about", "what", "which", "when", "where", "please", "enter",
+        "select", "button", "link", "field", "type", "submit",
+    ];
+    let mut out: Vec<String> = Vec::new();
+    for w in query.split(|c: char| !c.is_alphanumeric()) {
+        let w = w.to_lowercase();
+        if w.chars().count() >= 4 && !COMMON.contains(&w.as_str()) && !out.contains(&w) {
+            out.push(w);
+        }
+        if out.len() >= MAX_TASK_WORDS {
+            break;
+        }
+    }
+    out
+}
+
+/// Words of the task a rendering looks for at most.
+pub const MAX_TASK_WORDS: usize = 12;
+
+/// Renders `page` within `budget`, a tree's names kept longest at the start of the page, on its
+/// first screen, around `hints.anchor` and where the task's words are.
+pub fn render_for(page: &Page, budget: Budget, hints: Hints<'_>) -> Rendered {
     let max = budget.max_chars();
     let (form, text, notes) = match &page.content {
-        PageContent::Tree(nodes) => tree::render(nodes, anchor, max),
+        PageContent::Tree(nodes) => {
+            let screen = page.viewport.map(|(_, h)| h);
+            tree::render(nodes, hints, screen, max)
+        }
         PageContent::Dom { tree, templatized } => dom::render(tree, templatized.as_deref(), max),
     };
     debug_assert!(weight(&text) <= max, "{form} over budget");

@@ -1,14 +1,18 @@
 //! Tree pages: one line per node `[id] role "name" =value (states)`, in document order.
-//! Tighter forms shorten names — first those of elements away from the page's focus (the start
-//! of the document and the neighbourhood of the task's last acted-on element) — then list
-//! ids only beyond the focus, then group ids by role; only when even the grouped ids overflow
-//! are elements left out, and the prompt says how many.
+//! Tighter forms shorten names — first those of elements away from the page's focus — then,
+//! for a page too large to list whole, name as many elements as fit and summarise the rest by
+//! role where they are ("48 more: 40 link, 8 btn"), instead of one bare `[id] link` line each
+//! that tells a model nothing. Only when even the focus does not fit are ids listed bare,
+//! grouped by role, and the prompt says how many are left out.
 //!
-//! No viewport split: the shipping extension sends `xy`/`box` in document coordinates without
-//! the scroll offset (measured: the same values before and after scrolling), so the server
-//! cannot know what is on screen. Clicking an element by id scrolls it into view.
+//! The focus: the start of the document, its first screen (the client's coordinates are the
+//! document's: before any scroll, those within the viewport's height are on screen), the
+//! neighbourhood of the task's last acted-on element, and the elements whose names hold the
+//! task's words.
 
-use super::{grouped_ids, lines_then_ids, not_listed, weight, write_groups, Out, WEIGHT_SCALE};
+use super::{
+    grouped_ids, lines_then_ids, not_listed, weight, write_groups, Hints, Out, WEIGHT_SCALE,
+};
 use crate::agent::page::{Nodes, TreeNode};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -19,16 +23,52 @@ use crate::text::{collapse_ws_cow, cut_at, truncate_chars};
 const FOCUS_START: usize = 40;
 /// Elements on each side of the last acted-on element that keep the focus's names.
 const FOCUS_AROUND: usize = 30;
+/// Elements of the first screen, and elements named with the task's words, in the focus at
+/// most (a page can claim every element is on screen).
+const FOCUS_SCREEN: usize = 150;
+const FOCUS_WORDS: usize = 100;
 
-/// Which nodes (by document position) are in the focus: the first [`FOCUS_START`], and the
-/// [`FOCUS_AROUND`] on each side of `anchor`'s node.
-fn focus(nodes: &Nodes, anchor: Option<&str>) -> Vec<bool> {
-    let at = anchor.and_then(|id| {
+/// Which nodes (by document position) are in the focus. A task word that names more than
+/// [`FOCUS_WORDS`] elements tells none apart and is not looked for.
+fn focus(nodes: &Nodes, hints: Hints<'_>, screen: Option<f64>) -> Vec<bool> {
+    let at = hints.anchor.and_then(|id| {
         (0..nodes.len()).find(|&k| nodes.role_and_id(k).is_some_and(|(_, i)| i == id))
     });
+    let mut uses = vec![0usize; hints.words.len()];
+    for n in nodes.iter() {
+        for (w, u) in words_in(n.n, hints.words).zip(&mut uses) {
+            *u += usize::from(w);
+        }
+    }
+    let (mut on_screen, mut worded) = (0, 0);
     (0..nodes.len())
-        .map(|k| k < FOCUS_START || at.is_some_and(|a| k.abs_diff(a) <= FOCUS_AROUND))
+        .map(|k| {
+            let n = nodes.get(k).unwrap_or_default();
+            let visible = screen.is_some_and(|h| n.xy.is_some_and(|[_, y]| (0.0..h).contains(&y)));
+            let visible = visible && on_screen < FOCUS_SCREEN;
+            on_screen += usize::from(visible);
+            let telling = words_in(n.n, hints.words)
+                .zip(&uses)
+                .any(|(w, u)| w && *u <= FOCUS_WORDS);
+            let named = telling && worded < FOCUS_WORDS;
+            worded += usize::from(named);
+            k < FOCUS_START || at.is_some_and(|a| k.abs_diff(a) <= FOCUS_AROUND) || visible || named
+        })
         .collect()
+}
+
+/// For each of `words` (lower case), whether `name` holds it as a whole word.
+fn words_in<'w>(name: &str, words: &'w [String]) -> impl Iterator<Item = bool> + 'w {
+    let lower = if words.is_empty() {
+        String::new()
+    } else {
+        name.to_lowercase()
+    };
+    let own: Vec<String> = (lower.split(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    words.iter().map(move |t| own.iter().any(|w| w == t))
 }
 
 /// Longest state list shown on a line.
@@ -123,12 +163,6 @@ const FORMS: &[(&str, usize, usize, &str)] = &[
         40,
         8,
         "names cut to 40 characters near the start of the page and the last action's element, to 8 elsewhere",
-    ),
-    (
-        "tree-compact-far",
-        40,
-        0,
-        "names cut to 40 characters near the start of the page and the last action's element; elsewhere elements listed by id, role and state only (clicking an id brings its element into view)",
     ),
 ];
 
@@ -276,14 +310,15 @@ impl<'a> Listing<'a> {
     }
 }
 
-/// Renders `nodes` in at most `max` characters, the focus around `anchor` (the id of the
-/// task's last acted-on element, when it is on the page).
+/// Renders `nodes` in at most `max` characters, focused by `hints` and the first `screen`
+/// height.
 pub fn render(
     nodes: &Nodes,
-    anchor: Option<&str>,
+    hints: Hints<'_>,
+    screen: Option<f64>,
     max: usize,
 ) -> (&'static str, String, Vec<String>) {
-    let focus = focus(nodes, anchor);
+    let focus = focus(nodes, hints, screen);
     let listing = Listing::of(nodes, &focus);
     // The richest form that fits is written once. Every form weighs at least what ids, roles
     // and states alone do: when that does not fit, none does.
@@ -300,6 +335,12 @@ pub fn render(
             };
             return (form, text, notes);
         }
+    }
+    if let Some((text, named, summarised)) = named_and_summarised(&listing, max) {
+        let note = format!(
+            "{named} elements listed (names cut to 40 characters at the start of the page, on its first screen, around the last action's element and where the task's words are; to 16 elsewhere); {summarised} more counted by role where they are, without ids: findText or scroll reaches them"
+        );
+        return ("tree-named-summary", text, vec![note]);
     }
     drop(listing);
     // The focus with its names, then every other id: full names near where the task is
@@ -318,6 +359,84 @@ pub fn render(
     }
     drop(items);
     grouped(&listing, max)
+}
+
+/// Weight reserved for one summary line (`(… 1234 more here: 1000 link, 200 btn, …)`).
+const SUMMARY_WEIGHT: usize = 200 * WEIGHT_SCALE;
+/// Roles named in a summary line at most.
+const SUMMARY_ROLES: usize = 4;
+
+/// The focus with names cut to 40, then other elements in document order with names cut to
+/// 16 while they fit, and the rest counted by role, one line where each run of them is.
+/// `None` when the focus alone does not fit. Returns the text, the elements listed and those
+/// counted.
+fn named_and_summarised(listing: &Listing<'_>, max: usize) -> Option<(String, usize, usize)> {
+    let total = listing.order.len();
+    let sep = WEIGHT_SCALE;
+    let runs_of_focus = (0..total)
+        .filter(|&k| listing.near[k] && (k == 0 || !listing.near[k - 1]))
+        .count();
+    let focus: usize = (0..total)
+        .filter(|&k| listing.near[k])
+        .map(|k| listing.weight(k, slot(40)) as usize + sep)
+        .sum();
+    let mut left = max.checked_sub(focus + (runs_of_focus + 1) * (SUMMARY_WEIGHT + sep))?;
+    // Others are named in document order until one does not fit; the rest are counted.
+    let mut named = vec![false; total];
+    for k in (0..total).filter(|&k| !listing.near[k]) {
+        let w = listing.weight(k, slot(16)) as usize + sep;
+        if w > left {
+            break;
+        }
+        left -= w;
+        named[k] = true;
+    }
+    let mut out = Out::new(max);
+    let mut run: Vec<&str> = Vec::new();
+    let (mut listed, mut counted) = (0, 0);
+    let mut flush = |out: &mut Out, run: &mut Vec<&str>| {
+        if !run.is_empty() {
+            counted += run.len();
+            out.line(&summary(run));
+            run.clear();
+        }
+    };
+    for (k, others) in named.iter().enumerate() {
+        let near = listing.near[k];
+        if near || *others {
+            flush(&mut out, &mut run);
+            listed += 1;
+            out.line(&listing.line(k, if near { 40 } else { 16 }));
+        } else {
+            run.push(
+                listing
+                    .kinds(k..k + 1)
+                    .next()
+                    .map_or("el", |(role, _)| role),
+            );
+        }
+    }
+    flush(&mut out, &mut run);
+    Some((out.finish()?, listed, counted))
+}
+
+/// One line for a run of elements left out: how many, by role, most first.
+fn summary(roles: &[&str]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for role in roles {
+        match counts.iter_mut().find(|(r, _)| r == role) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((role, 1)),
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let mut parts: Vec<String> = (counts.iter().take(SUMMARY_ROLES))
+        .map(|(r, n)| format!("{n} {}", truncate_chars(r, 16)))
+        .collect();
+    if counts.len() > SUMMARY_ROLES {
+        parts.push("…".into());
+    }
+    format!("(… {} more here: {})", roles.len(), parts.join(", "))
 }
 
 /// Ids grouped by role; when even those overflow, as many groups' ids as fit, the focus first.

@@ -1,7 +1,25 @@
 use super::*;
 use crate::agent::page::Page;
 use crate::agent::render::tests::budget;
-use crate::agent::render::{ids_in, render as render_page, weight, Budget, WEIGHT_SCALE};
+use crate::agent::render::{ids_in, render as render_page, weight, Budget};
+
+/// The elements a rendering lists by id plus those its summary lines count.
+fn listed_or_counted(r: &crate::agent::render::Rendered) -> usize {
+    let counted: usize = (r.text.lines())
+        .filter_map(|l| {
+            l.strip_prefix("(… ")?
+                .split(' ')
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
+        .sum();
+    ids_in(r).len() + counted
+}
+
+fn no_hints() -> Hints<'static> {
+    Hints::default()
+}
 
 fn nodes(count: usize, visible: usize) -> Nodes {
     let mut out = Nodes::default();
@@ -69,15 +87,10 @@ fn tree_lists_nodes_in_document_order_and_shortens_names_away_from_the_focus_fir
         if !forms.contains(&r.form) {
             forms.push(r.form);
         }
-        // Every id is listed whenever the grouped ids alone fit.
-        let all_ids: usize = p
-            .id_set()
-            .iter()
-            .map(|i| (weight(i) + WEIGHT_SCALE) / WEIGHT_SCALE)
-            .sum::<usize>()
-            + 60;
-        if tokens >= all_ids {
-            assert_eq!(ids_in(&r), p.id_set(), "{} at {tokens}", r.form);
+        // Every element is listed or counted where it is, unless even the ids of the focus
+        // overflow (then the prompt says how many are left out).
+        if r.form != "tree-ids-trimmed" {
+            assert_eq!(listed_or_counted(&r), 50, "{} at {tokens}", r.form);
         }
     }
     assert!(forms.len() >= 5, "{forms:?}");
@@ -99,7 +112,11 @@ fn names_stay_whole_around_the_last_acted_on_element() {
     let p = Page::from_tree(ns, None);
     let b = budget(12_000);
     let plain = crate::agent::render::render(&p, b);
-    let around = crate::agent::render::render_around(&p, b, Some("p250"));
+    let hints = Hints {
+        anchor: Some("p250"),
+        words: &[],
+    };
+    let around = crate::agent::render::render_for(&p, b, hints);
     assert_ne!(plain.form, "tree", "the page does not fit whole");
     let line = |r: &crate::agent::render::Rendered, id: &str| {
         r.text
@@ -122,14 +139,18 @@ fn names_stay_whole_around_the_last_acted_on_element() {
         line(&around, "p0").contains("Trail Runner model 0 in blue"),
         "the start keeps its names"
     );
-    assert_eq!(ids_in(&around), p.id_set(), "{}", around.form);
+    assert_eq!(listed_or_counted(&around), 600, "{}", around.form);
 }
 
 #[test]
 fn the_form_chosen_by_weighing_is_the_first_that_writing_would_fit() {
     // Written the plain way: each form's lines in document order, the first that fits wins.
     let plain = |nodes: &Nodes, anchor: Option<&str>, max| {
-        let near = focus(nodes, anchor);
+        let hints = Hints {
+            anchor,
+            ..no_hints()
+        };
+        let near = focus(nodes, hints, None);
         FORMS.iter().find_map(|&(form, near_max, far_max, _)| {
             let mut out = Out::new(max);
             for (n, near) in nodes.iter().zip(&near) {
@@ -147,7 +168,11 @@ fn the_form_chosen_by_weighing_is_the_first_that_writing_would_fit() {
     ] {
         let nodes = nodes(count, 0);
         for max in (0..40_000).step_by(97) {
-            let (form, text, _) = render(&nodes, anchor, max);
+            let hints = Hints {
+                anchor,
+                ..no_hints()
+            };
+            let (form, text, _) = render(&nodes, hints, None, max);
             match plain(&nodes, anchor, max) {
                 Some(expected) => {
                     assert_eq!((form, text), expected, "{count}/{anchor:?} at {max}")
@@ -160,29 +185,74 @@ fn the_form_chosen_by_weighing_is_the_first_that_writing_would_fit() {
 
 #[test]
 fn a_huge_tree_stays_within_the_budget() {
-    // 50 000 nodes: the rendering is cut, never over the ceiling.
-    let p = Page::from_tree(nodes(50_000, 50_000), None);
+    // 50 000 nodes, all claiming to be on screen: the rendering is cut, never over the
+    // ceiling, and counts what it does not list.
+    let p = Page::from_tree(nodes(50_000, 50_000), Some((800.0, 600.0)));
     let r = render_page(&p, budget(15_000));
     assert!(r.text.chars().count() <= 15_000);
-    assert_eq!(r.form, "tree-ids-trimmed");
+    assert_eq!(r.form, "tree-named-summary");
+    assert_eq!(listed_or_counted(&r), 50_000);
+    assert!(ids_in(&r).contains("0"));
+    // Without room for the focus, ids are listed bare and the rest said to be left out.
+    let r = render_page(&p, budget(2_000));
+    assert!(r.text.chars().count() <= 2_000);
     assert!(
         r.notes.iter().any(|n| n.contains("are not listed")),
-        "{:?}",
+        "{}: {:?}",
+        r.form,
         r.notes
     );
-    assert!(ids_in(&r).contains("0"));
 }
 
 #[test]
-fn an_article_sized_tree_lists_every_id() {
-    // 838 links with long names in a 6 000-token budget: every id reaches the prompt.
+fn an_article_sized_tree_names_far_more_than_its_start_and_counts_the_rest() {
+    // 838 links with long names in a 6 000-token budget (Wikipedia's size): the start and the
+    // first screen keep long names, as many others as fit keep short ones, and the rest are
+    // counted where they are instead of listed as bare ids.
     let p = Page::from_tree(nodes(838, 40), Some((800.0, 600.0)));
-    let r = render_page(
+    let b = Budget {
+        max_tokens: 6_000,
+        chars_per_token: 2.5,
+    };
+    let r = render_page(&p, b);
+    assert_eq!(r.form, "tree-named-summary");
+    assert_eq!(listed_or_counted(&r), 838);
+    let named = r.text.lines().filter(|l| l.contains(" \"")).count();
+    assert!(named >= 200, "{named} named");
+    assert!(r
+        .text
+        .lines()
+        .all(|l| l.contains(" \"") || l.starts_with("(… ")));
+}
+
+#[test]
+fn elements_named_with_the_tasks_words_keep_their_names_wherever_they_are() {
+    let mut ns = nodes(838, 40);
+    ns.push(TreeNode::new(
+        "800x",
+        "link",
+        "Contact the Zephyrine support desk",
+    ));
+    let p = Page::from_tree(ns, Some((800.0, 600.0)));
+    let b = Budget {
+        max_tokens: 3_000,
+        chars_per_token: 2.5,
+    };
+    let words = crate::agent::render::task_words("Open the Zephyrine support page");
+    let with = crate::agent::render::render_for(
         &p,
-        Budget {
-            max_tokens: 6_000,
-            chars_per_token: 2.5,
+        b,
+        Hints {
+            anchor: None,
+            words: &words,
         },
     );
-    assert_eq!(ids_in(&r), p.id_set(), "{}", r.form);
+    let without = render_page(&p, b);
+    let line = |r: &crate::agent::render::Rendered| {
+        r.text
+            .lines()
+            .any(|l| l.starts_with("[800x]") && l.contains("Zephyrine support"))
+    };
+    assert!(line(&with), "{}", with.form);
+    assert!(!line(&without), "{}", without.form);
 }

@@ -170,11 +170,12 @@ fn around_last_target(
         max_tokens: ctx.agent.page_tokens,
         chars_per_token: ctx.agent.chars_per_token,
     };
-    Some(crate::agent::render::render_around(
-        &built.page,
-        budget,
-        Some(id),
-    ))
+    let words = crate::agent::render::task_words(&step.task.query);
+    let hints = crate::agent::render::Hints {
+        anchor: Some(id),
+        words: &words,
+    };
+    Some(crate::agent::render::render_for(&built.page, budget, hints))
 }
 
 /// The request's screenshot goes with the page's message for a model that takes images — never

@@ -11,7 +11,7 @@ use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 use crate::agent::page::Page;
-use crate::agent::render::{render, Budget, Rendered};
+use crate::agent::render::{render_for, Budget, Rendered};
 use crate::agent::request::{InteractRequest, PageInput};
 use crate::agent::step::StepPorts;
 use crate::domain::secrets::{Finder, Masked};
@@ -118,6 +118,7 @@ fn build(
     input: PageInput,
     viewport: Option<(f64, f64)>,
     budget: Budget,
+    words: &[String],
 ) -> Result<(Page, Rendered, Vec<u8>), Error> {
     let modelling = tracing::debug_span!("interact.page_model").entered();
     let (page, snapshot) = match input {
@@ -128,7 +129,12 @@ fn build(
         }
     };
     drop(modelling);
-    let rendered = tracing::debug_span!("interact.render").in_scope(|| render(&page, budget));
+    let hints = crate::agent::render::Hints {
+        anchor: None,
+        words,
+    };
+    let rendered =
+        tracing::debug_span!("interact.render").in_scope(|| render_for(&page, budget, hints));
     Ok((page, rendered, snapshot))
 }
 
@@ -163,7 +169,8 @@ pub fn start(
         max_tokens: ctx.agent.page_tokens,
         chars_per_token: ctx.agent.chars_per_token,
     };
-    let work = move || build(content, viewport, budget);
+    let words = crate::agent::render::task_words(&req.query);
+    let work = move || build(content, viewport, budget, &words);
     // A free permit only: tokio hands a returned permit to a queued waiter first.
     let job = match builders().try_acquire_owned() {
         Ok(permit) => Ok(with_permit(permit, work)),

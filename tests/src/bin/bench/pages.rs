@@ -82,6 +82,12 @@ pub fn prompt_tokens() {
         chars_per_token: shared::agent::render::DEFAULT_CHARS_PER_TOKEN,
     };
     let count = |s: &str| bpe.encode_with_special_tokens(s).len();
+    // browser-use's figures as the issue measured them (its system prompt alone, and its
+    // action schema); ours is the decision prompt's fixed part, tokenised here.
+    println!(
+        "fixed prompt (o200k): ours {} tokens (system prompt with the action grammar); browser-use about 5 200 (system prompt) + 3 500 (action schema)",
+        count(shared::agent::prompt::SYSTEM_PROMPT)
+    );
     println!(
         "prompt tokens per page (o200k; page budget {} tokens at {} chars/token):",
         budget.max_tokens, budget.chars_per_token
@@ -142,7 +148,7 @@ pub fn prompt_tokens() {
         largest.0, budget.max_tokens, largest.1
     );
     stats("parse + render one annotated corpus page", overhead);
-    tree_retention(budget);
+    tree_retention(budget, &count);
 
     let mut names: Vec<_> = std::fs::read_dir(corpus_dir().join("templatized"))
         .map(|d| {
@@ -188,12 +194,15 @@ pub fn prompt_tokens() {
     );
 }
 
-/// Element ids kept when the corpus pages arrive as the extension's `interactiveTree` (its
-/// default mode): one node per annotated element, named by its text or label, the first 30 in
-/// the viewport and the rest below it, rendered at the default budget.
-fn tree_retention(budget: shared::agent::render::Budget) {
+/// The corpus pages as the extension's `interactiveTree` (its default mode): one node per
+/// annotated element, named by its text or label, the first 30 on the first screen and the
+/// rest below it, rendered at the default budget. For each page, three tasks name an element
+/// far down the page ("Open the “…” link"): whether the rendering for that task names it.
+/// Printed per page: ids listed, elements named (with a readable name), named per 1 000
+/// tokens (o200k), and the tasks' targets named.
+fn tree_retention(budget: shared::agent::render::Budget, count: &dyn Fn(&str) -> usize) {
     use shared::agent::page::{Nodes, Page, PageContent, TreeNode};
-    use shared::agent::render::{ids_in, render};
+    use shared::agent::render::{ids_in, render_for, task_words, Hints};
     let role = |tag: &str| match tag {
         "a" => "link",
         "button" => "btn",
@@ -205,7 +214,12 @@ fn tree_retention(budget: shared::agent::render::Budget) {
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();
     names.sort();
-    let (mut ids_total, mut kept_total, mut worst) = (0, 0, (100.0, String::new()));
+    println!(
+        "  as interactive trees: {:<34} {:>6} {:>8} {:>7} {:>10} {:>8}  form",
+        "page", "nodes", "ids", "named", "named/1k", "targets"
+    );
+    let (mut nodes_total, mut ids_total, mut named_total, mut tokens_total) = (0, 0, 0, 0);
+    let (mut targets_total, mut found_total) = (0, 0);
     for path in &names {
         let Ok(bytes) = std::fs::read(path) else {
             continue;
@@ -218,43 +232,71 @@ fn tree_retention(budget: shared::agent::render::Budget) {
             continue;
         };
         let mut nodes = Nodes::default();
+        let mut labels = Vec::new();
         for (order, (k, tag, id)) in tree.elements().enumerate() {
             let y = if order < 30 {
                 100.0
             } else {
                 2000.0 + order as f64
             };
+            let label = tree.label_of(k, 100);
             nodes.push(TreeNode {
                 xy: Some([20.0, y]),
-                ..TreeNode::new(id, role(tag), &tree.label_of(k, 100))
+                ..TreeNode::new(id, role(tag), &label)
             });
+            labels.push((id.to_owned(), label));
         }
         let n = nodes.len();
         let tree_page = Page::from_tree(nodes, Some((1280.0, 800.0)));
-        let rendered = render(&tree_page, budget);
-        let kept = ids_in(&rendered).intersection(&tree_page.id_set()).count();
-        ids_total += n;
-        kept_total += kept;
-        let share = 100.0 * kept as f64 / n.max(1) as f64;
-        if share < 100.0 {
-            let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
-            println!(
-                "    as a tree: {name:<34} {n:>5} nodes {share:>6.1}% kept ({})",
-                rendered.form
+        let rendered = render_for(&tree_page, budget, Hints::default());
+        let ids = ids_in(&rendered).intersection(&tree_page.id_set()).count();
+        let named = rendered.text.lines().filter(|l| l.contains(" \"")).count();
+        let tokens = count(&rendered.text);
+        // Three far elements with a name of two words at least, each the target of a task.
+        let far: Vec<&(String, String)> = [n / 2, 3 * n / 4, n.saturating_sub(5)]
+            .iter()
+            .filter_map(|&k| {
+                labels[k.min(n.saturating_sub(1))..]
+                    .iter()
+                    .find(|(_, l)| l.split_whitespace().count() >= 2)
+            })
+            .collect();
+        let mut found = 0;
+        for (id, label) in &far {
+            let words = task_words(&format!("Open the “{label}” link"));
+            let hints = Hints {
+                anchor: None,
+                words: &words,
+            };
+            let r = render_for(&tree_page, budget, hints);
+            let short: String = label.chars().take(12).collect();
+            found += usize::from(
+                r.text
+                    .lines()
+                    .any(|l| l.starts_with(&format!("[{id}]")) && l.contains(short.trim())),
             );
         }
-        if share < worst.0 {
-            let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
-            worst = (share, format!("{name} ({n} nodes, {})", rendered.form));
-        }
+        let name = path.file_name().and_then(|f| f.to_str()).unwrap_or("?");
+        println!(
+            "    {name:<34} {n:>6} {:>7.1}% {named:>7} {:>10.1} {:>6}/{}  {}",
+            100.0 * ids as f64 / n.max(1) as f64,
+            1000.0 * named as f64 / tokens.max(1) as f64,
+            found,
+            far.len(),
+            rendered.form
+        );
+        nodes_total += n;
+        ids_total += ids;
+        named_total += named;
+        tokens_total += tokens;
+        targets_total += far.len();
+        found_total += found;
     }
     println!(
-        "  {:<34} {:>29} {ids_total:>7} {:>8.1}%   (lowest: {:.1}% on {})",
+        "  {:<34} {nodes_total:>6} nodes, {:.1}% ids listed, {named_total} named ({:.1} per 1 000 tokens), task targets named {found_total}/{targets_total}",
         "corpus pages as interactive trees",
-        "",
-        100.0 * kept_total as f64 / ids_total.max(1) as f64,
-        worst.0,
-        worst.1
+        100.0 * ids_total as f64 / nodes_total.max(1) as f64,
+        1000.0 * named_total as f64 / tokens_total.max(1) as f64,
     );
 }
 
