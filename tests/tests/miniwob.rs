@@ -4,12 +4,18 @@
 //! server sends. Success is MiniWoB's own reward. Every episode must be solved, and the server
 //! must not intervene in a competent model's path: no refused answer, no loop refusal, no
 //! failed verdict on an action that worked, no correction, no question of its own. A risk
-//! confirmation is counted apart (the policy answers yes).
+//! confirmation is counted apart (the policy answers yes). The policy's verifier is honest
+//! (it judges from its prompt, never a blanket yes); a last test runs the policy with the
+//! mistakes real models make (`browser::mistakes`) and holds the server to a floor of episodes
+//! still solved.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use api_tests::browser::miniwob::{miniwob_dir, run_all, serve, Episode, TASKS};
+use api_tests::browser::miniwob::{
+    error_table, miniwob_dir, run_all, serve, Episode, ErrorRun, TASKS,
+};
+use api_tests::browser::mistakes::Errors;
 use api_tests::browser::policy::Policy;
 use api_tests::browser::rig::Rig;
 use api_tests::AppOptions;
@@ -58,13 +64,18 @@ fn table(episodes: &[Episode]) -> String {
     out
 }
 
-/// The MiniWoB++ pages served, the prompt-only policy and a rig that asks it.
+/// The MiniWoB++ pages served, the prompt-only policy (competent) and a rig that asks it.
 async fn start() -> (std::net::SocketAddr, Policy, Rig) {
+    start_with(Errors::none()).await
+}
+
+/// The MiniWoB++ pages served, the prompt-only policy making `errors` and a rig that asks it.
+async fn start_with(errors: Errors) -> (std::net::SocketAddr, Policy, Rig) {
     let dir = miniwob_dir().expect(
         "the miniwob package (scripts/test installs it into the tools venv; or set MINIWOB_DIR)",
     );
     let base = serve(dir).await.expect("serve MiniWoB");
-    let policy = Policy::start().await;
+    let policy = Policy::start_with(errors).await;
     let rig = Rig::start(AppOptions::with_llm(&policy.base_url))
         .await
         .expect("start the rig");
@@ -287,4 +298,109 @@ async fn recorded_tasks_replay_on_other_seeds_without_the_model() {
             "repeat runs made {on} model calls, {off} without recipes"
         );
     }
+}
+
+/// The task types of the run with mistakes: forms, click sequences, checkboxes, a list, a
+/// search, in both page forms.
+const ERROR_TASKS: &[&str] = &[
+    "login-user",
+    "enter-text",
+    "enter-password",
+    "multi-layouts",
+    "click-button-sequence",
+    "click-collapsible",
+    "click-checkboxes",
+    "click-option",
+    "choose-list",
+    "search-engine",
+];
+
+/// Seeds per task type in the run with mistakes.
+const ERROR_SEEDS: u64 = 2;
+
+/// Episodes of the run with mistakes (every kind at 20 %) that must still be solved, out of
+/// 20. Measured: 9 to 10 over five runs (at 0416689, issue 50 part 1; the prompts, and so
+/// the draws, vary a little with the page's timing): most of the rest are wrong clicks that
+/// end a MiniWoB episode at once (a Submit before the form is filled, button ONE twice),
+/// which no server can undo, and premature finishes that stand the third time. The floor is
+/// a little under the measure.
+const ERROR_FLOOR: usize = 8;
+
+/// An imperfect model (issue 50): the policy makes every kind of mistake real models make at
+/// 20 % of its answers (fenced or chatty answers, ids not on the page, scrolls and repeated
+/// clicks, a verifier that wrongly says no, other spellings of an action, clicks on the wrong
+/// element, finishing early) on ten varied task types, two seeds each. The server must still
+/// get at least [`ERROR_FLOOR`] episodes solved; the table (`--nocapture`) compares the run
+/// with the same episodes without mistakes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and the MiniWoB++ pages: scripts/test installs them"]
+async fn an_imperfect_model_still_solves_most_episodes() {
+    let episodes: Vec<(String, u64)> = ERROR_TASKS
+        .iter()
+        .flat_map(|t| (0..ERROR_SEEDS).map(move |s| (t.to_string(), s)))
+        .collect();
+    let started = Instant::now();
+    let baseline = {
+        let (base, _perfect, rig) = start().await;
+        run_all(
+            &rig.agent,
+            &rig.browser,
+            base,
+            &episodes,
+            PARALLEL,
+            MAX_STEPS,
+        )
+        .await
+    };
+    let errors = Errors::parse("all:0.2").expect("the error mode");
+    let (base, policy, rig) = start_with(errors.clone()).await;
+    let results = run_all(
+        &rig.agent,
+        &rig.browser,
+        base,
+        &episodes,
+        PARALLEL,
+        MAX_STEPS,
+    )
+    .await;
+    let tally = policy.tally();
+    let solved = results.iter().filter(|e| e.solved).count();
+    println!(
+        "{}{}{} episodes in {:.1} s",
+        table(&results),
+        error_table(
+            &baseline,
+            &[ErrorRun {
+                label: errors.to_string(),
+                episodes: results.clone(),
+                tally: tally.clone(),
+            }]
+        ),
+        2 * results.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        baseline.iter().all(|e| e.solved),
+        "without mistakes every episode is solved: {:?}",
+        baseline
+            .iter()
+            .filter(|e| !e.solved)
+            .map(|e| (&e.task, e.seed, &e.status))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        tally.by_kind.len() >= 6,
+        "every kind of mistake was made: {:?}",
+        tally.by_kind
+    );
+    assert!(
+        solved >= ERROR_FLOOR,
+        "{solved} of {} episodes solved with mistakes (floor {ERROR_FLOOR}); unsolved: {:?}",
+        results.len(),
+        results
+            .iter()
+            .filter(|e| !e.solved)
+            .map(|e| format!("{} seed {}: {} {:?}", e.task, e.seed, e.status, e.actions))
+            .collect::<Vec<_>>()
+    );
 }

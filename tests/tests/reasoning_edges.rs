@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use api_tests::expect_error;
-use api_tests::flows::{next, node, planned, reply, sections, start};
+use api_tests::flows::{field, next, node, planned, reply, sections, start};
 use api_tests::harness::{harness, harness_with, PW};
 use api_tests::scripted::Reply;
 use serde_json::json;
@@ -201,6 +201,35 @@ async fn finish_naming_the_last_plan_step_is_still_checked() {
     );
     assert_eq!(r3["thought"], "Certainly done.");
     assert_eq!(h.llm.verdict_requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_form_left_unsent_is_never_taken_as_done() {
+    // The instruction names Submit, the page still shows it, nothing pressed it, and the last
+    // action filled a field: the finish is refused every time, without asking a judge, and a
+    // model that keeps finishing ends failed with Submit named, never "completed".
+    let h = harness().await;
+    h.llm.push([
+        Reply::action("I type the name.", "setValue(1, \"Ada\")"),
+        Reply::action("Done.", "finish()"),
+        Reply::action("Done, really.", "finish()"),
+        Reply::action("Done, I said.", "finish()"),
+        Reply::action("Done!", "finish()"),
+    ]);
+    let form = |v: &str| vec![field("1", "inp", "Name", v, ""), node("2", "btn", "Submit")];
+    let b1 = start("Enter Ada as the name and press Submit", SHOP, form(""));
+    let r1 = h.ok(&b1).await;
+    let b2 = next(&b1, &r1, SHOP, form("Ada"));
+    let r2 = h.ok(&b2).await;
+    assert_eq!(r2["action"], "wait(1)", "{r2}");
+    assert_eq!(r2["metrics"]["interventions"], json!(["finish_refused"]));
+    let r3 = h.ok(&next(&b2, &r2, SHOP, form("Ada"))).await;
+    assert_eq!(r3["status"], "failed", "{r3}");
+    assert!(
+        r3["thought"].as_str().is_some_and(|t| t.contains("submit")),
+        "{r3}"
+    );
+    assert_eq!(h.llm.verdict_requests().len(), 0, "the evidence settles it");
 }
 
 #[tokio::test]

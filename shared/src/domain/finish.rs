@@ -10,13 +10,15 @@
 //!   clicked; the model's own plan has steps still open; an action failed lately.
 //! - **Done** otherwise: the finish stands without a model call.
 //!
-//! A refused finish tells the model what is missing. At most [`MAX_REFUSED_FINISHES`] finishes
-//! are refused in a row; the next one stands (the server can be wrong, and a model that keeps
-//! saying it is done is told, not trapped).
+//! A refused finish tells the model what is missing. A doubt refuses at most
+//! [`MAX_REFUSED_FINISHES`] finishes in a row; the next one stands (a judge can be wrong, and a
+//! model that keeps saying it is done is told, not trapped). What is missing is refused every
+//! time: a model that keeps finishing regardless ends under the loop rules' limit of refused
+//! answers, failed with what is missing named, never "completed" with the form unsent.
 
 use super::facts::PageFacts;
 
-/// Finishes refused in a row at most; the next one stands.
+/// Finishes refused in a row for a doubt at most; the next one stands.
 pub const MAX_REFUSED_FINISHES: u32 = 2;
 /// Quoted values of an instruction looked at, and their length.
 const MAX_QUOTED: usize = 8;

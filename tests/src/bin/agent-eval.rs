@@ -7,6 +7,7 @@
 //! ```text
 //! agent-eval [--suite local|miniwob] [--scripted] [--json] [--max-steps <n>]
 //!            [--only|--tasks <name,...>] [--seeds <n>] [--parallel <n>]
+//!            [--errors <kind:rate,...[;...]>] [--each]
 //! agent-eval --list
 //! agent-eval --tree <url | corpus file>     the interactiveTree the client would send
 //! ```
@@ -15,6 +16,15 @@
 //! (5). `--scripted` answers with the scripted model (local) or the prompt-only policy
 //! (miniwob), exactly as the tests do. `CLIENT=ideal` runs the idealised client instead of
 //! the shipping extension's measured behaviour.
+//! `--errors kind:rate,…` (or `POLICY_ERRORS`; `POLICY_SEED` seeds the draws) makes the
+//! prompt-only policy (`--suite miniwob --scripted`) inject the mistakes real models make
+//! (`browser::mistakes`: fence, bad_id, scroll, verifier_no, spelling, other_click, finish;
+//! `all:rate`): the same episodes run first without mistakes (the baseline), then with them,
+//! each run in a fresh server, and a table says per run the mistakes injected, episodes
+//! solved, model calls and the extra ones against the baseline, how the episodes ended and
+//! what the server did. `;` separates modes run one after the other
+//! (`--errors 'fence:0.3;finish:0.3;all:0.2'`); `--each` runs a mode of several kinds as each
+//! kind alone first. The per-task table above it is the last run's.
 //! Cost: the server's estimate under its price table (the built-in list prices, or
 //! `LLM_PRICES`, passed through); `n/a` for a model the table does not know. `--scripted` runs
 //! the scripted model (checks the scenarios themselves; no key needed).
@@ -27,7 +37,10 @@ use serde::Serialize;
 
 use api_tests::browser::actions::Client;
 use api_tests::browser::cdp::Browser;
-use api_tests::browser::miniwob::{all_tasks, miniwob_dir, run_all, serve, Episode, TASKS};
+use api_tests::browser::miniwob::{
+    all_tasks, error_table, miniwob_dir, run_all, serve, unsolved_list, Episode, ErrorRun, TASKS,
+};
+use api_tests::browser::mistakes::Errors;
 use api_tests::browser::model::BrowserModel;
 use api_tests::browser::page::snapshot;
 use api_tests::browser::policy::Policy;
@@ -232,53 +245,36 @@ async fn local_rows(args: &[String], scripted: bool, max_steps: usize) -> Result
     Ok(rows)
 }
 
-/// MiniWoB++ episodes (`--suite miniwob`): the supported task types (or `--tasks`, any of
-/// the package's), `--seeds` seeds each.
-async fn miniwob_rows(
-    args: &[String],
-    scripted: bool,
-    max_steps: usize,
-) -> Result<Vec<Row>, String> {
-    let dir = miniwob_dir().ok_or(
-        "the miniwob package is missing (scripts/agent-eval installs it; or set MINIWOB_DIR)",
-    )?;
-    let available = all_tasks(&dir);
-    let tasks: Vec<String> = match arg_after(args, "--tasks") {
-        Some(t) => t.split(',').map(str::to_owned).collect(),
-        None => TASKS.iter().map(|(t, _)| (*t).to_owned()).collect(),
+/// The error modes of the prompt-only policy, one run each: `--errors` (modes separated by
+/// `;`), else `POLICY_ERRORS` (one mode); seeded by `POLICY_SEED` either way. With `--each`,
+/// a mode of several kinds runs as each kind alone first.
+fn error_modes(args: &[String]) -> Result<Vec<Errors>, String> {
+    let env = Errors::from_env()?;
+    let given: Vec<Errors> = match arg_after(args, "--errors") {
+        Some(spec) => spec
+            .split(';')
+            .filter(|m| !m.trim().is_empty())
+            .map(|m| {
+                Errors::parse(m)
+                    .map(|e| e.with_seed(env.seed))
+                    .map_err(|e| format!("--errors: {e}"))
+            })
+            .collect::<Result<_, _>>()?,
+        None => vec![env],
     };
-    if let Some(bad) = tasks.iter().find(|t| !available.contains(t)) {
-        return Err(format!(
-            "no MiniWoB task {bad:?} (see {})",
-            dir.join("miniwob").display()
-        ));
+    let each = args.iter().any(|a| a == "--each");
+    let mut modes = Vec::new();
+    for mode in given.into_iter().filter(|m| !m.is_empty()) {
+        if each && mode.rates.len() > 1 {
+            modes.extend(mode.rates.keys().map(|k| mode.only(*k)));
+        }
+        modes.push(mode);
     }
-    let seeds: u64 = arg_after(args, "--seeds")
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(5);
-    let parallel: usize = arg_after(args, "--parallel")
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(if scripted { 4 } else { 2 });
-    let base = serve(dir).await?;
-    let policy = if scripted {
-        Some(Policy::start().await)
-    } else {
-        None
-    };
-    let rig = Rig::start(app_options(policy.as_ref().map(|p| p.base_url.as_str()))?).await?;
-    let episodes: Vec<(String, u64)> = tasks
-        .iter()
-        .flat_map(|t| (0..seeds).map(move |s| (t.clone(), s)))
-        .collect();
-    let results = run_all(
-        &rig.agent,
-        &rig.browser,
-        base,
-        &episodes,
-        parallel,
-        max_steps,
-    )
-    .await;
+    Ok(modes)
+}
+
+/// One run's results per task, in the order run.
+fn rows_of(results: Vec<Episode>) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
     for e in results {
         if rows.last().is_none_or(|r| r.name != e.task) {
@@ -303,7 +299,169 @@ async fn miniwob_rows(
         }
         row.episodes.push(e);
     }
-    Ok(rows)
+    rows
+}
+
+/// An error run's summary for `--json`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ErrorSummary {
+    label: String,
+    injected: BTreeMap<String, u64>,
+    episodes: usize,
+    solved: usize,
+    llm_calls: u64,
+    extra_llm_calls: i64,
+    endings: BTreeMap<String, u64>,
+    interventions: BTreeMap<String, u64>,
+}
+
+impl ErrorSummary {
+    fn of(run: &ErrorRun, baseline: &[Episode]) -> Self {
+        let mut endings = BTreeMap::new();
+        let mut interventions = BTreeMap::new();
+        for e in &run.episodes {
+            *endings.entry(e.status.clone()).or_default() += 1;
+            for (k, n) in &e.interventions {
+                *interventions.entry(k.clone()).or_default() += n;
+            }
+        }
+        let calls: u64 = run.episodes.iter().map(|e| e.llm_calls).sum();
+        let base: u64 = run
+            .episodes
+            .iter()
+            .filter_map(|e| {
+                baseline
+                    .iter()
+                    .find(|b| b.task == e.task && b.seed == e.seed)
+            })
+            .map(|b| b.llm_calls)
+            .sum();
+        Self {
+            label: run.label.clone(),
+            injected: run
+                .tally
+                .by_kind
+                .iter()
+                .map(|(k, n)| (k.name().to_owned(), *n))
+                .collect(),
+            episodes: run.episodes.len(),
+            solved: run.episodes.iter().filter(|e| e.solved).count(),
+            llm_calls: calls,
+            extra_llm_calls: calls as i64 - base as i64,
+            endings,
+            interventions,
+        }
+    }
+}
+
+/// What a MiniWoB run with mistakes adds to the output: the comparison table and its data.
+struct ErrorReport {
+    mode: Errors,
+    table: String,
+    baseline_solved: bool,
+    runs: Vec<ErrorSummary>,
+}
+
+/// MiniWoB++ episodes (`--suite miniwob`): the supported task types (or `--tasks`, any of
+/// the package's), `--seeds` seeds each; with an error mode, the baseline and the runs with
+/// mistakes (the rows are the last run's).
+async fn miniwob_rows(
+    args: &[String],
+    scripted: bool,
+    max_steps: usize,
+) -> Result<(Vec<Row>, Option<ErrorReport>), String> {
+    let dir = miniwob_dir().ok_or(
+        "the miniwob package is missing (scripts/agent-eval installs it; or set MINIWOB_DIR)",
+    )?;
+    let available = all_tasks(&dir);
+    let tasks: Vec<String> = match arg_after(args, "--tasks") {
+        Some(t) => t.split(',').map(str::to_owned).collect(),
+        None => TASKS.iter().map(|(t, _)| (*t).to_owned()).collect(),
+    };
+    if let Some(bad) = tasks.iter().find(|t| !available.contains(t)) {
+        return Err(format!(
+            "no MiniWoB task {bad:?} (see {})",
+            dir.join("miniwob").display()
+        ));
+    }
+    let seeds: u64 = arg_after(args, "--seeds")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5);
+    let json = args.iter().any(|a| a == "--json");
+    let parallel: usize = arg_after(args, "--parallel")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(if scripted { 4 } else { 2 });
+    let modes = if scripted {
+        error_modes(args)?
+    } else if args.iter().any(|a| a == "--errors") {
+        return Err("--errors is for the prompt-only policy: add --scripted".into());
+    } else {
+        Vec::new()
+    };
+    let base = serve(dir).await?;
+    let episodes: Vec<(String, u64)> = tasks
+        .iter()
+        .flat_map(|t| (0..seeds).map(move |s| (t.clone(), s)))
+        .collect();
+    // One run in a fresh server (recipes and memory start empty), the policy making `errors`.
+    let run = |errors: Errors| {
+        let episodes = &episodes;
+        async move {
+            let policy = if scripted {
+                Some(Policy::start_with(errors).await)
+            } else {
+                None
+            };
+            let rig =
+                Rig::start(app_options(policy.as_ref().map(|p| p.base_url.as_str()))?).await?;
+            let results = run_all(
+                &rig.agent,
+                &rig.browser,
+                base,
+                episodes,
+                parallel,
+                max_steps,
+            )
+            .await;
+            let tally = policy.map(|p| p.tally()).unwrap_or_default();
+            Ok::<_, String>((results, tally))
+        }
+    };
+    let Some(last_mode) = modes.last().cloned() else {
+        return Ok((rows_of(run(Errors::none()).await?.0), None));
+    };
+    let (baseline, _) = run(Errors::none().with_seed(last_mode.seed)).await?;
+    let mut runs: Vec<ErrorRun> = Vec::new();
+    for mode in modes {
+        eprintln!("agent-eval: running with mistakes {mode}");
+        let (episodes, tally) = run(mode.clone()).await?;
+        let label = mode.to_string();
+        runs.push(ErrorRun {
+            label,
+            episodes,
+            tally,
+        });
+    }
+    let report = ErrorReport {
+        table: format!(
+            "{}{}",
+            error_table(&baseline, &runs),
+            if json {
+                String::new()
+            } else {
+                unsolved_list(&runs)
+            }
+        ),
+        baseline_solved: baseline.iter().all(|e| e.solved),
+        runs: runs
+            .iter()
+            .map(|r| ErrorSummary::of(r, &baseline))
+            .collect(),
+        mode: last_mode,
+    };
+    let last = runs.pop().map(|r| r.episodes).unwrap_or_default();
+    Ok((rows_of(last), Some(report)))
 }
 
 async fn eval(args: &[String]) -> Result<bool, String> {
@@ -313,8 +471,11 @@ async fn eval(args: &[String]) -> Result<bool, String> {
     let max_steps: usize = arg_after(args, "--max-steps")
         .and_then(|n| n.parse().ok())
         .unwrap_or(20);
-    let rows = match suite.as_str() {
-        "local" => local_rows(args, scripted, max_steps).await?,
+    let (rows, errors) = match suite.as_str() {
+        "local" if args.iter().any(|a| a == "--errors") => {
+            return Err("--errors is for --suite miniwob --scripted".into())
+        }
+        "local" => (local_rows(args, scripted, max_steps).await?, None),
         "miniwob" => miniwob_rows(args, scripted, max_steps).await?,
         other => return Err(format!("unknown suite {other:?} (local or miniwob)")),
     };
@@ -330,9 +491,13 @@ async fn eval(args: &[String]) -> Result<bool, String> {
     } else {
         std::env::var("LLM_MODEL").unwrap_or_else(|_| "gpt-5-mini".into())
     };
-    let passed = total.solved == total.runs;
+    // With mistakes, episodes are expected to fail: the run passes when the baseline did.
+    let passed = match &errors {
+        Some(e) => e.baseline_solved,
+        None => total.solved == total.runs,
+    };
     if json {
-        let out = serde_json::json!({
+        let mut out = serde_json::json!({
             "suite": suite,
             "model": model,
             "client": format!("{:?}", Client::from_env()).to_lowercase(),
@@ -340,6 +505,13 @@ async fn eval(args: &[String]) -> Result<bool, String> {
             "total": total,
             "successRate": if total.runs == 0 { 0.0 } else { total.solved as f64 / total.runs as f64 },
         });
+        if let Some(e) = &errors {
+            out["errors"] = serde_json::json!({
+                "mode": e.mode.to_string(),
+                "seed": e.mode.seed,
+                "runs": e.runs,
+            });
+        }
         println!(
             "{}",
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
@@ -365,6 +537,12 @@ async fn eval(args: &[String]) -> Result<bool, String> {
             ""
         }
     );
+    if let Some(e) = &errors {
+        println!(
+            "\nmistakes (the rows above: the last run), seed {}:\n{}",
+            e.mode.seed, e.table
+        );
+    }
     Ok(passed)
 }
 

@@ -23,6 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::cdp::Browser;
+use super::mistakes::Tally;
 use super::run::{drive, open, Agent, Options, Outcome};
 use super::site::respond;
 
@@ -335,6 +336,124 @@ pub async fn run_all(
     .buffered(parallel.max(1))
     .collect()
     .await
+}
+
+/// Episodes run with the policy in an error mode, for [`error_table`].
+#[derive(Debug, Clone)]
+pub struct ErrorRun {
+    /// What the row is called (the mode, or a kind alone).
+    pub label: String,
+    pub episodes: Vec<Episode>,
+    /// What the policy injected during the run.
+    pub tally: Tally,
+}
+
+/// The row of an error run: mistakes injected, episodes solved, model calls against the
+/// same episodes without mistakes (`baseline`), how the episodes ended and what the server
+/// did (its interventions by kind). A run with several kinds also says, per kind, how the
+/// episodes whose task got such a mistake fared (episodes of one task type whose seeds give
+/// the same instruction are counted together).
+pub fn error_table(baseline: &[Episode], runs: &[ErrorRun]) -> String {
+    let calls = |eps: &[Episode]| eps.iter().map(|e| e.llm_calls).sum::<u64>();
+    let base_of = |e: &Episode| {
+        baseline
+            .iter()
+            .find(|b| b.task == e.task && b.seed == e.seed)
+    };
+    let mut out = format!(
+        "{:<30} {:>8} {:>9} {:>6} {:>7} {:>7}  endings / server interventions\n",
+        "errors", "injected", "solved", "calls", "extra", "per ep"
+    );
+    let row = |label: &str, injected: String, eps: &[Episode]| {
+        let base: u64 = eps.iter().filter_map(base_of).map(|b| b.llm_calls).sum();
+        let extra = calls(eps) as i64 - base as i64;
+        let mut endings: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut kinds: BTreeMap<&str, u64> = BTreeMap::new();
+        for e in eps {
+            *endings.entry(e.status.as_str()).or_default() += 1;
+            for (k, n) in &e.interventions {
+                *kinds.entry(k.as_str()).or_default() += n;
+            }
+        }
+        let list = |m: &BTreeMap<&str, u64>| {
+            m.iter()
+                .map(|(k, n)| format!("{k}:{n}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        format!(
+            "{:<30} {:>8} {:>5}/{:<3} {:>6} {:>+7} {:>7.2}  {} / {}\n",
+            label,
+            injected,
+            eps.iter().filter(|e| e.solved).count(),
+            eps.len(),
+            calls(eps),
+            extra,
+            extra as f64 / eps.len().max(1) as f64,
+            list(&endings),
+            if kinds.is_empty() {
+                "-".to_owned()
+            } else {
+                list(&kinds)
+            }
+        )
+    };
+    out.push_str(&row("none (baseline)", "-".into(), baseline));
+    for r in runs {
+        out.push_str(&row(&r.label, r.tally.total().to_string(), &r.episodes));
+        if r.tally.by_kind.len() > 1 {
+            for (kind, n) in &r.tally.by_kind {
+                let hit: Vec<Episode> = r
+                    .episodes
+                    .iter()
+                    .filter(|e| {
+                        r.tally
+                            .by_task
+                            .get(&e.query)
+                            .is_some_and(|m| m.contains_key(kind))
+                    })
+                    .cloned()
+                    .collect();
+                out.push_str(&row(
+                    &format!("  episodes with {kind}"),
+                    n.to_string(),
+                    &hit,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The episodes each error run did not solve: task, seed, how it ended, the mistakes made on
+/// its task and the actions the client got (a closer look at what the server did not recover
+/// from).
+pub fn unsolved_list(runs: &[ErrorRun]) -> String {
+    let mut out = String::new();
+    for r in runs {
+        let lost: Vec<&Episode> = r.episodes.iter().filter(|e| !e.solved).collect();
+        if lost.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("unsolved with {}:\n", r.label));
+        for e in lost {
+            let made = r.tally.by_task.get(&e.query).map_or(String::new(), |m| {
+                m.iter()
+                    .map(|(k, n)| format!("{k}:{n}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            });
+            out.push_str(&format!(
+                "  {} seed {}: {} [{}] {}\n",
+                e.task,
+                e.seed,
+                e.status,
+                made,
+                e.actions.join(" ; ").chars().take(300).collect::<String>()
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -26,20 +26,28 @@ pub struct El {
 }
 
 impl El {
-    fn named(&self, name: &str) -> bool {
+    pub fn named(&self, name: &str) -> bool {
         norm(&self.name) == norm(name)
     }
-    fn checked(&self) -> bool {
+    pub fn checked(&self) -> bool {
         self.states.split(',').any(|s| s.trim() == "checked")
     }
-    fn is_field(&self) -> bool {
+    pub fn is_field(&self) -> bool {
         matches!(
             self.kind.as_str(),
             "inp" | "text" | "password" | "textarea" | "number" | "email" | "tel" | "search"
         )
     }
-    fn is_button(&self) -> bool {
+    pub fn is_button(&self) -> bool {
         matches!(self.kind.as_str(), "btn" | "button" | "submit")
+    }
+    /// A box whose state a click toggles (its state, not the history, says what is left).
+    pub fn is_toggle(&self) -> bool {
+        matches!(self.kind.as_str(), "chk" | "checkbox" | "radio")
+    }
+    /// Its value in a field (a password field's as typed: the same number of bullets).
+    pub fn holds(&self, v: &str) -> bool {
+        holds(self, v) || masked(self, v)
     }
 }
 
@@ -172,7 +180,9 @@ impl Prompt {
         let head_end = page.find('>').map_or(0, |k| k + 1).min(page_end);
         let head = &page[..head_end];
         let body = &page[head_end..page_end];
-        let html = head.contains("form=\"html\"");
+        // The decision prompt says the form; the verifier's page block is the rendered text
+        // alone, HTML when it starts with a tag.
+        let html = head.contains("form=\"html\"") || body.trim_start().starts_with('<');
         let els = if html { html_els(body) } else { tree_els(body) };
         static ACTION: OnceLock<Regex> = OnceLock::new();
         let action = re(
@@ -194,7 +204,7 @@ impl Prompt {
         }
     }
 
-    fn find(&self, f: impl Fn(&El) -> bool) -> Option<&El> {
+    pub fn find(&self, f: impl Fn(&El) -> bool) -> Option<&El> {
         self.els.iter().find(|e| f(e))
     }
 
@@ -213,7 +223,7 @@ impl Prompt {
     }
 
     /// How often the history has clicked element `id`.
-    fn clicked(&self, id: &str) -> usize {
+    pub fn clicked(&self, id: &str) -> usize {
         let me = format!("click({id})");
         self.done.iter().filter(|d| **d == me).count()
     }
@@ -351,8 +361,9 @@ const SOLVERS: &[(&str, Solver)] = &[
             if let Some(link) = p.find(|e| e.kind == "span" && e.named(&c[0])) {
                 return Ok(click(link));
             }
-            // The tabs not opened yet, in order (a tab's link points at its panel; its item
-            // says whether it is the one shown).
+            // The tabs not shown, those opened least first, in order (a tab's link points at
+            // its panel; its item says whether it is the one shown): a tab left before its
+            // link was clicked is opened again.
             let next = p
                 .els
                 .iter()
@@ -364,8 +375,8 @@ const SOLVERS: &[(&str, Solver)] = &[
                         .contains("aria-selected=\"true\"")
                 })
                 .map(|(_, e)| e)
-                .find(|t| p.clicked(&t.id) == 0)
-                .ok_or("every tab was opened")?;
+                .min_by_key(|t| p.clicked(&t.id))
+                .ok_or("no other tab")?;
             Ok(click(next))
         },
     ),
@@ -376,13 +387,15 @@ const SOLVERS: &[(&str, Solver)] = &[
                 return Ok(click(item));
             }
             // A folder that opens has its handle (an empty element) right before its name;
-            // clicking a file would end the task, so only such folders are opened.
+            // clicking a file would end the task, so only such folders are opened: a closed
+            // one (clicked an even number of times: a click toggles it), least clicked first.
             let folder = p
                 .els
                 .windows(2)
                 .filter(|w| w[0].kind == "div" && w[0].name.is_empty() && w[1].kind == "span")
                 .map(|w| &w[1])
-                .find(|f| p.clicked(&f.id) == 0)
+                .filter(|f| p.clicked(&f.id) % 2 == 0)
+                .min_by_key(|f| p.clicked(&f.id))
                 .ok_or("no folder left to open")?;
             Ok(click(folder))
         },
@@ -770,32 +783,43 @@ fn thought(action: &str) -> &'static str {
     }
 }
 
+/// MiniWoB's START cover is on the page: the episode is over (it shows the result).
+pub fn shows_end(p: &Prompt) -> bool {
+    p.els.iter().any(|e| e.name.trim() == "START")
+}
+
+/// The action a competent model takes next on the task and page of `p` (the history as
+/// listed), or why no solver can give one.
+pub fn next_action(p: &Prompt) -> Result<String, String> {
+    for (pattern, solve) in SOLVERS {
+        if let Some(c) = cap(&p.task, pattern) {
+            return solve(p, &c);
+        }
+    }
+    Err(format!("no solver for the task {:?}", p.task))
+}
+
 /// The answer to a decision prompt, or why no solver can give one.
 pub fn decide(prompt: &str) -> Result<String, String> {
     let p = Prompt::parse(prompt);
     // The episode is over once the agent has acted: MiniWoB shows the result and covers the
     // task with its START button. The task is done.
-    if !p.done.is_empty() && p.els.iter().any(|e| e.name.trim() == "START") {
+    if !p.done.is_empty() && shows_end(&p) {
         return Ok(
             "<Thought>The task is done: the page shows its result.</Thought>\n<Action>finish()</Action>"
                 .into(),
         );
     }
-    for (pattern, solve) in SOLVERS {
-        if let Some(c) = cap(&p.task, pattern) {
-            let action = solve(&p, &c)?;
-            let plan = if p.done.is_empty() && prompt.contains("start your answer with a <Plan>") {
-                "<Plan>\n1. Do what the task says on this page\n2. Submit\n</Plan>\n<Step>1</Step>\n"
-            } else {
-                ""
-            };
-            return Ok(format!(
-                "{plan}<Thought>{}</Thought>\n<Action>{action}</Action>",
-                thought(&action)
-            ));
-        }
-    }
-    Err(format!("no solver for the task {:?}", p.task))
+    let action = next_action(&p)?;
+    let plan = if p.done.is_empty() && prompt.contains("start your answer with a <Plan>") {
+        "<Plan>\n1. Do what the task says on this page\n2. Submit\n</Plan>\n<Step>1</Step>\n"
+    } else {
+        ""
+    };
+    Ok(format!(
+        "{plan}<Thought>{}</Thought>\n<Action>{action}</Action>",
+        thought(&action)
+    ))
 }
 
 #[cfg(test)]

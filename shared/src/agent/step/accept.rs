@@ -46,9 +46,11 @@ pub async fn accept(
     // client's tree lists elements only): the agent's word stands there.
     let answer_unseen = matches!(&p.action, Action::Finish(Some(_)))
         && matches!(built.page.content, crate::agent::page::PageContent::Tree(_));
-    // A model told often enough that something is missing is taken at its word.
-    let check = finishing && !chat_only && !answer_unseen && refused_in_row < MAX_REFUSED_FINISHES;
+    let check = finishing && !chat_only && !answer_unseen;
     let evidence = check.then(|| finish_evidence(step, &p, built, &req.url));
+    // What is missing is refused however often the model finishes (the loop rules end a task
+    // that keeps insisting, naming it); a doubt only until the model was told often enough.
+    let doubted = refused_in_row < MAX_REFUSED_FINISHES;
     update_plan(step, &p, now, !finishing);
     if let Some(note) = &p.memory {
         step.task.memory_note = note.clone();
@@ -65,6 +67,7 @@ pub async fn accept(
         Action::Finish(_) if check => {
             let verdict = match (evidence, verified) {
                 (Some(Evidence::Missing(missing)), _) => Some((false, missing)),
+                (_, _) if !doubted => None,
                 (_, Some(v)) => Some(v),
                 (Some(Evidence::Doubt(_)), None) => {
                     judge_finish(ctx, step, req, built, &p.decision.thought, deadline).await
