@@ -202,6 +202,21 @@ impl Out {
     }
 }
 
+/// The elements a rendering lists by id plus those its summary lines (`(… 48 more here: …)`)
+/// count (for checks and benchmarks).
+pub fn listed_or_counted(rendered: &Rendered) -> usize {
+    let counted: usize = (rendered.text.lines())
+        .filter_map(|l| {
+            l.strip_prefix("(… ")?
+                .split(' ')
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
+        .sum();
+    ids_in(rendered).len() + counted
+}
+
 /// The element ids a rendering shows (for checks and benchmarks): `[id]` lines of list forms,
 /// `kind: id id` lines of grouped forms, or the ids of the markup when parsed again.
 pub fn ids_in(rendered: &Rendered) -> HashSet<String> {

@@ -1,21 +1,7 @@
 use super::*;
 use crate::agent::page::Page;
 use crate::agent::render::tests::budget;
-use crate::agent::render::{ids_in, render as render_page, weight, Budget};
-
-/// The elements a rendering lists by id plus those its summary lines count.
-fn listed_or_counted(r: &crate::agent::render::Rendered) -> usize {
-    let counted: usize = (r.text.lines())
-        .filter_map(|l| {
-            l.strip_prefix("(… ")?
-                .split(' ')
-                .next()?
-                .parse::<usize>()
-                .ok()
-        })
-        .sum();
-    ids_in(r).len() + counted
-}
+use crate::agent::render::{ids_in, listed_or_counted, render as render_page, weight, Budget};
 
 fn no_hints() -> Hints<'static> {
     Hints::default()
