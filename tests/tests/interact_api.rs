@@ -356,6 +356,26 @@ async fn a_model_that_times_out_answers_502_and_leaves_nothing_behind() {
     );
 }
 
+/// Run locally with a slow model, a step deadline set longer than the cloud's 29 s is the
+/// step's: a model that answers after 31 s is waited for, not cut by the definition's limit.
+#[tokio::test]
+async fn a_deadline_set_longer_than_the_clouds_is_kept_locally() {
+    let h = harness_with(|o| {
+        o.set("STEP_DEADLINE_MS", "60000")
+            .set("LLM_TIMEOUT_MS", "60000")
+            .set("LLM_MAX_RETRIES", "0")
+    })
+    .await;
+    h.llm.push([Reply::Slow(
+        Duration::from_secs(31),
+        "<Action>click(10)</Action>".into(),
+    )]);
+    let r = h.interact(&tree_body("Press the button")).await;
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(v["action"], "click(10)", "{v}");
+}
+
 #[tokio::test]
 async fn a_model_refusing_the_request_answers_502_llm_error() {
     let h = harness().await;

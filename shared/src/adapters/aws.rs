@@ -143,20 +143,23 @@ impl HttpConnector for ReqwestConnector {
 
 /// The SDK's request as reqwest's, its body read whole (the SDK's bodies are in memory, or
 /// streams this process made from bounded content, such as S3's aws-chunked uploads).
+///
+/// The body is always read through its stream, never taken by `bytes()`: the SDK's stalled
+/// upload protection wraps that stream and counts the upload done only when the stream ends.
+/// Taken by `bytes()`, an in-memory body was never read, so any answer slower than the
+/// protection's 5 s grace period was counted as a stalled upload and the request sent again:
+/// a conditional write that had succeeded then failed its own condition.
 async fn into_reqwest(request: HttpRequest) -> Result<reqwest::Request, ConnectorError> {
     let request = request
         .try_into_http1x()
         .map_err(|e| ConnectorError::user(e.into()))?;
     let (parts, body) = request.into_parts();
-    let body = match body.bytes() {
-        Some(bytes) => bytes.to_vec(),
-        None => body
-            .collect()
-            .await
-            .map_err(ConnectorError::user)?
-            .to_bytes()
-            .to_vec(),
-    };
+    let body = body
+        .collect()
+        .await
+        .map_err(ConnectorError::user)?
+        .to_bytes()
+        .to_vec();
     reqwest::Request::try_from(http::Request::from_parts(parts, body))
         .map_err(|e| ConnectorError::user(e.into()))
 }

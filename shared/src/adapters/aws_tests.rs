@@ -119,6 +119,44 @@ async fn an_answer_cut_short_is_tried_again() {
     assert_eq!(served.await.expect("served").len(), 2);
 }
 
+/// A server that takes longer than the SDK's stalled-upload grace period (5 s) to answer a
+/// request it has read whole is slow, not stalled: the one attempt gets its answer. (Were the
+/// body handed over without being read through the SDK's stream, the SDK would count the
+/// wait as a stalled upload, give up and send the write again: a conditional write that
+/// succeeded the first time would then fail its own condition.)
+#[tokio::test]
+async fn a_slow_answer_to_a_whole_request_is_waited_for() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let served = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.expect("accept");
+        let request = crate::adapters::loopback::read_request(&mut socket).await;
+        tokio::time::sleep(Duration::from_secs(8)).await;
+        let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\n\
+                      content-length: 2\r\n\r\n{}";
+        tokio::io::AsyncWriteExt::write_all(&mut socket, answer.as_bytes())
+            .await
+            .expect("write");
+        request
+    });
+    let put = dynamodb(&url)
+        .put_item()
+        .table_name("t")
+        .item(
+            "pk",
+            aws_sdk_dynamodb::types::AttributeValue::S("x".repeat(4096)),
+        )
+        .condition_expression("attribute_not_exists(pk)")
+        .send()
+        .await;
+    assert!(put.is_ok(), "{put:?}");
+    let request = served.await.expect("served");
+    assert!(
+        request.contains(&"x".repeat(4096)),
+        "the body went out whole"
+    );
+}
+
 /// As the functions are built: the region named wins, else the environment's.
 #[cfg(not(feature = "aws-profiles"))]
 #[tokio::test]

@@ -28,6 +28,8 @@ pub struct Options {
     pub retry_scale: f64,
     /// The execution's name (`$$.Execution.Name`).
     pub name: String,
+    /// The execution's time limit when longer than the definition's `TimeoutSeconds`.
+    pub at_least: Option<Duration>,
 }
 
 impl Default for Options {
@@ -36,6 +38,7 @@ impl Default for Options {
             max_transitions: 500,
             retry_scale: 1.0,
             name: "execution".into(),
+            at_least: None,
         }
     }
 }
@@ -89,7 +92,10 @@ pub async fn execute(
     };
     let mut path = Vec::new();
     let work = run.machine(machine, input, &mut path);
-    let output = match machine.timeout {
+    let output = match machine
+        .timeout
+        .map(|t| t.max(opts.at_least.unwrap_or_default()))
+    {
         Some(t) => tokio::time::timeout(t, work)
             .await
             .unwrap_or_else(|_| Err(Failure::new("States.Timeout", "the execution timed out"))),

@@ -2,6 +2,7 @@
 //! phase on the run held in memory (no serialization, no round trip).
 
 use std::io::Write;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -12,6 +13,10 @@ use super::{answer, failure, machine, phases, RunState};
 use crate::agent::step::StepPorts;
 use crate::asl::{self, Failure, Options, TaskRunner};
 use crate::error::Error;
+
+/// How long the machine runs past the step's deadline before it is cut: the definition's
+/// 29 s limit less the default 25 s deadline.
+const GRACE: Duration = Duration::from_secs(4);
 
 struct Local<'a> {
     ctx: &'a StepPorts<'a>,
@@ -79,9 +84,14 @@ pub async fn execute(ctx: &StepPorts<'_>, run: RunState) -> Result<Value, Error>
         ctx,
         run: Mutex::new(run),
     };
-    let opts = Options {
-        name: local.run.lock().await.id.clone(),
-        ..Options::default()
+    let opts = {
+        let run = local.run.lock().await;
+        Options {
+            name: run.id.clone(),
+            // A deadline set longer than the cloud's (a slow local model) is the machine's too.
+            at_least: Some(run.deadline().saturating_duration_since(Instant::now()) + GRACE),
+            ..Options::default()
+        }
     };
     let e = asl::execute(machine, input, &local, &opts).await;
     report(ctx, &e);
@@ -97,7 +107,16 @@ pub async fn execute(ctx: &StepPorts<'_>, run: RunState) -> Result<Value, Error>
         // Only a fault of the machine itself gets here (every phase's error is caught).
         Err(f) => match run.failure.take() {
             Some(r) => Err(Error::Relayed(Box::new(r))),
-            None => Err(Error::internal(format!("step machine: {f}"))),
+            // The machine ran out of time (or failed) inside a phase, so its Release state
+            // never ran: run it here, or the task stays claimed and the step's counts held
+            // until they expire. It answers 503 with Retry-After for a timeout.
+            None => {
+                let error = json!({ "error": { "Error": f.error, "Cause": f.cause } });
+                match phases::phase(ctx, &mut run, "release", &error).await {
+                    Ok(output) => answer(&output),
+                    Err(e) => Err(e),
+                }
+            }
         },
     };
     // The request, its page and their renderings are thousands of small allocations: they
