@@ -402,25 +402,36 @@ pub(crate) fn lookup_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<Strin
     move |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
 }
 
+/// The configuration reference's table (`docs/configuration.md`), from [`VARIABLES`].
+pub fn reference_table() -> String {
+    let mut out = String::from("| variable | default | meaning |\n|---|---|---|\n");
+    for (name, default, meaning) in VARIABLES {
+        out.push_str(&format!("| `{name}` | {default} | {meaning} |\n"));
+    }
+    out
+}
+
 #[cfg(test)]
-mod readme {
-    /// The README's configuration table must list every variable with its real default.
+mod reference {
+    const BEGIN: &str = "<!-- BEGIN generated from shared/src/config/variables.rs by scripts/config-reference; do not edit -->\n";
+    const END: &str = "<!-- END generated -->";
+
+    /// `docs/configuration.md` holds the table generated from the variables the code reads;
+    /// with `UPDATE_DOCS=1` (`scripts/config-reference`) this test writes it instead.
     #[test]
-    fn readme_documents_every_variable_and_default() {
-        let readme = include_str!("../../../README.md");
-        for (name, default, _) in super::VARIABLES {
-            let row = readme
-                .lines()
-                .find(|l| l.starts_with(&format!("| `{name}` |")))
-                .unwrap_or_else(|| panic!("README has no row for {name}"));
-            let shown = default
-                .trim_start_matches('(')
-                .split([')', ';'])
-                .next()
-                .unwrap_or(default);
+    fn the_configuration_reference_is_the_table_of_the_variables_read() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/configuration.md");
+        let doc = std::fs::read_to_string(&path).expect("docs/configuration.md");
+        let (head, rest) = doc.split_once(BEGIN).expect("the BEGIN marker");
+        let (_, tail) = rest.split_once(END).expect("the END marker");
+        let current = format!("{head}{BEGIN}{}{END}{tail}", super::reference_table());
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &current).expect("write docs/configuration.md");
+        } else {
             assert!(
-                row.contains(shown),
-                "README row for {name} lacks default {default}: {row}"
+                doc == current,
+                "docs/configuration.md is stale: run scripts/config-reference"
             );
         }
     }

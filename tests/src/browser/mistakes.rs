@@ -318,7 +318,13 @@ fn split(action: &str) -> Option<(&str, Option<&str>, &str)> {
         Some(k) => (&inner[..k], &inner[k..]),
         None => (inner, ""),
     };
-    let id = Some(first.trim()).filter(|f| !f.is_empty() && f.chars().all(|c| c.is_ascii_digit()));
+    // Only an element action's first argument is an element id (`wait(1)` waits a second).
+    let on_element = matches!(
+        name,
+        "click" | "setValue" | "selectOption" | "check" | "uncheck" | "hover" | "scroll_container"
+    );
+    let id = Some(first.trim())
+        .filter(|f| on_element && !f.is_empty() && f.chars().all(|c| c.is_ascii_digit()));
     Some((name, id, if id.is_some() { more } else { inner }))
 }
 
@@ -411,7 +417,8 @@ fn respell(action: &str, variant: usize) -> Option<String> {
     };
     let single = || {
         let inner = &action[name.len() + 1..action.len() - 1];
-        (inner.contains('"') && !inner.contains('\''))
+        // Only a value without quotes of its own: `\"` turned into `\'` would change it.
+        (inner.contains('"') && !inner.contains('\'') && !inner.contains('\\'))
             .then(|| format!("{name}({})", inner.replace('"', "'")))
     };
     let Some(id) = id else {
@@ -466,6 +473,42 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The spellings the error mode writes cost no model call: each is read as the action it
+    /// respells (the grammar's lenient reading), for every kind of action the policy answers.
+    #[test]
+    fn every_spelling_is_read_as_the_action_it_respells() {
+        use shared::agent::action::Action;
+        let actions = [
+            "click(5)",
+            "click(a-12)",
+            "setValue(3, \"Ada Lovelace\")",
+            "setValue(3, \"it's 5\")",
+            "setValue(3, \"say \\\"hi\\\"\")",
+            "selectOption(4, \"Express (2 days)\")",
+            "check(7)",
+            "hover(2)",
+            "press(\"Enter\")",
+            "findText(\"Total\")",
+            "navigate(\"https://a.test/?q=1\")",
+            "scroll(true, 1)",
+            "wait(1)",
+            "finish()",
+        ];
+        for action in actions {
+            let meant = Action::parse_model(action).expect(action).to_string();
+            for variant in 0..8 {
+                let Some(spelled) = respell(action, variant) else {
+                    continue;
+                };
+                assert_eq!(
+                    Action::parse_model(&spelled).map(|a| a.to_string()),
+                    Ok(meant.clone()),
+                    "{action} spelled {spelled}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn specs_are_read_and_all_sets_every_kind() {
