@@ -597,3 +597,81 @@ mod links {
         assert!(matches!(found, Ok(None)), "{found:?}");
     }
 }
+
+/// The cloud flow's run records, through a whole context (the layer that assembles one; the
+/// step below it never builds its own).
+#[cfg(all(test, feature = "embedded"))]
+mod run_records {
+    use std::sync::Arc;
+
+    use crate::agent::request::read;
+    use crate::agent::step::flow::cloud::{record_of, restore, save};
+    use crate::agent::step::flow::RunState;
+    use crate::agent::step::StepInput;
+    use crate::auth::Principal;
+    use crate::clock::{Clock, SystemClock};
+    use crate::config::Config;
+    use crate::domain::Role;
+    use serde_json::Value;
+
+    #[tokio::test]
+    async fn a_run_record_gives_the_phases_the_request_as_sent_unknown_fields_and_all() {
+        let config = Config::from_lookup(|k| match k {
+            "JWT_SECRET" => Some("0123456789abcdef0123456789abcdef".into()),
+            "STORE" => Some("memory".into()),
+            _ => None,
+        })
+        .expect("config");
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let stores = crate::context::open_stores(&config.store, clock.clone())
+            .await
+            .expect("stores");
+        let app = crate::context::AppContext::with_parts(config, stores, clock);
+        let ctx = app.step();
+        // Fields no JSON value holds, where the server reads nothing: the phases in other
+        // processes read the body as the interact function did.
+        let body = format!(
+            r#"{{"url":"about:blank","query":"go","dom":"<a id=1>x</a>","later":1e400,"deep":{}1{}}}"#,
+            "[".repeat(500),
+            "]".repeat(500)
+        );
+        let request = read(body.as_bytes()).expect("object").expect("valid");
+        let principal = Principal {
+            user_id: "u1".into(),
+            tenant_id: "acme".into(),
+            email: "ada@acme.com".into(),
+            jti: "j1".into(),
+            expires_at: chrono::Utc::now(),
+            role: Role::Member,
+        };
+        let input = StepInput {
+            principal,
+            request: request.clone(),
+            request_id: "r1".into(),
+            idempotency_key: None,
+            request_hash: String::new(),
+        };
+        let raw = serde_json::value::RawValue::from_string(body).expect("JSON");
+        let run = RunState::new(input.clone(), Some(raw), 30_000);
+        save(&ctx, &run).await.expect("saved");
+        // The version before read the record's body as a JSON value: it still can (a body
+        // whose every number fits one).
+        let plain = r#"{"url":"about:blank","query":"go","dom":"<a id=1>x</a>","later":[[1]]}"#;
+        let raw = serde_json::value::RawValue::from_string(plain.into()).expect("JSON");
+        let earlier = RunState::new(input, Some(raw), 30_000);
+        save(&ctx, &earlier).await.expect("saved");
+        let record = ctx
+            .snapshots
+            .snapshot("acme", &record_of(&earlier.id), 0)
+            .await;
+        let record: Value = serde_json::from_slice(&record.ok().flatten().unwrap_or_default())
+            .expect("the record is JSON");
+        assert_eq!(record["body"]["later"], serde_json::json!([[1]]));
+        let event = serde_json::json!({ "run": { "id": run.id, "tenant": "acme" } });
+        let back = restore(&ctx, &event, false).await.expect("restored");
+        assert_eq!(back.input.map(|i| i.request), Some(request));
+        // Another tenant's name for the run finds nothing.
+        let other = serde_json::json!({ "run": { "id": run.id, "tenant": "globex" } });
+        assert!(restore(&ctx, &other, false).await.is_err());
+    }
+}

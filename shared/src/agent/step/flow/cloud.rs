@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::{answer, failure, phases, RunState};
+use super::{answer, failure, phases, Phase, RunState};
 use crate::agent::request::read;
 use crate::agent::step::StepPorts;
 use crate::agent::step::{page, StepInput};
@@ -15,11 +15,11 @@ use crate::error::Error;
 use crate::ports::StoreError;
 
 /// The run record is kept as snapshot 0 of the pseudo task `run-<id>` of the tenant.
-fn record_of(id: &str) -> String {
+pub(crate) fn record_of(id: &str) -> String {
     format!("run-{id}")
 }
 
-async fn save(ctx: &StepPorts<'_>, run: &RunState) -> Result<(), Error> {
+pub(crate) async fn save(ctx: &StepPorts<'_>, run: &RunState) -> Result<(), Error> {
     let bytes = serde_json::to_vec(run).map_err(Error::internal)?;
     ctx.snapshots
         .put_snapshot(run.tenant_id(), &record_of(&run.id), 0, &bytes)
@@ -67,7 +67,11 @@ pub async fn execute(ctx: &StepPorts<'_>, arn: &str, run: RunState) -> Result<Va
 }
 
 /// The run named by a phase event, with its request validated and its page built again.
-async fn restore(ctx: &StepPorts<'_>, event: &Value, with_page: bool) -> Result<RunState, Error> {
+pub(crate) async fn restore(
+    ctx: &StepPorts<'_>,
+    event: &Value,
+    with_page: bool,
+) -> Result<RunState, Error> {
     let id = event["run"]["id"].as_str().unwrap_or_default();
     let tenant = event["run"]["tenant"].as_str().unwrap_or_default();
     let bytes = ctx
@@ -103,10 +107,13 @@ async fn restore(ctx: &StepPorts<'_>, event: &Value, with_page: bool) -> Result<
 /// The phase function: runs the phase an event names (`{ phase, run: { id, tenant }, ... }`)
 /// and answers its summary, or the error name the machine's Retry and Catch match.
 pub async fn handle_phase(ctx: &StepPorts<'_>, event: &Value) -> Result<Value, Failure> {
-    let name = event["phase"].as_str().unwrap_or_default().to_owned();
-    let read_only = matches!(name.as_str(), "knowledge" | "webSearch");
-    let needs_page = !read_only && !matches!(name.as_str(), "load" | "respond" | "release");
-    let mut run = match restore(ctx, event, needs_page).await {
+    let name = event["phase"].as_str().unwrap_or_default();
+    let Some(phase) = Phase::parse(name) else {
+        let e = Error::internal(format!("no phase named {name}"));
+        crate::error::log_error(&e);
+        return Err(Failure::new(e.state_error(), "no such phase"));
+    };
+    let mut run = match restore(ctx, event, phase.needs_page()).await {
         Ok(r) => r,
         Err(e) => {
             crate::error::log_error(&e);
@@ -116,92 +123,20 @@ pub async fn handle_phase(ctx: &StepPorts<'_>, event: &Value) -> Result<Value, F
             ));
         }
     };
-    if read_only {
+    if phase.read_only() {
         let out = match phases::GatherArgs::of(&run) {
-            Ok(args) => phases::gather(ctx, &name, args).await,
+            Ok(args) => phases::gather(ctx, phase, args).await,
             Err(e) => Err(e),
         };
         return out.map_err(|e| failure(&mut run, &e));
     }
-    let out = phases::phase(ctx, &mut run, &name, event).await;
+    let out = phases::phase(ctx, &mut run, phase, event).await;
     let out = out.map_err(|e| failure(&mut run, &e));
-    if matches!(name.as_str(), "respond" | "release") {
+    if matches!(phase, Phase::Respond | Phase::Release) {
         forget(ctx, run.tenant_id(), &run.id).await;
     } else if let Err(e) = save(ctx, &run).await {
         crate::error::log_error(&e);
         return Err(Failure::new(e.state_error(), "the run could not be saved"));
     }
     out
-}
-
-#[cfg(all(test, feature = "embedded"))]
-mod tests {
-    use std::sync::Arc;
-
-    use super::*;
-    use crate::auth::Principal;
-    use crate::clock::{Clock, SystemClock};
-    use crate::config::Config;
-    use crate::domain::Role;
-
-    #[tokio::test]
-    async fn a_run_record_gives_the_phases_the_request_as_sent_unknown_fields_and_all() {
-        let config = Config::from_lookup(|k| match k {
-            "JWT_SECRET" => Some("0123456789abcdef0123456789abcdef".into()),
-            "STORE" => Some("memory".into()),
-            _ => None,
-        })
-        .expect("config");
-        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let stores = crate::context::open_stores(&config.store, clock.clone())
-            .await
-            .expect("stores");
-        let app = crate::context::AppContext::with_parts(config, stores, clock);
-        let ctx = app.step();
-        // Fields no JSON value holds, where the server reads nothing: the phases in other
-        // processes read the body as the interact function did.
-        let body = format!(
-            r#"{{"url":"about:blank","query":"go","dom":"<a id=1>x</a>","later":1e400,"deep":{}1{}}}"#,
-            "[".repeat(500),
-            "]".repeat(500)
-        );
-        let request = read(body.as_bytes()).expect("object").expect("valid");
-        let principal = Principal {
-            user_id: "u1".into(),
-            tenant_id: "acme".into(),
-            email: "ada@acme.com".into(),
-            jti: "j1".into(),
-            expires_at: chrono::Utc::now(),
-            role: Role::Member,
-        };
-        let input = StepInput {
-            principal,
-            request: request.clone(),
-            request_id: "r1".into(),
-            idempotency_key: None,
-            request_hash: String::new(),
-        };
-        let raw = serde_json::value::RawValue::from_string(body).expect("JSON");
-        let run = RunState::new(input.clone(), Some(raw), 30_000);
-        save(&ctx, &run).await.expect("saved");
-        // The version before read the record's body as a JSON value: it still can (a body
-        // whose every number fits one).
-        let plain = r#"{"url":"about:blank","query":"go","dom":"<a id=1>x</a>","later":[[1]]}"#;
-        let raw = serde_json::value::RawValue::from_string(plain.into()).expect("JSON");
-        let earlier = RunState::new(input, Some(raw), 30_000);
-        save(&ctx, &earlier).await.expect("saved");
-        let record = ctx
-            .snapshots
-            .snapshot("acme", &record_of(&earlier.id), 0)
-            .await;
-        let record: Value = serde_json::from_slice(&record.ok().flatten().unwrap_or_default())
-            .expect("the record is JSON");
-        assert_eq!(record["body"]["later"], serde_json::json!([[1]]));
-        let event = serde_json::json!({ "run": { "id": run.id, "tenant": "acme" } });
-        let back = restore(&ctx, &event, false).await.expect("restored");
-        assert_eq!(back.input.map(|i| i.request), Some(request));
-        // Another tenant's name for the run finds nothing.
-        let other = serde_json::json!({ "run": { "id": run.id, "tenant": "globex" } });
-        assert!(restore(&ctx, &other, false).await.is_err());
-    }
 }

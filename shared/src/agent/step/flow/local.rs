@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use tokio::sync::Mutex;
 use tracing::Instrument;
 
-use super::{answer, failure, machine, phases, RunState};
+use super::{answer, failure, machine, phases, Phase, RunState};
 use crate::agent::step::StepPorts;
 use crate::asl::{self, Failure, Options, TaskRunner};
 use crate::error::Error;
@@ -30,26 +30,22 @@ impl TaskRunner for Local<'_> {
         let name = payload["phase"].as_str().unwrap_or_default();
         let span = tracing::debug_span!("interact.phase", phase = name);
         let out = async {
-            match name {
-                // Read-only and run at once by the Parallel state: the run is not held meanwhile.
-                "knowledge" | "webSearch" => {
-                    let args = phases::GatherArgs::of(&*self.run.lock().await);
-                    match args {
-                        Ok(a) => phases::gather(self.ctx, name, a).await,
-                        Err(e) => Err(e),
-                    }
-                }
-                _ => {
-                    let mut run = self.run.lock().await;
-                    let out = phases::phase(self.ctx, &mut run, name, payload).await;
-                    if let Some(built) = run.built.as_ref().filter(|_| name == "load") {
-                        // In this process the page lives until persist: compress its snapshot
-                        // meanwhile (the cloud flow's phase functions compress at persist).
-                        built.start_compressing();
-                    }
-                    out
-                }
+            let Some(phase) = Phase::parse(name) else {
+                return Err(Error::internal(format!("no phase named {name}")));
+            };
+            if phase.read_only() {
+                // Run at once by the Parallel state: the run is not held meanwhile.
+                let args = phases::GatherArgs::of(&*self.run.lock().await)?;
+                return phases::gather(self.ctx, phase, args).await;
             }
+            let mut run = self.run.lock().await;
+            let out = phases::phase(self.ctx, &mut run, phase, payload).await;
+            if let Some(built) = run.built.as_ref().filter(|_| phase == Phase::Load) {
+                // In this process the page lives until persist: compress its snapshot
+                // meanwhile (the cloud flow's phase functions compress at persist).
+                built.start_compressing();
+            }
+            out
         }
         .instrument(span)
         .await;
@@ -112,7 +108,7 @@ pub async fn execute(ctx: &StepPorts<'_>, run: RunState) -> Result<Value, Error>
             // until they expire. It answers 503 with Retry-After for a timeout.
             None => {
                 let error = json!({ "error": { "Error": f.error, "Cause": f.cause } });
-                match phases::phase(ctx, &mut run, "release", &error).await {
+                match phases::phase(ctx, &mut run, Phase::Release, &error).await {
                     Ok(output) => answer(&output),
                     Err(e) => Err(e),
                 }

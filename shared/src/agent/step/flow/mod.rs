@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-pub use phases::{gather, phase, GatherArgs};
+pub use phases::{gather, phase, GatherArgs, Phase};
 
 use super::model::Round;
 use super::{BuiltPage, StepContext, StepInput};

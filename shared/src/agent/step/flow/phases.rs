@@ -18,6 +18,74 @@ use crate::error::Error;
 use crate::ports::knowledge::KnowledgeChunk;
 use crate::text::truncate_chars;
 
+/// A phase of the step: what a Task state of `statemachine/interact-step.asl.json` runs, named
+/// by its payload's `phase` (a test holds that every Task state names one and every phase has
+/// a state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Load,
+    Verify,
+    Correct,
+    Plan,
+    Knowledge,
+    WebSearch,
+    Decide,
+    Guard,
+    Tool,
+    Persist,
+    Respond,
+    Release,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 12] = [
+        Phase::Load,
+        Phase::Verify,
+        Phase::Correct,
+        Phase::Plan,
+        Phase::Knowledge,
+        Phase::WebSearch,
+        Phase::Decide,
+        Phase::Guard,
+        Phase::Tool,
+        Phase::Persist,
+        Phase::Respond,
+        Phase::Release,
+    ];
+
+    /// The name the definition's payloads use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Verify => "verify",
+            Phase::Correct => "correct",
+            Phase::Plan => "plan",
+            Phase::Knowledge => "knowledge",
+            Phase::WebSearch => "webSearch",
+            Phase::Decide => "decide",
+            Phase::Guard => "guard",
+            Phase::Tool => "tool",
+            Phase::Persist => "persist",
+            Phase::Respond => "respond",
+            Phase::Release => "release",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Phase> {
+        Phase::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Reads the run without changing it: run at once by the Parallel state.
+    pub fn read_only(self) -> bool {
+        matches!(self, Phase::Knowledge | Phase::WebSearch)
+    }
+
+    /// Needs the page built again when it runs in a process of its own.
+    pub fn needs_page(self) -> bool {
+        !self.read_only() && !matches!(self, Phase::Load | Phase::Respond | Phase::Release)
+    }
+}
+
 fn missing(what: &str) -> Error {
     Error::internal(format!("the {what} of the run is missing"))
 }
@@ -52,16 +120,16 @@ fn parts(run: &mut RunState) -> Result<Parts<'_>, Error> {
     }
 }
 
-/// Runs the phase `name` over `run`; `input` is the Task's payload.
+/// Runs `phase` over `run`; `input` is the Task's payload.
 pub async fn phase(
     ctx: &StepPorts<'_>,
     run: &mut RunState,
-    name: &str,
+    phase: Phase,
     input: &Value,
 ) -> Result<Value, Error> {
-    match name {
-        "load" => load_phase(ctx, run).await,
-        "verify" => {
+    match phase {
+        Phase::Load => load_phase(ctx, run).await,
+        Phase::Verify => {
             let deadline = run.deadline();
             let started = run.started();
             let Parts {
@@ -77,32 +145,31 @@ pub async fn phase(
             step.spend.phases.verified_us = started.elapsed().as_micros() as u64;
             Ok(json!({ "verdict": verdict }))
         }
-        "correct" | "plan" => {
+        Phase::Correct | Phase::Plan => {
             let Parts {
                 step, req, built, ..
             } = parts(run)?;
             let decided = decide::rules(ctx, step, req, built);
             Ok(json!({ "decided": decided }))
         }
-        "knowledge" | "webSearch" => gather(ctx, name, GatherArgs::of(run)?).await,
-        "decide" => decide_phase(ctx, run, input).await,
-        "guard" => guard_phase(ctx, run).await,
-        "tool" => {
+        Phase::Knowledge | Phase::WebSearch => gather(ctx, phase, GatherArgs::of(run)?).await,
+        Phase::Decide => decide_phase(ctx, run, input).await,
+        Phase::Guard => guard_phase(ctx, run).await,
+        Phase::Tool => {
             let deadline = run.deadline();
             let p = parts(run)?;
             model::run_tool(ctx, p.step, p.round, p.req, p.built, deadline).await;
             Ok(json!({ "tools": p.round.tools }))
         }
-        "persist" => persist_phase(ctx, run).await,
-        "respond" => {
+        Phase::Persist => persist_phase(ctx, run).await,
+        Phase::Respond => {
             if let Some(step) = run.step.as_deref() {
                 budget::settle(ctx, step).await;
             }
             let body = run.response.clone().ok_or_else(|| missing("response"))?;
             Ok(json!({ "status": 200, "body": body, "headers": {} }))
         }
-        "release" => Ok(release(ctx, run, &input["error"]).await),
-        other => Err(Error::internal(format!("no phase named {other}"))),
+        Phase::Release => Ok(release(ctx, run, &input["error"]).await),
     }
 }
 
@@ -159,8 +226,8 @@ impl GatherArgs {
 }
 
 /// The Knowledge state (the chunks the prompt can show, no more) or the WebSearch state.
-pub async fn gather(ctx: &StepPorts<'_>, name: &str, args: GatherArgs) -> Result<Value, Error> {
-    if name == "webSearch" {
+pub async fn gather(ctx: &StepPorts<'_>, phase: Phase, args: GatherArgs) -> Result<Value, Error> {
+    if phase == Phase::WebSearch {
         let Some(q) = args.search else {
             return Ok(json!({}));
         };
@@ -312,4 +379,42 @@ async fn release(ctx: &StepPorts<'_>, run: &mut RunState, error: &Value) -> Valu
         None => json!({}),
     };
     json!({ "status": relayed.status, "body": relayed.body, "headers": headers })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Phase;
+    use serde_json::Value;
+
+    /// The `phase` each Task state's payload names, in Parallel branches too.
+    fn named(states: &Value, out: &mut Vec<String>) {
+        for state in states.as_object().into_iter().flat_map(|m| m.values()) {
+            if let Some(name) = state["Parameters"]["Payload"]["phase"].as_str() {
+                out.push(name.to_owned());
+            } else if state["Type"] == "Task" {
+                out.push(String::new());
+            }
+            for branch in state["Branches"].as_array().into_iter().flatten() {
+                named(&branch["States"], out);
+            }
+        }
+    }
+
+    /// One vocabulary: every Task state of the definition runs a phase of [`Phase`], and every
+    /// phase has its state.
+    #[test]
+    fn every_task_state_names_a_phase_and_every_phase_has_a_state() {
+        let definition: Value = serde_json::from_str(super::super::DEFINITION).expect("JSON");
+        let mut names = Vec::new();
+        named(&definition["States"], &mut names);
+        for name in &names {
+            assert!(Phase::parse(name).is_some(), "a Task state runs {name:?}");
+        }
+        for phase in Phase::ALL {
+            assert!(
+                names.iter().any(|n| n == phase.name()),
+                "no state runs {phase:?}"
+            );
+        }
+    }
 }
