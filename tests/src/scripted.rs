@@ -303,6 +303,19 @@ impl ScriptedLlm {
         self.state.lock().expect("lock").requests.clone()
     }
 
+    /// The last message of every request received so far: the prompt, or what the server
+    /// told the model after a refused answer.
+    pub fn last_messages(&self) -> Vec<String> {
+        self.requests()
+            .iter()
+            .filter_map(|q| {
+                q["messages"].as_array()?.last()?["content"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect()
+    }
+
     /// The `Authorization` headers received.
     pub fn authorization(&self) -> Vec<String> {
         self.state.lock().expect("lock").authorization.clone()

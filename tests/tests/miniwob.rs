@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use api_tests::browser::miniwob::{
-    error_table, miniwob_dir, run_all, serve, Episode, ErrorRun, TASKS,
+    error_table, judged_mistakes, miniwob_dir, run_all, serve, Episode, ErrorRun, TASKS,
 };
-use api_tests::browser::mistakes::Errors;
+use api_tests::browser::mistakes::{Errors, Kind};
 use api_tests::browser::policy::Policy;
 use api_tests::browser::rig::Rig;
 use api_tests::AppOptions;
@@ -62,6 +62,23 @@ fn table(episodes: &[Episode]) -> String {
         ));
     }
     out
+}
+
+/// The episode's actions the server held to be other than what the instruction asks for (its
+/// verdict unconfirmed with the reason `shared::domain::aim` gives): a competent model's must be
+/// none.
+fn misdirected(e: &Episode) -> Vec<String> {
+    e.judged
+        .iter()
+        .filter(|(_, v)| {
+            v["unconfirmed"] == true
+                && v["reason"].as_str().is_some_and(|r| {
+                    r.contains("but the instruction gives it for")
+                        || r.contains("which was clicked")
+                })
+        })
+        .map(|(a, v)| format!("{a}: {}", v["reason"]))
+        .collect()
 }
 
 /// The MiniWoB++ pages served, the prompt-only policy (competent) and a rig that asks it.
@@ -119,9 +136,14 @@ async fn a_competent_policy_solves_every_supported_task_and_the_server_lets_it()
     for e in &results {
         let confirmations = e.interventions.get("confirmation").copied().unwrap_or(0);
         let expected = CONFIRMATIONS.iter().any(|(t, _)| *t == e.task);
-        if !e.solved || e.unexpected_interventions() > 0 || (confirmations > 0 && !expected) {
+        let doubted = misdirected(e);
+        if !e.solved
+            || e.unexpected_interventions() > 0
+            || (confirmations > 0 && !expected)
+            || !doubted.is_empty()
+        {
             problems.push(format!(
-                "{} seed {}: solved {} ({}), interventions {:?}, query {:?}, actions {:?}, error {:?}",
+                "{} seed {}: solved {} ({}), interventions {:?}, held misdirected {doubted:?}, query {:?}, actions {:?}, error {:?}",
                 e.task, e.seed, e.solved, e.status, e.interventions, e.query, e.actions, e.error
             ));
         }
@@ -143,8 +165,9 @@ async fn a_competent_policy_solves_every_supported_task_and_the_server_lets_it()
 /// layouts — and seeds 1 and 2 again in an organisation with recipes off, as the baseline. A
 /// later run replays the recipe when its instruction binds to the recorded template and asks
 /// the policy only for the steps the recipe cannot identify on the page. Every episode must
-/// still be solved (a replayed wrong action would lose the reward), and no run with recipes may
-/// take more model calls than the same seed without them. The table is printed (`--nocapture`).
+/// still be solved (a replayed wrong action would lose the reward), and no run a recipe step
+/// went into may take more model calls than the same seed without them. The table is printed
+/// (`--nocapture`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Chromium and the MiniWoB++ pages: scripts/test installs them"]
 async fn recorded_tasks_replay_on_other_seeds_without_the_model() {
@@ -251,7 +274,9 @@ async fn recorded_tasks_replay_on_other_seeds_without_the_model() {
             (&runs[1][i], &baseline[0][i]),
             (&runs[2][i], &baseline[1][i]),
         ] {
-            if on.llm_calls > off.llm_calls {
+            // A run no recipe step went into cannot have been made dearer by recipes: its
+            // calls differ from the other's by the verdicts the page's timing asked for.
+            if on.llm_calls > off.llm_calls && !on.recipe.is_empty() {
                 problems.push(format!(
                     "{} seed {}: {} model calls with recipes, {} without (actions {:?}, recipe {:?})",
                     on.task, on.seed, on.llm_calls, off.llm_calls, on.actions, on.recipe
@@ -365,20 +390,45 @@ async fn an_imperfect_model_still_solves_most_episodes() {
     .await;
     let tally = policy.tally();
     let solved = results.iter().filter(|e| e.solved).count();
+    let run = ErrorRun {
+        label: errors.to_string(),
+        episodes: results.clone(),
+        tally: tally.clone(),
+    };
     println!(
         "{}{}{} episodes in {:.1} s",
         table(&results),
-        error_table(
-            &baseline,
-            &[ErrorRun {
-                label: errors.to_string(),
-                episodes: results.clone(),
-                tally: tally.clone(),
-            }]
-        ),
+        error_table(&baseline, std::slice::from_ref(&run)),
         2 * results.len(),
         started.elapsed().as_secs_f64()
     );
+    // Issue 52: what the server made of the mistakes, not only how many episodes survived.
+    let judged = judged_mistakes(&run);
+    let ran = |kind: Kind| {
+        ["worked", "unconfirmed", "failed", "no verdict"]
+            .iter()
+            .map(|c| judged.count(kind, c))
+            .sum::<u64>()
+    };
+    assert_eq!(
+        ran(Kind::IntoLabel),
+        0,
+        "a value typed into what takes no text never reaches the page: {:?}",
+        judged.by_kind
+    );
+    assert!(
+        judged.finishes.2 <= 1,
+        "premature finishes (injected, refused, accepted): {:?}",
+        judged.finishes
+    );
+    for e in &baseline {
+        assert!(
+            misdirected(e).is_empty(),
+            "{}: {:?}",
+            e.task,
+            misdirected(e)
+        );
+    }
     assert!(
         baseline.iter().all(|e| e.solved),
         "without mistakes every episode is solved: {:?}",

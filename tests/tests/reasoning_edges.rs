@@ -215,6 +215,8 @@ async fn a_form_left_unsent_is_never_taken_as_done() {
         Reply::action("Done, really.", "finish()"),
         Reply::action("Done, I said.", "finish()"),
         Reply::action("Done!", "finish()"),
+        Reply::action("Done, truly.", "finish()"),
+        Reply::action("Done, at last.", "finish()"),
     ]);
     let form = |v: &str| vec![field("1", "inp", "Name", v, ""), node("2", "btn", "Submit")];
     let b1 = start("Enter Ada as the name and press Submit", SHOP, form(""));
@@ -223,7 +225,11 @@ async fn a_form_left_unsent_is_never_taken_as_done() {
     let r2 = h.ok(&b2).await;
     assert_eq!(r2["action"], "wait(1)", "{r2}");
     assert_eq!(r2["metrics"]["interventions"], json!(["finish_refused"]));
-    let r3 = h.ok(&next(&b2, &r2, SHOP, form("Ada"))).await;
+    // Three requests in a row without an accepted answer end the task.
+    let b3 = next(&b2, &r2, SHOP, form("Ada"));
+    let r3 = h.ok(&b3).await;
+    assert_eq!(r3["status"], "executing", "{r3}");
+    let r3 = h.ok(&next(&b3, &r3, SHOP, form("Ada"))).await;
     assert_eq!(r3["status"], "failed", "{r3}");
     assert!(
         r3["thought"].as_str().is_some_and(|t| t.contains("submit")),

@@ -627,7 +627,10 @@ async fn memory_notes_round_trip_and_outlive_the_task_in_its_session(dynamodb: b
         "a server round has nothing to verify"
     );
     assert_eq!(r2["status"], "completed");
-    assert_eq!(r2["metrics"]["llmCalls"], 1);
+    assert_eq!(
+        r2["metrics"]["llmCalls"], 2,
+        "the answer and its finish check"
+    );
     assert!(h
         .llm
         .user_prompt(4)

@@ -141,6 +141,35 @@ async fn a_verified_run_replays_for_its_member_and_once_promoted_for_the_organis
     assert_eq!(h.llm.requests().len(), before);
 }
 
+/// Issue 52: only a finish the judge confirmed is recorded. A finish that stood on the
+/// model's word (the judge gave no usable verdict) completes the task, and the next run is the
+/// model's again: a recipe would have replayed an unchecked finish with no model call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finish_nobody_confirmed_is_not_recorded() {
+    let h = harness_with(|o| o).await;
+    h.llm.push([
+        Reply::action("I will click the Press me button.", "click(10)"),
+        Reply::action("The button is pressed.", "finish()"),
+    ]);
+    h.llm
+        .push_verdicts([Reply::Content("I cannot tell from here.".into())]);
+    let (_, b) = run(&h, &h.token).await;
+    assert_finished(&b);
+    h.llm.push([
+        Reply::action("I will click the Press me button.", "click(10)"),
+        Reply::action("The button is pressed.", "finish()"),
+    ]);
+    let (a, b) = run(&h, &h.token).await;
+    assert!(calls(&a) >= 1, "the model does the task again: {a}");
+    assert!(a["metrics"].get("recipe").is_none(), "{a}");
+    assert_finished(&b);
+    // That run's finish was confirmed (an unscripted verdict says yes): now it replays.
+    let (a, b) = run(&h, &h.token).await;
+    assert_eq!((calls(&a), calls(&b)), (0, 0), "{a}\n{b}");
+    assert_eq!(a["metrics"]["recipe"]["mode"], "replayed");
+    assert_finished(&b);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_recipes_off_every_run_is_the_models() {
     let h = harness_with(|o| o.set("RECIPES", "off")).await;

@@ -42,6 +42,17 @@ impl ElementFacts<'_> {
             .any(|s| s.trim().eq_ignore_ascii_case(state))
     }
 
+    /// The element as a note to the model names it: `[3] inp "Name"` (the name cut to
+    /// `name_chars`).
+    pub fn brief(&self, name_chars: usize) -> String {
+        let name = crate::text::single_line(&self.name, name_chars).replace('"', "'");
+        if name.is_empty() {
+            format!("[{}] {}", self.id, self.role)
+        } else {
+            format!("[{}] {} \"{name}\"", self.id, self.role)
+        }
+    }
+
     /// A copy that owns its text, to store with a step.
     pub fn snapshot(&self) -> ElementSnapshot {
         ElementSnapshot {

@@ -10,11 +10,20 @@
 //!   clicked; the model's own plan has steps still open; an action failed lately.
 //! - **Done** otherwise: the finish stands without a model call.
 //!
+//! A finish is never taken on trust ([`check`]): what is missing refuses it; otherwise the
+//! finish judge decides — on a doubt, and on a finish with nothing in doubt too (the rules see
+//! what is visibly left, not what was done wrong: an early finish after a wrong click leaves
+//! nothing visible). Only an answer the page cannot show (the client's tree has no text) stands
+//! on the model's word when nothing is in doubt. An answer that only says the task is done
+//! ("Done", "Task complete") is no answer.
+//!
 //! A refused finish tells the model what is missing. A doubt refuses at most
-//! [`MAX_REFUSED_FINISHES`] finishes in a row; the next one stands (a judge can be wrong, and a
-//! model that keeps saying it is done is told, not trapped). What is missing is refused every
-//! time: a model that keeps finishing regardless ends under the loop rules' limit of refused
-//! answers, failed with what is missing named, never "completed" with the form unsent.
+//! [`MAX_REFUSED_FINISHES`] finishes in a row (counted apart from other refused answers); the
+//! next one stands, unconfirmed (a judge can be wrong, and a model that keeps saying it is
+//! done is told, not trapped — but an unconfirmed finish is never recorded as a recipe). What
+//! is missing is refused every time: a model that keeps finishing regardless ends under the
+//! loop rules' limit, failed with what is missing named, never "completed" with the form
+//! unsent.
 
 use super::facts::PageFacts;
 
@@ -60,6 +69,63 @@ pub enum Evidence {
     Done,
 }
 
+/// Who decides a finish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// Refused without asking anyone: what is missing, for the model.
+    Refuse(String),
+    /// The finish judge decides.
+    Judge,
+    /// The finish stands on the model's word, unconfirmed.
+    Stand,
+}
+
+/// Who decides a finish on `evidence`, after `refused` finishes refused for a doubt in a row;
+/// `unseen_answer`: the finish gives an answer and the page carries no text to check it on.
+pub fn check(evidence: Evidence, refused: u32, unseen_answer: bool) -> Check {
+    match evidence {
+        Evidence::Missing(m) => Check::Refuse(m),
+        _ if refused >= MAX_REFUSED_FINISHES => Check::Stand,
+        Evidence::Doubt(_) => Check::Judge,
+        Evidence::Done if unseen_answer => Check::Stand,
+        Evidence::Done => Check::Judge,
+    }
+}
+
+/// Words an answer that only says the task is done is made of.
+const DONE_WORDS: &[&str] = &[
+    "done",
+    "complete",
+    "completed",
+    "finished",
+    "success",
+    "successful",
+    "successfully",
+    "ok",
+    "okay",
+    "task",
+    "the",
+    "is",
+    "has",
+    "been",
+    "all",
+    "it",
+    "i",
+    "have",
+    "everything",
+    "now",
+];
+
+/// Whether `answer` says something besides that the task is done.
+pub fn tells(answer: &str) -> bool {
+    let lower = answer.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.iter().any(|w| !DONE_WORDS.contains(w))
+}
+
 /// The evidence on a finish.
 pub fn evidence(f: &FinishFacts<'_>) -> Evidence {
     if let Some(control) = unpressed_control(f) {
@@ -67,7 +133,7 @@ pub fn evidence(f: &FinishFacts<'_>) -> Evidence {
             "the task names \"{control}\", which the page still shows, and nothing pressed it after the last field was filled"
         ));
     }
-    let answered = f.answer.is_some_and(|a| !a.trim().is_empty());
+    let answered = f.answer.is_some_and(tells);
     let doubt = if f.acted.is_empty() && !f.used_tools && !answered {
         Some("nothing has been done on the page yet".to_owned())
     } else if asks(f.query) && !answered {
@@ -265,6 +331,55 @@ mod tests {
         f.open_plan_steps = false;
         f.failed_lately = true;
         assert!(matches!(evidence(&f), Evidence::Doubt(_)));
+    }
+
+    #[test]
+    fn an_answer_that_only_says_done_is_no_answer() {
+        for said in [
+            "Done",
+            "done.",
+            "Task complete!",
+            "The task is completed",
+            "OK",
+            "",
+        ] {
+            assert!(!tells(said), "{said:?}");
+        }
+        for said in ["42", "The total is $42.", "Done: 3 tickets", "Paris"] {
+            assert!(tells(said), "{said:?}");
+        }
+        let page = form();
+        let none: [Acted; 0] = [];
+        let mut f = facts("How many tickets are open?", &none, &page);
+        f.answer = Some("Done");
+        assert!(matches!(evidence(&f), Evidence::Doubt(d) if d.contains("nothing")));
+    }
+
+    #[test]
+    fn every_finish_is_judged_unless_something_is_missing_or_it_was_told_enough() {
+        let missing = Evidence::Missing("press Submit".into());
+        let doubt = Evidence::Doubt("the plan has steps still open".into());
+        assert_eq!(
+            check(missing.clone(), 0, false),
+            Check::Refuse("press Submit".into())
+        );
+        assert_eq!(
+            check(missing, MAX_REFUSED_FINISHES + 3, true),
+            Check::Refuse("press Submit".into()),
+            "what is missing is refused every time"
+        );
+        assert_eq!(check(doubt.clone(), 0, true), Check::Judge);
+        assert_eq!(
+            check(Evidence::Done, 0, false),
+            Check::Judge,
+            "never on trust"
+        );
+        assert_eq!(
+            check(Evidence::Done, 0, true),
+            Check::Stand,
+            "an answer no page shows"
+        );
+        assert_eq!(check(doubt, MAX_REFUSED_FINISHES, false), Check::Stand);
     }
 
     #[test]

@@ -59,6 +59,16 @@ pub fn decode(text: &str) -> Vec<u16> {
     marks
 }
 
+/// Whether `page` has an element the last page (`before`, its sorted hashes) did not — however
+/// many (a new page has them all); `false` without a last page.
+pub fn gained(page: &dyn PageFacts, before: &[u16]) -> bool {
+    !before.is_empty()
+        && page
+            .elements()
+            .take(MAX_ELEMENTS)
+            .any(|e| before.binary_search(&hash(&e.role, &e.name)).is_err())
+}
+
 /// The ids of `page`'s elements that the last page (`before`, its sorted hashes) did not have,
 /// in page order; none without a last page, or when most of the page is new.
 pub fn new_ids(page: &dyn PageFacts, before: &[u16]) -> Vec<String> {
@@ -124,6 +134,10 @@ mod tests {
         );
         assert!(new_ids(&with_suggestions, &[]).is_empty(), "no last page");
         assert!(decode("not base64 at all!").is_empty());
+        // Whether anything was gained: a new page counts, the same elements do not.
+        assert!(gained(&with_suggestions, &before) && gained(&elsewhere, &before));
+        assert!(!gained(&renumbered, &before) && !gained(&form(&[]), &before));
+        assert!(!gained(&with_suggestions, &[]), "no last page");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! fingerprints of typed secrets, and web search results as a task keeps them.
 
 pub mod agent_tools;
+pub mod aim;
 pub mod blocker;
 pub mod chain;
 pub mod chat;
@@ -15,6 +16,7 @@ pub mod domain_pattern;
 pub mod email;
 pub mod facts;
 pub mod finish;
+pub mod fit;
 pub mod identity;
 pub mod intervention;
 pub mod knowledge;
@@ -24,6 +26,7 @@ pub mod mcp_credential;
 pub mod outcome;
 pub mod plan;
 pub mod queue;
+pub mod reask;
 pub mod recipe;
 pub mod risk;
 pub mod secrets;

@@ -117,11 +117,15 @@ pub struct Task {
     /// A risky action waiting for the user's yes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<PendingConfirmation>,
-    /// Model answers refused in a row (loops, actions the client cannot run): at
-    /// [`super::loops::MAX_REFUSED_IN_ROW`] the task ends; an accepted answer or visible progress
-    /// resets it.
+    /// Model answers refused since the last accepted one (loops, actions the client cannot
+    /// run, finishes the check refused): [`super::loops::MAX_IDLE_ROUNDS`] requests in a row
+    /// without an accepted answer end the task.
     #[serde(default, alias = "loops")]
-    pub refused: u32,
+    pub refused: super::loops::Refusals,
+    /// The user's last answer to a risky step was no: the task cannot be done as asked, and a
+    /// finish after it stands on that decision (never put to the finish judge, never recorded).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub declined: bool,
     /// What the user said when resuming the task, for its next decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume_note: Option<String>,
@@ -301,7 +305,8 @@ impl Task {
             task_type: None,
             memory: BTreeMap::new(),
             confirmation: None,
-            refused: 0,
+            refused: super::loops::Refusals::default(),
+            declined: false,
             resume_note: None,
             pre_search: None,
             pending_tool: None,

@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::cdp::Browser;
-use super::mistakes::Tally;
+use super::mistakes::{Kind, Tally};
 use super::run::{drive, open, Agent, Options, Outcome};
 use super::site::respond;
 
@@ -204,6 +204,8 @@ pub struct Episode {
     /// How the run ended (`ended`: the page ended the episode).
     pub status: String,
     pub actions: Vec<String>,
+    /// Each action the client ran with the server's verdict on it (`verification`).
+    pub judged: Vec<(String, Value)>,
     pub error: Option<String>,
     pub seconds: f64,
 }
@@ -313,6 +315,7 @@ pub async fn episode(
         recipe: out.recipe,
         status: out.status,
         actions: out.actions,
+        judged: out.judged,
         error: out.error,
         seconds: started.elapsed().as_secs_f64(),
     }
@@ -399,8 +402,10 @@ pub fn error_table(baseline: &[Episode], runs: &[ErrorRun]) -> String {
         )
     };
     out.push_str(&row("none (baseline)", "-".into(), baseline));
+    out.push_str(&judged_line(baseline));
     for r in runs {
         out.push_str(&row(&r.label, r.tally.total().to_string(), &r.episodes));
+        out.push_str(&verdict_lines(r));
         if r.tally.by_kind.len() > 1 {
             for (kind, n) in &r.tally.by_kind {
                 let hit: Vec<Episode> = r
@@ -421,6 +426,124 @@ pub fn error_table(baseline: &[Episode], runs: &[ErrorRun]) -> String {
                 ));
             }
         }
+    }
+    out
+}
+
+/// An action's name and element (`click(7)`, `setValue(3`): what a mistake's action and the
+/// action the client ran are matched by (the server may write the value another way).
+fn name_and_element(action: &str) -> String {
+    let a = action.trim();
+    match a.find(',') {
+        Some(k) if a.starts_with("setValue(") || a.starts_with("selectOption(") => a[..k].into(),
+        _ => a.to_owned(),
+    }
+}
+
+/// How the server judged every action the client ran in `eps`: worked, unconfirmed, failed.
+pub fn judged_line(eps: &[Episode]) -> String {
+    let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+    for (_, v) in eps.iter().flat_map(|e| e.judged.iter()) {
+        let class = if v["unconfirmed"] == true {
+            "unconfirmed"
+        } else if v["success"] == true {
+            "worked"
+        } else {
+            "failed"
+        };
+        *counts.entry(class).or_default() += 1;
+    }
+    let list: Vec<String> = counts.iter().map(|(k, n)| format!("{k}:{n}")).collect();
+    format!("  every action judged: {}\n", list.join(" "))
+}
+
+/// What the server made of the injected mistakes of a run (issue 52).
+#[derive(Debug, Clone, Default)]
+pub struct Judged {
+    /// For wrong clicks, values typed into the wrong field and values typed into what takes no
+    /// text: how each action the mistake wrote fared — `worked`, `unconfirmed`, `failed` (the
+    /// server's verdict on it), `no verdict` (it ran and the episode ended), `not run` (the
+    /// server refused it).
+    pub by_kind: BTreeMap<Kind, BTreeMap<&'static str, u64>>,
+    /// Premature finishes injected, refused by the server, and accepted (an episode marked
+    /// completed before the page ended it).
+    pub finishes: (u64, u64, usize),
+    /// Episodes lost without a model call (a recipe replayed into a failure).
+    pub modelless: usize,
+}
+
+impl Judged {
+    /// How many of `kind`'s mistakes fared `class`.
+    pub fn count(&self, kind: Kind, class: &str) -> u64 {
+        (self.by_kind.get(&kind))
+            .and_then(|m| m.get(class))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// The verdicts on a run's injected mistakes.
+pub fn judged_mistakes(run: &ErrorRun) -> Judged {
+    let mut out = Judged::default();
+    for kind in [Kind::OtherClick, Kind::OtherField, Kind::IntoLabel] {
+        for (task, made) in &run.tally.actions {
+            let eps: Vec<&Episode> = run.episodes.iter().filter(|e| &e.query == task).collect();
+            for (_, action) in made.iter().filter(|(k, _)| *k == kind) {
+                let want = name_and_element(action);
+                let verdicts: Vec<&Value> = (eps.iter().flat_map(|e| e.judged.iter()))
+                    .filter(|(a, _)| name_and_element(a) == want)
+                    .map(|(_, v)| v)
+                    .collect();
+                let ran = (eps.iter().flat_map(|e| e.actions.iter()))
+                    .any(|a| name_and_element(a) == want);
+                let class = match verdicts.first() {
+                    _ if !ran => "not run",
+                    None => "no verdict",
+                    Some(v) if v["unconfirmed"] == true => "unconfirmed",
+                    Some(v) if v["success"] == true => "worked",
+                    Some(_) => "failed",
+                };
+                *out.by_kind
+                    .entry(kind)
+                    .or_default()
+                    .entry(class)
+                    .or_default() += 1;
+            }
+        }
+    }
+    let injected = run.tally.by_kind.get(&Kind::Finish).copied().unwrap_or(0);
+    let refused: u64 = (run.episodes.iter())
+        .filter_map(|e| e.interventions.get("finish_refused"))
+        .sum();
+    let accepted = (run.episodes.iter())
+        .filter(|e| e.status == "completed" && !e.solved)
+        .count();
+    out.finishes = (injected, refused, accepted);
+    out.modelless = (run.episodes.iter())
+        .filter(|e| !e.solved && e.llm_calls == 0)
+        .count();
+    out
+}
+
+/// [`judged_mistakes`] as lines of the error table.
+pub fn verdict_lines(run: &ErrorRun) -> String {
+    let j = judged_mistakes(run);
+    let mut out = String::new();
+    for (kind, counts) in &j.by_kind {
+        let list: Vec<String> = counts.iter().map(|(k, n)| format!("{k}:{n}")).collect();
+        out.push_str(&format!("  judged {kind}: {}\n", list.join(" ")));
+    }
+    let (injected, refused, accepted) = j.finishes;
+    if injected > 0 {
+        out.push_str(&format!(
+            "  early finishes: injected {injected}, refused {refused}, accepted {accepted}\n"
+        ));
+    }
+    if j.modelless > 0 {
+        out.push_str(&format!(
+            "  unsolved without a model call: {}\n",
+            j.modelless
+        ));
     }
     out
 }

@@ -18,10 +18,17 @@
 //! - `spelling`: the same action spelled differently (`Click(5)`, `click(id=5)`,
 //!   `click([5])`, `click(#5)`, `CLICK(5)`, `click("5")`, a trailing `;`, single quotes);
 //! - `other_click`: a click on another element of the page;
+//! - `other_field`: a value typed into another field of the page than the one it is for;
+//! - `into_label`: a value typed into what is next to its field and takes no text (the
+//!   field's label, a heading, a button);
 //! - `finish`: `finish()` or `finish("Done")` before the task is done.
 //!
-//! At most one of the mistakes that replace the action (`finish`, `other_click`, `bad_id`,
-//! `scroll`) is made in one answer; `spelling` and `fence` can come on top.
+//! At most one of the mistakes that replace the action (`finish`, `other_click`,
+//! `other_field`, `bad_id`, `scroll`) is made in one answer; `spelling` and `fence` can come
+//! on top.
+//!
+//! `sticky:rate` is not a mistake of its own but a trait of the model (issue 52): asked again
+//! after the server refused its answer, it gives the refused answer once more at that rate.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -40,17 +47,24 @@ pub enum Kind {
     VerifierNo,
     Spelling,
     OtherClick,
+    OtherField,
+    IntoLabel,
     Finish,
+    /// A refused answer given again (see [`Errors::sticky`]).
+    Repeated,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    /// The mistakes `all:rate` sets (a repeat is the model's trait, set with `sticky`).
+    pub const ALL: [Kind; 9] = [
         Kind::Fence,
         Kind::BadId,
         Kind::Scroll,
         Kind::VerifierNo,
         Kind::Spelling,
         Kind::OtherClick,
+        Kind::OtherField,
+        Kind::IntoLabel,
         Kind::Finish,
     ];
 
@@ -62,7 +76,10 @@ impl Kind {
             Kind::VerifierNo => "verifier_no",
             Kind::Spelling => "spelling",
             Kind::OtherClick => "other_click",
+            Kind::OtherField => "other_field",
+            Kind::IntoLabel => "into_label",
             Kind::Finish => "finish",
+            Kind::Repeated => "repeated",
         }
     }
 
@@ -81,6 +98,8 @@ impl fmt::Display for Kind {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Errors {
     pub rates: BTreeMap<Kind, f64>,
+    /// How often a re-asked model gives its refused answer again (`sticky:rate`).
+    pub sticky: f64,
     pub seed: u64,
 }
 
@@ -94,6 +113,7 @@ impl Errors {
     /// an empty spec makes no mistake.
     pub fn parse(spec: &str) -> Result<Self, String> {
         let mut rates = BTreeMap::new();
+        let mut sticky = 0.0;
         for item in spec.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             let (kind, rate) = item
                 .split_once(':')
@@ -110,16 +130,24 @@ impl Errors {
                 }
                 continue;
             }
+            if kind.trim() == "sticky" {
+                sticky = rate;
+                continue;
+            }
             let k = Kind::parse(kind).ok_or_else(|| {
                 format!(
-                    "unknown mistake {kind:?} (one of {}, or all)",
+                    "unknown mistake {kind:?} (one of {}, all, or sticky)",
                     Kind::ALL.map(Kind::name).join(", ")
                 )
             })?;
             rates.insert(k, rate);
         }
-        rates.retain(|_, r| *r > 0.0);
-        Ok(Self { rates, seed: 0 })
+        rates.retain(|k, r| *r > 0.0 && Kind::ALL.contains(k));
+        Ok(Self {
+            rates,
+            sticky,
+            seed: 0,
+        })
     }
 
     /// `POLICY_ERRORS` and `POLICY_SEED` (none set: no mistakes).
@@ -151,12 +179,18 @@ impl Errors {
                 .filter(|(k, _)| **k == kind)
                 .map(|(k, r)| (*k, *r))
                 .collect(),
+            sticky: self.sticky,
             seed: self.seed,
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.rates.is_empty()
+        self.rates.is_empty() && self.sticky <= 0.0
+    }
+
+    /// Whether the model, asked again after `refused` was refused, gives it once more.
+    pub fn repeats(&self, key: &str) -> bool {
+        self.sticky > 0.0 && self.draw("sticky", key) < self.sticky
     }
 
     pub fn rate(&self, kind: Kind) -> f64 {
@@ -202,21 +236,42 @@ impl Errors {
     /// The competent `answer` to the decision prompt `p` (keyed `key`), with the mistakes
     /// drawn for it, and the kinds made.
     pub fn mislead(&self, answer: &str, p: &Prompt, key: &str) -> (String, Vec<Kind>) {
+        let (text, made, _) = self.mislead_action(answer, p, key);
+        (text, made)
+    }
+
+    /// [`Errors::mislead`], with the action a replacing mistake put in the answer (as written
+    /// before any respelling).
+    pub fn mislead_action(
+        &self,
+        answer: &str,
+        p: &Prompt,
+        key: &str,
+    ) -> (String, Vec<Kind>, Option<(Kind, String)>) {
         let Some(parts) = Parts::read(answer) else {
-            return (answer.to_owned(), Vec::new());
+            return (answer.to_owned(), Vec::new(), None);
         };
+        let mut replacement = None;
         let mut made = Vec::new();
         let mut parts = parts;
         // The mistakes that replace the action: those drawn, one of them made.
-        let replacing: Vec<Kind> = [Kind::Finish, Kind::OtherClick, Kind::BadId, Kind::Scroll]
-            .into_iter()
-            .filter(|k| self.fires(*k, key))
-            .filter_map(|k| replaced(k, &parts.action, p, self, key).map(|_| k))
-            .collect();
+        let replacing: Vec<Kind> = [
+            Kind::Finish,
+            Kind::OtherClick,
+            Kind::OtherField,
+            Kind::IntoLabel,
+            Kind::BadId,
+            Kind::Scroll,
+        ]
+        .into_iter()
+        .filter(|k| self.fires(*k, key))
+        .filter_map(|k| replaced(k, &parts.action, p, self, key).map(|_| k))
+        .collect();
         if !replacing.is_empty() {
             let k = replacing[self.pick("replace", key, replacing.len())];
             if let Some((thought, action)) = replaced(k, &parts.action, p, self, key) {
                 parts.thought = thought.to_owned();
+                replacement = Some((k, action.clone()));
                 parts.action = action;
                 made.push(k);
             }
@@ -233,20 +288,26 @@ impl Errors {
         } else {
             parts.tagged()
         };
-        (text, made)
+        (text, made, replacement)
     }
 }
 
 impl fmt::Display for Errors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.rates.is_empty() {
+        let first = self.rates.values().next().copied().unwrap_or(0.0);
+        let mut all: Vec<String> = if self.rates.is_empty() {
+            Vec::new()
+        } else if self.rates.len() == Kind::ALL.len() && self.rates.values().all(|r| *r == first) {
+            vec![format!("all:{first}")]
+        } else {
+            self.rates.iter().map(|(k, r)| format!("{k}:{r}")).collect()
+        };
+        if self.sticky > 0.0 {
+            all.push(format!("sticky:{}", self.sticky));
+        }
+        if all.is_empty() {
             return f.write_str("none");
         }
-        let first = self.rates.values().next().copied().unwrap_or(0.0);
-        if self.rates.len() == Kind::ALL.len() && self.rates.values().all(|r| *r == first) {
-            return write!(f, "all:{first}");
-        }
-        let all: Vec<String> = self.rates.iter().map(|(k, r)| format!("{k}:{r}")).collect();
         f.write_str(&all.join(","))
     }
 }
@@ -375,6 +436,32 @@ fn replaced(
                 format!("click({})", e.id),
             ))
         }
+        Kind::OtherField if name == "setValue" => {
+            let fields: Vec<&El> = p
+                .els
+                .iter()
+                .filter(|e| e.is_field() && Some(e.id.as_str()) != id)
+                .collect();
+            let e = fields.get(errors.pick("other_field", key, fields.len()))?;
+            Some((
+                "Typing the value the task gives into its field.",
+                format!("{name}({}{rest})", e.id),
+            ))
+        }
+        Kind::IntoLabel if name == "setValue" => {
+            // The element before the field when it takes no text (its label), else the
+            // nearest one after it that does not.
+            let at = p.els.iter().position(|e| Some(e.id.as_str()) == id)?;
+            let before = at
+                .checked_sub(1)
+                .map(|k| &p.els[k])
+                .filter(|e| !e.is_field());
+            let e = before.or_else(|| p.els[at..].iter().find(|e| !e.is_field()))?;
+            Some((
+                "Typing the value the task gives into its field.",
+                format!("{name}({}{rest})", e.id),
+            ))
+        }
         Kind::BadId => {
             id?;
             let max = p
@@ -447,6 +534,9 @@ fn respell(action: &str, variant: usize) -> Option<String> {
 pub struct Tally {
     pub by_kind: BTreeMap<Kind, u64>,
     pub by_task: BTreeMap<String, BTreeMap<Kind, u64>>,
+    /// The actions replacing mistakes put in answers, by task (as written, before any
+    /// respelling): what the server's verdicts on them are looked up by.
+    pub actions: BTreeMap<String, Vec<(Kind, String)>>,
     /// Decision prompts and verification prompts answered.
     pub decisions: u64,
     pub verdicts: u64,
@@ -463,6 +553,11 @@ impl Tally {
                 .entry(*k)
                 .or_default() += 1;
         }
+    }
+
+    /// Records the action a replacing mistake wrote for `task`.
+    pub fn add_action(&mut self, task: &str, kind: Kind, action: &str) {
+        (self.actions.entry(task.to_owned()).or_default()).push((kind, action.to_owned()));
     }
 
     pub fn total(&self) -> u64 {
@@ -520,6 +615,9 @@ mod tests {
         assert!(Errors::parse("nope:0.2").is_err());
         assert!(Errors::parse("fence:2").is_err());
         assert!(Errors::parse("").expect("empty").is_empty());
+        let sticky = Errors::parse("bad_id:0.3,sticky:0.5").expect("spec");
+        assert_eq!((sticky.rates.len(), sticky.sticky), (1, 0.5));
+        assert!(!Errors::parse("sticky:0.5").expect("spec").is_empty());
         assert_eq!(all.only(Kind::Fence).rates.len(), 1);
     }
 
@@ -576,6 +674,19 @@ mod tests {
             .mislead(answer, &p, "k");
         assert_eq!(made, vec![Kind::Fence]);
         assert!(a.contains("click(7)") && a != answer);
+        let fill = "<Thought>Typing.</Thought>\n<Action>setValue(3, \"Ada\")</Action>";
+        let p2 = Prompt::parse(
+            "Task: t\n<page url=\"u\" title=\"t\" form=\"tree\" note=\"n\">\n[3] inp\n[4] inp\n[7] btn \"Submit\"\n</page>",
+        );
+        let (a, made, wrote) = Errors::parse("other_field:1")
+            .expect("spec")
+            .mislead_action(fill, &p2, "k");
+        assert_eq!(made, vec![Kind::OtherField]);
+        assert!(a.contains("setValue(4, \"Ada\")"), "{a}");
+        assert_eq!(
+            wrote,
+            Some((Kind::OtherField, "setValue(4, \"Ada\")".into()))
+        );
         let (a, made) = Errors::none().mislead(answer, &p, "k");
         assert!(made.is_empty() && a == answer);
     }

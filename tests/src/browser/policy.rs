@@ -62,6 +62,21 @@ fn last_user(body: &serde_json::Value) -> String {
         .map_or(String::new(), |u| (*u).to_owned())
 }
 
+/// The answer the server refused, when this request asks the model again after it (the
+/// model's own message after the decision prompt).
+fn refused_answer(body: &serde_json::Value, prompt: &str) -> Option<String> {
+    let messages = body["messages"].as_array()?;
+    let at = messages
+        .iter()
+        .rposition(|m| m["role"] == "user" && m["content"].as_str() == Some(prompt))?;
+    messages[at..]
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "assistant")
+        .and_then(|m| m["content"].as_str())
+        .map(str::to_owned)
+}
+
 /// The page's text without what changes from run to run: the loopback port in the address
 /// and MiniWoB's countdown.
 fn stable(text: &str) -> String {
@@ -104,12 +119,21 @@ impl Policy {
             let key = draw_key(&prompt, &body);
             let task = Prompt::parse(&prompt).task;
             let verifying = body["model"] == VERIFY_MODEL;
+            let refused = refused_answer(&body, &prompt);
+            let mut wrote = None;
             let (content, made) = if verifying {
                 let (verdict, made) = mode.verdict(judge(&prompt), &key);
                 (verdict.answer(), made)
+            } else if let Some(again) = refused.filter(|_| mode.repeats(&key)) {
+                (again, vec![Kind::Repeated])
             } else {
                 match decide(&prompt) {
-                    Ok(answer) => mode.mislead(&answer, &Prompt::parse(&prompt), &key),
+                    Ok(answer) => {
+                        let (text, made, action) =
+                            mode.mislead_action(&answer, &Prompt::parse(&prompt), &key);
+                        wrote = action;
+                        (text, made)
+                    }
                     Err(why) => {
                         if let Ok(mut l) = log.lock() {
                             l.push(format!("{why}\n{prompt}"));
@@ -129,6 +153,9 @@ impl Policy {
                     t.decisions += 1;
                 }
                 t.add(&task, &made);
+                if let Some((kind, action)) = &wrote {
+                    t.add_action(&task, *kind, action);
+                }
             }
             if let Some(dir) = &dump {
                 let n = DUMPED.fetch_add(1, Ordering::Relaxed);

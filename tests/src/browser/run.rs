@@ -69,6 +69,9 @@ pub struct Outcome {
     /// Steps that came from the task's recipe, by mode (`replayed`, `healed`), as the answers
     /// report them (`metrics.recipe`).
     pub recipe: BTreeMap<String, u64>,
+    /// Each action the client ran (the first of a chain) with the server's verdict on it in
+    /// the next answer (`verification`), when there was a next answer with one.
+    pub judged: Vec<(String, Value)>,
     /// Orders the shop recorded during the run.
     pub orders: usize,
     pub error: Option<String>,
@@ -230,12 +233,19 @@ pub async fn drive(
     let mut page = read(tab, opts).await?;
     let mut body = first_body(task, &session, &page, opts.client);
     let mut ending = false;
+    // The action the client ran last, for the verdict on it in the next answer.
+    let mut ran: Option<String> = None;
     while out.steps < opts.max_steps {
         out.steps += 1;
         let key = opts.lost_answer.map(|_| uuid::Uuid::new_v4().to_string());
         let mut answer = agent.interact(&body, key.as_deref()).await?;
         if opts.lost_answer == Some(out.steps) {
             answer = agent.interact(&body, key.as_deref()).await?;
+        }
+        if let Some(a) = ran.take() {
+            if answer["verification"].is_object() {
+                out.judged.push((a, answer["verification"].clone()));
+            }
         }
         out.llm_calls += answer["metrics"]["llmCalls"].as_u64().unwrap_or(0);
         if let Some(mode) = answer["metrics"]["recipe"]["mode"].as_str() {
@@ -312,6 +322,7 @@ pub async fn drive(
                 break;
             }
         }
+        ran = run_now.first().cloned();
         out.executed.push(run_now);
         settle(tab).await;
         if let Some(js) = ended {

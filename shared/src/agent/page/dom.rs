@@ -38,6 +38,7 @@ pub const KEPT_ATTRIBUTES: &[&str] = &[
     "disabled",
     "checked",
     "selected",
+    "contenteditable",
 ];
 
 /// Longest attribute value kept (and shown to the model).

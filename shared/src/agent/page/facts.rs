@@ -37,6 +37,11 @@ fn dom_role(tag: &str, attrs: &[(String, String)]) -> &'static str {
     if let Some(r) = by_aria {
         return r;
     }
+    // An element the page lets the user type into is a field, whatever its tag.
+    let editable = attr(attrs, "contenteditable").map(str::to_ascii_lowercase);
+    if editable.is_some_and(|v| v != "false") {
+        return "inp";
+    }
     match tag {
         "a" => "link",
         "button" => "btn",
@@ -268,6 +273,24 @@ mod tests {
         assert_eq!(view.elements().count(), 5);
         assert_eq!(view.element_count(), 5);
         assert!(view.element("9").is_none());
+    }
+
+    #[test]
+    fn what_a_dom_page_lets_the_user_type_into_is_a_field_and_nothing_else_is() {
+        let page = Page::from_dom(
+            r#"<label id="1">Name:</label><div id="2" contenteditable="true">Draft</div><p id="3" contenteditable="false">Fixed</p><h2 id="4">Title</h2><textarea id="5"></textarea>"#,
+        )
+        .expect("page");
+        let view = PageView {
+            page: &page,
+            url: "https://a.com/",
+        };
+        let roles: Vec<String> = view.elements().map(|e| e.role.into_owned()).collect();
+        assert_eq!(roles, ["el", "inp", "el", "el", "inp"]);
+        let cannot = |id: &str| crate::domain::fit::cannot_type_into(&view, id);
+        assert!(cannot("1").is_some_and(|w| w.contains("[2] inp") && w.contains("[5] inp")));
+        assert!(cannot("4").is_some());
+        assert_eq!((cannot("2"), cannot("5")), (None, None));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! An accepted model answer acted on: the plan and the task type brought in line, the risk
 //! gate's pending confirmation kept, `finish()` checked on the server's evidence
-//! ([`crate::domain::finish`]: what is missing refuses it, a doubt goes to a `verifySuccess`
-//! made on this page or else the verification model) and server tools handed back to run.
+//! ([`crate::domain::finish`]: what is missing refuses it; otherwise a `verifySuccess` made on
+//! this page or else the verification model decides, and a confirmed finish is marked so — only
+//! such a run is recorded as a recipe) and server tools handed back to run.
 
 use std::time::Instant;
 
@@ -10,7 +11,7 @@ use super::{judge, tools, BuiltPage, Decision, StepContext};
 use crate::agent::action::Action;
 use crate::agent::request::InteractRequest;
 use crate::agent::step::StepPorts;
-use crate::domain::finish::{evidence, Acted, Evidence, FinishFacts, MAX_REFUSED_FINISHES};
+use crate::domain::finish::{self, evidence, Acted, Check, Evidence, FinishFacts};
 use crate::domain::intervention::Intervention;
 use crate::domain::plan::Plan;
 use crate::domain::verdict::SUCCESS_CONFIDENCE;
@@ -33,7 +34,7 @@ pub async fn accept(
     req: &InteractRequest,
     built: &BuiltPage,
     p: Proposal,
-    refused_in_row: u32,
+    refused_finishes: u32,
     deadline: Instant,
 ) -> Outcome {
     let now = ctx.clock.now();
@@ -42,15 +43,26 @@ pub async fn accept(
     // does not complete the others.
     let finishing = matches!(p.action, Action::Finish(_));
     let verified = tools::verified_here(step);
+    let answer = match &p.action {
+        Action::Finish(a) => a.as_deref(),
+        _ => None,
+    };
     // An answer read from the page's text cannot be checked on a page sent without text (the
-    // client's tree lists elements only): the agent's word stands there.
-    let answer_unseen = matches!(&p.action, Action::Finish(Some(_)))
+    // client's tree lists elements only): with nothing in doubt, the agent's word stands there.
+    let unseen_answer = answer.is_some_and(finish::tells)
         && matches!(built.page.content, crate::agent::page::PageContent::Tree(_));
-    let check = finishing && !chat_only && !answer_unseen;
-    let evidence = check.then(|| finish_evidence(step, &p, built, &req.url));
-    // What is missing is refused however often the model finishes (the loop rules end a task
-    // that keeps insisting, naming it); a doubt only until the model was told often enough.
-    let doubted = refused_in_row < MAX_REFUSED_FINISHES;
+    let view = crate::agent::page::PageView {
+        page: &built.page,
+        url: &req.url,
+    };
+    // The user's no to a risky step decided: a finish that says so stands (unconfirmed).
+    let check = (finishing && !chat_only && !step.task.declined).then(|| {
+        finish::check(
+            finish_evidence(step, answer, &view),
+            refused_finishes,
+            unseen_answer,
+        )
+    });
     update_plan(step, &p, now, !finishing);
     if let Some(note) = &p.memory {
         step.task.memory_note = note.clone();
@@ -64,14 +76,15 @@ pub async fn accept(
             step.task.task_type = Some("chat_only".into());
             Outcome::Done(Box::new(p.decision))
         }
-        Action::Finish(_) if check => {
-            let verdict = match (evidence, verified) {
-                (Some(Evidence::Missing(missing)), _) => Some((false, missing)),
-                (_, _) if !doubted => None,
-                (_, Some(v)) => Some(v),
-                (Some(Evidence::Doubt(_)), None) => {
-                    judge_finish(ctx, step, req, built, &p.decision.thought, deadline).await
-                }
+        Action::Finish(_) if check.is_some() => {
+            let verdict = match check {
+                Some(Check::Refuse(missing)) => Some((false, missing)),
+                Some(Check::Judge) => match verified {
+                    Some(v) => Some(v),
+                    None => {
+                        judge_finish(ctx, step, req, built, &p.decision.thought, deadline).await
+                    }
+                },
                 _ => None,
             };
             match verdict {
@@ -82,8 +95,13 @@ pub async fn accept(
                         "the task is not complete yet ({reason}); continue with the next action, or finish again if it is"
                     ))
                 }
-                // Confirmed, or no verdict could be had: the agent's word stands.
-                _ => Outcome::Done(Box::new(p.decision)),
+                Some((true, _)) => {
+                    step.finish_confirmed = true;
+                    Outcome::Done(Box::new(p.decision))
+                }
+                // No verdict could be had, or the model was told often enough: the agent's
+                // word stands, unconfirmed (no recipe is recorded from it).
+                None => Outcome::Done(Box::new(p.decision)),
             }
         }
         a if a.is_server_tool() => Outcome::Tool(
@@ -134,9 +152,13 @@ async fn judge_finish(
     Some((j.success && j.confidence >= SUCCESS_CONFIDENCE, j.reason))
 }
 
-/// The server's evidence on the model's finish: the task's browser actions, its plan and its
-/// verdicts, and the page now.
-fn finish_evidence(step: &StepContext, p: &Proposal, built: &BuiltPage, url: &str) -> Evidence {
+/// The server's evidence on the model's finish (giving `answer`): the task's browser actions,
+/// its plan and its verdicts, and the page now.
+pub fn finish_evidence(
+    step: &StepContext,
+    answer: Option<&str>,
+    view: &crate::agent::page::PageView<'_>,
+) -> Evidence {
     let acted: Vec<Acted> = (step.history.iter())
         .filter(|s| s.kind == StepKind::Dom && s.tool().is_none())
         .filter_map(|s| {
@@ -162,14 +184,6 @@ fn finish_evidence(step: &StepContext, p: &Proposal, built: &BuiltPage, url: &st
         .take(3)
         .chain(step.verification.as_ref())
         .any(|v| v.failed());
-    let answer = match &p.action {
-        Action::Finish(a) => a.as_deref(),
-        _ => None,
-    };
-    let view = crate::agent::page::PageView {
-        page: &built.page,
-        url,
-    };
     evidence(&FinishFacts {
         query: &step.task.query,
         answer,
@@ -177,7 +191,7 @@ fn finish_evidence(step: &StepContext, p: &Proposal, built: &BuiltPage, url: &st
         used_tools: step.history.iter().any(|s| s.tool().is_some()),
         open_plan_steps,
         failed_lately,
-        page: &view,
+        page: view,
     })
 }
 

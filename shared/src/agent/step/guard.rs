@@ -11,6 +11,7 @@ use crate::domain::blocker::{BlockerInfo, BlockerKind};
 use crate::domain::chain::chain;
 use crate::domain::confirm::{page_of, PendingConfirmation};
 use crate::domain::facts::PageFacts;
+use crate::domain::fit::cannot_type_into;
 use crate::domain::loops::{detect, LoopKind};
 use crate::domain::outcome::predict;
 use crate::domain::outcome::ActionKind;
@@ -78,15 +79,21 @@ pub enum Review {
     Loop(LoopKind),
 }
 
-/// A parsed action the client can execute on this page, in its client form.
-fn executable(raw: &str, page: &Page) -> Result<(Action, String), String> {
+/// A parsed action the client can execute on this page, in its client form: its element is
+/// on the page, and typed text goes into something that takes it ([`cannot_type_into`]).
+fn executable(raw: &str, view: &PageView<'_>) -> Result<(Action, String), String> {
     let action = Action::parse_model(raw)?;
     if let Some(id) = action.element() {
-        if !page.has_id(id) {
+        if !view.page.has_id(id) {
             return Err(format!(
                 "element {} is not on the current page",
                 crate::text::single_line(id, 64)
             ));
+        }
+    }
+    if let Action::SetValue(id, _) = &action {
+        if let Some(why) = cannot_type_into(view, id) {
+            return Err(why);
         }
     }
     let client = action.to_client_string()?;
@@ -131,7 +138,7 @@ pub fn review_own(thought: &str, action: &str, facts: &Facts<'_>) -> Review {
 
 /// The rules over what the model (or the server) proposes.
 pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
-    let (action, client) = match executable(&out.action, facts.page) {
+    let (action, client) = match executable(&out.action, facts.view) {
         Ok(a) => a,
         Err(e) => return Review::Refuse(e),
     };
@@ -346,7 +353,7 @@ fn add_rest(
             ));
             continue;
         }
-        match executable(raw, facts.page) {
+        match executable(raw, facts.view) {
             // What was typed into a secret field never waits in the task record.
             Ok((a, _)) if typed_secret(&a, facts) => dropped.push((
                 label(raw),
@@ -457,6 +464,35 @@ mod tests {
             ("click(1)", Some(1))
         );
         assert!(ok.decision.expected_outcome.is_some() && ok.decision.target.is_some());
+    }
+
+    #[test]
+    fn typing_into_what_takes_no_text_is_refused_naming_the_fields_nearby() {
+        let p = page(&[
+            ("1", "btn", "Save"),
+            ("2", "inp", "Name"),
+            ("3", "link", "Help"),
+        ]);
+        let Review::Refuse(why) = review_on("<Action>setValue(1, \"Ada\")</Action>", &p, &[])
+        else {
+            panic!("a value typed into a button went out");
+        };
+        assert!(why.contains("[2] inp \"Name\""), "{why}");
+        let fill = accepted(review_on("<Action>setValue(2, \"Ada\")</Action>", &p, &[]));
+        assert_eq!(fill.decision.action, "setValue(2, \"Ada\")");
+        // Nor does such a value wait among an answer's further actions.
+        let more = accepted(review_with(
+            "<Action>setValue(2, \"Ada\")</Action><Action>setValue(3, \"x\")</Action>",
+            &p,
+            &[],
+            false,
+        ));
+        assert!(more.queue.is_none(), "{:?}", more.queue);
+        assert!(
+            more.dropped.iter().any(|(a, _)| a == "setValue(3, …)"),
+            "{:?}",
+            more.dropped
+        );
     }
 
     #[test]

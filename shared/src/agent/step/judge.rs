@@ -73,6 +73,10 @@ pub fn outcome_question(
     q
 }
 
+/// Said with a page sent as the client's tree: what it cannot show is not held against the
+/// agent.
+pub const TREE_NOTE: &str = "The page below lists its interactive elements only, not its text: an answer read from the page's text cannot be seen in it. Judge whether what the task asks to be done on the page is done.\n";
+
 /// What the agent claims about the task (`label: said`) and the question to decide on it.
 pub struct Claim<'a> {
     pub label: &'a str,
@@ -98,6 +102,9 @@ pub fn claim_question(
         let _ = writeln!(q, "Step {}: {}", s.index + 1, prompt_line(&s.action, 160));
     }
     let _ = writeln!(q, "{}: {}", claim.label, prompt_line(claim.said, 400));
+    if matches!(built.page.content, crate::agent::page::PageContent::Tree(_)) {
+        q.push_str(TREE_NOTE);
+    }
     let _ = writeln!(q, "{}", page_block(built, req));
     let _ = write!(q, "Question: {}", claim.ask);
     q

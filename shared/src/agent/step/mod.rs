@@ -226,6 +226,11 @@ pub struct StepContext {
     /// What the server's rules did to this step (see [`Intervention`]).
     #[serde(default)]
     pub interventions: Vec<Intervention>,
+    /// The model's `finish()` was confirmed (by the finish judge, or a `verifySuccess` on this
+    /// page): only such a run is recorded as a recipe.
+    #[serde(default)]
+    pub finish_confirmed: bool,
+
     /// The step came from the task's recipe (replayed, or healed by the model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recipe_use: Option<crate::domain::recipe::book::RecipeUse>,

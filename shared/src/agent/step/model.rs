@@ -18,7 +18,7 @@ use crate::agent::prompt::{self, PromptInput, WebOffer};
 use crate::agent::request::InteractRequest;
 use crate::agent::step::StepPorts;
 use crate::domain::intervention::Intervention;
-use crate::domain::loops::{after_refusal, tool_streak, AfterRefusal};
+use crate::domain::loops::{after_refusal, tool_streak, AfterRefusal, Refusals};
 use crate::domain::web::SearchRecord;
 use crate::domain::{StepKind, TokenUsage};
 use crate::error::Error;
@@ -380,17 +380,23 @@ pub async fn review(
         step.decision = Some(d);
         Next::Done
     };
-    let problem = match guard(&content, &facts) {
+    let (problem, help) = match guard(&content, &facts) {
         Review::Accept(mut p) => {
-            let in_row = std::mem::take(&mut step.task.refused);
+            let before = step.task.refused;
+            step.task
+                .refused
+                .accepted(matches!(p.action, Action::Finish(_)));
             super::recipe::answered(step, &mut p, &facts);
-            match accept::accept(ctx, step, req, built, *p, in_row, deadline).await {
+            match accept::accept(ctx, step, req, built, *p, before.finishes, deadline).await {
                 accept::Outcome::Done(d) => return done(step, *d),
-                // A refused finish counts with the refusals before it.
+                // A refused finish counts with the refusals before it, and with the finishes.
                 accept::Outcome::Retry(problem) => {
-                    step.task.refused = in_row;
+                    step.task.refused = Refusals {
+                        finishes: before.finishes + 1,
+                        ..before
+                    };
                     step.intervene(Intervention::FinishRefused);
-                    problem
+                    (problem, String::new())
                 }
                 accept::Outcome::Tool(action, call, thought) => {
                     if tool_streak(&step.history) >= MAX_TOOL_STREAK {
@@ -414,19 +420,22 @@ pub async fn review(
         Review::Refuse(problem) => {
             step.intervene(Intervention::Refused);
             tracing::info!(attempt, problem = %problem, "model answer refused by the guard");
-            problem
+            let help = reask_help(&content, &facts, &step.history);
+            (problem, help)
         }
         Review::Loop(kind) => {
             step.intervene(Intervention::Loop);
-            format!(
+            let problem = format!(
                 "it would repeat a loop ({}); choose a different approach",
                 kind.describe()
-            )
+            );
+            (problem, String::new())
         }
     };
-    step.task.refused += 1;
+    step.task.refused.answers += 1;
     let time_left = super::deadline::can_retry(deadline);
-    match after_refusal(step.task.refused, !round.retried && time_left, &problem) {
+    let can_retry = !round.retried && time_left;
+    match after_refusal(&mut step.task.refused, can_retry, &problem, &help) {
         AfterRefusal::Retry(note) => {
             round.retried = true;
             round.correction = prompt::correction(&content, &note).to_vec();
@@ -457,6 +466,21 @@ pub async fn review(
             )),
         ),
     }
+}
+
+/// What the re-ask after the refused `answer` adds: the ids near an element it named that the
+/// page does not have, the grammar on a real id, the task's last browser action.
+fn reask_help(answer: &str, facts: &Facts<'_>, history: &[crate::domain::Step]) -> String {
+    let named = crate::agent::output::parse_model_output(answer)
+        .ok()
+        .and_then(|o| Action::parse_model(&o.action).ok())
+        .and_then(|a| a.element().map(str::to_owned))
+        .filter(|id| !facts.page.has_id(id));
+    let last_ran = (history.iter().rev())
+        .find(|s| s.kind == StepKind::Dom && s.tool().is_none())
+        .map(|s| s.action.as_str())
+        .filter(|a| !a.starts_with("finish(") && !a.starts_with("ask_user("));
+    crate::domain::reask::help(named.as_deref(), facts.view, last_ran)
 }
 
 /// The RunTool state: the tool runs; the model is asked again with its result. (A planning

@@ -9,6 +9,7 @@ use super::{Decision, StepContext};
 use crate::agent::output::ModelOutput;
 use crate::agent::recipe as rules;
 use crate::agent::step::StepPorts;
+use crate::domain::finish::Evidence;
 use crate::domain::intervention::Intervention;
 use crate::domain::recipe::book::{RecipeUse, UseMode, MAX_PER_SITE};
 use crate::domain::recipe::run::{pick, Acted, Decline, Here, Last, Next, RecipeRun};
@@ -102,6 +103,17 @@ fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Optio
         return refused(step, run, k);
     };
     if action == "finish()" {
+        // The recorded finish passes the server's finish rules on this run's page and actions:
+        // what is visibly missing is the model's to do. (A doubt the rules have about the task
+        // was put to the judge when the run was recorded, and every step since was verified
+        // on the page again.)
+        let evidence = super::accept::finish_evidence(step, None, facts.view);
+        if matches!(evidence, Evidence::Missing(_)) {
+            return refused(step, run, k);
+        }
+        // The recipe's finish was confirmed when it was recorded, and every step before it was
+        // verified on the page again: the run agrees with it (and counts one more run).
+        step.finish_confirmed = true;
         run.acted(k);
         used(step, run, k, UseMode::Replayed, None);
         return Some(Decision::new(thought, action, TaskStatus::Completed));
@@ -250,8 +262,9 @@ pub async fn record(ctx: &StepPorts<'_>, step: &StepContext, records: &[crate::d
     }
 }
 
-/// The task completed with `finish()` on a verified last action, with no finish refused on
-/// the way.
+/// The task completed with a confirmed `finish()` (the finish judge said yes: see
+/// [`super::accept`]) on a verified last action, with no finish refused on the way. A finish
+/// that stood on the model's word alone is never recorded: a recipe would replay it.
 fn verified_finish(step: &StepContext) -> bool {
     let finished = step
         .decision
@@ -263,6 +276,7 @@ fn verified_finish(step: &StepContext) -> bool {
         .is_none_or(|v| v.success && !v.unconfirmed);
     finished
         && verified
+        && step.finish_confirmed
         && !step.interventions.contains(&Intervention::FinishRefused)
         && step.task.task_type.as_deref() != Some("chat_only")
 }

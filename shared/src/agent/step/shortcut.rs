@@ -61,6 +61,7 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
                 );
             }
             Some(Some(true)) => {
+                step.task.declined = false;
                 if let Some(d) = confirmed(&pending, step.step_index, facts.view) {
                     return Some(d);
                 }
@@ -69,10 +70,13 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
                         .into(),
                 );
             }
-            Some(Some(false)) => step.notes.push(format!(
-                "The user declined ({}). Do not do it: find another way, or finish and say why.",
-                crate::text::single_line(&pending.question, 300)
-            )),
+            Some(Some(false)) => {
+                step.task.declined = true;
+                step.notes.push(format!(
+                    "The user declined ({}). Do not do it: find another way, or finish and say why.",
+                    crate::text::single_line(&pending.question, 300)
+                ));
+            }
             // Unclear: asked once more, saying a plain yes or no is needed (the action
             // must still be there as it was asked about).
             Some(None) if !pending.asked_again && pending.still_applies(step.step_index, facts.view) => {

@@ -107,6 +107,23 @@ fn actual_state(checks: &[Check], view: &PageView<'_>) -> String {
     }
 }
 
+/// Why `prev`'s action, which ran, is not what the instruction `query` asks for
+/// ([`crate::domain::aim`]), on the page it left; `marks`: the page it was decided on, as the
+/// task keeps it.
+fn misdirected_action(
+    query: &str,
+    prev: &Step,
+    view: &PageView<'_>,
+    marks: &str,
+) -> Option<String> {
+    let action = crate::agent::action::Action::parse(&prev.action).ok()?;
+    let before = prev.before_state.as_ref()?;
+    let target = before.target.as_ref()?;
+    let moved = (!before.url.is_empty() && before.url != view.url)
+        || crate::domain::marks::gained(view, &crate::domain::marks::decode(marks));
+    crate::domain::aim::misdirected(query, &action.kind(), target, view, moved)
+}
+
 /// Verifies the previous step's action and stores the verdict in `step.verification`.
 pub async fn verify(
     ctx: &StepPorts<'_>,
@@ -189,6 +206,13 @@ pub async fn verify(
             }
         }
     };
+    // The action ran; whether it was the one the instruction asks for is another question.
+    if v.success {
+        if let Some(why) = misdirected_action(&step.task.query, &prev, &view, &step.task.page_marks)
+        {
+            v = Verification::unconfirmed(prev.index, why, now);
+        }
+    }
     v.expected_state = Some(expected.description.clone());
     v.actual_state = Some(actual);
     // The model moved on from a failure (with or without naming the plan step) and the page
@@ -199,7 +223,7 @@ pub async fn verify(
             plan.clear_attempts();
         }
         // Answers refused before the model got out of a loop no longer count toward ending it.
-        step.task.refused = 0;
+        step.task.refused.progressed();
     }
     step.verification = Some(v);
 }

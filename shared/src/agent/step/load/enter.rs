@@ -145,6 +145,7 @@ pub async fn enter(
         session_memory: None,
         decision: None,
         interventions: Vec::new(),
+        finish_confirmed: false,
         recipe_use: None,
         spend: super::super::Spend {
             budget_reserved: held,
