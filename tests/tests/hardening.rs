@@ -383,7 +383,8 @@ async fn debug_logs_belong_to_their_user_and_never_hold_typed_text(dynamodb: boo
         .push([Reply::action("Type it.", "setValue(1, \"hunter2-secret\")")]);
     let r = h
         .ok(&json!({ "url": "https://a.example.com/", "query": "Log in",
-            "interactiveTree": tree(2, |i| format!("n{i}")) }))
+            "interactiveTree": [{ "i": "1", "r": "inp", "n": "Notes" },
+                                { "i": "4", "r": "btn", "n": "Log in" }] }))
         .await;
     let task = r["taskId"].as_str().expect("task");
     let ada_id = user_id(&h, "ada@acme.com").await;

@@ -7,8 +7,11 @@
 //! The model: an instruction names elements by their names ("press Login", "tick Lorem",
 //! "the username "ada""). An action is **misdirected** when the instruction names elements of
 //! the target's own kind and the target is not the one it names for this action:
-//! - a value the instruction quotes goes into the field whose name the instruction writes
-//!   next to the value (within a few words); typed into another field, it is misdirected;
+//! - a value the instruction gives goes into the text field whose name the instruction writes
+//!   next to it (within a few words); typed into another field the instruction also names (for
+//!   another value), it is misdirected. A field the instruction does not name may be the right
+//!   one in words the rule cannot read ("ship to 1 Main Street" into "Street address"): no
+//!   opinion;
 //! - a click on a box, radio, option, tab, button or link the instruction does not name, on a
 //!   page where it names others of the same kind, is misdirected — unless the click brought
 //!   something the page did not have (a new address, a section it opened, the next page of
@@ -124,10 +127,13 @@ fn wrong_field(
         }
         best
     };
+    if !named(query, &target.name) {
+        return None;
+    }
     let fields = page
         .elements()
         .take(MAX_ELEMENTS)
-        .filter(|e| kind(&e.role) == Some("field") && named(query, &e.name));
+        .filter(|e| e.role == "inp" && named(query, &e.name));
     let (nearest, _) = fields
         .filter_map(|e| Some((norm(&e.name), distance(&e.name)?)))
         .filter(|(_, d)| *d <= NEAR_CHARS)
@@ -213,13 +219,19 @@ mod tests {
         assert!(into("1", "x1y2").is_some());
         // A value the instruction does not hold: no opinion.
         assert_eq!(into("2", "something else"), None);
-        // A field named far from the value is not the one the value is for.
+        // A field named far from the value is not the one the value is for; a field the
+        // instruction does not name may be the right one in other words.
         let q = "Search for surreal movies directed by Baxter from year 1995.";
         let form = FakePage::new(
             "https://a.test/",
-            [el("1", "inp", "Genre"), el("2", "inp", "Year")],
+            [
+                el("1", "inp", "Genre"),
+                el("2", "inp", "Year"),
+                el("3", "sel", "Shipping"),
+                el("4", "inp", "Street address"),
+            ],
         );
-        let into = |id: &str, v: &str| {
+        let into = |q: &str, id: &str, v: &str| {
             misdirected(
                 q,
                 &ActionKind::SetValue(id, v),
@@ -228,9 +240,14 @@ mod tests {
                 false,
             )
         };
-        assert_eq!(into("1", "surreal"), None);
-        assert_eq!(into("2", "1995"), None);
-        assert!(into("1", "1995").is_some_and(|w| w.contains("\"year\"")));
+        assert_eq!(into(q, "1", "surreal"), None);
+        assert_eq!(into(q, "2", "1995"), None);
+        assert_eq!(into(q, "1", "1995"), None, "Genre is not named: no opinion");
+        let both = "Type the genre \"surreal\" and the year \"1995\".";
+        assert!(into(both, "2", "surreal").is_some_and(|w| w.contains("\"genre\"")));
+        assert_eq!(into(both, "1", "surreal"), None);
+        let ship = "Check out with shipping to 1 Main Street, Arlington.";
+        assert_eq!(into(ship, "4", "1 Main Street, Arlington"), None);
     }
 
     #[test]

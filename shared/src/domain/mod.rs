@@ -28,6 +28,7 @@ pub mod plan;
 pub mod queue;
 pub mod reask;
 pub mod recipe;
+pub mod refusal;
 pub mod risk;
 pub mod secrets;
 pub mod session;

@@ -118,10 +118,10 @@ pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<PendingConfirmation>,
     /// Model answers refused since the last accepted one (loops, actions the client cannot
-    /// run, finishes the check refused): [`super::loops::MAX_IDLE_ROUNDS`] requests in a row
+    /// run, finishes the check refused): [`super::refusal::MAX_IDLE_ROUNDS`] requests in a row
     /// without an accepted answer end the task.
     #[serde(default, alias = "loops")]
-    pub refused: super::loops::Refusals,
+    pub refused: super::refusal::Refusals,
     /// The user's last answer to a risky step was no: the task cannot be done as asked, and a
     /// finish after it stands on that decision (never put to the finish judge, never recorded).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -305,7 +305,7 @@ impl Task {
             task_type: None,
             memory: BTreeMap::new(),
             confirmation: None,
-            refused: super::loops::Refusals::default(),
+            refused: super::refusal::Refusals::default(),
             declined: false,
             resume_note: None,
             pre_search: None,
