@@ -36,6 +36,10 @@ const MAX_ELEMENTS: usize = 2_000;
 /// How close to a value the instruction must write a field's name to give the value for it
 /// ("the username "ada"", "from year 1995"); further off, the words are about something else.
 const NEAR_CHARS: usize = 24;
+/// Occurrences of a name or value in the instruction looked at, at most: distances are
+/// compared pairwise, so an instruction repeating a short value and a field name thousands of
+/// times would otherwise cost their product for each of the page's fields.
+const MAX_PLACES: usize = 16;
 
 /// Lower case, whitespace collapsed, without surrounding punctuation (a label's colon).
 fn norm(s: &str) -> String {
@@ -56,6 +60,7 @@ fn places(text: &str, word: &str) -> Vec<usize> {
                 && !alnum(text[at + word.len()..].chars().next())
         })
         .map(|(at, _)| at)
+        .take(MAX_PLACES)
         .collect()
 }
 
@@ -202,6 +207,26 @@ mod tests {
 
     const Q: &str =
         "Enter the username \"ada\" and the password \"x1y2\" into the text fields, tick Lorem and press Login.";
+
+    #[test]
+    fn a_long_repetitive_instruction_is_read_in_bounded_work() {
+        // "username ada password ada" 5 000 times: unbounded, each of the page's fields
+        // compares 10 000 places of its name with 10 000 places of the value.
+        let q = "username ada password ada ".repeat(5_000);
+        assert_eq!(places(&q, "ada").len(), MAX_PLACES);
+        let p = login();
+        let verdict = misdirected(
+            &q,
+            &ActionKind::SetValue("1", "ada"),
+            &snap(&p, "1"),
+            &p,
+            false,
+        );
+        assert_eq!(
+            verdict, None,
+            "the value is next to both names: no opinion is wrong"
+        );
+    }
 
     #[test]
     fn a_value_typed_into_the_field_the_instruction_gives_it_for_has_no_mismatch() {
