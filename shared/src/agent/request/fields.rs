@@ -1,9 +1,8 @@
 //! Field readers that collect every problem instead of stopping at the first.
 
-use serde_json::{Map, Value};
-
 use std::borrow::Cow;
 
+use super::wire::Field;
 use crate::agent::page::{Nodes, TreeNode};
 use crate::error::FieldProblem;
 use crate::text::cut_at;
@@ -16,45 +15,14 @@ impl Problems {
     }
 }
 
-/// Whether the body reader keeps field `name` (every field read here must be one).
-fn known(name: &str) -> bool {
-    super::KNOWN_FIELDS.contains(&name)
+/// A string field's value (of another type: named).
+pub(super) fn string(field: Field<String>, name: &str, p: &mut Problems) -> Option<String> {
+    field.value(name, "must be a string", p)
 }
 
-pub(super) fn string_field(
-    obj: &Map<String, Value>,
-    name: &str,
-    p: &mut Problems,
-) -> Option<String> {
-    debug_assert!(known(name), "{name} is read but the reader skips it");
-    match obj.get(name) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => {
-            p.add(name, "must be a string");
-            None
-        }
-    }
-}
-
-pub(super) fn object_field(
-    obj: &Map<String, Value>,
-    name: &str,
-    p: &mut Problems,
-) -> Option<Value> {
-    debug_assert!(known(name), "{name} is read but the reader skips it");
-    match obj.get(name) {
-        None | Some(Value::Null) => None,
-        Some(v @ Value::Object(_)) => Some(v.clone()),
-        Some(_) => {
-            p.add(name, "must be an object");
-            None
-        }
-    }
-}
-
-pub(super) fn uuid_field(obj: &Map<String, Value>, name: &str, p: &mut Problems) -> Option<String> {
-    let s = string_field(obj, name, p)?;
+/// A string field holding a UUID, as its hyphenated lower case.
+pub(super) fn uuid(field: Field<String>, name: &str, p: &mut Problems) -> Option<String> {
+    let s = string(field, name, p)?;
     match uuid::Uuid::parse_str(s.trim()) {
         Ok(u) => Some(u.hyphenated().to_string()),
         Err(_) => {
@@ -64,13 +32,14 @@ pub(super) fn uuid_field(obj: &Map<String, Value>, name: &str, p: &mut Problems)
     }
 }
 
-pub(super) fn enum_field(
-    obj: &Map<String, Value>,
+/// A string field holding one of `allowed`.
+pub(super) fn one_of(
+    field: Field<String>,
     name: &str,
     allowed: &[&str],
     p: &mut Problems,
 ) -> Option<String> {
-    let s = string_field(obj, name, p)?;
+    let s = string(field, name, p)?;
     if allowed.contains(&s.as_str()) {
         Some(s)
     } else {

@@ -1,42 +1,22 @@
-//! The `POST /api/agent/interact` request, validated field by field: every problem is named
-//! (`interactiveTree[3].i`, `query`, ...), unknown fields are ignored.
+//! The `POST /api/agent/interact` request: read by its derived wire type ([`wire::Wire`], which
+//! never fails on a field), then validated by pure rules that name every problem
+//! (`interactiveTree[3].i`, `query`, ...). Unknown fields are ignored.
 
-mod body;
 mod fields;
 mod reports;
+mod wire;
 
 use serde_json::Value;
 
 use super::page::Nodes;
 use crate::error::Error;
 use crate::text::truncate_chars;
-use body::{TreeField, MAX_NODE_PROBLEMS};
-use fields::{enum_field, object_field, string_field, uuid_field, Problems};
-use reports::{report_field, DOM_CHANGES_FIELDS, ERROR_FIELDS, OBSERVATION_FIELDS, RESULT_FIELDS};
-use serde_json::Map;
+use fields::{one_of, string, uuid, Problems};
+use reports::{report, DOM_CHANGES_FIELDS, ERROR_FIELDS, OBSERVATION_FIELDS, RESULT_FIELDS};
+use wire::{Field, Report, TreeField, Wire, MAX_NODE_PROBLEMS};
 
 /// Longest `dom` accepted, in characters.
 pub const MAX_DOM_CHARS: usize = 500_000;
-/// The body's fields the server reads besides `interactiveTree`; any other is skipped unread
-/// (checked only as JSON): unknown fields are ignored, never rejected.
-const KNOWN_FIELDS: [&str; 15] = [
-    "url",
-    "query",
-    "dom",
-    "domMode",
-    "taskId",
-    "sessionId",
-    "lastActionStatus",
-    "lastActionError",
-    "lastActionResult",
-    "domChanges",
-    "clientObservations",
-    "pageTitle",
-    "viewport",
-    "screenshot",
-    "clientCapabilities",
-];
-
 /// Longest `query`, in characters.
 pub const MAX_QUERY_CHARS: usize = 10_000;
 
@@ -123,15 +103,11 @@ impl Capabilities {
     /// Every capability (a client that runs every answer shape the server has).
     pub const ALL: [&'static str; 2] = ["serverRounds", "chainedActions"];
 
-    fn read(obj: &Map<String, Value>, p: &mut Problems) -> Self {
+    fn read(field: Field<Vec<Value>>, p: &mut Problems) -> Self {
         let mut caps = Self::default();
-        let items = match obj.get("clientCapabilities") {
-            None | Some(Value::Null) => return caps,
-            Some(Value::Array(items)) => items,
-            Some(_) => {
-                p.add("clientCapabilities", "must be an array of names");
-                return caps;
-            }
+        let name = "clientCapabilities";
+        let Some(items) = field.value(name, "must be an array of names", p) else {
+            return caps;
         };
         for (k, item) in items.iter().enumerate().take(MAX_CAPABILITIES) {
             match item.as_str() {
@@ -216,149 +192,68 @@ pub fn validate(body: &Value) -> Result<InteractRequest, Error> {
 /// Reads and validates a raw body (the tree's nodes checked as they are read); `None` when it
 /// is not a JSON object — the caller's JSON reader then names the problem.
 pub fn read(bytes: &[u8]) -> Option<Result<InteractRequest, Error>> {
-    let (fields, tree) = body::body(bytes)?;
-    Some(check(&fields, tree))
+    wire::wire(bytes).map(check)
 }
 
-/// The checks over the fields and the tree as read.
-fn check(obj: &Map<String, Value>, tree_field: TreeField) -> Result<InteractRequest, Error> {
+/// The validation pass: each field's rules, every problem named.
+fn check(w: Wire) -> Result<InteractRequest, Error> {
     let mut p = Problems(Vec::new());
-
-    let url = match string_field(obj, "url", &mut p) {
-        None if !obj.contains_key("url") || obj["url"].is_null() => {
-            p.add("url", "is required");
-            None
+    let url = required(w.url, "url", &mut p).and_then(|u| {
+        let kept = page_url(&u);
+        if kept.is_none() {
+            p.add("url", "must be an absolute URL of at most 4096 characters");
         }
-        None => None,
-        Some(u) => match page_url(&u) {
-            Some(u) => Some(u),
-            None => {
-                p.add("url", "must be an absolute URL of at most 4096 characters");
-                None
-            }
-        },
-    };
-    let query = match string_field(obj, "query", &mut p) {
-        None if !obj.contains_key("query") || obj["query"].is_null() => {
-            p.add("query", "is required");
-            None
-        }
-        None => None,
-        Some(q) => {
-            let q = q.trim().to_owned();
-            if q.is_empty() {
-                p.add("query", "must not be empty");
-                None
-            } else if q.chars().count() > MAX_QUERY_CHARS {
-                p.add(
-                    "query",
-                    format!("must be at most {MAX_QUERY_CHARS} characters"),
-                );
-                None
-            } else {
-                Some(q)
-            }
-        }
-    };
-
-    let mut tree = None;
-    match tree_field {
-        TreeField::Absent => {}
-        TreeField::Nodes {
-            nodes,
-            bad,
-            problems,
-            sent,
-        } => {
-            p.0.extend(problems);
-            if bad > MAX_NODE_PROBLEMS {
-                p.add(
-                    "interactiveTree",
-                    format!("{bad} nodes are invalid; the first {MAX_NODE_PROBLEMS} are listed"),
-                );
-            }
-            tree = Some((nodes, sent));
-        }
-        TreeField::NotArray => p.add("interactiveTree", "must be an array of nodes"),
-    }
-    let dom = string_field(obj, "dom", &mut p);
+        kept
+    });
+    let query = required(w.query, "query", &mut p).and_then(|q| query_text(&q, &mut p));
+    let tree = tree(w.interactive_tree, &mut p);
+    let dom = string(w.dom, "dom", &mut p);
     if dom
         .as_ref()
         .is_some_and(|d| d.chars().count() > MAX_DOM_CHARS)
     {
         p.add("dom", format!("must be at most {MAX_DOM_CHARS} characters"));
     }
-    let page = match (tree, dom) {
-        (Some((nodes, sent)), _) if !nodes.is_empty() => Some(PageInput::Tree { nodes, sent }),
-        (_, Some(d)) if !d.trim().is_empty() && d.chars().count() <= MAX_DOM_CHARS => {
-            Some(PageInput::Dom(d))
-        }
-        _ => None,
-    };
-    if page.is_none()
-        && !p
-            .0
-            .iter()
-            .any(|x| x.field.starts_with("interactiveTree") || x.field == "dom")
-    {
-        p.add(
-            "interactiveTree",
-            "a non-empty interactiveTree or dom is required",
-        );
-    }
-
-    let dom_mode = enum_field(
-        obj,
+    let page = page(tree, dom, &mut p);
+    let dom_mode = one_of(
+        w.dom_mode,
         "domMode",
         &["semantic", "skeleton", "hybrid", "full"],
         &mut p,
     );
-    let task_id = uuid_field(obj, "taskId", &mut p);
-    let session_id = uuid_field(obj, "sessionId", &mut p);
+    let task_id = uuid(w.task_id, "taskId", &mut p);
+    let session_id = uuid(w.session_id, "sessionId", &mut p);
+    let statuses = ["success", "failure", "pending"];
     let last_action = LastAction {
-        status: enum_field(
-            obj,
-            "lastActionStatus",
-            &["success", "failure", "pending"],
+        status: one_of(w.last_action_status, "lastActionStatus", &statuses, &mut p),
+        error: report(w.last_action_error, "lastActionError", ERROR_FIELDS, &mut p),
+        result: report(
+            w.last_action_result,
+            "lastActionResult",
+            RESULT_FIELDS,
             &mut p,
         ),
-        error: report_field(obj, "lastActionError", ERROR_FIELDS, &mut p),
-        result: report_field(obj, "lastActionResult", RESULT_FIELDS, &mut p),
-        dom_changes: report_field(obj, "domChanges", DOM_CHANGES_FIELDS, &mut p),
-        client_observations: report_field(obj, "clientObservations", OBSERVATION_FIELDS, &mut p),
+        dom_changes: report(w.dom_changes, "domChanges", DOM_CHANGES_FIELDS, &mut p),
+        client_observations: report(
+            w.client_observations,
+            "clientObservations",
+            OBSERVATION_FIELDS,
+            &mut p,
+        ),
     };
-    let page_title = string_field(obj, "pageTitle", &mut p).map(|t| truncate_chars(t.trim(), 300));
-    let viewport = object_field(obj, "viewport", &mut p).and_then(|v| {
-        let (w, h) = (
-            v.get("width").and_then(Value::as_f64),
-            v.get("height").and_then(Value::as_f64),
-        );
-        match (w, h) {
-            (Some(w), Some(h)) if w > 0.0 && h > 0.0 => Some((w, h)),
-            _ => {
-                p.add(
-                    "viewport",
-                    "must be { width, height } with positive numbers",
-                );
-                None
-            }
-        }
-    });
-    let shot = match obj.get("screenshot") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(raw)) => match screenshot(raw) {
-            Ok(s) => s,
-            Err(why) => {
-                p.add("screenshot", why);
-                None
-            }
-        },
-        Some(_) => {
-            p.add("screenshot", "must be a base64 image or null");
-            None
-        }
-    };
-    let capabilities = Capabilities::read(obj, &mut p);
+    let page_title =
+        string(w.page_title, "pageTitle", &mut p).map(|t| truncate_chars(t.trim(), 300));
+    let viewport = viewport(w.viewport, &mut p);
+    let shot = w
+        .screenshot
+        .value("screenshot", "must be a base64 image or null", &mut p)
+        .and_then(|raw| {
+            screenshot(&raw)
+                .inspect_err(|why| p.add("screenshot", *why))
+                .ok()
+                .flatten()
+        });
+    let capabilities = Capabilities::read(w.client_capabilities, &mut p);
 
     match (url, query, page) {
         (Some(url), Some(query), Some(page)) if p.0.is_empty() => Ok(InteractRequest {
@@ -376,6 +271,90 @@ fn check(obj: &Map<String, Value>, tree_field: TreeField) -> Result<InteractRequ
         }),
         _ => Err(Error::Validation(p.0)),
     }
+}
+
+/// A string field the request cannot do without.
+fn required(field: Field<String>, name: &str, p: &mut Problems) -> Option<String> {
+    if field.missing() {
+        p.add(name, "is required");
+        return None;
+    }
+    string(field, name, p)
+}
+
+/// The instruction: trimmed, not empty, within its bound.
+fn query_text(q: &str, p: &mut Problems) -> Option<String> {
+    let q = q.trim();
+    if q.is_empty() {
+        p.add("query", "must not be empty");
+        None
+    } else if q.chars().count() > MAX_QUERY_CHARS {
+        let problem = format!("must be at most {MAX_QUERY_CHARS} characters");
+        p.add("query", problem);
+        None
+    } else {
+        Some(q.to_owned())
+    }
+}
+
+/// The tree's nodes and text as sent, its nodes' problems named.
+fn tree(field: TreeField, p: &mut Problems) -> Option<(Nodes, String)> {
+    match field {
+        TreeField::Absent => None,
+        TreeField::NotArray => {
+            p.add("interactiveTree", "must be an array of nodes");
+            None
+        }
+        TreeField::Nodes {
+            nodes,
+            bad,
+            problems,
+            sent,
+        } => {
+            p.0.extend(problems);
+            if bad > MAX_NODE_PROBLEMS {
+                let problem =
+                    format!("{bad} nodes are invalid; the first {MAX_NODE_PROBLEMS} are listed");
+                p.add("interactiveTree", problem);
+            }
+            Some((nodes, sent))
+        }
+    }
+}
+
+/// The page: a non-empty tree, else a non-empty dom within its bound; one of them is required
+/// unless a problem with either was named already.
+fn page(tree: Option<(Nodes, String)>, dom: Option<String>, p: &mut Problems) -> Option<PageInput> {
+    let page = match (tree, dom) {
+        (Some((nodes, sent)), _) if !nodes.is_empty() => Some(PageInput::Tree { nodes, sent }),
+        (_, Some(d)) if !d.trim().is_empty() && d.chars().count() <= MAX_DOM_CHARS => {
+            Some(PageInput::Dom(d))
+        }
+        _ => None,
+    };
+    let named =
+        |x: &crate::error::FieldProblem| x.field.starts_with("interactiveTree") || x.field == "dom";
+    if page.is_none() && !p.0.iter().any(named) {
+        p.add(
+            "interactiveTree",
+            "a non-empty interactiveTree or dom is required",
+        );
+    }
+    page
+}
+
+/// The viewport: `{ width, height }`, both positive numbers.
+fn viewport(field: Report, p: &mut Problems) -> Option<(f64, f64)> {
+    let v = field.value("viewport", "must be an object", p)?;
+    let side = |k: &str| v.get(k).and_then(Value::as_f64).filter(|x| *x > 0.0);
+    let sides = side("width").zip(side("height"));
+    if sides.is_none() {
+        p.add(
+            "viewport",
+            "must be { width, height } with positive numbers",
+        );
+    }
+    sides
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use super::fields::{object_field, Problems};
+use super::fields::Problems;
+use super::wire::Report;
 use crate::text::truncate_chars;
 
 /// The type of a known field inside a client report; anything else there is dropped.
@@ -48,13 +49,13 @@ pub(super) fn bounded(v: &Value, kind: Kind) -> Option<Value> {
 
 /// A client report (`lastActionError`, `domChanges`, ...) reduced to its known fields, each
 /// bounded: what reaches storage and the prompt is small whatever the client sent.
-pub(super) fn report_field(
-    obj: &Map<String, Value>,
+pub(super) fn report(
+    field: Report,
     name: &str,
     fields: &[(&str, Kind)],
     p: &mut Problems,
 ) -> Option<Value> {
-    let v = object_field(obj, name, p)?;
+    let v = field.value(name, "must be an object", p)?;
     let out: Map<String, Value> = fields
         .iter()
         .filter_map(|(k, kind)| Some(((*k).to_owned(), bounded(v.get(*k)?, *kind)?)))

@@ -5,14 +5,75 @@
 
 use std::time::Instant;
 
-use serde_json::json;
-use shared::agent::page::{Page, PageContent, PageView};
+use serde_json::{json, Value};
+use shared::agent::page::{Nodes, Page, PageContent, PageView, TreeNode};
 use shared::agent::render::{render, Budget, DEFAULT_CHARS_PER_TOKEN};
 use shared::agent::request::{read, PageInput};
 use shared::domain::blocker::{cookie_dismissal, detect};
 
+use super::heap::peak;
 use super::pages::{big_dom, big_tree};
 use super::{elapsed_ms, stats};
+
+/// The tree read by derived types instead of the request's visitors (`agent/request/wire.rs`):
+/// each node a struct of JSON values, then put into the same [`Nodes`]. What the visitors are
+/// measured against.
+#[derive(serde::Deserialize)]
+struct DerivedBody {
+    #[serde(rename = "interactiveTree", default)]
+    tree: Vec<DerivedNode>,
+}
+
+#[derive(serde::Deserialize)]
+struct DerivedNode {
+    #[serde(default)]
+    i: Value,
+    #[serde(default)]
+    r: Value,
+    #[serde(default)]
+    n: Value,
+    #[serde(default)]
+    v: Value,
+    #[serde(default)]
+    s: Value,
+    #[serde(default)]
+    xy: Value,
+    #[serde(default, rename = "box")]
+    r#box: Value,
+}
+
+fn derived_nodes(bytes: &[u8]) -> Option<Nodes> {
+    let body: DerivedBody = serde_json::from_slice(bytes).ok()?;
+    let text = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    let numbers =
+        |v: &Value| -> Option<Vec<f64>> { v.as_array()?.iter().map(Value::as_f64).collect() };
+    let mut nodes = Nodes::default();
+    for n in &body.tree {
+        let (i, r, name) = (
+            text(&n.i)?,
+            text(&n.r).unwrap_or_default(),
+            text(&n.n).unwrap_or_default(),
+        );
+        let (v, s) = (text(&n.v), text(&n.s));
+        let xy = numbers(&n.xy).and_then(|x| <[f64; 2]>::try_from(x).ok());
+        let r#box = numbers(&n.r#box).and_then(|x| <[f64; 4]>::try_from(x).ok());
+        nodes.push(TreeNode {
+            i: &i,
+            r: &r,
+            n: &name,
+            v: v.as_deref(),
+            s: s.as_deref(),
+            xy,
+            r#box,
+        });
+    }
+    Some(nodes)
+}
 
 /// Runs `work` `runs` times and prints its times.
 fn time<T>(name: &str, runs: usize, mut work: impl FnMut() -> T) {
@@ -25,8 +86,9 @@ fn time<T>(name: &str, runs: usize, mut work: impl FnMut() -> T) {
     stats(name, ms);
 }
 
-/// BENCH_PAGES=tree,dom,smallest picks pages (tree and dom by default; `smallest` is 5 MB of
-/// the smallest nodes a tree can have, 500 000 of them).
+/// BENCH_PAGES=tree,dom,large,smallest picks pages (tree and dom by default; `large` is a tree
+/// of 48 000 nodes like the 2 000-node one, 5 MB; `smallest` is 5 MB of the smallest nodes a
+/// tree can have, 500 000 of them).
 pub fn page_work(runs: usize) {
     let budget = Budget {
         max_tokens: 6_000,
@@ -45,6 +107,13 @@ pub fn page_work(runs: usize) {
     if chosen("dom") {
         pages.push(("200000-char dom", json!({ "dom": big_dom() }), runs.max(50)));
     }
+    if chosen("large") {
+        pages.push((
+            "48000-node tree",
+            json!({ "interactiveTree": big_tree(48_000) }),
+            runs.min(10),
+        ));
+    }
     if chosen("smallest") {
         let nodes: Vec<_> = (0..500_000)
             .map(|i| json!({ "i": (i % 10).to_string() }))
@@ -62,6 +131,18 @@ pub fn page_work(runs: usize) {
         let bytes = body.to_string().into_bytes();
         println!("{name} ({} KB body), {runs} runs each:", bytes.len() / 1024);
         time("  read and check the body", runs, || read(&bytes));
+        if name.contains("node") {
+            time("    the tree by derived types instead", runs, || {
+                derived_nodes(&bytes)
+            });
+            let (_, visitors) = peak(|| read(&bytes));
+            let (_, derived) = peak(|| derived_nodes(&bytes));
+            println!(
+                "    peak heap: read and check {} KiB, the tree by derived types {} KiB",
+                visitors / 1024,
+                derived / 1024
+            );
+        }
         let Some(Ok(request)) = read(&bytes) else {
             println!("  the body was refused");
             continue;

@@ -11,6 +11,7 @@
 
 mod coldstart;
 mod cpu;
+mod heap;
 mod machine;
 mod memory;
 mod metrics;
@@ -27,6 +28,9 @@ mod work;
 mod workspace;
 
 use std::time::Instant;
+
+#[global_allocator]
+static ALLOCATOR: heap::Counting = heap::Counting;
 
 /// The `p` quantile (0..=1) of ascending, non-empty `sorted`.
 fn quantile(sorted: &[f64], p: f64) -> f64 {

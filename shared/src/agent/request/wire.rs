@@ -1,31 +1,103 @@
-//! The interact body read by serde_json's visitors: the tree's nodes are checked one by one
-//! as they come (no JSON value per node), the fields the server reads become JSON, and every
-//! other field is skipped unread (its form checked, any depth).
+//! The interact body's wire form, derived: every field the server reads, each wrapped in a
+//! [`Field`] that never fails (a value of the wrong type is `Wrong`, for the validation pass in
+//! `mod.rs` to name); any other field is skipped unread by serde (its form checked, any depth).
 //!
-//! A reader of its own (one pass over the text, about 640 lines) was faster and is gone: on
-//! the 2 000-node tree (215 KB) it read and checked a body in 0.36 ms at p50 / 0.40 ms at p99,
-//! these visitors in 0.72 / 0.78 ms (`BENCH_ONLY=page-cpu BENCH_RUNS=500 scripts/bench`,
-//! profiling build, 2 cores); on the 200 000-character dom 0.13 / 0.16 against 0.14 / 0.17 ms;
-//! on the largest tree accepted (500 000 smallest nodes, 4.9 MB) 25 against 57 ms. A step
-//! waits seconds on the model; well under a millisecond is not worth a reader to maintain.
-
+//! The tree is the one field read by hand-written visitors: its nodes are checked one by one as
+//! they come, with no JSON value per node. Kept because the bench shows the need: against the
+//! same tree read by derived types (each node a struct of JSON values, then put into the same
+//! `Nodes`), `BENCH_ONLY=page-cpu BENCH_PAGES=tree,large,smallest scripts/bench` (release, 2
+//! cores; the whole body read and checked, against the tree alone by derived types):
+//!
+//! | body | time p50: visitors / derived | peak heap: visitors / derived |
+//! |---|---|---|
+//! | 2 000-node tree, 215 KB | 0.78 / 1.43 ms | 0.6 / 1.4 MiB |
+//! | 48 000-node tree, 5.2 MB | 24 / 68 ms | 15 / 38 MiB |
+//! | 500 000 smallest nodes, 4.8 MB | 110 / 187 ms | 61 / 169 MiB |
+//!
+//! The interact function has 1 024 MB; a 5 MB body read by derived types holds two and a half
+//! times the memory the visitors do, and takes two to three times as long.
 use std::fmt;
 
-use serde::de::{Deserialize, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeOwned, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::fields::{tree_node, Problems, RawNode, Scalar};
-use super::KNOWN_FIELDS;
 use crate::agent::page::Nodes;
 use crate::error::FieldProblem;
-use serde_json::value::RawValue;
+
+/// A field as sent: absent, `null`, of the wrong type, or a value of its type. Reading one
+/// never fails, so every problem of a body can be named at once.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(super) enum Field<T> {
+    #[default]
+    Absent,
+    Null,
+    Wrong,
+    Given(T),
+}
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Field<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match Value::deserialize(d)? {
+            Value::Null => Field::Null,
+            v => serde_json::from_value(v).map_or(Field::Wrong, Field::Given),
+        })
+    }
+}
+
+impl<T> Field<T> {
+    /// Its value; of the wrong type, `problem` is added for `name`.
+    pub(super) fn value(self, name: &str, problem: &str, p: &mut Problems) -> Option<T> {
+        match self {
+            Field::Given(v) => Some(v),
+            Field::Wrong => {
+                p.add(name, problem);
+                None
+            }
+            Field::Absent | Field::Null => None,
+        }
+    }
+
+    /// Absent or `null`: not given at all.
+    pub(super) fn missing(&self) -> bool {
+        matches!(self, Field::Absent | Field::Null)
+    }
+}
+
+/// A client report (`lastActionError`, `domChanges`, ...): an object of any fields.
+pub(super) type Report = Field<Map<String, Value>>;
+
+/// The interact body as sent. Unknown fields are skipped; none of these fails to read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(super) struct Wire {
+    pub url: Field<String>,
+    pub query: Field<String>,
+    pub interactive_tree: TreeField,
+    pub dom: Field<String>,
+    pub dom_mode: Field<String>,
+    pub task_id: Field<String>,
+    pub session_id: Field<String>,
+    pub last_action_status: Field<String>,
+    pub last_action_error: Report,
+    pub last_action_result: Report,
+    pub dom_changes: Report,
+    pub client_observations: Report,
+    pub page_title: Field<String>,
+    pub viewport: Report,
+    pub screenshot: Field<String>,
+    pub client_capabilities: Field<Vec<Value>>,
+}
 
 /// Node problems reported at most (a broken tree would otherwise flood the answer).
 pub(super) const MAX_NODE_PROBLEMS: usize = 5;
 
 /// The `interactiveTree` field as read.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(super) enum TreeField {
+    #[default]
     Absent,
     NotArray,
     Nodes {
@@ -68,16 +140,25 @@ impl Collect {
     }
 }
 
-/// The body: the tree as checked nodes, every other field as JSON.
-struct Body {
-    fields: Map<String, Value>,
-    tree: TreeField,
+/// The body as sent; `None` when it is not a JSON object.
+pub(super) fn wire(bytes: &[u8]) -> Option<Wire> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    // A derived struct also reads an array by position: only an object is a body.
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(text)
+        .ok()
+        .or_else(|| last_of_repeated(text))
 }
 
-/// The fields and the tree of a raw body; `None` when it is not a JSON object.
-pub(super) fn body(bytes: &[u8]) -> Option<(Map<String, Value>, TreeField)> {
-    let body: Body = serde_json::from_str(std::str::from_utf8(bytes).ok()?).ok()?;
-    Some((body.fields, body.tree))
+/// A body that names a field twice (the derived reader refuses it) read as a parsed body is:
+/// the last counts. Its fields are kept as text, not parsed, before it is read again.
+fn last_of_repeated(text: &str) -> Option<Wire> {
+    let fields: std::collections::BTreeMap<String, Box<RawValue>> =
+        serde_json::from_str(text).ok()?;
+    let once = serde_json::to_string(&fields).ok()?;
+    serde_json::from_str(&once).ok()
 }
 
 /// Reads what a visitor is given and does not want (a nested array or object).
@@ -279,64 +360,45 @@ impl<'de> Deserialize<'de> for RawNode<'static> {
     }
 }
 
-impl<'de> Deserialize<'de> for TreeField {
+/// The tree's nodes checked as they come (the visitor's value).
+struct Checked(TreeField);
+
+impl<'de> Deserialize<'de> for Checked {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = TreeField;
+            type Value = Checked;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("an array of nodes")
             }
-            scalar_visits!(|s| if s == Scalar::Other {
+            scalar_visits!(|s| Checked(if s == Scalar::Other {
                 TreeField::Absent
             } else {
                 TreeField::NotArray
-            });
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TreeField, A::Error> {
+            }));
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
                 let mut c = Collect::default();
                 while let Some(raw) = seq.next_element::<RawNode<'static>>()? {
                     c.push(raw);
                 }
-                Ok(c.done())
+                Ok(Checked(c.done()))
             }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TreeField, A::Error> {
-                skip_map(map).map(|_| TreeField::NotArray)
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Checked, A::Error> {
+                skip_map(map).map(|_| Checked(TreeField::NotArray))
             }
         }
         d.deserialize_any(V)
     }
 }
 
-impl<'de> Deserialize<'de> for Body {
+/// The tree checked node by node, its text kept as sent (the step's page snapshot).
+impl<'de> Deserialize<'de> for TreeField {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Body;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body, A::Error> {
-                let mut body = Body {
-                    fields: Map::new(),
-                    tree: TreeField::Absent,
-                };
-                while let Some(key) = map.next_key::<String>()? {
-                    if key == "interactiveTree" {
-                        let raw: &RawValue = map.next_value()?;
-                        body.tree = serde_json::from_str(raw.get()).map_err(A::Error::custom)?;
-                        if let TreeField::Nodes { sent, .. } = &mut body.tree {
-                            *sent = raw.get().to_owned();
-                        }
-                    } else if KNOWN_FIELDS.contains(&key.as_str()) {
-                        let value = map.next_value()?;
-                        body.fields.insert(key, value);
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-                Ok(body)
-            }
+        let raw = <&RawValue>::deserialize(d)?;
+        let Checked(mut tree) = serde_json::from_str(raw.get()).map_err(D::Error::custom)?;
+        if let TreeField::Nodes { sent, .. } = &mut tree {
+            *sent = raw.get().to_owned();
         }
-        d.deserialize_map(V)
+        Ok(tree)
     }
 }
