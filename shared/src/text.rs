@@ -84,6 +84,16 @@ pub fn single_line(s: &str, max: usize) -> String {
     truncate_chars(&collapse_ws(head), max)
 }
 
+/// An element's name from a page, to quote in a server message: [`single_line`], without the
+/// marks that could end its quotes or open a tag (`"`, `<`, `>`, `` ` ``): page text stays one
+/// quoted name.
+pub fn page_name(s: &str, max: usize) -> String {
+    let line = single_line(s, max);
+    line.chars()
+        .filter(|c| !matches!(c, '"' | '<' | '>' | '`'))
+        .collect()
+}
+
 /// Tag names that delimit sections of the prompt. Data placed inside a section has the `<` of
 /// any `<name` or `</name` (any case, spaces allowed after `<` and `/`) turned into `‹` (one
 /// character for one, so budgets still hold), so it can neither close its own section nor

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use api_tests::expect_error;
 use api_tests::flows::{field, next, node, planned, reply, sections, start};
-use api_tests::harness::{harness, harness_with, PW};
+use api_tests::harness::{harness, harness_with, Harness, PW};
 use api_tests::scripted::Reply;
-use serde_json::json;
+use serde_json::{json, Value};
 
 const SHOP: &str = "https://shop.example.com/cart";
 
@@ -143,6 +143,22 @@ async fn a_double_sent_answer_is_busy_not_a_second_task() {
     assert_eq!(h.llm.requests().len(), 2, "the second copy asked no model");
 }
 
+/// "Turn on dark mode" started on a page with a Settings link, the finish judge scripted to
+/// say no twice: the first request and its answer, and the settings page.
+async fn dark_mode_judged_no_twice(h: &Harness) -> (Value, Value, Vec<Value>) {
+    h.llm.push_verdicts([
+        Reply::verdict(false, 0.9, "still off"),
+        Reply::verdict(false, 0.9, "still off"),
+    ]);
+    let b1 = start(
+        "Turn on dark mode",
+        SHOP,
+        vec![node("10", "link", "Settings")],
+    );
+    let r1 = h.ok(&b1).await;
+    (b1, r1, vec![node("20", "switch", "Dark mode")])
+}
+
 #[tokio::test]
 async fn finish_naming_the_last_plan_step_is_still_checked() {
     let h = harness().await;
@@ -159,17 +175,7 @@ async fn finish_naming_the_last_plan_step_is_still_checked() {
         again("Really done."),
         again("Certainly done."),
     ]);
-    h.llm.push_verdicts([
-        Reply::verdict(false, 0.9, "still off"),
-        Reply::verdict(false, 0.9, "still off"),
-    ]);
-    let b1 = start(
-        "Turn on dark mode",
-        SHOP,
-        vec![node("10", "link", "Settings")],
-    );
-    let r1 = h.ok(&b1).await;
-    let settings = vec![node("20", "switch", "Dark mode")];
+    let (b1, r1, settings) = dark_mode_judged_no_twice(&h).await;
     let b2 = next(
         &b1,
         &r1,
@@ -200,6 +206,37 @@ async fn finish_naming_the_last_plan_step_is_still_checked() {
         (Some("finish()"), Some("completed"))
     );
     assert_eq!(r3["thought"], "Certainly done.");
+    assert_eq!(h.llm.verdict_requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_server_tool_between_refused_finishes_does_not_start_their_count_again() {
+    // Finish, refused; a note kept with remember(); finish, refused: two in a row still — the
+    // third stands (else a judge that keeps saying no ends the task in a tool streak).
+    let h = harness().await;
+    h.llm.push([
+        planned(
+            &["Open the settings", "Turn on dark mode"],
+            1,
+            "Open.",
+            "click(10)",
+        ),
+        Reply::action("Done.", "finish()"),
+        Reply::action("I note it.", "remember(\"mode\", \"dark\")"),
+        Reply::action("Really done.", "finish()"),
+        Reply::action("Certainly done.", "finish()"),
+    ]);
+    let (b1, r1, settings) = dark_mode_judged_no_twice(&h).await;
+    let url = "https://shop.example.com/settings";
+    let b2 = next(&b1, &r1, url, settings.clone());
+    let r2 = h.ok(&b2).await;
+    assert_eq!(h.llm.verdict_requests().len(), 2, "{r2}");
+    let r3 = h.ok(&next(&b2, &r2, url, settings)).await;
+    assert_eq!(
+        (r3["action"].as_str(), r3["status"].as_str()),
+        (Some("finish()"), Some("completed")),
+        "{r3}"
+    );
     assert_eq!(h.llm.verdict_requests().len(), 2);
 }
 

@@ -114,6 +114,35 @@ async fn passwords_and_a_page_ordering_the_agent_to_pay_are_gated_and_a_no_is_he
 }
 
 #[tokio::test]
+async fn a_finish_right_after_a_no_stands_but_once_the_model_moved_on_it_is_judged_again() {
+    let h = harness().await;
+    h.llm.push([
+        Reply::action("Pay for the order.", "click(10)"),
+        Reply::action("Not paying; I open the orders instead.", "click(11)"),
+        Reply::action("All done.", "finish()"),
+        Reply::action("Open the order.", "click(12)"),
+    ]);
+    h.llm
+        .push_verdicts([Reply::verdict(false, 0.9, "the order is not open")]);
+    let page = || vec![node("10", "btn", "Pay now"), node("11", "link", "Orders")];
+    let b1 = start("Pay for my cart, then open my last order", SHOP, page());
+    let r1 = h.ok(&b1).await;
+    assert_eq!(r1["action"], "ask_user()");
+    let b2 = reply_here(&b1, &r1, "no");
+    let r2 = h.ok(&b2).await;
+    assert_eq!(r2["action"], "click(11)", "{r2}");
+    let orders = "https://shop.example.com/orders";
+    let b3 = next(&b2, &r2, orders, vec![node("12", "link", "Order 1041")]);
+    let r3 = h.ok(&b3).await;
+    assert_eq!(
+        (r3["action"].as_str(), r3["status"].as_str()),
+        (Some("click(12)"), Some("executing")),
+        "the no was answered by moving on: this finish is judged, not taken: {r3}"
+    );
+    assert_eq!(h.llm.verdict_requests().len(), 1);
+}
+
+#[tokio::test]
 async fn a_captcha_waits_for_the_user_and_the_resume_data_reaches_the_model() {
     let h = harness().await;
     h.llm.push([

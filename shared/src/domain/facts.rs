@@ -45,7 +45,7 @@ impl ElementFacts<'_> {
     /// The element as a note to the model names it: `[3] inp "Name"` (the name cut to
     /// `name_chars`).
     pub fn brief(&self, name_chars: usize) -> String {
-        let name = crate::text::single_line(&self.name, name_chars).replace('"', "'");
+        let name = crate::text::page_name(&self.name, name_chars);
         if name.is_empty() {
             format!("[{}] {}", self.id, self.role)
         } else {

@@ -40,7 +40,7 @@ pub fn cannot_type_into(page: &dyn PageFacts, id: &str) -> Option<String> {
         return None;
     }
     let what = el.brief(60);
-    let all: Vec<ElementFacts<'_>> = page.elements().collect();
+    let all: Vec<ElementFacts<'_>> = page.elements().take(2_000).collect();
     let at = all.iter().position(|e| e.id == id).unwrap_or(0);
     let mut fields: Vec<(usize, &ElementFacts<'_>)> = all
         .iter()

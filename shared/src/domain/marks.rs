@@ -69,6 +69,19 @@ pub fn gained(page: &dyn PageFacts, before: &[u16]) -> bool {
             .any(|e| before.binary_search(&hash(&e.role, &e.name)).is_err())
 }
 
+/// Whether the last page (`before`, its sorted hashes) had an element `page` no longer has (a
+/// dialog or banner closed); `false` without a last page.
+pub fn lost(page: &dyn PageFacts, before: &[u16]) -> bool {
+    if before.is_empty() {
+        return false;
+    }
+    let mut now: Vec<u16> = (page.elements().take(MAX_ELEMENTS))
+        .map(|e| hash(&e.role, &e.name))
+        .collect();
+    now.sort_unstable();
+    before.iter().any(|h| now.binary_search(h).is_err())
+}
+
 /// The ids of `page`'s elements that the last page (`before`, its sorted hashes) did not have,
 /// in page order; none without a last page, or when most of the page is new.
 pub fn new_ids(page: &dyn PageFacts, before: &[u16]) -> Vec<String> {
@@ -138,6 +151,11 @@ mod tests {
         assert!(gained(&with_suggestions, &before) && gained(&elsewhere, &before));
         assert!(!gained(&renumbered, &before) && !gained(&form(&[]), &before));
         assert!(!gained(&with_suggestions, &[]), "no last page");
+        // Whether anything went: a banner closed counts, the same or more elements do not.
+        let with_banner = decode(&encode(&of(&form(&[("9", "btn", "Accept all")]))));
+        assert!(lost(&form(&[]), &with_banner));
+        assert!(!lost(&form(&[("9", "btn", "Accept all")]), &with_banner));
+        assert!(!lost(&with_suggestions, &before) && !lost(&renumbered, &[]));
     }
 
     #[test]

@@ -9,6 +9,8 @@ use super::facts::{ElementFacts, PageFacts};
 
 /// Elements named as the nearest to an id not on the page, at most.
 const NEAREST: usize = 5;
+/// Elements of a page looked at, at most.
+const MAX_ELEMENTS: usize = 2_000;
 
 /// The help for a refused answer: `missing` is the element id it named when the page does not
 /// have it; `last_ran` the task's last browser action.
@@ -25,14 +27,17 @@ pub fn help(missing: Option<&str>, page: &dyn PageFacts, last_ran: Option<&str>)
             ));
         }
     }
-    let example = near
-        .first()
-        .map(|e| e.id.to_owned())
-        .or_else(|| page.elements().next().map(|e| e.id.to_owned()));
-    if let Some(id) = example {
-        let id = crate::text::single_line(&id, 40);
+    let example = near.first().cloned().or_else(|| page.elements().next());
+    if let Some(e) = example {
+        let id = crate::text::single_line(e.id, 40);
+        // Written with the verb its kind of element takes: a model copies what it is shown.
+        let call = match e.role.as_ref() {
+            "inp" => format!("setValue({id}, \"text\")"),
+            "sel" => format!("selectOption({id}, \"option\")"),
+            _ => format!("click({id})"),
+        };
         parts.push(format!(
-            "Write the action exactly as the grammar has it, with the id in brackets at the start of a line of the page: click({id}), setValue({id}, \"text\"), selectOption({id}, \"option\")"
+            "Write the action exactly as the grammar has it, with the id in brackets at the start of a line of the page: {call}"
         ));
     }
     if let Some(last) = last_ran {
@@ -52,6 +57,7 @@ fn nearest<'a>(page: &'a dyn PageFacts, id: &str) -> Vec<ElementFacts<'a>> {
     };
     let mut all: Vec<(u64, ElementFacts<'a>)> = page
         .elements()
+        .take(MAX_ELEMENTS)
         .filter_map(|e| Some((e.id.parse::<u64>().ok()?.abs_diff(want), e)))
         .collect();
     all.sort_by_key(|(d, _)| *d);
@@ -82,10 +88,18 @@ mod tests {
             h.starts_with("There is no element 14 on this page; the ids nearest to it are [13] btn \"Submit\", [12] inp \"Name\", [40] link \"Help\""),
             "{h}"
         );
-        assert!(h.contains("click(13), setValue(13, \"text\")"), "{h}");
+        assert!(
+            h.contains("of the page: click(13)."),
+            "a button is clicked: {h}"
+        );
         assert!(
             h.ends_with("The last action that ran was setValue(12, \"Ada\")"),
             "{h}"
+        );
+        let h = help(Some("11"), &page(), None);
+        assert!(
+            h.contains("of the page: setValue(12, \"text\")"),
+            "a field typed into: {h}"
         );
     }
 
@@ -93,7 +107,7 @@ mod tests {
     fn other_refusals_get_the_grammar_on_a_real_id_and_nothing_is_invented() {
         let h = help(None, &page(), None);
         assert!(
-            h.starts_with("Write the action exactly") && h.contains("click(12)"),
+            h.starts_with("Write the action exactly") && h.contains("setValue(12, \"text\")"),
             "{h}"
         );
         assert!(!h.contains("There is no element"), "{h}");

@@ -110,6 +110,8 @@ pub async fn accept(
             p.decision.thought.clone(),
         ),
         _ => {
+            // The model moved on from the user's no: a later finish is checked again.
+            step.task.declined = false;
             keep_rest(step, &p);
             Outcome::Done(Box::new(p.decision))
         }

@@ -384,9 +384,10 @@ pub async fn review(
     let (problem, help) = match guard(&content, &facts) {
         Review::Accept(mut p) => {
             let before = step.task.refused;
-            step.task
-                .refused
-                .accepted(matches!(p.action, Action::Finish(_)));
+            // Refused finishes stay counted until a browser action is accepted: a server tool
+            // between two finishes does not start them again.
+            let finishing = matches!(p.action, Action::Finish(_)) || p.action.is_server_tool();
+            step.task.refused.accepted(finishing);
             super::recipe::answered(step, &mut p, &facts);
             match accept::accept(ctx, step, req, built, *p, before.finishes, deadline).await {
                 accept::Outcome::Done(d) => return done(step, *d),

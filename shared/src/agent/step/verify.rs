@@ -119,8 +119,12 @@ fn misdirected_action(
     let action = crate::agent::action::Action::parse(&prev.action).ok()?;
     let before = prev.before_state.as_ref()?;
     let target = before.target.as_ref()?;
+    // The page moved on: another address, or elements came or went (a section opened, a
+    // dialog or banner closed) — a way to what the instruction names, not a choice of its own.
+    let last = crate::domain::marks::decode(marks);
     let moved = (!before.url.is_empty() && before.url != view.url)
-        || crate::domain::marks::gained(view, &crate::domain::marks::decode(marks));
+        || crate::domain::marks::gained(view, &last)
+        || crate::domain::marks::lost(view, &last);
     crate::domain::aim::misdirected(query, &action.kind(), target, view, moved)
 }
 
