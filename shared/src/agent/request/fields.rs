@@ -1,11 +1,56 @@
-//! Field readers that collect every problem instead of stopping at the first.
+//! A field as sent ([`Field`], which never fails to read) and the readers over it and over a
+//! tree node, collecting every problem instead of stopping at the first.
 
 use std::borrow::Cow;
 
-use super::wire::Field;
 use crate::agent::page::{Nodes, TreeNode};
 use crate::error::FieldProblem;
 use crate::text::cut_at;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
+
+/// A field as sent: absent, `null`, of the wrong type, or a value of its type. Reading one
+/// never fails, so every problem of a body can be named at once.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(super) enum Field<T> {
+    #[default]
+    Absent,
+    Null,
+    Wrong,
+    Given(T),
+}
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Field<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match Value::deserialize(d)? {
+            Value::Null => Field::Null,
+            v => serde_json::from_value(v).map_or(Field::Wrong, Field::Given),
+        })
+    }
+}
+
+impl<T> Field<T> {
+    /// Its value; of the wrong type, `problem` is added for `name`.
+    pub(super) fn value(self, name: &str, problem: &str, p: &mut Problems) -> Option<T> {
+        match self {
+            Field::Given(v) => Some(v),
+            Field::Wrong => {
+                p.add(name, problem);
+                None
+            }
+            Field::Absent | Field::Null => None,
+        }
+    }
+
+    /// Absent or `null`: not given at all.
+    pub(super) fn missing(&self) -> bool {
+        matches!(self, Field::Absent | Field::Null)
+    }
+}
+
+/// A client report (`lastActionError`, `domChanges`, ...): an object of any fields.
+pub(super) type Report = Field<Map<String, Value>>;
 
 pub(super) struct Problems(pub(super) Vec<FieldProblem>);
 

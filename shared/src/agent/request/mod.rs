@@ -11,9 +11,9 @@ use serde_json::Value;
 use super::page::Nodes;
 use crate::error::Error;
 use crate::text::truncate_chars;
-use fields::{one_of, string, uuid, Problems};
+use fields::{one_of, string, uuid, Field, Problems, Report};
 use reports::{report, DOM_CHANGES_FIELDS, ERROR_FIELDS, OBSERVATION_FIELDS, RESULT_FIELDS};
-use wire::{Field, Report, TreeField, Wire, MAX_NODE_PROBLEMS};
+use wire::{TreeField, Wire, MAX_NODE_PROBLEMS};
 
 /// Longest `dom` accepted, in characters.
 pub const MAX_DOM_CHARS: usize = 500_000;

@@ -2,8 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::fields::Problems;
-use super::wire::Report;
+use super::fields::{Problems, Report};
 use crate::text::truncate_chars;
 
 /// The type of a known field inside a client report; anything else there is dropped.

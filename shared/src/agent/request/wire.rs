@@ -18,56 +18,14 @@
 //! times the memory the visitors do, and takes two to three times as long.
 use std::fmt;
 
-use serde::de::{DeserializeOwned, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::fields::{tree_node, Problems, RawNode, Scalar};
+use super::fields::{tree_node, Field, Problems, RawNode, Report, Scalar};
 use crate::agent::page::Nodes;
 use crate::error::FieldProblem;
-
-/// A field as sent: absent, `null`, of the wrong type, or a value of its type. Reading one
-/// never fails, so every problem of a body can be named at once.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub(super) enum Field<T> {
-    #[default]
-    Absent,
-    Null,
-    Wrong,
-    Given(T),
-}
-
-impl<'de, T: DeserializeOwned> Deserialize<'de> for Field<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(match Value::deserialize(d)? {
-            Value::Null => Field::Null,
-            v => serde_json::from_value(v).map_or(Field::Wrong, Field::Given),
-        })
-    }
-}
-
-impl<T> Field<T> {
-    /// Its value; of the wrong type, `problem` is added for `name`.
-    pub(super) fn value(self, name: &str, problem: &str, p: &mut Problems) -> Option<T> {
-        match self {
-            Field::Given(v) => Some(v),
-            Field::Wrong => {
-                p.add(name, problem);
-                None
-            }
-            Field::Absent | Field::Null => None,
-        }
-    }
-
-    /// Absent or `null`: not given at all.
-    pub(super) fn missing(&self) -> bool {
-        matches!(self, Field::Absent | Field::Null)
-    }
-}
-
-/// A client report (`lastActionError`, `domChanges`, ...): an object of any fields.
-pub(super) type Report = Field<Map<String, Value>>;
 
 /// The interact body as sent. Unknown fields are skipped; none of these fails to read.
 #[derive(Debug, Default, Deserialize)]
