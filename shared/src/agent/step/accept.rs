@@ -38,7 +38,7 @@ pub async fn accept(
     deadline: Instant,
 ) -> Outcome {
     let now = ctx.clock.now();
-    let chat_only = step.is_new && p.task_type.as_deref() == Some("chat_only");
+    let chat_only = step.request.is_new && p.task_type.as_deref() == Some("chat_only");
     // Whether finish() is checked is decided on the plan as it was: naming the last plan step
     // does not complete the others.
     let finishing = matches!(p.action, Action::Finish(_));
@@ -96,7 +96,7 @@ pub async fn accept(
                     ))
                 }
                 Some((true, _)) => {
-                    step.finish_confirmed = true;
+                    step.answer.finish_confirmed = true;
                     Outcome::Done(Box::new(p.decision))
                 }
                 // No verdict could be had, or the model was told often enough: the agent's
@@ -161,7 +161,7 @@ pub fn finish_evidence(
     answer: Option<&str>,
     view: &crate::agent::page::PageView<'_>,
 ) -> Evidence {
-    let acted: Vec<Acted> = (step.history.iter())
+    let acted: Vec<Acted> = (step.records.history.iter())
         .filter(|s| s.kind == StepKind::Dom && s.tool().is_none())
         .filter_map(|s| {
             let (name, value) = crate::agent::recipe::name_and_value(&s.action)?;
@@ -181,16 +181,16 @@ pub fn finish_evidence(
         })
     });
     // The last three verdicts, wherever they are stored (server tool records included).
-    let failed_lately = (step.history.iter().rev())
+    let failed_lately = (step.records.history.iter().rev())
         .filter_map(|s| s.verification.as_ref())
         .take(3)
-        .chain(step.verification.as_ref())
+        .chain(step.verdicts.verification.as_ref())
         .any(|v| v.failed());
     evidence(&FinishFacts {
         query: &step.task.query,
         answer,
         acted: &acted,
-        used_tools: step.history.iter().any(|s| s.tool().is_some()),
+        used_tools: step.records.history.iter().any(|s| s.tool().is_some()),
         open_plan_steps,
         failed_lately,
         page: view,
@@ -211,15 +211,19 @@ fn update_plan(
             step.task.plan = d
                 .and_then(|d| Plan::from_descriptions(d, now))
                 .or_else(|| Some(Plan::single(&step.task.query, now)));
-            step.plan_changed = true;
+            step.verdicts.plan_changed = true;
         }
-        (Some(plan), Some(d)) if step.replan => {
+        (Some(plan), Some(d)) if step.verdicts.replan => {
             plan.replan_from_current(d);
-            step.plan_changed = true;
+            step.verdicts.plan_changed = true;
         }
         _ => {}
     }
-    let verified = step.verification.as_ref().is_none_or(|v| !v.failed());
+    let verified = step
+        .verdicts
+        .verification
+        .as_ref()
+        .is_none_or(|v| !v.failed());
     if let (Some(plan), Some(k), true) = (step.task.plan.as_mut(), p.plan_step, verified && advance)
     {
         plan.move_to(k);

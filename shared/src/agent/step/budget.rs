@@ -69,7 +69,7 @@ pub async fn extend(ctx: &StepPorts<'_>, step: &mut StepContext) -> bool {
     let amount = reservation(ctx).min(budget.max(1));
     let key = key(&step.tenant_id);
     match window(budget)
-        .take_amount(ctx.store, &key, amount, step.started_at)
+        .take_amount(ctx.store, &key, amount, step.request.started_at)
         .await
     {
         Ok(true) => {
@@ -106,7 +106,7 @@ pub async fn settle(ctx: &StepPorts<'_>, step: &StepContext) {
             ctx.store,
             &key(&step.tenant_id),
             used - reserved,
-            step.started_at,
+            step.request.started_at,
         )
         .await;
 }

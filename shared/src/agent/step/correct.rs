@@ -41,8 +41,9 @@ pub fn correct(
     facts: &Facts<'_>,
     now: DateTime<Utc>,
 ) -> Option<Decision> {
-    let v = step.verification.clone().filter(|v| v.failed())?;
+    let v = step.verdicts.verification.clone().filter(|v| v.failed())?;
     let prev = step
+        .records
         .history
         .iter()
         .rev()
@@ -82,7 +83,7 @@ pub fn correct(
             reason,
             action: corrected,
         } => {
-            step.correction = Some(Correction {
+            step.verdicts.correction = Some(Correction {
                 step_index: v.step_index,
                 strategy,
                 reason: crate::text::single_line(&reason, 300),
@@ -92,7 +93,7 @@ pub fn correct(
                 timestamp: crate::time::iso(now),
             });
             if strategy == Strategy::UpdatePlan {
-                step.replan = true;
+                step.verdicts.replan = true;
             }
             // A risky action (or one the user confirmed) is never redone by the rules: the
             // model may propose it again, and the risk gate asks the user.
@@ -121,7 +122,7 @@ pub fn correct(
                     }
                 }
             }
-            step.notes.push(format!(
+            step.brief.notes.push(format!(
                 "The last action failed: {}. Correction (attempt {attempts} of {}): {reason}. {}",
                 v.reason,
                 crate::domain::correction::MAX_ATTEMPTS,

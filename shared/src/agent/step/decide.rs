@@ -29,7 +29,7 @@ pub struct Known<'a> {
 
 /// What the user wrote for the task: the task itself and the reply this request carries.
 pub fn said(step: &StepContext) -> String {
-    match &step.user_input {
+    match &step.request.user_input {
         Some(reply) => format!("{}\n{reply}", step.task.query),
         None => step.task.query.clone(),
     }
@@ -99,7 +99,7 @@ pub fn rules(
 ) -> bool {
     let now = ctx.clock.now();
     note_new_elements(step, req, built);
-    let history = step.history.clone();
+    let history = step.records.history.clone();
     let known = Known::new(
         &history,
         req,
@@ -107,8 +107,8 @@ pub fn rules(
         said(step),
         super::secrets::finder(ctx, step),
     );
-    let facts = known.facts(ctx, step.step_index);
-    let user_spoke = step.user_input.is_some() || step.task.resume_note.is_some();
+    let facts = known.facts(ctx, step.records.step_index);
+    let user_spoke = step.request.user_input.is_some() || step.task.resume_note.is_some();
     let ruled = shortcut::decide(step, &facts)
         .or_else(|| recipe::replay(step, &facts))
         .or_else(|| correct::correct(step, req, &facts, now));
@@ -120,7 +120,7 @@ pub fn rules(
         .task
         .confirmation
         .as_ref()
-        .is_some_and(|c| c.asked_again && c.step_index == step.step_index);
+        .is_some_and(|c| c.asked_again && c.step_index == step.records.step_index);
     if user_spoke && !asked_again && !ruled.as_ref().is_some_and(|d| d.confirmed) {
         recipe::leave_to_model(step);
     }
@@ -128,7 +128,7 @@ pub fn rules(
         Some(d) => {
             // A tool deferred by the last round belongs to a decision that did not happen.
             step.task.pending_tool = None;
-            step.decision = Some(d);
+            step.answer.decision = Some(d);
             true
         }
         None => false,
@@ -150,7 +150,7 @@ fn note_new_elements(step: &mut StepContext, req: &InteractRequest, built: &Buil
 
 /// The plan and the correction brought in line with the decision.
 pub fn finish_step(step: &mut StepContext, now: chrono::DateTime<chrono::Utc>) {
-    let Some(mut decision) = step.decision.take() else {
+    let Some(mut decision) = step.answer.decision.take() else {
         return;
     };
     if decision.kind == StepKind::Dom {
@@ -167,6 +167,7 @@ pub fn finish_step(step: &mut StepContext, now: chrono::DateTime<chrono::Utc>) {
     }
     // A server round corrects nothing (its verdict is taken up again by the next request).
     if let Some(c) = step
+        .verdicts
         .correction
         .as_mut()
         .filter(|_| decision.kind == StepKind::Dom)
@@ -176,16 +177,16 @@ pub fn finish_step(step: &mut StepContext, now: chrono::DateTime<chrono::Utc>) {
         }
         c.corrected_step = Some(decision.action.clone());
     }
-    if step.is_new && step.task.task_type.is_none() {
+    if step.request.is_new && step.task.task_type.is_none() {
         step.task.task_type = Some("web_only".into());
     }
-    step.decision = Some(decision);
+    step.answer.decision = Some(decision);
 }
 
 /// The decision is missing only when the machine left the tool loop at its bound: the round
 /// ends as a SERVER round.
 pub fn ensure_decision(step: &mut StepContext, last: Option<super::tools::Ran>) {
-    if step.decision.is_none() {
-        step.decision = Some(super::tools::server_round("", "tool_limit", last));
+    if step.answer.decision.is_none() {
+        step.answer.decision = Some(super::tools::server_round("", "tool_limit", last));
     }
 }

@@ -97,8 +97,8 @@ pub fn claim_question(
         let steps: Vec<&str> = plan.steps.iter().map(|s| s.description.as_str()).collect();
         let _ = writeln!(q, "Plan: {}", prompt_line(&steps.join("; "), 600));
     }
-    let recent = step.history.len().saturating_sub(5);
-    for s in &step.history[recent..] {
+    let recent = step.records.history.len().saturating_sub(5);
+    for s in &step.records.history[recent..] {
         let _ = writeln!(q, "Step {}: {}", s.index + 1, prompt_line(&s.action, 160));
     }
     let _ = writeln!(q, "{}: {}", claim.label, prompt_line(claim.said, 400));

@@ -161,82 +161,120 @@ impl Decision {
 }
 
 /// The state carried between phases: references and small summaries, never the page. The
-/// fields are grouped by the phase that writes them.
+/// fields are grouped by what they are about, each group by the phase that writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepContext {
     // Load: who asks, about which task, with what (written once).
     pub tenant_id: String,
     pub user_id: String,
-    /// Holder id of the task lease (the request id).
-    pub lease_owner: String,
+    /// This request's hold on the task and what it brings besides the page.
+    pub request: RequestPart,
     /// The task as this step leaves it (a new one is made in `load`; every phase may change it).
     pub task: Task,
-    /// The task starts with this step: nothing is stored yet and no lease is held.
-    pub is_new: bool,
-    pub session_id: String,
-    /// Set when the session must be created with this step.
-    pub new_session: Option<Session>,
-    /// The session as read in `load`, when it exists (saves a read when appending messages).
-    pub session: Option<Session>,
-    /// The user's reply carried by this request (after `ask_user` or a blocker).
-    pub user_input: Option<String>,
-    /// The index of the request's first record (its page snapshot is stored under it);
-    /// `step_index` is the index of the next record.
-    pub first_index: u32,
-    /// The tenant has organisation knowledge for the page's domain (the Knowledge state asks
-    /// for it).
-    #[serde(default)]
-    pub org_knowledge: bool,
-    /// The request's time as the store's claims saw it.
-    pub started_at: chrono::DateTime<chrono::Utc>,
+    /// The task's session.
+    pub session: SessionPart,
     /// What `load` (and the rules, for new elements) read off the page.
     pub page: PageDigest,
+    /// Verify and Correct | Plan: the verdict on the previous action and what follows from it.
+    pub verdicts: Verdicts,
+    /// What the model is given besides the task and the page (Gather, and the rules' notes).
+    pub brief: Brief,
+    /// The task's records: those stored before this request, then the server tools it ran.
+    pub records: Records,
+    /// Decide, Guard and RunTool: the answer and what the server's rules did to it.
+    pub answer: Answer,
+    /// Every phase that spends: tokens, calls, time.
+    pub spend: Spend,
+}
 
-    // Verify and Correct | Plan: the verdict on the previous action and what follows from it.
+/// This request's hold on the task and what it brings besides the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestPart {
+    /// Holder id of the task lease (the request id).
+    pub lease_owner: String,
+    /// The task starts with this step: nothing is stored yet and no lease is held.
+    pub is_new: bool,
+    /// The index of the request's first record (its page snapshot is stored under it); the
+    /// records' `step_index` is the index of the next record.
+    pub first_index: u32,
+    /// The request's time as the store's claims saw it.
+    pub started_at: chrono::DateTime<chrono::Utc>,
+    /// The user's reply carried by this request (after `ask_user` or a blocker).
+    pub user_input: Option<String>,
+}
+
+/// The task's session.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionPart {
+    pub id: String,
+    /// Set when the session must be created with this step.
+    pub new: Option<Session>,
+    /// The session as read in `load`, when it exists (saves a read when appending messages).
+    pub read: Option<Session>,
+    /// Session notes changed by `exportToSession`.
+    pub memory: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// The verdict on the previous action and what follows from it (Verify, Correct | Plan).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Verdicts {
     /// The verdict on the previous action.
     pub verification: Option<Verification>,
     /// The verdict was made by an earlier request (which then ended as a server round) and is
     /// already stored.
-    pub verification_reused: bool,
+    pub reused: bool,
     /// The correction chosen after a failed verification.
     pub correction: Option<Correction>,
     /// The plan is to be made again from here.
     pub replan: bool,
     /// This step made the task's plan or made it again (kept with its record).
-    #[serde(default)]
     pub plan_changed: bool,
+}
 
-    // Gather.
+/// What the model is given besides the task and the page.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Brief {
+    /// The tenant has organisation knowledge for the page's domain (the Knowledge state asks
+    /// for it).
+    pub org_knowledge: bool,
+    /// Gather: what was found for the task.
     pub knowledge: Vec<KnowledgeChunk>,
-
-    // Decide, Guard and RunTool (and the rules before them).
-    /// Lines for the model from the server's own rules (a correction to make, a refusal).
+    /// Lines for the model from the server's own rules (a correction to make, a refusal);
+    /// they live for this request (the task's carried notes live until the next).
     pub notes: Vec<String>,
     /// The recipe step the model is asked for, as recorded (shown as data, not instructions).
     pub recipe_step: Option<String>,
-    /// The task's steps: those stored before this request, then the server tools it ran.
+}
+
+/// The task's records: those stored before this request, then the server tools it ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Records {
     pub history: Vec<Step>,
     /// The records of the server tools this request ran (also at the end of `history`).
     pub tool_steps: Vec<Step>,
+    /// The index of the next record.
     pub step_index: u32,
-    /// Session notes changed by `exportToSession`.
-    pub session_memory: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// The step's answer and what the server's rules did to it (Decide, Guard and RunTool).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
     pub decision: Option<Decision>,
     /// What the server's rules did to this step (see [`Intervention`]).
-    #[serde(default)]
     pub interventions: Vec<Intervention>,
     /// The model's `finish()` was confirmed (by the finish judge, or a `verifySuccess` on this
     /// page): only such a run is recorded as a recipe.
-    #[serde(default)]
     pub finish_confirmed: bool,
-
     /// The step came from the task's recipe (replayed, or healed by the model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recipe_use: Option<crate::domain::recipe::book::RecipeUse>,
-
-    // Every phase that spends: tokens, calls, time.
-    pub spend: Spend,
 }
 
 /// What `load` read off the request's page (the page itself stays out of the state).
@@ -287,19 +325,19 @@ pub struct Phases {
 impl StepContext {
     /// Notes an intervention of the server's rules.
     pub fn intervene(&mut self, kind: Intervention) {
-        note(&mut self.interventions, kind);
+        note(&mut self.answer.interventions, kind);
     }
 
     /// Every intervention of the step, those read off its verdict and correction included.
     pub fn all_interventions(&self) -> Vec<Intervention> {
         let mut all = Vec::new();
-        if self.verification.as_ref().is_some_and(|v| v.failed()) {
+        if (self.verdicts.verification.as_ref()).is_some_and(|v| v.failed()) {
             note(&mut all, Intervention::FailedVerdict);
         }
-        if self.correction.is_some() {
+        if self.verdicts.correction.is_some() {
             note(&mut all, Intervention::Correction);
         }
-        for k in &self.interventions {
+        for k in &self.answer.interventions {
             note(&mut all, *k);
         }
         all

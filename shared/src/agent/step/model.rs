@@ -76,7 +76,7 @@ pub enum Next {
     Tool,
     /// The answer was refused: the model is asked once more.
     Retry,
-    /// `step.decision` is set.
+    /// `step.answer.decision` is set.
     Done,
 }
 
@@ -87,7 +87,7 @@ fn messages(
     req: &InteractRequest,
     built: &BuiltPage,
 ) -> Vec<ChatMessage> {
-    let ask_plan = step.task.plan.is_none() || step.replan;
+    let ask_plan = step.task.plan.is_none() || step.verdicts.replan;
     let web = if ctx.search.is_none() {
         WebOffer::Unavailable
     } else if offers_pre_search(ctx, step) {
@@ -95,11 +95,12 @@ fn messages(
     } else {
         WebOffer::Available
     };
-    if !step.knowledge.is_empty() {
+    if !step.brief.knowledge.is_empty() {
         step.task.used_knowledge = true;
     }
     // The latest googleSearch, unless it is the pre-search answered again.
     let latest: Option<SearchRecord> = step
+        .records
         .history
         .iter()
         .rev()
@@ -108,6 +109,7 @@ fn messages(
     let searches: Vec<&SearchRecord> = step.task.pre_search.iter().chain(latest.iter()).collect();
     let session_notes = step
         .session
+        .read
         .as_ref()
         .map(|s| s.memory.clone())
         .unwrap_or_default();
@@ -118,15 +120,15 @@ fn messages(
         session_notes: &session_notes,
         url: &req.url,
         page_title: req.page_title.as_deref(),
-        user_answer: step.user_input.as_deref(),
-        history: &step.history,
+        user_answer: step.request.user_input.as_deref(),
+        history: &step.records.history,
         last_action: &req.last_action,
-        verification: step.verification.as_ref(),
-        notes: &step.notes,
-        recipe_step: step.recipe_step.as_deref(),
+        verification: step.verdicts.verification.as_ref(),
+        notes: &step.brief.notes,
+        recipe_step: step.brief.recipe_step.as_deref(),
         ask_plan,
-        step_index: step.step_index,
-        knowledge: &step.knowledge,
+        step_index: step.records.step_index,
+        knowledge: &step.brief.knowledge,
         web,
         searches: &searches,
         page: around.as_ref().unwrap_or(&built.rendered),
@@ -161,6 +163,7 @@ fn around_last_target(
         return None;
     }
     let last = step
+        .records
         .history
         .iter()
         .rev()
@@ -216,21 +219,24 @@ fn attach_screenshot(
 fn offers_pre_search(ctx: &StepPorts<'_>, step: &StepContext) -> bool {
     ctx.search.is_some()
         && step.task.pre_search.is_none()
-        && step.knowledge.is_empty()
-        && !step.history.iter().any(|s| s.kind == StepKind::Dom)
+        && step.brief.knowledge.is_empty()
+        && !step.records.history.iter().any(|s| s.kind == StepKind::Dom)
 }
 
 /// Tool records the request may still write: the task's step limit keeps room for the
 /// decision's own record.
 fn room(ctx: &StepPorts<'_>, step: &StepContext, round: &Round) -> bool {
-    let left = ctx.agent.max_steps.saturating_sub(step.step_index + 1);
+    let left = ctx
+        .agent
+        .max_steps
+        .saturating_sub(step.records.step_index + 1);
     round.tools < MAX_TOOLS_PER_REQUEST && left > 0
 }
 
 /// The step ends without a decision: a SERVER round (the resume note is kept for the next).
 fn out_of_time(step: &mut StepContext, round: &Round) -> Next {
     give_back(step, round);
-    step.decision = Some(tools::server_round("", "step_deadline", round.last.clone()));
+    step.answer.decision = Some(tools::server_round("", "step_deadline", round.last.clone()));
     Next::Done
 }
 
@@ -268,7 +274,7 @@ pub async fn call(
                     });
                     return Ok(Next::Tool);
                 }
-                step.notes.push(format!(
+                step.brief.notes.push(format!(
                     "{} could not run: there was no time left for it; decide without it or ask for it again.",
                     crate::text::single_line(&call, 200)
                 ));
@@ -281,7 +287,7 @@ pub async fn call(
     // The step reserved one call's tokens; each further call reserves its own.
     if round.calls > 0 && !super::budget::extend(ctx, step).await {
         give_back(step, round);
-        step.decision = Some(tools::server_round(
+        step.answer.decision = Some(tools::server_round(
             "The daily token budget is used up for now; I stop this round here.",
             "token_budget",
             round.last.clone(),
@@ -292,7 +298,7 @@ pub async fn call(
     // back when the step ends without a decision).
     if round.calls == 0 && !step.task.carried_notes.is_empty() {
         round.carried = std::mem::take(&mut step.task.carried_notes);
-        step.notes.extend(round.carried.iter().cloned());
+        step.brief.notes.extend(round.carried.iter().cloned());
     }
     let mut messages = messages(ctx, step, req, built);
     // Shown to the model now: it is not shown again — unless this step ends without a decision.
@@ -373,12 +379,12 @@ pub async fn review(
         return out_of_time(step, round);
     };
     let facts = Facts {
-        step_index: step.step_index,
+        step_index: step.records.step_index,
         ..*facts
     };
     let attempt = usize::from(round.retried);
     let done = |step: &mut StepContext, d: Decision| {
-        step.decision = Some(d);
+        step.answer.decision = Some(d);
         Next::Done
     };
     let (problem, help) = match guard(&content, &facts) {
@@ -401,7 +407,7 @@ pub async fn review(
                     (problem, String::new())
                 }
                 accept::Outcome::Tool(action, call, thought) => {
-                    if tool_streak(&step.history) >= MAX_TOOL_STREAK {
+                    if tool_streak(&step.records.history) >= MAX_TOOL_STREAK {
                         return done(step, Decision::fail(
                         "I keep using server tools without acting on the page, so I am stopping here.",
                     ));
@@ -422,7 +428,7 @@ pub async fn review(
         Review::Refuse(problem) => {
             step.intervene(Intervention::Refused);
             tracing::info!(attempt, problem = %problem, "model answer refused by the guard");
-            let help = reask_help(&content, &facts, &step.history);
+            let help = reask_help(&content, &facts, &step.records.history);
             (problem, help)
         }
         Review::Loop(kind) => {
@@ -447,7 +453,7 @@ pub async fn review(
         AfterRefusal::EndRound(note) => {
             // This request's notes (the carried ones among them) go with the next, too.
             step.task.resume_note = round.resume_note.clone();
-            for n in step.notes.clone() {
+            for n in step.brief.notes.clone() {
                 step.task.carry_note(&n);
             }
             step.task

@@ -26,7 +26,7 @@ fn messages(step: &StepContext, d: &Decision, query: &str, now: DateTime<Utc>) -
     let message = |role: MessageRole, content: &str| {
         Message::new(
             &step.tenant_id,
-            &step.session_id,
+            &step.session.id,
             Some((&step.task.id, step.task.expires_at)),
             role,
             content,
@@ -34,9 +34,9 @@ fn messages(step: &StepContext, d: &Decision, query: &str, now: DateTime<Utc>) -
         )
     };
     let mut out = Vec::new();
-    if step.is_new {
+    if step.request.is_new {
         out.push(message(MessageRole::User, query));
-    } else if let Some(answer) = &step.user_input {
+    } else if let Some(answer) = &step.request.user_input {
         out.push(message(MessageRole::User, answer));
     }
     let mut reply = message(MessageRole::Assistant, &d.thought);
@@ -48,9 +48,9 @@ fn messages(step: &StepContext, d: &Decision, query: &str, now: DateTime<Utc>) -
     reply.snapshot_id = Some(crate::ports::snapshot_key(
         &step.tenant_id,
         &step.task.id,
-        step.first_index,
+        step.request.first_index,
     ));
-    reply.metadata = Some(json!({ "stepIndex": step.step_index }));
+    reply.metadata = Some(json!({ "stepIndex": step.records.step_index }));
     out.push(reply);
     out
 }
@@ -78,6 +78,7 @@ fn session_changes(
     let waits = status.asks_user();
     let current = step
         .session
+        .read
         .as_ref()
         .and_then(|s| s.waiting_task_id.as_deref());
     let waiting_task_id = match (waits, current) {
@@ -87,6 +88,7 @@ fn session_changes(
     };
     let place = step
         .session
+        .read
         .as_ref()
         .filter(|s| s.domain.is_empty())
         .map(|_| crate::domain::session::session_domain(None, url))
@@ -98,15 +100,16 @@ fn session_changes(
         });
     let title = step
         .session
+        .read
         .as_ref()
-        .filter(|s| !s.is_renamed && s.message_count == 0 && step.is_new)
+        .filter(|s| !s.is_renamed && s.message_count == 0 && step.request.is_new)
         .map(|s| {
             let domain = place.as_ref().map_or(s.domain.as_str(), |p| &p.domain);
             crate::domain::session::auto_title(domain, Some(query))
         })
         // A secret the task typed, kept in the title made from its instruction, is hidden.
         .or_else(|| {
-            let title = &step.session.as_ref()?.title;
+            let title = &step.session.read.as_ref()?.title;
             hidden
                 .in_text(title)
                 .then(|| hidden.scrub(title).into_owned())
@@ -114,18 +117,20 @@ fn session_changes(
     // And in the session's metadata (`initialQuery`).
     let metadata = step
         .session
+        .read
         .as_ref()
         .and_then(|s| s.metadata.as_ref())
         .filter(|m| hidden.in_text(&m.to_string()))
         .and_then(|m| hidden.scrubbed(m));
     let reopened = step
         .session
+        .read
         .as_ref()
-        .is_some_and(|s| step.is_new && s.status == SessionStatus::Archived);
+        .is_some_and(|s| step.request.is_new && s.status == SessionStatus::Archived);
     let changes = SessionChanges {
         title,
         waiting_task_id,
-        memory: step.session_memory.clone(),
+        memory: step.session.memory.clone(),
         place,
         status: reopened.then_some(SessionStatus::Active),
         metadata,
@@ -151,15 +156,15 @@ fn step_figures<'a>(
     StepFigures {
         tenant_id: &step.tenant_id,
         task_id: &step.task.id,
-        step_index: step.step_index,
-        started_task: step.is_new,
+        step_index: step.records.step_index,
+        started_task: step.request.is_new,
         status,
         usage: step.spend.usage,
         llm_calls: step.spend.llm_calls,
         llm_ms: step.spend.llm_ms,
         step_ms,
         interventions,
-        verdict: step.verification.as_ref().map(|v| match v {
+        verdict: step.verdicts.verification.as_ref().map(|v| match v {
             v if v.success => Verdict::Passed,
             v if v.unconfirmed => Verdict::Unconfirmed,
             _ => Verdict::Failed,
@@ -173,7 +178,7 @@ async fn lost_to(ctx: &StepPorts<'_>, step: &StepContext) -> Error {
     let tenant = step.tenant_id.as_str();
     let (task, session) = tokio::join!(
         ctx.store.task(tenant, &step.task.id),
-        ctx.store.session(tenant, &step.session_id)
+        ctx.store.session(tenant, &step.session.id)
     );
     match task {
         Ok(Some(t)) if t.status.is_finished() => {
@@ -197,6 +202,7 @@ pub async fn persist(
     started: Instant,
 ) -> Result<Value, Error> {
     let mut d = step
+        .answer
         .decision
         .clone()
         .ok_or_else(|| Error::internal("persist without a decision"))?;
@@ -216,7 +222,7 @@ pub async fn persist(
         };
         let title = req.page_title.as_deref();
         let mut mark = crate::agent::recipe::mark(&view, &req.url, title, &r.action);
-        mark.used = step.recipe_use.clone();
+        mark.used = step.answer.recipe_use.clone();
         r.recipe = Some(mark);
     }
     // The client's report, the user's words and the page's names go into the records too: all
@@ -225,13 +231,13 @@ pub async fn persist(
     let messages = hidden.scrubbed_all(messages(step, &kept, &query, now));
     let store = ctx.store;
     let task_write = async {
-        if step.is_new {
+        if step.request.is_new {
             let mut task = step.task.clone();
             task.step_count = records.len() as u32;
             store.start_task(&task, &records).await
         } else {
             store
-                .record_steps(&records, &step.task, &step.lease_owner)
+                .record_steps(&records, &step.task, &step.request.lease_owner)
                 .await
         }
     };
@@ -245,7 +251,7 @@ pub async fn persist(
         "step",
         &format!(
             "step {} decided: {}",
-            step.step_index,
+            step.records.step_index,
             crate::agent::action::redacted(&kept.action)
         ),
         Some(json!({
@@ -255,14 +261,15 @@ pub async fn persist(
             "llmCalls": step.spend.llm_calls,
             "pageForm": step.page.form,
             "pageHash": step.page.hash,
-            "verification": step.verification,
-            "correction": step.correction,
+            "verification": step.verdicts.verification,
+            "correction": step.verdicts.correction,
         })),
         now,
     );
     // A session created with this step carries its changes from the start.
     let mut new_session = step
-        .new_session
+        .session
+        .new
         .as_ref()
         .map(|s| hidden.scrubbed(s).unwrap_or_else(|| s.clone()));
     let url = hidden.scrub(&req.url);
@@ -290,10 +297,10 @@ pub async fn persist(
     let (stored_messages, snapshot, logged, changed, ()) = tokio::join!(
         store.append_messages_after(
             &step.tenant_id,
-            &step.session_id,
+            &step.session.id,
             &messages,
             new_session.as_ref(),
-            match (&step.session, &new_session) {
+            match (&step.session.read, &new_session) {
                 (Some(s), _) => KnownSession::Present(s),
                 (None, Some(_)) => KnownSession::Missing,
                 (None, None) => KnownSession::Unknown,
@@ -307,14 +314,19 @@ pub async fn persist(
                 None => snapshot.compressed().await.map_err(internal)?,
             };
             ctx.snapshots
-                .put_compressed(&step.tenant_id, &step.task.id, step.first_index, compressed)
+                .put_compressed(
+                    &step.tenant_id,
+                    &step.task.id,
+                    step.request.first_index,
+                    compressed,
+                )
                 .await
         },
         store.append_log(&log),
         async {
             match &changes {
                 Some(c) => store
-                    .update_session(&step.tenant_id, &step.session_id, c, now)
+                    .update_session(&step.tenant_id, &step.session.id, c, now)
                     .await
                     .map(drop),
                 None => Ok(()),
@@ -356,7 +368,7 @@ pub async fn persist(
     if let Ok(stored) = &stored_messages {
         crate::realtime::notify(
             ctx.realtime,
-            &step.session_id,
+            &step.session.id,
             Some(&step.task.id),
             stored,
             Some(&copy),
@@ -385,13 +397,13 @@ pub async fn persist(
     tracing::info!(
         tenant = %step.tenant_id,
         task = %step.task.id,
-        step = step.step_index,
+        step = step.records.step_index,
         status = ?d.status,
         llm_ms = step.spend.llm_ms,
         llm_calls = step.spend.llm_calls,
         prompt_tokens = step.spend.usage.prompt_tokens,
         page_form = %step.page.form,
-        verified = ?step.verification.as_ref().map(|v| v.success),
+        verified = ?step.verdicts.verification.as_ref().map(|v| v.success),
         "step decided"
     );
     Ok(response)

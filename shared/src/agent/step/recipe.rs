@@ -48,18 +48,22 @@ pub async fn find(
 /// failed (a cookie banner the server closed since verifies nothing of the step), otherwise
 /// by this step's verdict.
 fn last_of(step: &StepContext, run: &RecipeRun) -> Last {
-    let since = step.history.iter().rev().find_map(|s| {
+    let since = step.records.history.iter().rev().find_map(|s| {
         let used = s.recipe.as_ref().and_then(|r| r.used.as_ref());
         used.is_some_and(|u| u.id == run.id).then_some(s.index)
     });
-    let verdicts = step.history.iter().filter_map(|s| s.verification.as_ref());
+    let verdicts = step
+        .records
+        .history
+        .iter()
+        .filter_map(|s| s.verification.as_ref());
     let failed = verdicts
-        .chain(step.verification.as_ref())
+        .chain(step.verdicts.verification.as_ref())
         .any(|v| v.failed() && since.is_some_and(|i| v.step_index >= i));
     if failed {
         return Last::Failed;
     }
-    match &step.verification {
+    match &step.verdicts.verification {
         None => Last::Nothing,
         Some(v) if v.failed() => Last::Failed,
         Some(v) if v.unconfirmed => Last::Unconfirmed,
@@ -86,7 +90,7 @@ pub fn leave_to_model(step: &mut StepContext) {
 
 fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Option<Decision> {
     // What the user said (a no, an unclear reply, a resume) is the model's to read.
-    if step.user_input.is_some() || step.task.resume_note.is_some() {
+    if step.request.user_input.is_some() || step.task.resume_note.is_some() {
         run.stopped = true;
         return None;
     }
@@ -113,7 +117,7 @@ fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Optio
         }
         // The recipe's finish was confirmed when it was recorded, and every step before it was
         // verified on the page again: the run agrees with it (and counts one more run).
-        step.finish_confirmed = true;
+        step.answer.finish_confirmed = true;
         run.acted(k);
         used(step, run, k, UseMode::Replayed, None);
         return Some(Decision::new(thought, action, TaskStatus::Completed));
@@ -144,9 +148,9 @@ fn refused(step: &mut StepContext, run: &mut RecipeRun, k: usize) -> Option<Deci
 /// The model is asked for step `k`: the step as recorded data, the server's note on what to
 /// do with it.
 fn ask(step: &mut StepContext, run: &RecipeRun, k: usize, why: &Decline) -> Option<Decision> {
-    step.recipe_step = Some(run.described(k, why));
-    if !step.notes.iter().any(|n| n == ASKED) {
-        step.notes.push(ASKED.into());
+    step.brief.recipe_step = Some(run.described(k, why));
+    if !step.brief.notes.iter().any(|n| n == ASKED) {
+        step.brief.notes.push(ASKED.into());
     }
     used(step, run, k, UseMode::Healed, Some(why.describe()));
     None
@@ -207,14 +211,14 @@ pub fn answered(step: &mut StepContext, p: &mut Proposal, facts: &Facts<'_>) {
             }
         } else {
             run.stopped = true;
-            step.recipe_use = None;
+            step.answer.recipe_use = None;
         }
     }
     step.task.recipe = Some(run);
 }
 
 fn used(step: &mut StepContext, run: &RecipeRun, k: usize, mode: UseMode, reason: Option<String>) {
-    step.recipe_use = Some(RecipeUse {
+    step.answer.recipe_use = Some(RecipeUse {
         id: run.id.clone(),
         step: k,
         steps: run.steps.len(),
@@ -231,7 +235,8 @@ pub async fn record(ctx: &StepPorts<'_>, step: &StepContext, records: &[crate::d
     if !settings.enabled || !verified_finish(step) {
         return;
     }
-    let all: Vec<&crate::domain::Step> = step.history.iter().chain(records.iter()).collect();
+    let all: Vec<&crate::domain::Step> =
+        step.records.history.iter().chain(records.iter()).collect();
     let now = ctx.clock.now();
     let mut recipe = match rules::record(&step.task, &all, now, settings.ttl_days * 86_400) {
         Ok(r) => r,
@@ -267,16 +272,21 @@ pub async fn record(ctx: &StepPorts<'_>, step: &StepContext, records: &[crate::d
 /// that stood on the model's word alone is never recorded: a recipe would replay it.
 fn verified_finish(step: &StepContext) -> bool {
     let finished = step
+        .answer
         .decision
         .as_ref()
         .is_some_and(|d| d.status == TaskStatus::Completed && d.action == "finish()");
     let verified = step
+        .verdicts
         .verification
         .as_ref()
         .is_none_or(|v| v.success && !v.unconfirmed);
     finished
         && verified
-        && step.finish_confirmed
-        && !step.interventions.contains(&Intervention::FinishRefused)
+        && step.answer.finish_confirmed
+        && !step
+            .answer
+            .interventions
+            .contains(&Intervention::FinishRefused)
         && step.task.task_type.as_deref() != Some("chat_only")
 }

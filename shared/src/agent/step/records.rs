@@ -27,7 +27,7 @@ pub fn base(
             snapshot_key: Some(crate::ports::snapshot_key(
                 &step.tenant_id,
                 &step.task.id,
-                step.first_index,
+                step.request.first_index,
             )),
             snapshot_bytes,
             form: step.page.form.clone(),
@@ -55,7 +55,7 @@ fn decision(
     snapshot_bytes: usize,
     now: DateTime<Utc>,
 ) -> Step {
-    let mut r = base(step, req, snapshot_bytes, step.step_index, now);
+    let mut r = base(step, req, snapshot_bytes, step.records.step_index, now);
     r.thought = d.thought.clone();
     r.action = d.tool_call.clone().unwrap_or_else(|| d.action.clone());
     if let Some(b) = r.before_state.as_mut() {
@@ -68,7 +68,7 @@ fn decision(
     r.chain = d.chain.clone();
     r.tool_result = d.tool_result.clone();
     r.usage = serde_json::to_value(step.spend.usage).ok();
-    if step.plan_changed {
+    if step.verdicts.plan_changed {
         r.plan = step.task.plan.clone();
     }
     r.timings = Some(json!({
@@ -88,18 +88,19 @@ pub fn all(
     snapshot_bytes: usize,
     now: DateTime<Utc>,
 ) -> Vec<Step> {
-    let mut out = step.tool_steps.clone();
+    let mut out = step.records.tool_steps.clone();
     out.push(decision(step, d, req, snapshot_bytes, now));
     let last = &req.last_action;
     if let Some(first) = out.first_mut() {
         first.verification = step
+            .verdicts
             .verification
             .clone()
-            .filter(|_| !step.verification_reused);
-        first.correction = step.correction.clone();
+            .filter(|_| !step.verdicts.reused);
+        first.correction = step.verdicts.correction.clone();
         first.client_outcome =
             (!last.is_empty()).then(|| serde_json::to_value(last).unwrap_or(Value::Null));
-        first.user_input = step.user_input.clone();
+        first.user_input = step.request.user_input.clone();
     }
     out
 }

@@ -164,19 +164,29 @@ fn scrub_kept(f: &Finder, step: &mut StepContext) {
         step.task = clean;
     }
     step.task.secrets = marks;
-    if let Some(v) = step.verification.as_ref().and_then(|v| f.scrubbed(v)) {
-        step.verification = Some(v);
+    if let Some(v) = step
+        .verdicts
+        .verification
+        .as_ref()
+        .and_then(|v| f.scrubbed(v))
+    {
+        step.verdicts.verification = Some(v);
     }
-    if let Some(c) = step.correction.as_ref().and_then(|c| f.scrubbed(c)) {
-        step.correction = Some(c);
+    if let Some(c) = step
+        .verdicts
+        .correction
+        .as_ref()
+        .and_then(|c| f.scrubbed(c))
+    {
+        step.verdicts.correction = Some(c);
     }
-    if let Some(m) = step.session_memory.as_ref().and_then(|m| f.scrubbed(m)) {
-        step.session_memory = Some(m);
+    if let Some(m) = step.session.memory.as_ref().and_then(|m| f.scrubbed(m)) {
+        step.session.memory = Some(m);
     }
-    if let Some(u) = &step.user_input {
-        step.user_input = Some(f.scrub(u).into_owned());
+    if let Some(u) = &step.request.user_input {
+        step.request.user_input = Some(f.scrub(u).into_owned());
     }
-    if let Some(t) = f.scrubbed(&step.tool_steps) {
-        step.tool_steps = t;
+    if let Some(t) = f.scrubbed(&step.records.tool_steps) {
+        step.records.tool_steps = t;
     }
 }

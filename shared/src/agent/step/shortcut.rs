@@ -51,41 +51,41 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
     // Waiting actions go out only from this request's checks: any other decision drops them.
     let queue = step.task.queue.take();
     if let Some(pending) = step.task.confirmation.take() {
-        match step.user_input.as_deref().map(|r| pending.reply(r)) {
+        match step.request.user_input.as_deref().map(|r| pending.reply(r)) {
             // What the confirmed action would type is a typed secret, kept only as its
             // fingerprint: it is not known any more, and `[secret]` is never typed for it.
             Some(Some(true)) if pending.action.contains(crate::domain::secrets::HIDDEN) => {
-                step.notes.push(
+                step.brief.notes.push(
                     "The user said yes, but what the confirmed action would type is a password, code or card value the server keeps hidden and no longer knows: ask the user to type it into the page themselves."
                         .into(),
                 );
             }
             Some(Some(true)) => {
                 step.task.declined = false;
-                if let Some(d) = confirmed(&pending, step.step_index, facts.view) {
+                if let Some(d) = confirmed(&pending, step.records.step_index, facts.view) {
                     return Some(d);
                 }
-                step.notes.push(
+                step.brief.notes.push(
                     "The user said yes, but the page changed: the confirmed action cannot run on this page. Ask again before anything risky."
                         .into(),
                 );
             }
             Some(Some(false)) => {
                 step.task.declined = true;
-                step.notes.push(format!(
+                step.brief.notes.push(format!(
                     "The user declined ({}). Do not do it: find another way, or finish and say why.",
                     crate::text::single_line(&pending.question, 300)
                 ));
             }
             // Unclear: asked once more, saying a plain yes or no is needed (the action
             // must still be there as it was asked about).
-            Some(None) if !pending.asked_again && pending.still_applies(step.step_index, facts.view) => {
+            Some(None) if !pending.asked_again && pending.still_applies(step.records.step_index, facts.view) => {
                 let question = format!(
                     "I need a plain yes or no to go on. {}",
                     crate::text::single_line(&pending.question, 900)
                 );
                 step.task.confirmation = Some(PendingConfirmation {
-                    step_index: step.step_index,
+                    step_index: step.records.step_index,
                     asked_again: true,
                     question: pending.question.clone(),
                     ..pending
@@ -96,7 +96,7 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
                     question,
                 ));
             }
-            Some(None) => step.notes.push(
+            Some(None) => step.brief.notes.push(
                 "The user's reply to the confirmation question was not a clear yes: nothing risky was confirmed."
                     .into(),
             ),
@@ -106,7 +106,7 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
     }
     // After the user answered or resumed, the model decides how to go on (the page may still
     // show what stopped the task: the user may have solved it another way, or said how).
-    let user_spoke = step.user_input.is_some() || step.task.resume_note.is_some();
+    let user_spoke = step.request.user_input.is_some() || step.task.resume_note.is_some();
     if let Some(blocker) = detect(facts.view, &step.task.query).filter(|_| !user_spoke) {
         let question = blocker
             .user_message
@@ -123,6 +123,7 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
         return Some(d);
     }
     let recent: Vec<&str> = step
+        .records
         .history
         .iter()
         .rev()
@@ -148,10 +149,14 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
 /// does not, the model is told what did not run and why.
 fn queued(step: &mut StepContext, mut q: ActionQueue, facts: &Facts<'_>) -> Option<Decision> {
     // The user spoke (a reply, a resume): the model reads it and decides.
-    if step.user_input.is_some() || step.task.resume_note.is_some() {
+    if step.request.user_input.is_some() || step.task.resume_note.is_some() {
         return None;
     }
-    let failed = step.verification.as_ref().is_some_and(|v| v.failed());
+    let failed = step
+        .verdicts
+        .verification
+        .as_ref()
+        .is_some_and(|v| v.failed());
     let thought = format!("{} ({} of {})", q.thought, q.done + 1, q.total);
     // The queue keeps its page's address as the task keeps it: with typed secrets hidden.
     let url = facts.secrets.scrub(facts.view.url());

@@ -117,16 +117,17 @@ pub async fn run(
         ),
         _ => {
             // Notes exported earlier in this request count.
-            let mut session = step.session_memory.clone().or_else(|| {
+            let mut session = step.session.memory.clone().or_else(|| {
                 step.session
+                    .read
                     .as_ref()
-                    .or(step.new_session.as_ref())
+                    .or(step.session.new.as_ref())
                     .map(|s| s.memory.clone())
             });
             match memory::apply(action, &mut step.task.memory, session.as_mut()) {
                 Some((r, changed)) => {
                     if changed {
-                        step.session_memory = session;
+                        step.session.memory = session;
                     }
                     (serde_json::to_value(&r).unwrap_or(Value::Null), Some(r))
                 }
@@ -146,14 +147,14 @@ pub async fn run(
             .to_owned(),
     };
     let snapshot_bytes = built.snapshot_bytes();
-    let mut record = records::base(step, req, snapshot_bytes, step.step_index, now);
+    let mut record = records::base(step, req, snapshot_bytes, step.records.step_index, now);
     record.thought = thought.to_owned();
     record.action = call.to_owned();
     record.kind = StepKind::ServerTool;
     record.tool_result = Some(result);
-    step.history.push(record.clone());
-    step.tool_steps.push(record);
-    step.step_index += 1;
+    step.records.history.push(record.clone());
+    step.records.tool_steps.push(record);
+    step.records.step_index += 1;
     Ran {
         tool_action: ToolAction::server(name, parameters, memory_result),
         message,
@@ -168,7 +169,8 @@ fn earlier_search(step: &StepContext, query: &str) -> Option<SearchRecord> {
         .clone()
         .filter(|r| same(r) && r.failure.is_none())
         .or_else(|| {
-            step.history
+            step.records
+                .history
                 .iter()
                 .rev()
                 .filter_map(search_of)
@@ -228,7 +230,8 @@ async fn verify(
 /// the last browser action: whether it confirmed, and why (a check that could not be made
 /// does not count).
 pub fn verified_here(step: &StepContext) -> Option<(bool, String)> {
-    step.history
+    step.records
+        .history
         .iter()
         .rev()
         .take_while(|s| s.kind == StepKind::ServerTool)

@@ -128,7 +128,7 @@ fn misdirected_action(
     crate::domain::aim::misdirected(query, &action.kind(), target, view, moved)
 }
 
-/// Verifies the previous step's action and stores the verdict in `step.verification`.
+/// Verifies the previous step's action and stores the verdict in `step.verdicts.verification`.
 pub async fn verify(
     ctx: &StepPorts<'_>,
     step: &mut StepContext,
@@ -139,16 +139,17 @@ pub async fn verify(
     // After server rounds (the client executed nothing) the verdict made on the last browser
     // action still stands: it is reused, not made again.
     let trailing = step
+        .records
         .history
         .iter()
         .rev()
         .take_while(|s| s.kind == StepKind::ServerTool);
     if let Some(v) = trailing.filter_map(|s| s.verification.clone()).last() {
-        step.verification = Some(v);
-        step.verification_reused = true;
+        step.verdicts.verification = Some(v);
+        step.verdicts.reused = true;
         return;
     }
-    let Some(prev) = step.history.last().cloned() else {
+    let Some(prev) = step.records.history.last().cloned() else {
         return;
     };
     let Some(expected) = prev.expected_outcome.as_ref() else {
@@ -229,5 +230,5 @@ pub async fn verify(
         // Answers refused before the model got out of a loop no longer count toward ending it.
         step.task.refused.progressed();
     }
-    step.verification = Some(v);
+    step.verdicts.verification = Some(v);
 }

@@ -136,7 +136,7 @@ pub async fn phase(
                 step, req, built, ..
             } = parts(run)?;
             verify::verify(ctx, step, req, built, deadline).await;
-            let verdict = match &step.verification {
+            let verdict = match &step.verdicts.verification {
                 Some(v) if v.failed() => "failed",
                 Some(v) if v.unconfirmed => "unconfirmed",
                 Some(_) => "passed",
@@ -191,7 +191,7 @@ async fn load_phase(ctx: &StepPorts<'_>, run: &mut RunState) -> Result<Value, Er
     let (mut step, built) = load::enter(ctx, input, admitted, page_job).await?;
     secrets::observe(ctx, &mut step, &built, &input.request.url);
     step.spend.phases.loaded_us = run.started().elapsed().as_micros() as u64;
-    let out = json!({ "replay": false, "isNew": step.is_new, "knowledge": step.org_knowledge });
+    let out = json!({ "replay": false, "isNew": step.request.is_new, "knowledge": step.brief.org_knowledge });
     run.step = Some(step);
     run.built = Some(built);
     Ok(out)
@@ -279,12 +279,12 @@ fn take_gathered(run: &mut RunState, gathered: &Value) -> Result<(), Error> {
     let step = step_of(run)?;
     let chunks: Vec<KnowledgeChunk> = parts.iter().flat_map(|p| p.chunks.clone()).collect();
     if !chunks.is_empty() {
-        step.knowledge = chunks;
+        step.brief.knowledge = chunks;
     }
     let record = parts.into_iter().find_map(|p| p.search);
     if let (Some(record), None) = (record, &step.task.pre_search) {
         // Knowledge first: a search is shown only when no knowledge came back.
-        if step.knowledge.is_empty() {
+        if step.brief.knowledge.is_empty() {
             step.task.pre_search = Some(record);
         }
         run.round.tools += 1;
@@ -320,7 +320,7 @@ async fn decide_phase(
 async fn guard_phase(ctx: &StepPorts<'_>, run: &mut RunState) -> Result<Value, Error> {
     let deadline = run.deadline();
     let p = parts(run)?;
-    let history = p.step.history.clone();
+    let history = p.step.records.history.clone();
     let known = decide::Known::new(
         &history,
         p.req,
@@ -328,7 +328,7 @@ async fn guard_phase(ctx: &StepPorts<'_>, run: &mut RunState) -> Result<Value, E
         decide::said(p.step),
         secrets::finder(ctx, p.step),
     );
-    let facts = known.facts(ctx, p.step.step_index);
+    let facts = known.facts(ctx, p.step.records.step_index);
     let next = model::review(ctx, p.step, p.round, p.req, p.built, &facts, deadline).await;
     let next = match next {
         Next::Tool => "tool",

@@ -90,7 +90,8 @@ pub(super) async fn hand_back(
 
 /// Gives back what `claim` took (task lease, idempotency key) after a later failure.
 pub async fn release(ctx: &StepPorts<'_>, step: &StepContext, input: &StepInput) {
-    let lease = (!step.is_new).then_some((step.task.id.as_str(), step.lease_owner.as_str()));
+    let lease = (!step.request.is_new)
+        .then_some((step.task.id.as_str(), step.request.lease_owner.as_str()));
     let key = input
         .idempotency_key
         .as_deref()
