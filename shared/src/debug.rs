@@ -97,10 +97,10 @@ pub fn task_row(t: &crate::domain::Task) -> Value {
     json!({
         "taskId": t.id,
         "userId": t.user_id,
-        "query": t.query,
-        "url": t.url,
+        "query": t.goal.query,
+        "url": t.goal.url,
         "status": t.status,
-        "steps": t.step_count,
+        "steps": t.stored.step_count,
         "usage": {
             "promptTokens": t.usage.prompt_tokens,
             "completionTokens": t.usage.completion_tokens,
@@ -108,9 +108,9 @@ pub fn task_row(t: &crate::domain::Task) -> Value {
             "costUsd": t.usage.cost_usd(),
             "costPartial": t.usage.unpriced && t.usage.cost_micros.is_some(),
         },
-        "createdAt": crate::time::iso(t.created_at),
-        "updatedAt": crate::time::iso(t.updated_at),
-        "durationMs": (t.updated_at - t.created_at).num_milliseconds().max(0),
+        "createdAt": crate::time::iso(t.stored.created_at),
+        "updatedAt": crate::time::iso(t.stored.updated_at),
+        "durationMs": (t.stored.updated_at - t.stored.created_at).num_milliseconds().max(0),
     })
 }
 

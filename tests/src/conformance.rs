@@ -373,7 +373,7 @@ pub fn task(tenant: &str, session: Option<&str>, clock: &ManualClock) -> Task {
 pub fn step(task: &Task, index: u32, clock: &ManualClock) -> Step {
     Step {
         before_state: Some(BeforeState {
-            url: task.url.clone(),
+            url: task.goal.url.clone(),
             page_hash: "abc".into(),
             ..BeforeState::default()
         }),
@@ -384,7 +384,7 @@ pub fn step(task: &Task, index: u32, clock: &ManualClock) -> Step {
             index,
             (format!("thought {index}"), format!("click({})", 10 + index)),
             clock.now(),
-            task.expires_at,
+            task.stored.expires_at,
         )
     }
 }
@@ -418,11 +418,11 @@ pub async fn tasks(stores: Stores, clock: &ManualClock) {
     let mut plan =
         Plan::from_descriptions(["Open the page", "Press the button"], clock.now()).expect("plan");
     plan.count_attempt();
-    edited.plan = Some(plan);
-    edited.memory.insert("k".into(), "v".into());
+    edited.goal.plan = Some(plan);
+    edited.notes.memory.insert("k".into(), "v".into());
     edited.usage.prompt_tokens = 7;
     let saved = store.save_task(&edited).await.expect("save");
-    assert_eq!(saved.version, 1);
+    assert_eq!(saved.stored.version, 1);
     assert_eq!(
         store.task("t1", &t.id).await.expect("get"),
         Some(saved.clone())
@@ -433,7 +433,7 @@ pub async fn tasks(stores: Stores, clock: &ManualClock) {
         Err(StoreError::Conflict(_))
     ));
     let mut ghost = task("t1", None, clock);
-    ghost.version = 3;
+    ghost.stored.version = 3;
     assert!(matches!(
         store.save_task(&ghost).await,
         Err(StoreError::NotFound(_))
@@ -504,7 +504,7 @@ pub async fn task_leases(stores: Stores, clock: &ManualClock) {
         .acquire_lease("t1", &t.id, "u1", "req-a", now + Duration::seconds(60), now)
         .await
         .expect("lease");
-    assert_eq!(held.lease_owner.as_deref(), Some("req-a"));
+    assert_eq!(held.stored.lease_owner.as_deref(), Some("req-a"));
     assert!(matches!(
         store
             .acquire_lease("t1", &t.id, "u1", "req-b", now + Duration::seconds(60), now)
@@ -555,7 +555,7 @@ pub async fn task_leases(stores: Stores, clock: &ManualClock) {
         )
         .await
         .expect("free after expiry");
-    assert_eq!(again.lease_owner.as_deref(), Some("req-c"));
+    assert_eq!(again.stored.lease_owner.as_deref(), Some("req-c"));
 }
 
 /// Steps: appended in order, each index once; the task's step count follows.
@@ -592,6 +592,7 @@ pub async fn steps(stores: Stores, clock: &ManualClock) {
             .await
             .expect("get")
             .expect("task")
+            .stored
             .step_count,
         2
     );
@@ -641,7 +642,7 @@ pub async fn sweeps(stores: Stores, clock: &ManualClock) {
     let store = stores.store;
     let start = clock.now();
     let mut old = task("t1", None, clock);
-    old.expires_at = (start + Duration::minutes(5)).timestamp();
+    old.stored.expires_at = (start + Duration::minutes(5)).timestamp();
     let live = task("t2", None, clock);
     let mut done = task("t1", None, clock);
     done.status = TaskStatus::Completed;
@@ -752,7 +753,7 @@ pub fn message(
     Message::new(
         &session.tenant_id,
         &session.session_id,
-        task.map(|t| (t.id.as_str(), t.expires_at)),
+        task.map(|t| (t.id.as_str(), t.stored.expires_at)),
         MessageRole::User,
         content,
         at,
@@ -1066,7 +1067,7 @@ pub async fn cleanup(stores: Stores, clock: &ManualClock) {
             clock,
         );
         t.status = TaskStatus::Completed;
-        t.expires_at = (clock.now() + Duration::minutes(10)).timestamp();
+        t.stored.expires_at = (clock.now() + Duration::minutes(10)).timestamp();
         store.create_task(&t).await.expect("create");
         store.append_step(&step(&t, 0, clock)).await.expect("step");
         if t.tenant_id == "t1" {
@@ -1082,7 +1083,7 @@ pub async fn cleanup(stores: Stores, clock: &ManualClock) {
         expired.push(t);
     }
     let mut live = task("t1", Some(&s.session_id), clock);
-    live.expires_at = (clock.now() + Duration::hours(3)).timestamp();
+    live.stored.expires_at = (clock.now() + Duration::hours(3)).timestamp();
     store.create_task(&live).await.expect("create");
     store
         .append_step(&step(&live, 0, clock))
@@ -1158,7 +1159,7 @@ pub async fn cleanup(stores: Stores, clock: &ManualClock) {
 pub async fn task_step_recording(stores: Stores, clock: &ManualClock) {
     let store = stores.store;
     let mut t = task("t1", None, clock);
-    t.step_count = 1;
+    t.stored.step_count = 1;
     store
         .start_task(&t, &[step(&t, 0, clock)])
         .await
@@ -1175,8 +1176,8 @@ pub async fn task_step_recording(stores: Stores, clock: &ManualClock) {
         .await
         .expect("lease");
     assert_eq!(
-        leased.version,
-        t.version + 1,
+        leased.stored.version,
+        t.stored.version + 1,
         "taking the lease moves the version"
     );
     assert!(
@@ -1185,7 +1186,7 @@ pub async fn task_step_recording(stores: Stores, clock: &ManualClock) {
     );
     let mut done = leased.clone();
     done.status = TaskStatus::Completed;
-    done.memory.insert("total".into(), "42".into());
+    done.notes.memory.insert("total".into(), "42".into());
     let (tool, decision) = (step(&t, 1, clock), step(&t, 2, clock));
     assert!(matches!(
         store
@@ -1209,20 +1210,23 @@ pub async fn task_step_recording(stores: Stores, clock: &ManualClock) {
         .await
         .expect("record");
     let after = store.task("t1", &t.id).await.expect("get").expect("task");
-    assert_eq!((after.step_count, after.status), (3, TaskStatus::Completed));
+    assert_eq!(
+        (after.stored.step_count, after.status),
+        (3, TaskStatus::Completed)
+    );
     assert_eq!(
         store.steps("t1", &t.id).await.expect("steps").len(),
         3,
         "a tool run and the decision are recorded together"
     );
     assert_eq!(
-        after.memory.get("total").map(String::as_str),
+        after.notes.memory.get("total").map(String::as_str),
         Some("42"),
         "the task's new state is stored with the step"
     );
-    assert_eq!(after.version, leased.version + 1);
+    assert_eq!(after.stored.version, leased.stored.version + 1);
     assert_eq!(
-        after.lease_owner, None,
+        after.stored.lease_owner, None,
         "the lease is released with the step"
     );
     assert!(
@@ -1722,7 +1726,7 @@ pub async fn message_pages(stores: Stores, clock: &ManualClock) {
 
     // The messages of an expired task are skipped, however many there are.
     let mut gone = task("t1", Some(&s.session_id), clock);
-    gone.expires_at = (clock.now() + Duration::minutes(1)).timestamp();
+    gone.stored.expires_at = (clock.now() + Duration::minutes(1)).timestamp();
     let expiring: Vec<Message> = (0..5)
         .map(|k| message(&s, Some(&gone), &format!("x{k}"), t2))
         .collect();

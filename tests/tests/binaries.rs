@@ -501,7 +501,7 @@ async fn cleanup_binary_deletes_expired_tasks_on_dynamodb() {
     let mut expired =
         api_tests::conformance::task("acme", None, &shared::clock::ManualClock::new(now));
     expired.status = TaskStatus::Completed;
-    expired.expires_at = now.timestamp() - 60;
+    expired.stored.expires_at = now.timestamp() - 60;
     let live = api_tests::conformance::task("acme", None, &shared::clock::ManualClock::new(now));
     for t in [&expired, &live] {
         stores.store.create_task(t).await.expect("task");

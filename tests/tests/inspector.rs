@@ -204,7 +204,7 @@ async fn the_inspector_shows_a_tasks_timeline_to_its_owner_and_nothing_to_anothe
         .await
         .expect("read")
         .expect("task");
-    assert_eq!(cells[2], task.step_count.to_string(), "{row}");
+    assert_eq!(cells[2], task.stored.step_count.to_string(), "{row}");
     let usage = task.usage;
     assert!(
         usage.cached_tokens > 0 && usage.cost_micros.is_some(),

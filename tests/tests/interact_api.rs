@@ -129,7 +129,10 @@ async fn a_three_step_tree_task_runs_to_finish() {
         .await
         .expect("get")
         .expect("task");
-    assert_eq!((task.status, task.step_count), (TaskStatus::Completed, 3));
+    assert_eq!(
+        (task.status, task.stored.step_count),
+        (TaskStatus::Completed, 3)
+    );
     let steps = ctx.store.steps("acme", task_id).await.expect("steps");
     assert_eq!(
         steps.iter().map(|s| s.action.as_str()).collect::<Vec<_>>(),

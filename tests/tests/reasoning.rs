@@ -148,7 +148,7 @@ async fn a_planned_task_is_verified_by_rules_and_completes_its_plan(dynamodb: bo
     // The task's state was stored with its steps.
     let task_id = r1["taskId"].as_str().expect("id");
     let task = h.task(&r1).await;
-    assert_eq!(task.plan.as_ref().map(|p| p.steps.len()), Some(3));
+    assert_eq!(task.goal.plan.as_ref().map(|p| p.steps.len()), Some(3));
     assert!(task.usage.prompt_tokens > 0 && task.usage.completion_tokens == 100);
     let steps = h.app.ctx.store.steps("acme", task_id).await.expect("steps");
     assert_eq!(

@@ -115,7 +115,7 @@ async fn another_users_session_without_task_id_reaches_nothing() {
     .await;
     let task = h.task(&r1).await;
     assert_eq!(
-        (task.step_count, task.status.asks_user()),
+        (task.stored.step_count, task.status.asks_user()),
         (1, true),
         "the task still waits for its user"
     );

@@ -61,7 +61,10 @@ async fn a_risky_click_needs_a_yes_that_covers_that_one_action(dynamodb: bool) {
     assert_eq!(r3["action"], "ask_user()");
     let task = h.task(&r1).await;
     assert_eq!(
-        task.confirmation.as_ref().map(|c| c.action.as_str()),
+        task.pending
+            .confirmation
+            .as_ref()
+            .map(|c| c.action.as_str()),
         Some("click(10)")
     );
 }
@@ -486,7 +489,10 @@ async fn archiving_the_session_ends_its_task_and_what_waits_never_goes_out() {
         "{v}"
     );
     let task = h.task(&r1).await;
-    assert_eq!((task.status, task.step_count), (TaskStatus::Failed, 1));
+    assert_eq!(
+        (task.status, task.stored.step_count),
+        (TaskStatus::Failed, 1)
+    );
     // The step was on its way: the model was asked (and its answer not written).
     assert_eq!(h.llm.requests().len(), 4, "the slow answer was asked for");
 
@@ -524,7 +530,10 @@ async fn archiving_the_session_ends_its_task_and_what_waits_never_goes_out() {
     let r = h.interact(&b2).await;
     api_tests::expect_error(r, 409, "TASK_COMPLETED").await;
     let task = h.task(&r1).await;
-    assert_eq!((task.status, task.lease_owner), (TaskStatus::Failed, None));
+    assert_eq!(
+        (task.status, task.stored.lease_owner),
+        (TaskStatus::Failed, None)
+    );
 }
 
 #[tokio::test]
@@ -664,7 +673,7 @@ async fn memory_notes_round_trip_and_outlive_the_task_in_its_session(dynamodb: b
         .llm
         .user_prompt(4)
         .contains("Your notes for this task: colour = red; price = 42 EUR"));
-    let steps = h.task(&r1).await.step_count;
+    let steps = h.task(&r1).await.stored.step_count;
     assert_eq!(
         steps, 6,
         "four tool runs, the deferred round and the finish are steps"

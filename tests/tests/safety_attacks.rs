@@ -142,9 +142,9 @@ async fn largest_inputs_thirty_at_once(h: Harness) {
         );
         if k % 6 == 0 {
             let task = h.task(&v).await;
-            let seen = task.secrets.iter().filter(|m| !m.typed).count();
+            let seen = task.seen.secrets.iter().filter(|m| !m.typed).count();
             assert!(
-                seen <= MAX_OBSERVED && task.secrets.len() <= MAX_MARKS,
+                seen <= MAX_OBSERVED && task.seen.secrets.len() <= MAX_MARKS,
                 "{seen}"
             );
         }

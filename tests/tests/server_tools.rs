@@ -53,7 +53,7 @@ async fn a_model_that_only_calls_tools_is_stopped(dynamodb: bool) {
         1,
         "a search made once is not sent again"
     );
-    assert_eq!(h.task(&r1).await.step_count, 7);
+    assert_eq!(h.task(&r1).await.stored.step_count, 7);
     let again = h.interact(&next(&b1, &r2, SHOP, page())).await;
     expect_error(again, 409, "TASK_COMPLETED").await;
 }
@@ -189,7 +189,7 @@ async fn tools_never_take_a_task_past_its_step_limit(dynamodb: bool) {
         r1["metrics"]["llmCalls"], 3,
         "two tools fit, the third waits"
     );
-    assert_eq!(h.task(&r1).await.step_count, 3);
+    assert_eq!(h.task(&r1).await.stored.step_count, 3);
     let r = h.interact(&next(&b1, &r1, SHOP, page())).await;
     expect_error(r, 400, "MAX_STEPS_EXCEEDED").await;
 }
@@ -206,7 +206,7 @@ async fn parallel_requests_running_tools_keep_every_limit(dynamodb: bool) {
     let answers = futures::future::join_all(bodies.iter().map(|b| h.ok(b))).await;
     for a in &answers {
         assert_eq!(a["toolAction"]["toolName"], "remember");
-        assert_eq!(h.task(a).await.step_count, 4);
+        assert_eq!(h.task(a).await.stored.step_count, 4);
     }
     // 30 next calls of one task at once: one runs, the others are refused, and its records
     // stay consecutive under the step count.
@@ -227,8 +227,8 @@ async fn parallel_requests_running_tools_keep_every_limit(dynamodb: bool) {
         .await
         .expect("steps");
     let indexes: Vec<u32> = steps.iter().map(|s| s.index).collect();
-    assert_eq!(indexes, (0..task.step_count).collect::<Vec<_>>());
-    assert!(task.step_count <= 8, "{}", task.step_count);
+    assert_eq!(indexes, (0..task.stored.step_count).collect::<Vec<_>>());
+    assert!(task.stored.step_count <= 8, "{}", task.stored.step_count);
 }
 
 api_tests::on_both_stores!(
@@ -297,7 +297,7 @@ async fn a_replayed_request_that_ran_tools_writes_nothing_more() {
     assert_eq!(first, again, "the stored answer is replayed");
     assert_eq!(first["action"], "click(1)");
     assert_eq!(
-        h.task(&first).await.step_count,
+        h.task(&first).await.stored.step_count,
         2,
         "the tool run and the click"
     );

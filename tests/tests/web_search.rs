@@ -95,6 +95,7 @@ async fn a_new_task_without_knowledge_searches_the_site_then_the_web(dynamodb: b
 
     let task = h.task(&r1).await;
     let pre = task
+        .seen
         .pre_search
         .expect("the pre-search is kept with the task");
     assert_eq!(
@@ -173,7 +174,7 @@ async fn the_model_searches_mid_task_and_acts_on_the_result(dynamodb: bool) {
         "a result cannot close its block or open another"
     );
     assert_eq!(
-        h.task(&r1).await.step_count,
+        h.task(&r1).await.stored.step_count,
         2,
         "the search and the click are steps"
     );

@@ -96,7 +96,7 @@ async fn run(ctx: &AppContext, req: Request) -> Result<Response, Error> {
         ..Message::new(
             &p.tenant_id,
             &session_id,
-            Some((&task_id, task.expires_at)),
+            Some((&task_id, task.stored.expires_at)),
             MessageRole::System,
             &message,
             now,

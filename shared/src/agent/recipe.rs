@@ -195,13 +195,13 @@ pub fn record(
     now: DateTime<Utc>,
     ttl_seconds: i64,
 ) -> Result<Recipe, NotRecorded> {
-    let site = site_key(&task.url).ok_or(NotRecorded::NoSite)?;
+    let site = site_key(&task.goal.url).ok_or(NotRecorded::NoSite)?;
     let read = (records.iter()).any(|s| matches!(s.tool(), Some("readPage" | "googleSearch")));
     let kept = kept(records)?;
     let supplied: Vec<(&str, &str)> = (kept.iter())
-        .filter_map(|(s, action, _)| supplied(&task.query, s, action))
+        .filter_map(|(s, action, _)| supplied(&task.goal.query, s, action))
         .collect();
-    let template = parameterise(&task.query, &supplied);
+    let template = parameterise(&task.goal.query, &supplied);
     // A secret in the instruction (kept as its marker) would bind as a parameter of each run.
     if !specific(&template.text) || template.text.contains(&HIDDEN.to_lowercase()) {
         return Err(NotRecorded::TooGeneral);
@@ -212,7 +212,7 @@ pub fn record(
             let mut step = step_of(s, action, params);
             step.confirm = *confirm;
             if matches!(action, Action::Finish(_))
-                && answer_from_page(&single_line(&s.thought, 1_000), &task.query, read)
+                && answer_from_page(&single_line(&s.thought, 1_000), &task.goal.query, read)
             {
                 step.own_value = Some(OwnValue::Answer);
             }

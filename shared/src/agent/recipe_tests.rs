@@ -3,7 +3,7 @@ use chrono::{TimeZone, Utc};
 use super::*;
 use crate::domain::facts::fake::{el, FakePage};
 use crate::domain::outcome::ExpectedOutcome;
-use crate::domain::recipe::run::{Here, Last, Next};
+use crate::domain::recipe::run::{Here, Last, Turn};
 use crate::domain::recipe::TargetDescription;
 use crate::domain::verdict::Verification;
 use crate::domain::BeforeState;
@@ -140,7 +140,7 @@ fn a_verified_run_becomes_a_recipe_without_its_failed_action_and_with_its_confir
         hash: "h".into(),
         els: vec![el("4", "link", "Blue mug"), el("5", "link", "Green mug")],
     };
-    let Next::Act { step: 0, target } = run.next(
+    let Turn::Act { step: 0, target } = run.next(
         Here {
             page: &home,
             title: None,
@@ -219,7 +219,7 @@ fn runs_that_cannot_be_replayed_safely_are_not_recorded() {
     );
     // Not a web page.
     let mut t2 = task("x");
-    t2.url = "about:blank".into();
+    t2.goal.url = "about:blank".into();
     assert_eq!(record(&t2, &refs, now(), 60), Err(NotRecorded::NoSite));
 }
 
@@ -312,7 +312,7 @@ fn a_secret_is_never_kept_and_an_answer_read_off_the_page_is_asked_for_again() {
             },
             Last::Nothing
         ),
-        Next::Heal {
+        Turn::Heal {
             step: 0,
             why: crate::domain::recipe::run::Decline::Owned
         }
@@ -381,7 +381,7 @@ fn a_target_named_by_a_record_is_picked_by_the_model_on_every_run() {
             },
             Last::Nothing
         ),
-        Next::Heal {
+        Turn::Heal {
             step: 0,
             why: why.clone()
         }
@@ -495,7 +495,7 @@ fn a_list_named_by_its_options_is_replayed_with_this_runs_choice() {
             },
             Last::Nothing
         ),
-        Next::Act {
+        Turn::Act {
             step: 0,
             target: Some("4".into())
         }

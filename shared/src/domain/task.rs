@@ -78,7 +78,8 @@ impl TaskStatus {
     }
 }
 
-/// A task of one user in one tenant.
+/// A task of one user in one tenant. Its parts are flattened when stored: the stored item
+/// keeps one attribute per field, as before the parts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
@@ -88,10 +89,46 @@ pub struct Task {
     #[serde(default)]
     pub session_id: Option<String>,
     pub status: TaskStatus,
+    /// What the user asked, where, and the agent's plan for it.
+    #[serde(flatten)]
+    pub goal: Goal,
+    /// The store's bookkeeping: records, version, lease and lifetime.
+    #[serde(flatten)]
+    pub stored: Stored,
+    /// Tokens its model calls used so far.
+    #[serde(default)]
+    pub usage: TokenUsage,
+    /// What the next request must take up: a question, a queue, a tool, refusals.
+    #[serde(flatten)]
+    pub pending: Pending,
+    /// Notes for the model, each living as long as its field says.
+    #[serde(flatten)]
+    pub notes: Notes,
+    /// What the task saw: searches, knowledge, typed secrets, the last page.
+    #[serde(flatten)]
+    pub seen: Seen,
+    /// The tenant's recipe this task follows, and where it is in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe: Option<super::recipe::run::RecipeRun>,
+}
+
+/// What the user asked, where, and the agent's plan for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Goal {
     pub query: String,
     pub url: String,
+    /// What the task is: a browser task, or a question answered without the browser.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_type: Option<String>,
     #[serde(default)]
     pub plan: Option<Plan>,
+}
+
+/// The store's bookkeeping of a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stored {
     /// Steps appended so far (the next step's index).
     pub step_count: u32,
     /// Bumped by every save; saves are conditional on it.
@@ -105,37 +142,73 @@ pub struct Task {
     pub updated_at: DateTime<Utc>,
     /// When the task and everything belonging to it may be deleted (epoch seconds).
     pub expires_at: i64,
-    /// Tokens its model calls used so far.
-    #[serde(default)]
-    pub usage: TokenUsage,
-    /// What the task is: a browser task, or a question answered without the browser.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task_type: Option<String>,
-    /// Notes the agent keeps for the task (`remember`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub memory: BTreeMap<String, String>,
+}
+
+impl Stored {
+    /// The same, its lease cleared, updated at `now`.
+    pub fn unleased(&self, now: DateTime<Utc>) -> Stored {
+        Stored {
+            lease_owner: None,
+            lease_until: None,
+            updated_at: now,
+            ..self.clone()
+        }
+    }
+}
+
+/// What the next request must take up.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pending {
     /// A risky action waiting for the user's yes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<PendingConfirmation>,
+    /// The user's last answer to a risky step was no: a finish right after it stands on that
+    /// decision (never put to the finish judge, never recorded) until the model moves on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub declined: bool,
+    /// A server tool the model asked for that did not fit in its round: the next request runs
+    /// it first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_tool: Option<String>,
+    /// The rest of the model's last multi-action answer, sent one per request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<super::queue::ActionQueue>,
     /// Model answers refused since the last accepted one (loops, actions the client cannot
     /// run, finishes the check refused): [`super::refusal::MAX_IDLE_ROUNDS`] requests in a row
     /// without an accepted answer end the task.
     #[serde(default, alias = "loops")]
     pub refused: super::refusal::Refusals,
-    /// The user's last answer to a risky step was no: the task cannot be done as asked, and a
-    /// finish after it stands on that decision (never put to the finish judge, never recorded).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub declined: bool,
-    /// What the user said when resuming the task, for its next decision.
+}
+
+/// The notes a task keeps for the model, by how long each lives. (The step's own notes, for
+/// this request only, are the step's brief.)
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Notes {
+    /// Until the task ends: what the agent chose to keep (`remember`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub memory: BTreeMap<String, String>,
+    /// Until the model writes another: its running note (`<Memory>`), shown with each later
+    /// decision.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub memory_note: String,
+    /// Until the model's next answer: notes from the server's rules (a request that makes no
+    /// model call keeps them), at most [`MAX_CARRIED_NOTES`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carried_notes: Vec<String>,
+    /// Until the next decision: what the user said when resuming the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume_note: Option<String>,
+}
+
+/// What the task saw on the way.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Seen {
     /// The web search made while planning (when the organisation had no knowledge to offer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pre_search: Option<SearchRecord>,
-    /// A server tool the model asked for that did not fit in its round: the next request runs
-    /// it first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pending_tool: Option<String>,
     /// Organisation knowledge went into one of the task's prompts (`hasOrgKnowledge`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub used_knowledge: bool,
@@ -143,22 +216,9 @@ pub struct Task {
     /// (never the values: see [`super::secrets`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secrets: Vec<super::secrets::SecretMark>,
-    /// The rest of the model's last multi-action answer, sent one per request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queue: Option<super::queue::ActionQueue>,
-    /// Notes from the server's rules for the model's next answer (a request that makes no
-    /// model call keeps them), at most [`MAX_CARRIED_NOTES`].
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub carried_notes: Vec<String>,
     /// The last page's element hashes ([`super::marks`]): what is new on the next is marked.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub page_marks: String,
-    /// The model's running note (`<Memory>`), shown with each later decision.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub memory_note: String,
-    /// The tenant's recipe this task follows, and where it is in it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recipe: Option<super::recipe::run::RecipeRun>,
 }
 
 /// Notes kept for the next model answer at most; the oldest go first.
@@ -169,10 +229,11 @@ const CARRIED_NOTE_CHARS: usize = 600;
 impl Task {
     /// Keeps `note` for the model's next answer.
     pub fn carry_note(&mut self, note: &str) {
-        if self.carried_notes.len() >= MAX_CARRIED_NOTES {
-            self.carried_notes.remove(0);
+        if self.notes.carried_notes.len() >= MAX_CARRIED_NOTES {
+            self.notes.carried_notes.remove(0);
         }
-        self.carried_notes
+        self.notes
+            .carried_notes
             .push(crate::text::single_line(note, CARRIED_NOTE_CHARS));
     }
 }
@@ -259,7 +320,7 @@ pub fn admission(task: Option<&Task>, user_id: &str, max_steps: u32, archived: b
             finished: t.status.is_finished(),
         },
         Some(t) if t.status.is_finished() => Admission::Finished(t.status),
-        Some(t) if t.step_count >= max_steps => Admission::StepLimit,
+        Some(t) if t.stored.step_count >= max_steps => Admission::StepLimit,
         Some(_) => Admission::Continue,
     }
 }
@@ -270,7 +331,7 @@ impl Task {
     /// is the user's answer.
     pub fn waits_for_user(&self) -> bool {
         self.status.asks_user()
-            || (self.status == TaskStatus::Executing && self.resume_note.is_some())
+            || (self.status == TaskStatus::Executing && self.notes.resume_note.is_some())
     }
 
     /// A new task for `query` on `url`, created at `now`.
@@ -291,31 +352,25 @@ impl Task {
             user_id,
             session_id,
             status: TaskStatus::Executing,
-            query,
-            url,
-            plan: None,
-            step_count: 0,
-            version: 0,
-            lease_owner: None,
-            lease_until: None,
-            created_at: now,
-            updated_at: now,
-            expires_at,
+            goal: Goal {
+                query,
+                url,
+                task_type: None,
+                plan: None,
+            },
+            stored: Stored {
+                step_count: 0,
+                version: 0,
+                lease_owner: None,
+                lease_until: None,
+                created_at: now,
+                updated_at: now,
+                expires_at,
+            },
             usage: TokenUsage::default(),
-            task_type: None,
-            memory: BTreeMap::new(),
-            confirmation: None,
-            refused: super::refusal::Refusals::default(),
-            declined: false,
-            resume_note: None,
-            pre_search: None,
-            pending_tool: None,
-            used_knowledge: false,
-            secrets: Vec::new(),
-            queue: None,
-            carried_notes: Vec::new(),
-            page_marks: String::new(),
-            memory_note: String::new(),
+            pending: Pending::default(),
+            notes: Notes::default(),
+            seen: Seen::default(),
             recipe: None,
         }
     }
@@ -328,6 +383,7 @@ impl Task {
             return Err(TaskError::Finished(self.status));
         }
         if self
+            .stored
             .lease_until
             .is_some_and(|until| until > now.timestamp())
         {
@@ -335,23 +391,20 @@ impl Task {
                 "Another request for this task is in progress",
             ));
         }
-        Ok(Task {
+        let mut task = Task {
             status: TaskStatus::Executing,
-            lease_owner: None,
-            lease_until: None,
-            updated_at: now,
-            resume_note: note,
+            stored: self.stored.unleased(now),
             ..self.clone()
-        })
+        };
+        task.notes.resume_note = note;
+        Ok(task)
     }
 
     /// The task marked failed at `now`, its lease cleared (the step limit was reached).
     pub fn failed_at(&self, now: DateTime<Utc>) -> Task {
         Task {
             status: TaskStatus::Failed,
-            lease_owner: None,
-            lease_until: None,
-            updated_at: now,
+            stored: self.stored.unleased(now),
             ..self.clone()
         }
     }

@@ -26,7 +26,7 @@ pub trait TaskStore: Send + Sync {
         limit: usize,
         max_read: usize,
     ) -> StoreResult<(Vec<Task>, bool)>;
-    /// Saves `task` if the stored version is still `task.version`; returns it with the
+    /// Saves `task` if the stored version is still `task.stored.version`; returns it with the
     /// version bumped. `Conflict` if someone saved in between; `NotFound` if it is gone.
     async fn save_task(&self, task: &Task) -> StoreResult<Task>;
     /// Takes the task's lease for `owner` until `until` if the task is `user_id`'s and nobody

@@ -19,13 +19,13 @@ struct TaskListEntry {
 fn task_list_item(task: &Task) -> StoreResult<Item> {
     let mut item = item_of(
         &keys::task_list_pk(&task.tenant_id),
-        &keys::task_list_sk(task.created_at.timestamp_millis(), &task.id),
+        &keys::task_list_sk(task.stored.created_at.timestamp_millis(), &task.id),
         &TaskListEntry {
             task_id: task.id.clone(),
             user_id: task.user_id.clone(),
         },
     )?;
-    item.insert(EXPIRES_AT.into(), Value::from(task.expires_at));
+    item.insert(EXPIRES_AT.into(), Value::from(task.stored.expires_at));
     Ok(item)
 }
 
@@ -49,14 +49,14 @@ fn task_item(task: &Task) -> StoreResult<Item> {
         &keys::task_sk(&task.id),
         task,
     )?;
-    item.insert(EXPIRES_AT.into(), Value::from(task.expires_at));
-    let updated_ms = task.updated_at.timestamp_millis();
+    item.insert(EXPIRES_AT.into(), Value::from(task.stored.expires_at));
+    let updated_ms = task.stored.updated_at.timestamp_millis();
     item.insert("updatedAtMs".into(), Value::from(updated_ms));
     item.insert(Index::Gsi1.pk().into(), Value::from(keys::SWEEP_EXPIRES));
     item.insert(
         Index::Gsi1.sk().into(),
         Value::from(keys::expires_sweep_sk(
-            task.expires_at,
+            task.stored.expires_at,
             &task.tenant_id,
             &task.id,
         )),
@@ -179,10 +179,10 @@ impl TaskStore for TableStore {
 
     async fn save_task(&self, task: &Task) -> StoreResult<Task> {
         let mut next = task.clone();
-        next.version += 1;
+        next.stored.version += 1;
         let cond = Cond::All(vec![
             Cond::Live { now: self.now() },
-            Cond::Eq("version".into(), Value::from(task.version)),
+            Cond::Eq("version".into(), Value::from(task.stored.version)),
         ]);
         match self.table.put(task_item(&next)?, cond).await {
             Ok(()) => Ok(next),
@@ -308,10 +308,13 @@ impl TaskStore for TableStore {
         let first = steps.first().map_or(0, |s| s.index);
         let count = consecutive(steps, first)?;
         let next = Task {
-            step_count: count,
-            version: task.version + 1,
-            lease_owner: None,
-            lease_until: None,
+            stored: crate::domain::task::Stored {
+                step_count: count,
+                version: task.stored.version + 1,
+                lease_owner: None,
+                lease_until: None,
+                ..task.stored.clone()
+            },
             ..task.clone()
         };
         let mut writes = Vec::with_capacity(steps.len() + 1);
@@ -449,7 +452,7 @@ impl TaskStore for TableStore {
         if let Some(Ok(t)) = stored.map(body_of::<Task>) {
             keys_to_delete.push((
                 keys::task_list_pk(&t.tenant_id),
-                keys::task_list_sk(t.created_at.timestamp_millis(), &t.id),
+                keys::task_list_sk(t.stored.created_at.timestamp_millis(), &t.id),
             ));
         }
         // The task item goes last, so a crash part-way leaves it for the next sweep to retry.

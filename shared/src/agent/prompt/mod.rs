@@ -153,9 +153,9 @@ fn fixed_part(u: &mut String, input: &PromptInput<'_>) {
     let _ = writeln!(
         u,
         "Task: {}",
-        neutralize_tags(&truncate_chars(&input.task.query, TASK_CHARS))
+        neutralize_tags(&truncate_chars(&input.task.goal.query, TASK_CHARS))
     );
-    if let Some(plan) = input.task.plan.as_ref().filter(|_| !input.ask_plan) {
+    if let Some(plan) = input.task.goal.plan.as_ref().filter(|_| !input.ask_plan) {
         u.push_str("\nPlan:\n");
         for s in &plan.steps {
             let _ = writeln!(u, "{}. {}", s.index + 1, prompt_line(&s.description, 200));
@@ -168,20 +168,20 @@ fn fixed_part(u: &mut String, input: &PromptInput<'_>) {
 fn variable_part(u: &mut String, input: &PromptInput<'_>) {
     u.push('\n');
     let task = input.task;
-    if !task.memory_note.is_empty() {
+    if !task.notes.memory_note.is_empty() {
         let _ = writeln!(
             u,
             "Your running note (<Memory>): {}",
-            prompt_line(&task.memory_note, MEMORY_CHARS)
+            prompt_line(&task.notes.memory_note, MEMORY_CHARS)
         );
     }
-    if let Some(n) = sections::notes_line(&task.memory) {
+    if let Some(n) = sections::notes_line(&task.notes.memory) {
         let _ = writeln!(u, "Your notes for this task: {n}");
     }
     if let Some(n) = sections::notes_line(input.session_notes) {
         let _ = writeln!(u, "Notes from earlier tasks in this session: {n}");
     }
-    if let Some(r) = &task.resume_note {
+    if let Some(r) = &task.notes.resume_note {
         let _ = writeln!(
             u,
             "The user resumed the task: {}",
@@ -212,7 +212,7 @@ fn variable_part(u: &mut String, input: &PromptInput<'_>) {
             prompt_line(&v.reason, 300)
         );
     }
-    if let Some(plan) = task.plan.as_ref().filter(|_| !input.ask_plan) {
+    if let Some(plan) = task.goal.plan.as_ref().filter(|_| !input.ask_plan) {
         if let Some(cur) = plan.current() {
             let _ = writeln!(
                 u,
@@ -246,7 +246,7 @@ fn variable_part(u: &mut String, input: &PromptInput<'_>) {
         let _ = writeln!(u, "Server note: {}", prompt_line(n, NOTE_CHARS));
     }
     if input.ask_plan {
-        let why = if task.plan.is_some() {
+        let why = if task.goal.plan.is_some() {
             "The plan no longer works: start your answer with a new <Plan> from the current page"
         } else {
             "This is the start of the task: start your answer with a <Plan>"

@@ -56,7 +56,7 @@ pub async fn accept(
         url: &req.url,
     };
     // The user's no to a risky step decided: a finish that says so stands (unconfirmed).
-    let check = (finishing && !chat_only && !step.task.declined).then(|| {
+    let check = (finishing && !chat_only && !step.task.pending.declined).then(|| {
         finish::check(
             finish_evidence(step, answer, &view),
             refused_finishes,
@@ -65,15 +65,15 @@ pub async fn accept(
     });
     update_plan(step, &p, now, !finishing);
     if let Some(note) = &p.memory {
-        step.task.memory_note = note.clone();
+        step.task.notes.memory_note = note.clone();
     }
     if let Some(c) = &p.confirmation {
         step.intervene(Intervention::Confirmation);
-        step.task.confirmation = Some(c.clone());
+        step.task.pending.confirmation = Some(c.clone());
     }
     match &p.action {
         Action::Finish(_) if chat_only => {
-            step.task.task_type = Some("chat_only".into());
+            step.task.goal.task_type = Some("chat_only".into());
             Outcome::Done(Box::new(p.decision))
         }
         Action::Finish(_) if check.is_some() => {
@@ -111,7 +111,7 @@ pub async fn accept(
         ),
         _ => {
             // The model moved on from the user's no: a later finish is checked again.
-            step.task.declined = false;
+            step.task.pending.declined = false;
             keep_rest(step, &p);
             Outcome::Done(Box::new(p.decision))
         }
@@ -121,7 +121,7 @@ pub async fn accept(
 /// The answer's further actions: those that wait for the next requests, and a note for the
 /// model's next answer naming those that will not run.
 fn keep_rest(step: &mut StepContext, p: &Proposal) {
-    step.task.queue = p.queue.clone();
+    step.task.pending.queue = p.queue.clone();
     if p.dropped.is_empty() {
         return;
     }
@@ -174,7 +174,7 @@ pub fn finish_evidence(
             })
         })
         .collect();
-    let open_plan_steps = step.task.plan.as_ref().is_some_and(|p| {
+    let open_plan_steps = step.task.goal.plan.as_ref().is_some_and(|p| {
         p.steps.iter().any(|s| {
             s.index > p.current_step_index
                 && !matches!(s.status, crate::domain::plan::StepStatus::Completed)
@@ -187,7 +187,7 @@ pub fn finish_evidence(
         .chain(step.verdicts.verification.as_ref())
         .any(|v| v.failed());
     evidence(&FinishFacts {
-        query: &step.task.query,
+        query: &step.task.goal.query,
         answer,
         acted: &acted,
         used_tools: step.records.history.iter().any(|s| s.tool().is_some()),
@@ -206,11 +206,11 @@ fn update_plan(
     advance: bool,
 ) {
     let descriptions = p.plan.as_ref().map(|d| d.iter().map(String::as_str));
-    match (&mut step.task.plan, descriptions) {
+    match (&mut step.task.goal.plan, descriptions) {
         (None, d) => {
-            step.task.plan = d
+            step.task.goal.plan = d
                 .and_then(|d| Plan::from_descriptions(d, now))
-                .or_else(|| Some(Plan::single(&step.task.query, now)));
+                .or_else(|| Some(Plan::single(&step.task.goal.query, now)));
             step.verdicts.plan_changed = true;
         }
         (Some(plan), Some(d)) if step.verdicts.replan => {
@@ -224,8 +224,11 @@ fn update_plan(
         .verification
         .as_ref()
         .is_none_or(|v| !v.failed());
-    if let (Some(plan), Some(k), true) = (step.task.plan.as_mut(), p.plan_step, verified && advance)
-    {
+    if let (Some(plan), Some(k), true) = (
+        step.task.goal.plan.as_mut(),
+        p.plan_step,
+        verified && advance,
+    ) {
         plan.move_to(k);
     }
 }

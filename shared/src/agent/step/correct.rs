@@ -49,9 +49,10 @@ pub fn correct(
         .rev()
         .find(|s| s.kind == crate::domain::StepKind::Dom)?
         .clone();
-    let query = step.task.query.clone();
+    let query = step.task.goal.query.clone();
     let plan = step
         .task
+        .goal
         .plan
         .get_or_insert_with(|| Plan::single(&query, now));
     let attempts = plan.count_attempt();

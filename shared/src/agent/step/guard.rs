@@ -1,7 +1,7 @@
-//! Phase 4: a model answer is accepted only if the client can execute it on this page and the
-//! server's rules allow it — pure rules over the answer and plain facts about the task:
-//! grammar and element, the loop guard, the risk gate (a risky action becomes a question to
-//! the user), chained form fills, the expected outcome.
+//! Phase 6 (Guard): a model answer is accepted only if the client can execute it on this page
+//! and the server's rules allow it — pure rules over the answer and plain facts about the task:
+//! grammar and element, the loop guard, the risk gate (a risky action becomes a question to the
+//! user), chained form fills, the expected outcome.
 
 use super::Decision;
 use crate::agent::action::Action;

@@ -92,8 +92,8 @@ pub fn claim_question(
     req: &InteractRequest,
 ) -> String {
     let mut q = String::new();
-    let _ = writeln!(q, "Task: {}", prompt_line(&step.task.query, 1_000));
-    if let Some(plan) = step.task.plan.as_ref() {
+    let _ = writeln!(q, "Task: {}", prompt_line(&step.task.goal.query, 1_000));
+    if let Some(plan) = step.task.goal.plan.as_ref() {
         let steps: Vec<&str> = plan.steps.iter().map(|s| s.description.as_str()).collect();
         let _ = writeln!(q, "Plan: {}", prompt_line(&steps.join("; "), 600));
     }

@@ -9,14 +9,19 @@
 //!    and page work starts only for requests within the user's limit.
 //! 2. Verify ([`verify`]): the previous action checked against this page — rules first, a
 //!    (cheaper) model only when the evidence is ambiguous.
-//! 3. Correct | Plan ([`decide`]): decisions the rules can make ([`shortcut`]: a confirmed
+//! 3. Correct | Plan ([`plan`]): decisions the rules can make ([`shortcut`]: a confirmed
 //!    risky action, a blocker, a cookie banner; [`correct`]: a concrete correction).
-//! 4. Gather: organisation knowledge ‖ the web search a new task's planning answer asked for.
-//! 5. Decide ⇄ Guard ⇄ RunTool ([`model`]): the model's answer passes the [`guard`] (grammar,
-//!    element, loops, the risk gate, chains) and, for `finish()`, a success check; server
-//!    tools run ([`tools`], [`memory`]) and the model is asked again, within bounds.
-//! 6. Persist ([`persist`]): the step with the task's new state (the lease released), the
-//!    session's messages and the page snapshot — concurrently — then Respond ([`response`]).
+//! 4. Gather ([`search`] and the knowledge port): organisation knowledge ‖ the web search a
+//!    new task's planning answer asked for.
+//! 5. Decide ([`decide`]): one model call.
+//! 6. Guard ([`guard`], run by [`decide`]): the answer's grammar, element, loops, the risk
+//!    gate, chains and, for `finish()`, a success check ([`accept`]); a server tool goes to
+//!    RunTool ([`tools`], [`memory`]) and the model is asked again, within bounds.
+//! 7. Persist ([`persist`]): the step with the task's new state (the lease released), the
+//!    session's messages and the page snapshot — concurrently.
+//! 8. Respond ([`response`]).
+//!
+//! The same numbering is `docs/architecture.md`'s and each phase module's header's.
 //!
 //! The step's time has one owner ([`deadline`]): every reserve kept back from the request's
 //! deadline, and whether a model call, a retry, a verdict, a search or a page read still fits.
@@ -36,9 +41,9 @@ mod guard;
 mod judge;
 mod load;
 mod memory;
-mod model;
 mod page;
 mod persist;
+mod plan;
 mod ports;
 mod read_page;
 mod recipe;
@@ -55,10 +60,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use decide::MAX_CALLS as MAX_MODEL_CALLS;
 pub use guard::{guard, Facts, Proposal, Review};
 pub use load::{Admitted, Loaded};
 pub use memory::MemoryResult;
-pub use model::MAX_CALLS as MAX_MODEL_CALLS;
 pub use page::{in_time, on_builder, BuiltPage};
 pub use persist::persist;
 pub use ports::StepPorts;

@@ -1,7 +1,7 @@
-//! Phase 1: the page of the request, built and rendered on the blocking pool. Parsing and
-//! rendering are CPU work bounded by the input (depth, expansion and budget limits), kept off
-//! the async workers so one large page never stalls other requests, and awaited no longer
-//! than the step deadline.
+//! Phase 1 (Load), its page: the page of the request, built and rendered on the blocking pool.
+//! Parsing and rendering are CPU work bounded by the input (depth, expansion and budget
+//! limits), kept off the async workers so one large page never stalls other requests, and
+//! awaited no longer than the step deadline.
 
 use std::future::Future;
 use std::sync::{Arc, OnceLock};

@@ -1,6 +1,6 @@
-//! Phase 5: the step with the task's new state (one transaction; nothing else is written if it
-//! fails), then its messages, the page snapshot, the debug log and the session's changes
-//! concurrently; then the response, its realtime events and the idempotent copy.
+//! Phase 7 (Persist): the step with the task's new state (one transaction; nothing else is
+//! written if it fails), then its messages, the page snapshot, the debug log and the session's
+//! changes concurrently; then the response, its realtime events and the idempotent copy.
 
 use std::time::Instant;
 
@@ -27,7 +27,7 @@ fn messages(step: &StepContext, d: &Decision, query: &str, now: DateTime<Utc>) -
         Message::new(
             &step.tenant_id,
             &step.session.id,
-            Some((&step.task.id, step.task.expires_at)),
+            Some((&step.task.id, step.task.stored.expires_at)),
             role,
             content,
             now,
@@ -212,7 +212,7 @@ pub async fn persist(
     let query = hidden.scrub(&req.query);
     step.task.status = d.status;
     step.task.usage.add(step.spend.usage);
-    step.task.updated_at = now;
+    step.task.stored.updated_at = now;
     let mut records = records::all(step, &kept, req, snapshot.snapshot_bytes(), now);
     // The decision's record keeps its target as a recipe can find it again.
     if let Some(r) = records.last_mut() {
@@ -233,7 +233,7 @@ pub async fn persist(
     let task_write = async {
         if step.request.is_new {
             let mut task = step.task.clone();
-            task.step_count = records.len() as u32;
+            task.stored.step_count = records.len() as u32;
             store.start_task(&task, &records).await
         } else {
             store

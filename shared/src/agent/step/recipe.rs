@@ -12,7 +12,7 @@ use crate::agent::step::StepPorts;
 use crate::domain::finish::Evidence;
 use crate::domain::intervention::Intervention;
 use crate::domain::recipe::book::{RecipeUse, UseMode, MAX_PER_SITE};
-use crate::domain::recipe::run::{pick, Acted, Decline, Here, Last, Next, RecipeRun};
+use crate::domain::recipe::run::{pick, Acted, Decline, Here, Last, RecipeRun, Turn};
 use crate::domain::recipe::{describe, site_key};
 use crate::domain::risk::{Risk, RiskKind};
 use crate::domain::verdict::MET_CONFIDENCE;
@@ -81,7 +81,7 @@ pub fn replay(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
     decided
 }
 
-/// The user spoke (see `decide::rules`): the rest of the task is the model's.
+/// The user spoke (see `plan::rules`): the rest of the task is the model's.
 pub fn leave_to_model(step: &mut StepContext) {
     if let Some(run) = step.task.recipe.as_mut() {
         run.stopped = true;
@@ -90,7 +90,7 @@ pub fn leave_to_model(step: &mut StepContext) {
 
 fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Option<Decision> {
     // What the user said (a no, an unclear reply, a resume) is the model's to read.
-    if step.request.user_input.is_some() || step.task.resume_note.is_some() {
+    if step.request.user_input.is_some() || step.task.notes.resume_note.is_some() {
         run.stopped = true;
         return None;
     }
@@ -99,9 +99,9 @@ fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Optio
         title: facts.title,
     };
     let (k, target) = match run.next(here, last_of(step, run)) {
-        Next::Off => return None,
-        Next::Heal { step: k, why } => return ask(step, run, k, &why),
-        Next::Act { step: k, target } => (k, target),
+        Turn::Off => return None,
+        Turn::Heal { step: k, why } => return ask(step, run, k, &why),
+        Turn::Act { step: k, target } => (k, target),
     };
     let Some((action, thought)) = rules::action(run, k, target.as_deref()) else {
         return refused(step, run, k);
@@ -140,7 +140,7 @@ fn next(step: &mut StepContext, run: &mut RecipeRun, facts: &Facts<'_>) -> Optio
 /// The server's rules stopped step `k` as recorded: the model is asked for it.
 fn refused(step: &mut StepContext, run: &mut RecipeRun, k: usize) -> Option<Decision> {
     match run.ask(k, Decline::Refused) {
-        Next::Heal { step: k, why } => ask(step, run, k, &why),
+        Turn::Heal { step: k, why } => ask(step, run, k, &why),
         _ => None,
     }
 }
@@ -179,7 +179,7 @@ fn confirm_recorded(
     }
     if let Some(c) = &p.confirmation {
         step.intervene(Intervention::Confirmation);
-        step.task.confirmation = Some(c.clone());
+        step.task.pending.confirmation = Some(c.clone());
     }
 }
 
@@ -288,5 +288,5 @@ fn verified_finish(step: &StepContext) -> bool {
             .answer
             .interventions
             .contains(&Intervention::FinishRefused)
-        && step.task.task_type.as_deref() != Some("chat_only")
+        && step.task.goal.task_type.as_deref() != Some("chat_only")
 }

@@ -32,7 +32,7 @@ pub fn base(
             snapshot_bytes,
             form: step.page.form.clone(),
             target: None,
-            plan_step: step.task.plan.as_ref().map(|p| p.current_step_index),
+            plan_step: step.task.goal.plan.as_ref().map(|p| p.current_step_index),
             confirmed: false,
             effect: None,
         }),
@@ -42,7 +42,7 @@ pub fn base(
             index,
             (String::new(), String::new()),
             now,
-            step.task.expires_at,
+            step.task.stored.expires_at,
         )
     }
 }
@@ -69,7 +69,7 @@ fn decision(
     r.tool_result = d.tool_result.clone();
     r.usage = serde_json::to_value(step.spend.usage).ok();
     if step.verdicts.plan_changed {
-        r.plan = step.task.plan.clone();
+        r.plan = step.task.goal.plan.clone();
     }
     r.timings = Some(json!({
         "llmMs": step.spend.llm_ms,

@@ -1,5 +1,5 @@
-//! The interact answer, flat as the contract's "Response 200" table describes it: every field
-//! that applies to the step, and none that does not.
+//! Phase 8 (Respond): the interact answer, flat as the contract's "Response 200" table
+//! describes it: every field that applies to the step, and none that does not.
 
 use serde::Serialize;
 
@@ -186,7 +186,7 @@ pub struct StepResponse<'a> {
 impl<'a> StepResponse<'a> {
     /// The response for `step` and its decision (what a client is sent of it: [`for_client`]).
     pub fn new(step: &'a StepContext, d: &'a Decision, duration_ms: u64) -> Self {
-        let plan = step.task.plan.as_ref();
+        let plan = step.task.goal.plan.as_ref();
         let asks = d.user_question.is_some();
         Self {
             success: true,
@@ -194,7 +194,7 @@ impl<'a> StepResponse<'a> {
             action: &d.action,
             task_id: &step.task.id,
             session_id: &step.session.id,
-            has_org_knowledge: step.task.used_knowledge,
+            has_org_knowledge: step.task.seen.used_knowledge,
             status: d.status,
             plan: plan.map(PlanView::from),
             current_step: plan.map(|p| p.current_step_index),
@@ -204,7 +204,7 @@ impl<'a> StepResponse<'a> {
             correction: step.verdicts.correction.as_ref(),
             expected_outcome: d.expected_outcome.as_ref(),
             tool_action: d.tool_action.as_ref(),
-            task_type: step.task.task_type.as_deref(),
+            task_type: step.task.goal.task_type.as_deref(),
             chained_actions: &d.chain,
             chain_metadata: d.chain_metadata.as_ref(),
             user_question: d.user_question.as_deref(),

@@ -1,4 +1,4 @@
-//! Web search for the step: the page's own site first, the open web when the site has
+//! Phase 4 (Gather), the web search: the page's own site first, the open web when the site has
 //! nothing; the results condensed into a [`SearchRecord`]. A search never fails a step: an
 //! engine that is missing, slow or broken gives a record that says so.
 

@@ -71,7 +71,7 @@ pub fn observe(ctx: &StepPorts<'_>, step: &mut StepContext, built: &BuiltPage, u
         .filter_map(|e| key.seen(e.value.as_deref().unwrap_or("")))
         .collect();
     for m in filled {
-        remember(&mut step.task.secrets, m);
+        remember(&mut step.task.seen.secrets, m);
     }
 }
 
@@ -101,7 +101,7 @@ fn note_typed(ctx: &StepPorts<'_>, step: &mut StepContext, d: &Decision, view: &
         };
         if secrets.typed(&field, &value) {
             if let Some(m) = key.mark(&value) {
-                remember(&mut step.task.secrets, m);
+                remember(&mut step.task.seen.secrets, m);
             }
         }
     }
@@ -136,12 +136,12 @@ pub fn hide(
 
 /// A finder of the task's secrets.
 pub fn finder(ctx: &StepPorts<'_>, step: &StepContext) -> Finder {
-    key(ctx).finder(&step.task.secrets)
+    key(ctx).finder(&step.task.seen.secrets)
 }
 
 /// The messages of a model call with the task's secrets hidden.
 pub fn scrub_messages(ctx: &StepPorts<'_>, step: &StepContext, messages: &mut [ChatMessage]) {
-    if step.task.secrets.is_empty() {
+    if step.task.seen.secrets.is_empty() {
         return;
     }
     let f = finder(ctx, step);
@@ -159,11 +159,11 @@ fn scrub_kept(f: &Finder, step: &mut StepContext) {
     if f.is_empty() {
         return;
     }
-    let marks = std::mem::take(&mut step.task.secrets);
+    let marks = std::mem::take(&mut step.task.seen.secrets);
     if let Some(clean) = f.scrubbed(&step.task) {
         step.task = clean;
     }
-    step.task.secrets = marks;
+    step.task.seen.secrets = marks;
     if let Some(v) = step
         .verdicts
         .verification

@@ -49,8 +49,8 @@ fn confirmed(
 /// A decision without the model, or `None` (notes for the model may have been added).
 pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
     // Waiting actions go out only from this request's checks: any other decision drops them.
-    let queue = step.task.queue.take();
-    if let Some(pending) = step.task.confirmation.take() {
+    let queue = step.task.pending.queue.take();
+    if let Some(pending) = step.task.pending.confirmation.take() {
         match step.request.user_input.as_deref().map(|r| pending.reply(r)) {
             // What the confirmed action would type is a typed secret, kept only as its
             // fingerprint: it is not known any more, and `[secret]` is never typed for it.
@@ -61,7 +61,7 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
                 );
             }
             Some(Some(true)) => {
-                step.task.declined = false;
+                step.task.pending.declined = false;
                 if let Some(d) = confirmed(&pending, step.records.step_index, facts.view) {
                     return Some(d);
                 }
@@ -71,7 +71,7 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
                 );
             }
             Some(Some(false)) => {
-                step.task.declined = true;
+                step.task.pending.declined = true;
                 step.brief.notes.push(format!(
                     "The user declined ({}). Do not do it: find another way, or finish and say why.",
                     crate::text::single_line(&pending.question, 300)
@@ -84,7 +84,7 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
                     "I need a plain yes or no to go on. {}",
                     crate::text::single_line(&pending.question, 900)
                 );
-                step.task.confirmation = Some(PendingConfirmation {
+                step.task.pending.confirmation = Some(PendingConfirmation {
                     step_index: step.records.step_index,
                     asked_again: true,
                     question: pending.question.clone(),
@@ -101,13 +101,13 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
                     .into(),
             ),
             // No reply: the question stays open.
-            None => step.task.confirmation = Some(pending),
+            None => step.task.pending.confirmation = Some(pending),
         }
     }
     // After the user answered or resumed, the model decides how to go on (the page may still
     // show what stopped the task: the user may have solved it another way, or said how).
-    let user_spoke = step.request.user_input.is_some() || step.task.resume_note.is_some();
-    if let Some(blocker) = detect(facts.view, &step.task.query).filter(|_| !user_spoke) {
+    let user_spoke = step.request.user_input.is_some() || step.task.notes.resume_note.is_some();
+    if let Some(blocker) = detect(facts.view, &step.task.goal.query).filter(|_| !user_spoke) {
         let question = blocker
             .user_message
             .clone()
@@ -131,7 +131,7 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
         .take(3)
         .map(|s| s.action.as_str())
         .collect();
-    let click = cookie_dismissal(facts.view, &step.task.query, &recent)?;
+    let click = cookie_dismissal(facts.view, &step.task.goal.query, &recent)?;
     match review_own(
         "Closing the cookie banner first (declining optional cookies where the site allows it).",
         &click,
@@ -149,7 +149,7 @@ pub fn decide(step: &mut StepContext, facts: &Facts<'_>) -> Option<Decision> {
 /// does not, the model is told what did not run and why.
 fn queued(step: &mut StepContext, mut q: ActionQueue, facts: &Facts<'_>) -> Option<Decision> {
     // The user spoke (a reply, a resume): the model reads it and decides.
-    if step.request.user_input.is_some() || step.task.resume_note.is_some() {
+    if step.request.user_input.is_some() || step.task.notes.resume_note.is_some() {
         return None;
     }
     let failed = step
@@ -169,7 +169,7 @@ fn queued(step: &mut StepContext, mut q: ActionQueue, facts: &Facts<'_>) -> Opti
             Review::Accept(p) if p.confirmation.is_none() => {
                 q.items.remove(0);
                 q.done += 1;
-                step.task.queue = (!q.items.is_empty()).then_some(q);
+                step.task.pending.queue = (!q.items.is_empty()).then_some(q);
                 return Some(Decision {
                     queued: true,
                     ..p.decision

@@ -124,7 +124,7 @@ pub async fn run(
                     .or(step.session.new.as_ref())
                     .map(|s| s.memory.clone())
             });
-            match memory::apply(action, &mut step.task.memory, session.as_mut()) {
+            match memory::apply(action, &mut step.task.notes.memory, session.as_mut()) {
                 Some((r, changed)) => {
                     if changed {
                         step.session.memory = session;
@@ -165,6 +165,7 @@ pub async fn run(
 fn earlier_search(step: &StepContext, query: &str) -> Option<SearchRecord> {
     let same = |r: &SearchRecord| r.query.trim().eq_ignore_ascii_case(query.trim());
     step.task
+        .seen
         .pre_search
         .clone()
         .filter(|r| same(r) && r.failure.is_none())

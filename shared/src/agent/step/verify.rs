@@ -1,5 +1,5 @@
-//! Phase 3: the previous action verified on this request's page, before anything is decided.
-//! Evidence: what the client reported (`lastActionStatus`, `lastActionError`,
+//! Phase 2 (Verify): the previous action verified on this request's page, before anything is
+//! decided. Evidence: what the client reported (`lastActionStatus`, `lastActionError`,
 //! `lastActionResult`, `domChanges`, `clientObservations`) and the server's own comparison of
 //! the page before the action (URL, hash, the target) with this one, against the expectations
 //! stored with the action (and with each chained action). The rules decide whenever the
@@ -188,7 +188,7 @@ pub async fn verify(
         } => Verification::new(prev.index, success, confidence, reason, now),
         Verdict::Ambiguous { reason } => {
             let question =
-                judge::outcome_question(&step.task.query, &prev, &report, &actual, built, req);
+                judge::outcome_question(&step.task.goal.query, &prev, &report, &actual, built, req);
             match judge::ask(ctx, step, &question, deadline).await {
                 // A judge that leans to yes without confidence confirms nothing.
                 Some(j) if j.success && j.confidence < SUCCESS_CONFIDENCE => {
@@ -213,8 +213,12 @@ pub async fn verify(
     };
     // The action ran; whether it was the one the instruction asks for is another question.
     if v.success {
-        if let Some(why) = misdirected_action(&step.task.query, &prev, &view, &step.task.page_marks)
-        {
+        if let Some(why) = misdirected_action(
+            &step.task.goal.query,
+            &prev,
+            &view,
+            &step.task.seen.page_marks,
+        ) {
             v = Verification::unconfirmed(prev.index, why, now);
         }
     }
@@ -224,11 +228,11 @@ pub async fn verify(
     // shows it worked: the step's correction attempts start again. (A wait, or an action
     // that only completed without an error, shows nothing was got over.)
     if v.success && v.confidence >= MET_CONFIDENCE {
-        if let Some(plan) = step.task.plan.as_mut() {
+        if let Some(plan) = step.task.goal.plan.as_mut() {
             plan.clear_attempts();
         }
         // Answers refused before the model got out of a loop no longer count toward ending it.
-        step.task.refused.progressed();
+        step.task.pending.refused.progressed();
     }
     step.verdicts.verification = Some(v);
 }

@@ -119,7 +119,7 @@ pub struct Acted<'a> {
 /// What happens with the run's next step: it goes out on element `target` (when it has one)
 /// without the model, the model is asked for it, or the model decides.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Next {
+pub enum Turn {
     Act { step: usize, target: Option<String> },
     Heal { step: usize, why: Decline },
     Off,
@@ -191,18 +191,18 @@ impl RecipeRun {
 
     /// What comes next `here` after an action that turned out `last`. A failed action is the
     /// model's to set right, and the rest of the task with it.
-    pub fn next(&mut self, here: Here<'_>, last: Last) -> Next {
+    pub fn next(&mut self, here: Here<'_>, last: Last) -> Turn {
         if let Some(Asked { step, why }) = self.asked.clone().filter(|_| !self.stopped) {
             // Not answered yet (a server tool's round): still the model's step.
-            return Next::Heal { step, why };
+            return Turn::Heal { step, why };
         }
         if self.stopped || last == Last::Failed || self.cursor >= self.steps.len() {
             self.stopped = true;
-            return Next::Off;
+            return Turn::Off;
         }
         let k = self.cursor;
         match self.ready(here, last, k) {
-            Ok(target) => Next::Act { step: k, target },
+            Ok(target) => Turn::Act { step: k, target },
             Err(why) => self.ask(k, why),
         }
     }
@@ -248,17 +248,17 @@ impl RecipeRun {
     }
 
     /// The model is asked for step `k` (the server's rules stopped it as recorded: `Refused`).
-    pub fn ask(&mut self, k: usize, why: Decline) -> Next {
+    pub fn ask(&mut self, k: usize, why: Decline) -> Turn {
         self.heals += u32::from(!why.planned());
         if self.heals > MAX_HEALS_PER_RUN {
             self.stopped = true;
-            return Next::Off;
+            return Turn::Off;
         }
         self.asked = Some(Asked {
             step: k,
             why: why.clone(),
         });
-        Next::Heal { step: k, why }
+        Turn::Heal { step: k, why }
     }
 
     /// The model's action for the step it was asked for, before it goes out: whether it is

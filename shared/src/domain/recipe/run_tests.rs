@@ -95,7 +95,7 @@ fn shop_page() -> FakePage {
 fn an_unchanged_page_replays_every_step_with_this_runs_values() {
     let mut run = checkout();
     let page = shop_page();
-    let acts: Vec<Next> = [
+    let acts: Vec<Turn> = [
         Last::Nothing,
         Last::Verified,
         Last::Verified,
@@ -104,13 +104,13 @@ fn an_unchanged_page_replays_every_step_with_this_runs_values() {
     .into_iter()
     .map(|last| {
         let next = run.next(here(&page, "Shop"), last);
-        if let Next::Act { step, .. } = next {
+        if let Turn::Act { step, .. } = next {
             run.acted(step);
         }
         next
     })
     .collect();
-    let want = |step: usize, id: Option<&str>| Next::Act {
+    let want = |step: usize, id: Option<&str>| Turn::Act {
         step,
         target: id.map(str::to_owned),
     };
@@ -124,7 +124,7 @@ fn an_unchanged_page_replays_every_step_with_this_runs_values() {
         ]
     );
     assert_eq!(run.value_of(1).as_deref(), Some("Blue mug"));
-    assert_eq!(run.next(here(&page, "Shop"), Last::Verified), Next::Off);
+    assert_eq!(run.next(here(&page, "Shop"), Last::Verified), Turn::Off);
 }
 
 #[test]
@@ -132,7 +132,7 @@ fn a_step_goes_to_the_model_on_any_doubt() {
     let why = |page: &FakePage, title: &str, last: Last| {
         let mut run = checkout();
         match run.next(here(page, title), last) {
-            Next::Heal { why, .. } => Some(why),
+            Turn::Heal { why, .. } => Some(why),
             _ => None,
         }
     };
@@ -159,7 +159,7 @@ fn a_step_goes_to_the_model_on_any_doubt() {
     );
     // A failed action ends the replay: the model sets it right and carries on.
     let mut run = checkout();
-    assert_eq!(run.next(here(&page, "Shop"), Last::Failed), Next::Off);
+    assert_eq!(run.next(here(&page, "Shop"), Last::Failed), Turn::Off);
     assert!(run.stopped);
 }
 
@@ -175,14 +175,14 @@ fn a_step_in_another_dialog_is_the_models() {
     ]);
     assert!(matches!(
         run.clone().next(here(&same, "Shop"), Last::Nothing),
-        Next::Act { .. }
+        Turn::Act { .. }
     ));
     let other = cart(vec![
         el("9", "btn", "Confirm").in_dialog("Delete your workspace and all its data?")
     ]);
     assert_eq!(
         run.next(here(&other, "Shop"), Last::Nothing),
-        Next::Heal {
+        Turn::Heal {
             step: 0,
             why: Decline::OtherContext
         }
@@ -198,7 +198,7 @@ fn the_models_answer_is_the_step_or_the_end_of_the_replay() {
     let mut run = checkout();
     assert!(matches!(
         run.next(here(&page, "Shop"), Last::Nothing),
-        Next::Heal {
+        Turn::Heal {
             why: Decline::Missing,
             ..
         }
@@ -214,13 +214,13 @@ fn the_models_answer_is_the_step_or_the_end_of_the_replay() {
     assert_eq!((run.cursor, run.stopped), (1, false));
     assert!(matches!(
         run.next(here(&page, "Shop"), Last::Verified),
-        Next::Act { step: 1, .. }
+        Turn::Act { step: 1, .. }
     ));
     run.acted(1);
     // Asked for Pay (missing), the model types elsewhere: the model carries on alone.
     assert!(matches!(
         run.next(here(&page, "Shop"), Last::Verified),
-        Next::Heal { step: 2, .. }
+        Turn::Heal { step: 2, .. }
     ));
     let note = target("inp", "note");
     let typed = Acted {
@@ -230,7 +230,7 @@ fn the_models_answer_is_the_step_or_the_end_of_the_replay() {
     };
     assert!(!run.answered(typed));
     assert!(run.stopped);
-    assert_eq!(run.next(here(&page, "Shop"), Last::Verified), Next::Off);
+    assert_eq!(run.next(here(&page, "Shop"), Last::Verified), Turn::Off);
 }
 
 #[test]
@@ -243,7 +243,7 @@ fn values_and_picks_that_are_not_the_instructions_are_the_models() {
         let page = cart(vec![el("3", "inp", "Note"), el("5", "radio", "My manager")]);
         assert_eq!(
             run.next(here(&page, "Shop"), Last::Nothing),
-            Next::Heal {
+            Turn::Heal {
                 step: 0,
                 why: Decline::Owned
             }
@@ -276,11 +276,11 @@ fn heals_are_bounded() {
     for _ in 0..MAX_HEALS_PER_RUN {
         assert!(matches!(
             run.next(here(&empty, "Shop"), Last::Nothing),
-            Next::Heal { .. }
+            Turn::Heal { .. }
         ));
         run.asked = None;
     }
-    assert_eq!(run.next(here(&empty, "Shop"), Last::Nothing), Next::Off);
+    assert_eq!(run.next(here(&empty, "Shop"), Last::Nothing), Turn::Off);
 }
 
 // The invariants.
@@ -397,7 +397,7 @@ proptest! {
         for ((page, shop), last, (a, r, n, typed), refuse) in &requests {
             let title = if *shop { "Shop" } else { "Admin" };
             match run.next(here(page, title), *last) {
-                Next::Act { step: k, target } => {
+                Turn::Act { step: k, target } => {
                     // On its site: the recipe's origin and the step's kind of page.
                     let site = site_key(page.url()).expect("an http page");
                     prop_assert_eq!(&site.origin, &run.origin);
@@ -426,7 +426,7 @@ proptest! {
                         done.push(k);
                     }
                 }
-                Next::Heal { step: k, .. } => {
+                Turn::Heal { step: k, .. } => {
                     let role = target(ROLES[*r], NAMES[*n]);
                     let value = typed.then_some(NAMES[*n]);
                     let answer = Acted { action: ACTIONS[*a], target: Some(&role), value };
@@ -434,7 +434,7 @@ proptest! {
                         done.push(k);
                     }
                 }
-                Next::Off => {}
+                Turn::Off => {}
             }
             prop_assert!(run.cursor >= cursor, "the position moved back");
             cursor = run.cursor;

@@ -253,7 +253,7 @@ async fn seed_expired(stores: &Stores, n: usize) {
             .expect("get")
             .expect("task");
         t.status = TaskStatus::Completed;
-        t.expires_at = clock.now().timestamp() - 60;
+        t.stored.expires_at = clock.now().timestamp() - 60;
         stores.store.save_task(&t).await.expect("expire");
         stores
             .snapshots

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 pub use phases::{gather, phase, GatherArgs, Phase};
 
-use super::model::Round;
+use super::decide::Round;
 use super::{BuiltPage, StepContext, StepInput};
 use crate::agent::step::StepPorts;
 use crate::asl::Machine;

@@ -7,10 +7,10 @@ use serde_json::{json, Value};
 use super::RunState;
 use crate::agent::prompt::KNOWLEDGE_CHARS;
 use crate::agent::request::InteractRequest;
-use crate::agent::step::model::{self, Next, Round};
+use crate::agent::step::decide::{self, Next, Round};
 use crate::agent::step::StepPorts;
 use crate::agent::step::{
-    budget, decide, load, page, persist, search, secrets, verify, BuiltPage, Loaded, StepContext,
+    budget, load, page, persist, plan, search, secrets, verify, BuiltPage, Loaded, StepContext,
     StepInput,
 };
 use crate::domain::web::SearchRecord;
@@ -149,7 +149,7 @@ pub async fn phase(
             let Parts {
                 step, req, built, ..
             } = parts(run)?;
-            let decided = decide::rules(ctx, step, req, built);
+            let decided = plan::rules(ctx, step, req, built);
             Ok(json!({ "decided": decided }))
         }
         Phase::Knowledge | Phase::WebSearch => gather(ctx, phase, GatherArgs::of(run)?).await,
@@ -158,7 +158,7 @@ pub async fn phase(
         Phase::Tool => {
             let deadline = run.deadline();
             let p = parts(run)?;
-            model::run_tool(ctx, p.step, p.round, p.req, p.built, deadline).await;
+            decide::run_tool(ctx, p.step, p.round, p.req, p.built, deadline).await;
             Ok(json!({ "tools": p.round.tools }))
         }
         Phase::Persist => persist_phase(ctx, run).await,
@@ -217,10 +217,10 @@ impl GatherArgs {
         Ok(Self {
             tenant_id: step.tenant_id.clone(),
             url: input.request.url.clone(),
-            query: step.task.query.clone(),
+            query: step.task.goal.query.clone(),
             search: run.round.tool.as_ref().and_then(|t| t.pre_search.clone()),
             deadline: run.deadline(),
-            secrets: step.task.secrets.clone(),
+            secrets: step.task.seen.secrets.clone(),
         })
     }
 }
@@ -282,10 +282,10 @@ fn take_gathered(run: &mut RunState, gathered: &Value) -> Result<(), Error> {
         step.brief.knowledge = chunks;
     }
     let record = parts.into_iter().find_map(|p| p.search);
-    if let (Some(record), None) = (record, &step.task.pre_search) {
+    if let (Some(record), None) = (record, &step.task.seen.pre_search) {
         // Knowledge first: a search is shown only when no knowledge came back.
         if step.brief.knowledge.is_empty() {
-            step.task.pre_search = Some(record);
+            step.task.seen.pre_search = Some(record);
         }
         run.round.tools += 1;
         run.round.tool = None;
@@ -302,7 +302,7 @@ async fn decide_phase(
     take_gathered(run, &input["gathered"])?;
     let deadline = run.deadline();
     let p = parts(run)?;
-    let next = model::call(ctx, p.step, p.round, p.req, p.built, deadline).await?;
+    let next = decide::call(ctx, p.step, p.round, p.req, p.built, deadline).await?;
     let searching = p
         .round
         .tool
@@ -321,15 +321,15 @@ async fn guard_phase(ctx: &StepPorts<'_>, run: &mut RunState) -> Result<Value, E
     let deadline = run.deadline();
     let p = parts(run)?;
     let history = p.step.records.history.clone();
-    let known = decide::Known::new(
+    let known = plan::Known::new(
         &history,
         p.req,
         p.built,
-        decide::said(p.step),
+        plan::said(p.step),
         secrets::finder(ctx, p.step),
     );
     let facts = known.facts(ctx, p.step.records.step_index);
-    let next = model::review(ctx, p.step, p.round, p.req, p.built, &facts, deadline).await;
+    let next = decide::guard_answer(ctx, p.step, p.round, p.req, p.built, &facts, deadline).await;
     let next = match next {
         Next::Tool => "tool",
         Next::Retry => "retry",
@@ -345,8 +345,8 @@ async fn persist_phase(ctx: &StepPorts<'_>, run: &mut RunState) -> Result<Value,
     let Parts {
         step, input, built, ..
     } = parts(run)?;
-    decide::ensure_decision(step, last);
-    decide::finish_step(step, ctx.clock.now());
+    plan::ensure_decision(step, last);
+    plan::finish_step(step, ctx.clock.now());
     step.spend.phases.decided_us = elapsed;
     let response = persist(ctx, step, input, built, started).await?;
     run.response = Some(response);

@@ -90,7 +90,7 @@ pub async fn enter(
     // is no answer).
     let user_input = task
         .as_ref()
-        .filter(|t| t.waits_for_user() && req.query.trim() != t.query.trim())
+        .filter(|t| t.waits_for_user() && req.query.trim() != t.goal.query.trim())
         .map(|_| req.query.clone());
     let is_new = task.is_none();
     let task = match task {
@@ -109,7 +109,7 @@ pub async fn enter(
             )
         },
     };
-    let first_index = task.step_count;
+    let first_index = task.stored.step_count;
     let step = StepContext {
         tenant_id: p.tenant_id.clone(),
         user_id: p.user_id.clone(),

@@ -1,4 +1,4 @@
-//! Phase 2: authenticate, claim and read everything the step needs, in three rounds of
+//! Phase 1 (Load): authenticate, claim and read everything the step needs, in three rounds of
 //! concurrent store calls:
 //!
 //! 1. [`read`]: the account (token not revoked, user enabled) with the reads that claim
@@ -233,7 +233,7 @@ pub async fn claim(
     // A step recorded between the history read and the lease: read the history again.
     if let Some(t) = task
         .as_ref()
-        .filter(|t| t.step_count as usize != reads.history.len())
+        .filter(|t| t.stored.step_count as usize != reads.history.len())
     {
         match store.steps(&p.tenant_id, &t.id).await {
             Ok(h) => reads.history = h,
