@@ -159,6 +159,24 @@ async fn a_competent_policy_solves_every_supported_task_and_the_server_lets_it()
     assert!(results.len() as u64 >= 40 * seeds.min(SEEDS) || only.is_some());
 }
 
+/// Seed `seed` of every task in `tasks` on `rig`, [`PARALLEL`] at a time. (The rigs are
+/// borrowed, never leaked: a rig dropped at the test's end takes its Chromium with it.)
+async fn every_task(
+    rig: &Rig,
+    base: std::net::SocketAddr,
+    tasks: &[&str],
+    seed: u64,
+) -> Vec<Episode> {
+    use api_tests::browser::miniwob::episode;
+    use futures::StreamExt;
+    let episodes = (tasks.iter().copied())
+        .map(|t| episode(&rig.agent, &rig.browser, base, t, seed, MAX_STEPS, true));
+    futures::stream::iter(episodes)
+        .buffered(PARALLEL)
+        .collect()
+        .await
+}
+
 /// Recipes on MiniWoB++ (issue 34): every supported task run three times in one organisation
 /// — seed 0 by the policy (it finishes once the page shows the result, so the run is recorded),
 /// then seeds 1 and 2: other instructions (other values where the task has them) on other
@@ -171,8 +189,6 @@ async fn a_competent_policy_solves_every_supported_task_and_the_server_lets_it()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Chromium and the MiniWoB++ pages: scripts/test installs them"]
 async fn recorded_tasks_replay_on_other_seeds_without_the_model() {
-    use api_tests::browser::miniwob::episode;
-    use futures::StreamExt;
     use shared::domain::recipe::{bind, site_key};
     let (base, policy, rig) = start().await;
     let off = Rig::start(AppOptions::with_llm(&policy.base_url).set("RECIPES", "off"))
@@ -187,27 +203,12 @@ async fn recorded_tasks_replay_on_other_seeds_without_the_model() {
                 .is_none_or(|o| o.split(',').any(|x| x == *t))
         })
         .collect();
-    let seeds = |rig: &'static Rig, seed: u64| {
-        let tasks = tasks.clone();
-        async move {
-            futures::stream::iter(
-                tasks
-                    .into_iter()
-                    .map(|t| episode(&rig.agent, &rig.browser, base, t, seed, MAX_STEPS, true)),
-            )
-            .buffered(PARALLEL)
-            .collect::<Vec<Episode>>()
-            .await
-        }
-    };
-    let (rig, off): (&'static Rig, &'static Rig) =
-        (Box::leak(Box::new(rig)), Box::leak(Box::new(off)));
     let mut runs: Vec<Vec<Episode>> = Vec::new();
     let mut baseline: Vec<Vec<Episode>> = Vec::new();
     for seed in 0..3u64 {
-        runs.push(seeds(rig, seed).await);
+        runs.push(every_task(&rig, base, &tasks, seed).await);
         if seed > 0 {
-            baseline.push(seeds(off, seed).await);
+            baseline.push(every_task(&off, base, &tasks, seed).await);
         }
     }
     if std::env::var_os("RECIPE_DEBUG").is_some() {
