@@ -159,6 +159,15 @@ impl AppOptions {
         self.agent_env.push((name, value.into()));
         self
     }
+    /// Room for thirty requests at once, where bounds are under test and not latency: the
+    /// rate limits lifted, and a step deadline longer than the cloud's 25 s — moto applies
+    /// one request at a time, and thirty steps queue on it for 20–30 s on a 2-core machine
+    /// (a local deadline may be set longer).
+    pub fn thirty_at_once(self) -> Self {
+        self.set("INTERACT_RATE_PER_USER", "100000")
+            .set("INTERACT_RATE_PER_TENANT", "100000")
+            .set("STEP_DEADLINE_MS", "120000")
+    }
 }
 
 /// A running local-api on a random port with a manual clock.

@@ -28,11 +28,7 @@ fn large(o: api_tests::AppOptions) -> api_tests::AppOptions {
         max_body_bytes: 5 << 20,
         ..o
     }
-    .set("INTERACT_RATE_PER_USER", "1000")
-    // Bounds, not latency, are under test: moto applies one request at a time, and thirty
-    // steps of the largest pages queue on it longer than the cloud's 25 s deadline on a
-    // 2-core machine (a local deadline may be set longer, as here).
-    .set("STEP_DEADLINE_MS", "120000")
+    .thirty_at_once()
 }
 
 const SHOP: &str = "https://shop.example.com/checkout/review";

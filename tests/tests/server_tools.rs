@@ -195,7 +195,7 @@ async fn tools_never_take_a_task_past_its_step_limit(dynamodb: bool) {
 }
 
 async fn parallel_requests_running_tools_keep_every_limit(dynamodb: bool) {
-    let h = on_store(dynamodb, |o| o.set("INTERACT_RATE_PER_USER", "1000")).await;
+    let h = on_store(dynamodb, |o| o.thirty_at_once()).await;
     h.llm
         .fallback(Reply::action("Note.", "remember(\"k\", \"v\")"));
     let page = || vec![node("1", "link", "Lamp")];

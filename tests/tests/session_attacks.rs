@@ -171,11 +171,7 @@ async fn message_cursors_hold_at_their_limits_and_other_tenants_see_nothing(dyna
 /// answers 409 from then on; the other tenant changes nothing.
 async fn a_session_without_a_page_and_its_archive_hold_under_thirty_at_once(dynamodb: bool) {
     use shared::domain::{SessionStatus, TaskStatus};
-    let h = on_store(dynamodb, |o| {
-        o.set("INTERACT_RATE_PER_USER", "100000")
-            .set("INTERACT_RATE_PER_TENANT", "100000")
-    })
-    .await;
+    let h = on_store(dynamodb, |o| o.thirty_at_once()).await;
     h.llm.fallback(Reply::action("Open it.", "click(1)"));
     let id = uuid::Uuid::new_v4().to_string();
     let init = json!({ "sessionId": id });

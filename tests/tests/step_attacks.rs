@@ -25,9 +25,7 @@ fn hostile_dom(n: usize, bytes: usize) -> String {
 
 async fn parallel_largest_pages_each_keep_their_own_snapshot(dynamodb: bool) {
     let h = harness_with(|o| {
-        let mut o = o
-            .set("INTERACT_RATE_PER_USER", "100000")
-            .set("INTERACT_RATE_PER_TENANT", "100000");
+        let mut o = o.thirty_at_once();
         o.max_body_bytes = 5 * 1024 * 1024;
         o.dynamodb = dynamodb;
         o
