@@ -298,3 +298,98 @@ async fn client_capabilities_at_their_largest_and_deepest_get_their_answers() {
         .await;
     assert_eq!(ok.status(), 200);
 }
+
+/// A body that names its fields over and over (the derived reader refuses a repeated field;
+/// the body is then read as a parsed body is: the last counts), 30 at once beside another
+/// tenant's step: 200 000 addresses before the real one, forty trees whose names give orders
+/// before a one-button tree, a last empty query, 100 000 capability lists. Each gets the answer
+/// its last values call for, and no order from a tree that did not count reaches the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fields_named_over_and_over_count_once_the_last_time_thirty_at_once() {
+    let h = harness_with(|o| {
+        let mut o = o.thirty_at_once();
+        o.max_body_bytes = 5 * 1024 * 1024;
+        o
+    })
+    .await;
+    h.llm.fallback(Reply::action("Wait for it.", "wait(1)"));
+    h.app.seed_user("globex", "grace@globex.com", PW).await;
+    let other = h.app.login("grace@globex.com", PW).await;
+    let go = r#""interactiveTree":[{"i":"1","r":"btn","n":"Go"}]"#;
+    let ordered: Vec<String> = (0..1_000)
+        .map(|i| format!(r#"{{"i":"{i}","r":"link","n":"{ORDER} {i}"}}"#))
+        .collect();
+    let tree = format!(r#""interactiveTree":[{}]"#, ordered.join(","));
+    let sends = (0..PARALLEL).map(|n| {
+        let (h, other) = (&h, &other);
+        let (raw, token, expected): (String, &str, Result<(), &str>) = match n % 5 {
+            0 => (
+                format!(
+                    r#"{},{}"url":"https://shop.example.com/",{go}}}"#,
+                    head(),
+                    r#""url":"not a url","#.repeat(200_000)
+                ),
+                &h.token,
+                Ok(()),
+            ),
+            1 => (
+                format!("{},{},{go}}}", head(), vec![tree.as_str(); 40].join(",")),
+                &h.token,
+                Ok(()),
+            ),
+            2 => (
+                format!(r#"{},{go},"query":""}}"#, head()),
+                &h.token,
+                Err("query"),
+            ),
+            3 => (
+                format!(
+                    r#"{},{}"clientCapabilities":[],{go}}}"#,
+                    head(),
+                    r#""clientCapabilities":["serverRounds"],"#.repeat(100_000)
+                ),
+                &h.token,
+                Ok(()),
+            ),
+            _ => (format!("{},{go}}}", head()), other.as_str(), Ok(())),
+        };
+        async move {
+            assert!(
+                raw.len() <= 5 * 1024 * 1024,
+                "attack {n}: {} bytes",
+                raw.len()
+            );
+            let r = (h.app)
+                .post_raw("/api/agent/interact", token, raw.into_bytes())
+                .await;
+            let status = r.status().as_u16();
+            let answer: Value = r.json().await.expect("json");
+            match expected {
+                Ok(()) => assert_eq!(
+                    (status, answer["action"].as_str()),
+                    (200, Some("wait(1)")),
+                    "attack {n}: {answer}"
+                ),
+                Err(field) => {
+                    assert_eq!(status, 400, "attack {n}: {answer}");
+                    assert_eq!(answer["details"][0]["field"], field, "attack {n}: {answer}");
+                }
+            }
+            status
+        }
+    });
+    let statuses = join_all(sends).await;
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        PARALLEL / 5 * 4
+    );
+    for request in h.llm.requests() {
+        let text = request["messages"][1]["content"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            !text.contains(ORDER),
+            "a tree that did not count reached the model"
+        );
+    }
+}
