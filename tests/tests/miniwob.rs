@@ -275,9 +275,10 @@ async fn recorded_tasks_replay_on_other_seeds_without_the_model() {
             (&runs[1][i], &baseline[0][i]),
             (&runs[2][i], &baseline[1][i]),
         ] {
-            // A run no recipe step went into cannot have been made dearer by recipes: its
-            // calls differ from the other's by the verdicts the page's timing asked for.
-            if on.llm_calls > off.llm_calls && !on.recipe.is_empty() {
+            // Recipes make no run dearer. The verification judge's calls are left out: the
+            // page's timing leaves a verdict to the judge in one run of a seed and not in the
+            // other (one call either way, with recipes or without).
+            if on.calls_but_verdicts() > off.calls_but_verdicts() && !on.recipe.is_empty() {
                 problems.push(format!(
                     "{} seed {}: {} model calls with recipes, {} without (actions {:?}, recipe {:?})",
                     on.task, on.seed, on.llm_calls, off.llm_calls, on.actions, on.recipe

@@ -219,6 +219,13 @@ impl Episode {
             .map(|(_, n)| n)
             .sum()
     }
+
+    /// Model calls other than the verification judge's: how often the page's timing left a
+    /// verdict to the judge differs between two runs of one seed.
+    pub fn calls_but_verdicts(&self) -> u64 {
+        let verdicts = self.judged.iter().filter(|(_, v)| v["byModel"] == true);
+        self.llm_calls.saturating_sub(verdicts.count() as u64)
+    }
 }
 
 /// What the page shows once the episode is over, as a site's confirmation would: MiniWoB's
