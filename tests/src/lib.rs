@@ -245,7 +245,7 @@ impl TestApp {
             base: format!("http://{addr}"),
             ctx,
             clock,
-            client: shared::adapters::tls::client(),
+            client: local_client(),
             shutdown: Some(tx),
             server: Some(server),
         }
@@ -494,4 +494,15 @@ pub async fn expect_error(r: reqwest::Response, status: u16, code: &str) -> serd
     assert_eq!(v["code"], code, "{v}");
     assert!(v["message"].is_string(), "{v}");
     v
+}
+
+/// A client for local-api. The server closes a connection left idle for its header read
+/// timeout (hyper starts that timer once a response is sent); a pooled connection reused at
+/// that moment ends without an answer (`IncompleteMessage`), so the client lets idle
+/// connections go well before the server does, as a client behind any keep-alive limit must.
+pub fn local_client() -> reqwest::Client {
+    shared::adapters::tls::client_builder()
+        .pool_idle_timeout(local_api::HEADER_READ_TIMEOUT / 2)
+        .build()
+        .expect("a client with the compiled-in TLS roots")
 }
