@@ -280,8 +280,14 @@ async fn recorded_tasks_replay_on_other_seeds_without_the_model() {
             // other (one call either way, with recipes or without).
             if on.calls_but_verdicts() > off.calls_but_verdicts() && !on.recipe.is_empty() {
                 problems.push(format!(
-                    "{} seed {}: {} model calls with recipes, {} without (actions {:?}, recipe {:?})",
-                    on.task, on.seed, on.llm_calls, off.llm_calls, on.actions, on.recipe
+                    "{} seed {}: {} model calls besides the judge's with recipes, {} without \
+                     (actions {:?}, recipe {:?})",
+                    on.task,
+                    on.seed,
+                    on.calls_but_verdicts(),
+                    off.calls_but_verdicts(),
+                    on.actions,
+                    on.recipe
                 ));
             }
             if on.recipe.contains_key("replayed") {
