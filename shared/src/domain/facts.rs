@@ -133,6 +133,12 @@ pub trait PageFacts {
     fn holder_text(&self, id: &str) -> Option<String> {
         self.holder(id).map(|h| h.text)
     }
+    /// The words just before `id` that label it (a heading, a row's text; in the extension's
+    /// tree the element before it), when the page has them.
+    fn text_before(&self, id: &str) -> Option<String> {
+        let _ = id;
+        None
+    }
     /// The dialog or form holding `id`, when the page tells.
     fn holder(&self, id: &str) -> Option<Holder> {
         let _ = id;

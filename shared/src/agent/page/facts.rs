@@ -95,13 +95,15 @@ fn tree_facts(n: TreeNode<'_>) -> ElementFacts<'_> {
     }
 }
 
-/// Whether an element's `value` is what was typed into it (a text, password or number
-/// field) rather than the page's own words (a button's caption, a box's or option's value).
 /// Most characters of a dialog's or form's text read.
 const HOLDER_CHARS: usize = 400;
 /// Tree nodes looked back over for the dialog that holds an element.
 const DIALOG_REACH: usize = 30;
+/// Nodes looked back at for the text that labels a control (a heading or a row's words).
+const LABEL_REACH: usize = 40;
 
+/// Whether an element's `value` is what was typed into it (a text, password or number
+/// field) rather than the page's own words (a button's caption, a box's or option's value).
 fn typed_into(tag: &str, attrs: &[(String, String)]) -> bool {
     tag == "input"
         && !matches!(
@@ -192,6 +194,16 @@ impl PageFacts for PageView<'_> {
                 .map(|n| (n.n.to_owned(), true))?,
         };
         (!text.trim().is_empty()).then_some(Holder { text, dialog })
+    }
+
+    fn text_before(&self, id: &str) -> Option<String> {
+        let at = self.page.position(id)?;
+        let text = match &self.page.content {
+            PageContent::Tree(nodes) => nodes.get(at.checked_sub(1)?)?.n.to_owned(),
+            PageContent::Dom { tree, .. } => tree.text_before(at, LABEL_REACH)?,
+        };
+        let text = text.trim();
+        (!text.is_empty()).then(|| crate::text::truncate_chars(text, HOLDER_CHARS))
     }
 
     fn form_submits(&self, field: &str) -> Option<Vec<ElementFacts<'_>>> {

@@ -292,10 +292,24 @@ fn carries_secret(action: &Action, facts: &Facts<'_>) -> Option<String> {
     }
 }
 
-/// The element the task's last browser action left the focus on, if it is on this page.
+/// The element that has the focus, if it is on this page: where the task's latest action on
+/// an element left it (a key, a wait, a scroll or a hover does not move it), or — when no
+/// action since the page was loaded put it anywhere — where the page put it (`autofocus`, or
+/// a node the client reports `focused`).
 fn focus<'a>(facts: &Facts<'a>) -> Option<crate::domain::facts::ElementFacts<'a>> {
-    let last = Action::parse(facts.actions.last()?).ok()?;
-    facts.view.element(last.element()?)
+    for raw in facts.actions.iter().rev() {
+        match Action::parse(raw) {
+            Ok(Action::Navigate(_) | Action::GoBack) => break,
+            Ok(Action::Hover(_)) => {}
+            Ok(a) => {
+                if let Some(id) = a.element() {
+                    return facts.view.element(id);
+                }
+            }
+            Err(_) => {}
+        }
+    }
+    (facts.view.elements()).find(|e| e.attr("autofocus").is_some() || e.has_state("focused"))
 }
 
 /// An action that will not run, as the model is told of it: its name and target, never the
@@ -464,6 +478,83 @@ mod tests {
             ("click(1)", Some(1))
         );
         assert!(ok.decision.expected_outcome.is_some() && ok.decision.target.is_some());
+    }
+
+    #[test]
+    fn a_key_acts_where_the_last_action_on_an_element_left_the_focus_or_where_the_page_put_it() {
+        let chat = |search_autofocus: bool| {
+            let (s, m) = match search_autofocus {
+                true => (" autofocus", ""),
+                false => ("", " autofocus"),
+            };
+            Page::from_dom(&format!(
+                r#"<h1>#team</h1><input id="1" type="search" aria-label="Search messages"{s}>
+                <div id="2" role="textbox" contenteditable="true" aria-label="Message #team"{m}></div>
+                <button id="3">Attach a file</button>"#
+            ))
+            .expect("page")
+        };
+        let asked = |page: &Page, actions: &[&str]| {
+            let p = accepted(review_on(
+                "<Action>press(\"Enter\")</Action>",
+                page,
+                actions,
+            ));
+            p.confirmation.map(|c| c.kind)
+        };
+        let sending = Some(crate::domain::risk::RiskKind::Sending);
+        let composer_first = chat(false);
+        assert_eq!(asked(&composer_first, &[]), sending, "the page's own focus");
+        assert_eq!(
+            asked(&composer_first, &["click(1)"]),
+            None,
+            "Enter in the search box"
+        );
+        assert_eq!(asked(&composer_first, &["click(2)", "hover(3)"]), sending);
+        let reloaded = ["click(1)", "navigate(\"https://chat.example.com/team\")"];
+        assert_eq!(asked(&composer_first, &reloaded), sending);
+        // A page that puts the focus in its search box: Enter there searches.
+        let search_first = chat(true);
+        assert_eq!(asked(&search_first, &[]), None);
+        assert_eq!(asked(&search_first, &["scroll(true, 1)"]), None);
+        assert_eq!(asked(&search_first, &["click(2)", "wait(1)"]), sending);
+    }
+
+    #[test]
+    fn an_off_control_turns_off_what_the_words_before_it_name() {
+        let asked = |page: &Page, id: &str| {
+            let answer = format!("<Action>click({id})</Action>");
+            accepted(review_on(&answer, page, &[]))
+                .confirmation
+                .map(|c| c.kind)
+        };
+        let security = Some(crate::domain::risk::RiskKind::Security);
+        let rows = page(&[
+            ("1", "link", "Change password"),
+            ("2", "text", "Two-step verification: on"),
+            ("3", "btn", "Turn off"),
+            ("4", "text", "Marketing emails: on"),
+            ("5", "btn", "Turn off"),
+        ]);
+        assert_eq!(asked(&rows, "3"), security);
+        assert_eq!(asked(&rows, "5"), None, "an opt-out");
+        let dom = Page::from_dom(
+            r#"<h1>Account</h1><section><h2>Two-step verification</h2><p>On since May.</p>
+            <button id="a">Help</button><button id="b">Turn off</button></section>
+            <section><h2>Newsletter</h2><button id="c">Turn off</button></section>"#,
+        )
+        .expect("page");
+        assert_eq!(asked(&dom, "b"), security, "under its heading");
+        assert_eq!(asked(&dom, "c"), None);
+        // A lone question word of one language is a plain word of another: Czech "Ano" (yes)
+        // is Filipino "what", and the terse yes of a deletion dialog stays one.
+        let dialog = page(&[
+            ("20", "dialog", "Odebrat člena?"),
+            ("21", "btn", "Zrušit"),
+            ("22", "btn", "Ano"),
+        ]);
+        let deletion = Some(crate::domain::risk::RiskKind::Deletion);
+        assert_eq!(asked(&dialog, "22"), deletion);
     }
 
     #[test]

@@ -239,11 +239,32 @@ impl<'a> Scope<'a> {
             return None;
         }
         let question = link && readings.iter().any(asks);
+        // A control led by reading words ("View details: transfer to Ada ₱2,500", "Learn
+        // more about …") opens what it names: only the act itself ("Pay now") counts in it.
+        // (Phrases of two words or more: a lone question word of one language is another's
+        // "yes" or "comment".)
+        let leads_reading = !link
+            && readings.iter().any(|r| {
+                r.hits.iter().any(|h| {
+                    h.kind == Kind::Info && h.start == 0 && h.chars.is_none() && h.end >= 2
+                })
+            });
+        // A control that turns something off ("Turn off auto-renew", "Disable autopay")
+        // starts no charge and shares nothing.
+        let turns_off = self.says(&names, Kind::Off) && !self.says(&names, Kind::On);
+        // A newsletter's page (its title names one): "Subscribe" there signs up for mail.
+        let newsletters = self.title.is_some_and(|t| self.says(&[t], Kind::OptOut));
         let mut best: Option<(Act, Force)> = None;
         let on_cart = self.page_is(Kind::CartPage);
         for r in &readings {
             for (act, force, hit) in acts(r) {
                 if own_choice && matches!(act, Act::Share | Act::Secure | Act::Subscribe) {
+                    continue;
+                }
+                if (leads_reading && force != Force::Commit)
+                    || (turns_off && matches!(act, Act::Subscribe | Act::Pay | Act::Share))
+                    || (newsletters && act == Act::Subscribe && force == Force::Context)
+                {
                     continue;
                 }
                 // A cart page leads to the checkout: buying there pays only beside card fields
@@ -287,7 +308,7 @@ impl<'a> Scope<'a> {
             }
             return Some(RiskKind::of(act));
         }
-        if !link {
+        if !link && !leads_reading {
             if let Some(kind) = self.generic_commit(&readings) {
                 return Some(kind);
             }
@@ -295,10 +316,13 @@ impl<'a> Scope<'a> {
                 return Some(kind);
             }
             // A control that names a recurring price starts it ("Get Premium – $13.99/month").
-            if names.iter().any(|n| self.recurring(n)) {
+            if !turns_off && names.iter().any(|n| self.recurring(n)) {
                 return Some(RiskKind::Subscription);
             }
             if let Some(kind) = self.exposes(el, &names) {
+                return Some(kind);
+            }
+            if let Some(kind) = self.handles_credential(&names, &readings) {
                 return Some(kind);
             }
             if let Some(kind) = self.echoes_holder(el, &readings) {
@@ -380,8 +404,8 @@ impl<'a> Scope<'a> {
     }
 
     /// What a control that turns something off or on ("Turn off", "Disable", "Enable") does to
-    /// the setting its own name, its dialog or form, or the page's title names — read as the
-    /// switch it stands for ([`Scope::toggle`]).
+    /// the setting its own name, the words just before it, its dialog or form, or the page's
+    /// title names — read as the switch it stands for ([`Scope::toggle`]).
     fn setting_act(&self, el: &ElementFacts<'_>) -> Option<RiskKind> {
         let names = names_of(el);
         // "On" and "off" are short words: only a short name is read as one.
@@ -393,10 +417,13 @@ impl<'a> Scope<'a> {
             (false, true) => true,
             _ => return None,
         };
-        let holder = self.page.holder_text(el.id);
+        // What it turns is named by the control, the words just before it (its row or
+        // heading), its dialog or form, or the page's title.
+        let (before, holder) = (self.page.text_before(el.id), self.page.holder_text(el.id));
         let around: Vec<&str> = names
             .iter()
             .copied()
+            .chain(before.as_deref())
             .chain(holder.as_deref())
             .chain(self.title)
             .collect();
@@ -413,6 +440,22 @@ impl<'a> Scope<'a> {
             Kind::Renew => on.then_some(RiskKind::Subscription),
             _ => None,
         }
+    }
+
+    /// A control that names an account's credential ("Create secret key", "Show backup
+    /// codes", "Renovar Access Token") acts on it — makes, shows, rotates or revokes it — where
+    /// nothing on the page takes one typed: on a sign-in or code page, "Show password" or
+    /// "Resend code" only helps to type it. A control that teaches or asks opens reading.
+    fn handles_credential(&self, names: &[&str], readings: &[Reading<'_>]) -> Option<RiskKind> {
+        let names_credential = self.says(names, Kind::Secret);
+        let reading = readings.iter().any(|r| informational(r) || asks(r));
+        let typed_here = || {
+            (self.page.elements().take(CARD_SCAN))
+                .filter(|e| class_of(&e.role) == Class::Field)
+                .any(|e| field_kind(self.patterns, &e) == Some(Sensitive::Secret))
+        };
+        (names_credential && !reading && !self.says(names, Kind::Benign) && !typed_here())
+            .then_some(RiskKind::Security)
     }
 
     /// A control that sets an exposure ("Public", "Anyone with the link", "I want to make this
@@ -538,6 +581,7 @@ impl<'a> Scope<'a> {
             Act::Subscribe => {
                 self.pay_context(raw, el)
                     || self.title.is_some_and(has_amount)
+                    || self.page.text_before(el.id).is_some_and(|t| has_amount(&t))
                     || self.near(el, |e| {
                         names_of(e)
                             .iter()
@@ -864,6 +908,10 @@ impl<'a> Scope<'a> {
         }
         let focus = focus?;
         let class = class_of(&focus.role);
+        // A search field's Enter (or Ctrl+Enter) searches, whatever the page around it sends.
+        if class == Class::Field && enter && self.searches(focus) {
+            return None;
+        }
         if class == Class::Field && enter {
             // Ctrl/Cmd with Enter in any text field sends what it holds; plain Enter submits
             // the field's form (named by the button it presses), and in a message composer
@@ -909,6 +957,25 @@ impl<'a> Scope<'a> {
                     label(focus),
                     kind.would()
                 ),
+            })
+    }
+
+    /// Whether `field` is a search box: written so (`type="search"`, a `searchbox` role or
+    /// one inside a `role="search"` region's input), or named by a search word first ("Search
+    /// Acme", "البحث أو بدء دردشة جديدة", "Найти").
+    fn searches(&self, field: &ElementFacts<'_>) -> bool {
+        let written = field
+            .input_type
+            .is_some_and(|t| t.eq_ignore_ascii_case("search"))
+            || matches!(&*field.role, "searchbox")
+            || field
+                .attr("role")
+                .is_some_and(|r| r.eq_ignore_ascii_case("searchbox"));
+        written
+            || names_of(field).iter().any(|n| {
+                self.read(n, |k| k == Kind::Search)
+                    .iter()
+                    .any(|r| r.hits.iter().any(|h| h.start == 0))
             })
     }
 

@@ -62,6 +62,8 @@ pub enum Kind {
     Confirm,
     Next,
     Submit,
+    /// A search box's first word ("Search", "Suchen", "البحث"): Enter there searches.
+    Search,
     Secret,
     Card,
     CardContext,
@@ -142,6 +144,7 @@ impl Kind {
             "confirm" => Some(Kind::Confirm),
             "next" => Some(Kind::Next),
             "submit" => Some(Kind::Submit),
+            "search" => Some(Kind::Search),
             "secret" => Some(Kind::Secret),
             "card" => Some(Kind::Card),
             "card?" => Some(Kind::CardContext),

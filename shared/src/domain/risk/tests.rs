@@ -782,3 +782,54 @@ fn a_plan_chosen_by_its_recurring_price_starts_it() {
     assert_eq!(choose("1", "Free"), None);
     assert_eq!(choose("2", "Under $10/month"), None, "a filter narrows");
 }
+
+#[test]
+fn a_control_naming_a_credential_acts_on_it_where_none_is_typed() {
+    let keys = "https://platform.example.com/settings/api-keys";
+    for name in [
+        "Create secret key",
+        "Regenerate backup codes",
+        "Renovar Access Token",
+        "Show recovery codes",
+    ] {
+        assert_eq!(click("btn", name, keys), Some(RiskKind::Security), "{name}");
+    }
+    // Links lead to the page that does it; a question or a lesson is reading.
+    assert_eq!(click("link", "API keys", keys), None);
+    assert_eq!(click("btn", "What is an API key?", keys), None);
+    // On a page that takes a password or a code, the control helps to type it.
+    let sign_in = [
+        ("1", "inp", "Password"),
+        ("2", "btn", "Show password"),
+        ("3", "btn", "Resend code"),
+    ];
+    let sign_in = page(
+        "https://accounts.example.com/signin",
+        sign_in.iter().map(|(i, r, n)| el(i, r, n)).collect(),
+    );
+    for id in ["2", "3"] {
+        assert_eq!(
+            risk_on(&sign_in, ActionKind::Click(id), &Context::default()),
+            None
+        );
+    }
+}
+
+#[test]
+fn what_a_control_turns_off_or_opens_to_read_starts_nothing() {
+    let account = "https://bank.example.com/account/history";
+    assert_eq!(
+        click("btn", "Transfer $2,500 now", account),
+        Some(RiskKind::Transfer)
+    );
+    assert_eq!(
+        click("btn", "View details: Transfer to Ada $2,500", account),
+        None
+    );
+    let plan = "https://video.example.com/account/plan";
+    assert_eq!(
+        click("btn", "Subscribe for ₹50/month", plan),
+        Some(RiskKind::Subscription)
+    );
+    assert_eq!(click("btn", "Turn off auto-renew (₹50/month)", plan), None);
+}
