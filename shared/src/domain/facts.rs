@@ -133,11 +133,11 @@ pub trait PageFacts {
     fn holder_text(&self, id: &str) -> Option<String> {
         self.holder(id).map(|h| h.text)
     }
-    /// The words just before `id` that label it (a heading, a row's text; in the extension's
-    /// tree the element before it), when the page has them.
-    fn text_before(&self, id: &str) -> Option<String> {
+    /// The texts just before `id` that label it, nearest first (a row's words, then its
+    /// section's heading; in the extension's tree the name of the element before it).
+    fn texts_before(&self, id: &str) -> Vec<String> {
         let _ = id;
-        None
+        Vec::new()
     }
     /// The dialog or form holding `id`, when the page tells.
     fn holder(&self, id: &str) -> Option<Holder> {

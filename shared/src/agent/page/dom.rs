@@ -539,18 +539,18 @@ impl DomTree {
         None
     }
 
-    /// The words before node `at` that label it, within `reach` nodes: from the nearest
-    /// heading on (or the last few texts when there is none), leaving out other controls'
-    /// own words (a button's or a link's).
-    pub fn text_before(&self, at: usize, reach: usize) -> Option<String> {
-        const LAST_TEXTS: usize = 3;
-        let (mut inside_until, mut texts): (Option<usize>, Vec<&str>) = (None, Vec::new());
+    /// The texts before node `at` that label it, within `reach` nodes, nearest first: those
+    /// after the nearest heading, then the heading's, leaving out other controls' own words (a
+    /// button's or a link's).
+    pub fn texts_before(&self, at: usize, reach: usize) -> Vec<&str> {
+        let (mut inside_until, mut heading_until) = (None, None);
+        let (mut heading, mut texts): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
         for k in at.saturating_sub(reach)..at {
             if inside_until.is_some_and(|end| k <= end) {
                 continue;
             }
-            match self.nodes.get(k)? {
-                DomNode::Element { tag, .. }
+            match self.nodes.get(k) {
+                Some(DomNode::Element { tag, .. })
                     if matches!(
                         tag.as_str(),
                         "button" | "a" | "select" | "option" | "textarea"
@@ -558,24 +558,22 @@ impl DomTree {
                 {
                     inside_until = Some(self.last_inside(k));
                 }
-                DomNode::Element { tag, .. }
+                Some(DomNode::Element { tag, .. })
                     if matches!(tag.as_str(), "h1" | "h2" | "h3" | "h4" | "h5" | "h6") =>
                 {
-                    texts.clear();
-                    texts.push("");
+                    (heading, texts) = (Vec::new(), Vec::new());
+                    heading_until = Some(self.last_inside(k));
                 }
-                DomNode::Text(t) if !t.trim().is_empty() => texts.push(t.trim()),
+                Some(DomNode::Text(t)) if !t.trim().is_empty() => {
+                    match heading_until.is_some_and(|end| k <= end) {
+                        true => heading.push(t.trim()),
+                        false => texts.push(t.trim()),
+                    }
+                }
                 _ => {}
             }
         }
-        let headed = texts.first() == Some(&"");
-        let from = if headed {
-            0
-        } else {
-            texts.len().saturating_sub(LAST_TEXTS)
-        };
-        let joined = texts[from..].join(" ");
-        Some(joined.trim().to_owned()).filter(|t| !t.is_empty())
+        texts.into_iter().rev().chain(heading).collect()
     }
 
     /// The last node inside `idx` (itself when it has no children): nodes come in document

@@ -99,8 +99,10 @@ fn tree_facts(n: TreeNode<'_>) -> ElementFacts<'_> {
 const HOLDER_CHARS: usize = 400;
 /// Tree nodes looked back over for the dialog that holds an element.
 const DIALOG_REACH: usize = 30;
-/// Nodes looked back at for the text that labels a control (a heading or a row's words).
+/// Nodes looked back at for the texts that label a control (a heading or a row's words), and
+/// the characters kept of each.
 const LABEL_REACH: usize = 40;
+const LABEL_CHARS: usize = 200;
 
 /// Whether an element's `value` is what was typed into it (a text, password or number
 /// field) rather than the page's own words (a button's caption, a box's or option's value).
@@ -196,14 +198,19 @@ impl PageFacts for PageView<'_> {
         (!text.trim().is_empty()).then_some(Holder { text, dialog })
     }
 
-    fn text_before(&self, id: &str) -> Option<String> {
-        let at = self.page.position(id)?;
-        let text = match &self.page.content {
-            PageContent::Tree(nodes) => nodes.get(at.checked_sub(1)?)?.n.to_owned(),
-            PageContent::Dom { tree, .. } => tree.text_before(at, LABEL_REACH)?,
+    fn texts_before(&self, id: &str) -> Vec<String> {
+        let Some(at) = self.page.position(id) else {
+            return Vec::new();
         };
-        let text = text.trim();
-        (!text.is_empty()).then(|| crate::text::truncate_chars(text, HOLDER_CHARS))
+        let texts = match &self.page.content {
+            PageContent::Tree(nodes) => (at.checked_sub(1).and_then(|k| nodes.get(k)))
+                .map(|n| vec![n.n])
+                .unwrap_or_default(),
+            PageContent::Dom { tree, .. } => tree.texts_before(at, LABEL_REACH),
+        };
+        (texts.into_iter().filter(|t| !t.trim().is_empty()))
+            .map(|t| crate::text::truncate_chars(t.trim(), LABEL_CHARS))
+            .collect()
     }
 
     fn form_submits(&self, field: &str) -> Option<Vec<ElementFacts<'_>>> {

@@ -200,7 +200,10 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
                 target.as_ref(),
                 facts.view,
                 &Context {
-                    focus: focus(facts),
+                    // Only a key acts on the focus (finding it may read the whole page).
+                    focus: matches!(kind, ActionKind::Press(_))
+                        .then(|| focus(facts))
+                        .flatten(),
                     said: facts.said,
                     flag: out.risk.as_deref(),
                     effect: out.effect,
@@ -292,24 +295,31 @@ fn carries_secret(action: &Action, facts: &Facts<'_>) -> Option<String> {
     }
 }
 
-/// The element that has the focus, if it is on this page: where the task's latest action on
-/// an element left it (a key, a wait, a scroll or a hover does not move it), or — when no
-/// action since the page was loaded put it anywhere — where the page put it (`autofocus`, or
-/// a node the client reports `focused`).
+/// The element that has the focus, if it is on this page: the node the client reports
+/// `focused`; else where the task's latest action on an element left it (a key other than Tab,
+/// a wait, a scroll or a hover does not move it); else — after a new page, a Tab, or when the
+/// element is gone — where the page put it (`autofocus`).
 fn focus<'a>(facts: &Facts<'a>) -> Option<crate::domain::facts::ElementFacts<'a>> {
+    if let Some(reported) = facts.view.elements().find(|e| e.has_state("focused")) {
+        return Some(reported);
+    }
     for raw in facts.actions.iter().rev() {
         match Action::parse(raw) {
             Ok(Action::Navigate(_) | Action::GoBack) => break,
+            Ok(Action::Press(key)) if key.to_ascii_lowercase().contains("tab") => break,
             Ok(Action::Hover(_)) => {}
             Ok(a) => {
-                if let Some(id) = a.element() {
-                    return facts.view.element(id);
+                if let Some(on_page) = a.element().and_then(|id| facts.view.element(id)) {
+                    return Some(on_page);
+                }
+                if a.element().is_some() {
+                    break;
                 }
             }
             Err(_) => {}
         }
     }
-    (facts.view.elements()).find(|e| e.attr("autofocus").is_some() || e.has_state("focused"))
+    (facts.view.elements()).find(|e| e.attr("autofocus").is_some())
 }
 
 /// An action that will not run, as the model is told of it: its name and target, never the
@@ -518,6 +528,18 @@ mod tests {
         assert_eq!(asked(&search_first, &[]), None);
         assert_eq!(asked(&search_first, &["scroll(true, 1)"]), None);
         assert_eq!(asked(&search_first, &["click(2)", "wait(1)"]), sending);
+        // What the last action clicked is gone (a menu closed): the page's focus.
+        assert_eq!(asked(&composer_first, &["click(99)"]), sending);
+        // The client's report of the focus wins over the task's guess.
+        let reported = [
+            TreeNode::new("1", "inp", "Search messages"),
+            TreeNode {
+                s: Some("focused"),
+                ..TreeNode::new("2", "textarea", "Message #team")
+            },
+        ];
+        let reported = Page::from_tree(reported.into_iter().collect(), None);
+        assert_eq!(asked(&reported, &["click(1)"]), sending);
     }
 
     #[test]

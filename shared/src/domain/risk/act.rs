@@ -63,6 +63,7 @@ pub struct Scope<'a> {
     /// The page's title, as the client sent it.
     pub title: Option<&'a str>,
     cards: OnceCell<bool>,
+    secret_fields: OnceCell<bool>,
     shop: OnceCell<Option<Kind>>,
 }
 
@@ -73,6 +74,7 @@ impl<'a> Scope<'a> {
             page,
             title: None,
             cards: OnceCell::new(),
+            secret_fields: OnceCell::new(),
             shop: OnceCell::new(),
         }
     }
@@ -249,11 +251,13 @@ impl<'a> Scope<'a> {
                     h.kind == Kind::Info && h.start == 0 && h.chars.is_none() && h.end >= 2
                 })
             });
-        // A control that turns something off ("Turn off auto-renew", "Disable autopay")
-        // starts no charge and shares nothing.
-        let turns_off = self.says(&names, Kind::Off) && !self.says(&names, Kind::On);
-        // A newsletter's page (its title names one): "Subscribe" there signs up for mail.
-        let newsletters = self.title.is_some_and(|t| self.says(&[t], Kind::OptOut));
+        // A control whose name starts by turning something off ("Turn off auto-renew",
+        // "Disable autopay") starts no charge and shares nothing — unless it states a price
+        // ("Remove ads – $2.99/month" buys; "50% off" is a discount).
+        let turns_off = !names.iter().any(|n| has_amount(n))
+            && !self.says(&names, Kind::On)
+            && (readings.iter())
+                .any(|r| r.hits.iter().any(|h| h.kind == Kind::Off && h.start == 0));
         let mut best: Option<(Act, Force)> = None;
         let on_cart = self.page_is(Kind::CartPage);
         for r in &readings {
@@ -263,7 +267,6 @@ impl<'a> Scope<'a> {
                 }
                 if (leads_reading && force != Force::Commit)
                     || (turns_off && matches!(act, Act::Subscribe | Act::Pay | Act::Share))
-                    || (newsletters && act == Act::Subscribe && force == Force::Context)
                 {
                     continue;
                 }
@@ -419,21 +422,17 @@ impl<'a> Scope<'a> {
         };
         // What it turns is named by the control, the words just before it (its row or
         // heading), its dialog or form, or the page's title.
-        let (before, holder) = (self.page.text_before(el.id), self.page.holder_text(el.id));
+        let (before, holder) = (self.page.texts_before(el.id), self.page.holder_text(el.id));
         let around: Vec<&str> = names
             .iter()
             .copied()
-            .chain(before.as_deref())
+            .chain(before.iter().map(String::as_str))
             .chain(holder.as_deref())
             .chain(self.title)
             .collect();
-        let mut found = None;
-        for kind in [Kind::OptOut, Kind::Protect, Kind::Public, Kind::Renew] {
-            if self.says(&around, kind) {
-                found = Some(kind);
-                break;
-            }
-        }
+        // The nearest words that name a setting decide (its own name, then its row, ...).
+        let kinds = [Kind::OptOut, Kind::Protect, Kind::Public, Kind::Renew];
+        let found = (around.iter()).find_map(|t| kinds.into_iter().find(|k| self.says(&[t], *k)));
         match found? {
             Kind::Protect => (!on).then_some(RiskKind::Security),
             Kind::Public => on.then_some(RiskKind::Sharing),
@@ -447,15 +446,20 @@ impl<'a> Scope<'a> {
     /// nothing on the page takes one typed: on a sign-in or code page, "Show password" or
     /// "Resend code" only helps to type it. A control that teaches or asks opens reading.
     fn handles_credential(&self, names: &[&str], readings: &[Reading<'_>]) -> Option<RiskKind> {
-        let names_credential = self.says(names, Kind::Secret);
+        let names_credential = self.says(names, Kind::Credential);
         let reading = readings.iter().any(|r| informational(r) || asks(r));
-        let typed_here = || {
+        (names_credential && !reading && !self.says(names, Kind::Benign) && !self.takes_secrets())
+            .then_some(RiskKind::Security)
+    }
+
+    /// Whether a field of the page takes a password or a code (the first [`CARD_SCAN`]
+    /// elements, read once a page).
+    fn takes_secrets(&self) -> bool {
+        *self.secret_fields.get_or_init(|| {
             (self.page.elements().take(CARD_SCAN))
                 .filter(|e| class_of(&e.role) == Class::Field)
                 .any(|e| field_kind(self.patterns, &e) == Some(Sensitive::Secret))
-        };
-        (names_credential && !reading && !self.says(names, Kind::Benign) && !typed_here())
-            .then_some(RiskKind::Security)
+        })
     }
 
     /// A control that sets an exposure ("Public", "Anyone with the link", "I want to make this
@@ -581,7 +585,7 @@ impl<'a> Scope<'a> {
             Act::Subscribe => {
                 self.pay_context(raw, el)
                     || self.title.is_some_and(has_amount)
-                    || self.page.text_before(el.id).is_some_and(|t| has_amount(&t))
+                    || self.page.texts_before(el.id).iter().any(|t| has_amount(t))
                     || self.near(el, |e| {
                         names_of(e)
                             .iter()
@@ -908,10 +912,6 @@ impl<'a> Scope<'a> {
         }
         let focus = focus?;
         let class = class_of(&focus.role);
-        // A search field's Enter (or Ctrl+Enter) searches, whatever the page around it sends.
-        if class == Class::Field && enter && self.searches(focus) {
-            return None;
-        }
         if class == Class::Field && enter {
             // Ctrl/Cmd with Enter in any text field sends what it holds; plain Enter submits
             // the field's form (named by the button it presses), and in a message composer
@@ -923,7 +923,13 @@ impl<'a> Scope<'a> {
                 .iter()
                 .any(|r| r.hits.iter().any(|h| h.kind == Kind::Composer) || !acts(r).is_empty())
             });
-            let submits = (!chord).then(|| self.submit_of(focus)).flatten();
+            // A search box submits only the form the page says it is in (a `dom` form): in
+            // the extension's tree the form is a guess, and its Enter searches.
+            let search = self.searches(focus);
+            let guessed = search && self.page.form_submits(focus.id).is_none();
+            let submits = (!chord && !guessed)
+                .then(|| self.submit_of(focus))
+                .flatten();
             if let Some((kind, button)) = submits {
                 return Some(Risk {
                     kind,
@@ -934,7 +940,8 @@ impl<'a> Scope<'a> {
                     ),
                 });
             }
-            if chord || composer {
+            // A search box is no composer: its Enter (or Ctrl+Enter) searches.
+            if (chord || composer) && !search {
                 return Some(Risk {
                     kind: RiskKind::Sending,
                     what: format!(
@@ -960,9 +967,8 @@ impl<'a> Scope<'a> {
             })
     }
 
-    /// Whether `field` is a search box: written so (`type="search"`, a `searchbox` role or
-    /// one inside a `role="search"` region's input), or named by a search word first ("Search
-    /// Acme", "البحث أو بدء دردشة جديدة", "Найти").
+    /// Whether `field` is a search box: written so (`type="search"`, a `searchbox` role), or
+    /// named by a search word first ("Search Acme", "البحث أو بدء دردشة جديدة", "Найти").
     fn searches(&self, field: &ElementFacts<'_>) -> bool {
         let written = field
             .input_type

@@ -64,6 +64,9 @@ pub enum Kind {
     Submit,
     /// A search box's first word ("Search", "Suchen", "البحث"): Enter there searches.
     Search,
+    /// An account's credential a control makes, shows or rotates (an API key, a token,
+    /// backup codes): not a field's name, which [`Kind::Secret`] reads.
+    Credential,
     Secret,
     Card,
     CardContext,
@@ -145,6 +148,7 @@ impl Kind {
             "next" => Some(Kind::Next),
             "submit" => Some(Kind::Submit),
             "search" => Some(Kind::Search),
+            "credential" => Some(Kind::Credential),
             "secret" => Some(Kind::Secret),
             "card" => Some(Kind::Card),
             "card?" => Some(Kind::CardContext),

@@ -797,6 +797,16 @@ fn a_control_naming_a_credential_acts_on_it_where_none_is_typed() {
     // Links lead to the page that does it; a question or a lesson is reading.
     assert_eq!(click("link", "API keys", keys), None);
     assert_eq!(click("btn", "What is an API key?", keys), None);
+    // Words that are secrets in a field's name but not a credential a control acts on.
+    let chat = "https://chat.example.com/c/general";
+    for name in [
+        "Pin message",
+        "Import tokens",
+        "Request OTP",
+        "Check PIN code",
+    ] {
+        assert_eq!(click("btn", name, chat), None, "{name}");
+    }
     // On a page that takes a password or a code, the control helps to type it.
     let sign_in = [
         ("1", "inp", "Password"),
@@ -831,5 +841,13 @@ fn what_a_control_turns_off_or_opens_to_read_starts_nothing() {
         click("btn", "Subscribe for ₹50/month", plan),
         Some(RiskKind::Subscription)
     );
-    assert_eq!(click("btn", "Turn off auto-renew (₹50/month)", plan), None);
+    assert_eq!(click("btn", "Turn off auto-renew", plan), None);
+    // Off words inside a priced name are a discount or a purchase, not a switch: asked.
+    for priced in [
+        "Upgrade now – $4.99/mo (50% off)",
+        "Remove ads – $2.99/month",
+        "Turn off ads for $2.99/month",
+    ] {
+        assert!(click("btn", priced, plan).is_some(), "{priced}");
+    }
 }
