@@ -4,6 +4,28 @@
 
 use std::borrow::Cow;
 
+use sha2::{Digest, Sha256};
+
+/// Each place `word` occurs in `text` as a whole word (no letter or digit around it); none
+/// for an empty word.
+pub fn word_starts<'a>(text: &'a str, word: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    let whole = move |at: usize| {
+        !alnum(text[..at].chars().next_back()) && !alnum(text[at + word.len()..].chars().next())
+    };
+    (text.match_indices(word).map(|(at, _)| at)).filter(move |&at| !word.is_empty() && whole(at))
+}
+
+/// The first `bytes` bytes, in hex, of the SHA-256 of `parts`, each ended by a NUL.
+pub fn hex_digest<P: AsRef<[u8]>>(parts: impl IntoIterator<Item = P>, bytes: usize) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update(p.as_ref());
+        h.update([0]);
+    }
+    hex::encode(&h.finalize()[..bytes])
+}
+
 /// Collapses runs of whitespace into one space and trims both ends.
 pub fn collapse_ws(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -1,7 +1,5 @@
-//! A member's recipe made the organisation's, or the organisation's taken back: by an
-//! administrator (`agent-admin recipe promote|demote`, the inspector's route) or, when the
-//! tenant lets runs promote, by runs of several members that agree step for step. Each is
-//! audited (session `recipes` of the tenant's audit trail).
+//! A member's recipe made the organisation's, or taken back: by an administrator or by
+//! agreeing runs (`docs/recipes.md`); each audited in the tenant's session `recipes`.
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -18,11 +16,13 @@ pub const AUDIT_SESSION: &str = "recipes";
 /// The code of a promotion refused because the task has the organisation's recipe already.
 pub const ALREADY_PROMOTED: &str = "RECIPE_ALREADY_PROMOTED";
 
-/// Makes `recipe` (a member's) the organisation's while the organisation has no recipe of the
-/// same task (to replace that one, demote it first); `by` names who promoted it. Of any number
-/// of concurrent promotions of one task, one is made and audited, the others are refused
-/// (`409 RECIPE_ALREADY_PROMOTED`); a tenant holding its most recipes refuses it too
-/// (`409 RECIPES_FULL`).
+fn conflict(code: &'static str, message: String) -> Error {
+    Error::Conflict { code, message }
+}
+
+/// Makes `recipe` (a member's) the organisation's, promoted `by`, unless the task has the
+/// organisation's recipe already (one of concurrent promotions is made: `409
+/// RECIPE_ALREADY_PROMOTED`) or the tenant is full (`409 RECIPES_FULL`).
 pub async fn promote(
     store: &dyn Store,
     recipe: &Recipe,
@@ -31,44 +31,24 @@ pub async fn promote(
     settings: RecipeSettings,
 ) -> Result<Recipe, Error> {
     if recipe.promoted {
-        return Err(Error::Conflict {
-            code: ALREADY_PROMOTED,
-            message: format!("Recipe {} is the organisation's already", recipe.id),
-        });
+        let why = format!("Recipe {} is the organisation's already", recipe.id);
+        return Err(conflict(ALREADY_PROMOTED, why));
     }
     let copy = recipe.promoted(now);
     match store.put_recipe_if_absent(&copy, settings.limits()).await? {
         Stored::Added | Stored::Replaced => {}
         Stored::Exists => {
-            return Err(Error::Conflict {
-                code: ALREADY_PROMOTED,
-                message: format!(
-                    "The organisation's recipe {} of this task is promoted already (demote it \
-                     first to promote another)",
-                    copy.id
-                ),
-            })
+            let why = format!("The organisation's recipe {} of this task is promoted already (demote it first to promote another)", copy.id);
+            return Err(conflict(ALREADY_PROMOTED, why));
         }
         Stored::Full => {
-            return Err(Error::Conflict {
-                code: "RECIPES_FULL",
-                message: "The organisation holds its most recipes (of the tenant, or of this \
-                          site)"
-                    .into(),
-            })
+            let why = "The organisation holds its most recipes (of the tenant, or of this site)";
+            return Err(conflict("RECIPES_FULL", why.into()));
         }
     }
     let target = format!("{} from {} of {}", copy.id, recipe.id, recipe.owner);
-    audit(
-        store,
-        &copy.tenant_id,
-        "recipe.promote",
-        &target,
-        by,
-        now,
-        settings,
-    )
-    .await?;
+    let entry = AuditEntry::ok(AUDIT_SESSION, by, "recipe.promote", &target, now);
+    audit(store, &copy.tenant_id, &entry, settings).await?;
     Ok(copy)
 }
 
@@ -83,21 +63,18 @@ pub async fn promote_if_agreed(
     if settings.promote_after == 0 {
         return Ok(());
     }
-    let site = (store.site_recipes(
-        &recipe.tenant_id,
-        &recipe.origin,
-        &recipe.path,
-        MAX_PER_SITE,
-    ))
-    .await?;
+    let (tenant, origin, path) = (&recipe.tenant_id, &recipe.origin, &recipe.path);
+    let site = store
+        .site_recipes(tenant, origin, path, MAX_PER_SITE)
+        .await?;
     if agreed(&site, recipe, settings.promote_after) {
         promote(store, recipe, "automatic", now, settings).await?;
     }
     Ok(())
 }
 
-/// Takes the organisation's recipe `id` back (members' own recipes stay); `false` when the
-/// tenant has no such promoted recipe.
+/// Takes the organisation's recipe `id` back (members' own recipes stay, and no longer
+/// promote it again by agreeing); `false` when the tenant has no such promoted recipe.
 pub async fn demote(
     store: &dyn Store,
     tenant_id: &str,
@@ -112,11 +89,8 @@ pub async fn demote(
     if !store.delete_recipe(tenant_id, id).await? {
         return Ok(false);
     }
-    // The members' recipes with its steps no longer promote it again by agreeing.
     let print = org.fingerprint();
-    let site = store
-        .site_recipes(tenant_id, &org.origin, &org.path, MAX_PER_SITE)
-        .await?;
+    let site = (store.site_recipes(tenant_id, &org.origin, &org.path, MAX_PER_SITE)).await?;
     for mut r in site
         .into_iter()
         .filter(|r| !r.promoted && r.fingerprint() == print)
@@ -124,31 +98,17 @@ pub async fn demote(
         r.demoted = true;
         store.put_recipe(&r, settings.limits()).await?;
     }
-    audit(store, tenant_id, "recipe.demote", id, by, now, settings).await?;
+    let entry = AuditEntry::ok(AUDIT_SESSION, by, "recipe.demote", id, now);
+    audit(store, tenant_id, &entry, settings).await?;
     Ok(true)
 }
 
 async fn audit(
     store: &dyn Store,
-    tenant_id: &str,
-    action: &str,
-    target: &str,
-    by: &str,
-    now: DateTime<Utc>,
+    tenant: &str,
+    entry: &AuditEntry,
     settings: RecipeSettings,
 ) -> Result<(), StoreError> {
-    let entry = AuditEntry {
-        id: uuid::Uuid::new_v4().to_string(),
-        session_id: AUDIT_SESSION.into(),
-        user_id: by.into(),
-        action: action.into(),
-        target: target.into(),
-        approved: Some(true),
-        timestamp: now,
-        outcome: "ok".into(),
-        duration_ms: 0,
-        approval_id: None,
-    };
-    let kept = now + Duration::days(settings.ttl_days.max(1));
-    store.append_audit(tenant_id, &entry, kept).await
+    let kept = entry.timestamp + Duration::days(settings.ttl_days.max(1));
+    store.append_audit(tenant, entry, kept).await
 }

@@ -1,15 +1,9 @@
 //! Recipes over the action grammar: a decided step's recipe facts, a verified run made into
-//! its member's recipe, and a recipe step made into the client's action again.
-//!
-//! A run is recorded from its browser actions in order, without those whose verdict failed
-//! (the correction stands in for them), with the user's confirmations and the final answer.
-//! It is not recorded when it asked the user for anything but a confirmation, when an
-//! action's target cannot be described, or when it ran several actions in one answer. Only
-//! the instruction's values are kept, as parameters.
+//! its member's recipe, a recipe step made into the client's action again (`docs/recipes.md`).
 
 use chrono::{DateTime, Utc};
 
-use crate::agent::action::Action;
+use crate::agent::action::{name_and_value, quote, Action};
 use crate::domain::facts::PageFacts;
 use crate::domain::recipe::book::{
     recipe_id, OwnValue, ParamShape, Recipe, RecipeStep, StepRecipe, CHOICES, FORMAT, MAX_BYTES,
@@ -17,15 +11,14 @@ use crate::domain::recipe::book::{
 };
 use crate::domain::recipe::run::RecipeRun;
 use crate::domain::recipe::{
-    context, describe, names_a_record, normalise, parameterise, site_key, specific, word_starts,
+    context, describe, names_a_record, normalise, parameterise, site_key, specific,
     TargetDescription,
 };
 use crate::domain::secrets::HIDDEN;
 use crate::domain::{Step, StepKind, Task};
-use crate::text::single_line;
+use crate::text::{single_line, word_starts};
 
-/// A decided step's recipe facts: its target as it can be found again, the page's pattern,
-/// the dialog or form around the target and the page's title.
+/// A decided step's recipe facts.
 pub fn mark(page: &dyn PageFacts, url: &str, title: Option<&str>, action: &str) -> StepRecipe {
     let action = Action::parse(action).ok();
     let id = action.as_ref().and_then(|a| a.element());
@@ -40,36 +33,18 @@ pub fn mark(page: &dyn PageFacts, url: &str, title: Option<&str>, action: &str) 
     }
 }
 
-/// An action's name and value as a step compares them: what it types or chooses, the
-/// address or text it goes to, or for another action without a target its whole call.
-pub fn name_and_value(client: &str) -> Option<(&str, Option<String>)> {
-    let action = Action::parse(client).ok()?;
-    let name = client.split('(').next().unwrap_or("").trim();
-    let value = match &action {
-        Action::SetValue(_, v) | Action::SelectOption(_, v) => Some(v.clone()),
-        Action::Navigate(v) | Action::FindText(v) => Some(v.clone()),
-        Action::Finish(_) | Action::Fail(_) | Action::AskUser(_) => None,
-        a if a.element().is_none() => Some(client.to_owned()),
-        _ => None,
-    };
-    Some((name, value))
-}
-
-/// Why a verified run was not made a recipe (logged).
+/// Why a verified run was not made a recipe (logged): no web page; asked the user for more
+/// than a confirmation; step N's target undescribed or several actions at once; no step,
+/// too many or too large; an instruction mostly the user's values (or a secret).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotRecorded {
-    /// The task did not start on a web page.
     NoSite,
-    /// The run asked the user for something other than a confirmation.
     AskedUser,
-    /// The target of the action of this step has no description.
     Undescribed(u32),
-    /// This step sent several actions in one answer.
     Chain(u32),
     Empty,
     TooLong,
     TooLarge,
-    /// The instruction is mostly the user's values (or held a secret).
     TooGeneral,
 }
 
@@ -81,9 +56,8 @@ fn quoted_in(query: &str, name: &str) -> bool {
         .any(|(open, close)| q.contains(&format!("{open}{name}{close}")))
 }
 
-/// Whether a target's name holds one of the instruction's values among other words ("Alice
-/// Ng alice@corp.com"): another run's value names another element. Values shorter than three
-/// letters or digits are not looked for ("3" is in too many names).
+/// Whether a target's name holds a value of the instruction's among other words ("Alice Ng
+/// alice@corp.com"), of three letters or digits at least.
 fn holds_value(name: &str, value: &str) -> bool {
     let value = normalise(value);
     value.chars().filter(|c| c.is_alphanumeric()).count() >= 3
@@ -96,9 +70,8 @@ const ASKING: &str = "what|which|how|when|where|who|whom|whose|why|is|are|was|we
     check my|check on|check that|check for|get me|show me|read|list|count|see if|see whether|\
     find the|verify|confirm if|confirm whether|confirm that|what's|summarise|summarize";
 
-/// Whether a final answer carries what the run found rather than what it was told: a number,
-/// an amount, a quoted text or a name the instruction does not hold, a run that read the page
-/// or the web with a tool, or an instruction that asks (its answer is the finding).
+/// Whether a final answer carries what the run found (a number, an amount, a quoted text or a
+/// name the instruction does not hold; a run that read with a tool; an instruction that asks).
 fn answer_from_page(answer: &str, instruction: &str, read: bool) -> bool {
     let query = normalise(instruction);
     let found = |w: &str| {
@@ -124,8 +97,8 @@ fn answer_from_page(answer: &str, instruction: &str, read: bool) -> bool {
     read || asks || named || numbers || quoted.any(|q| !q.trim().is_empty() && found(q))
 }
 
-/// The browser actions a run is recorded from: each record's action with whether the user
-/// confirmed it first.
+/// The browser actions a run is recorded from, in order, without those whose verdict failed,
+/// each with whether the user confirmed it first.
 fn kept<'a>(records: &[&'a Step]) -> Result<Vec<(&'a Step, Action, bool)>, NotRecorded> {
     let failed: Vec<u32> = (records.iter().filter_map(|s| s.verification.as_ref()))
         .filter(|v| v.failed())
@@ -168,8 +141,8 @@ fn target(s: &Step) -> Option<&TargetDescription> {
     s.recipe.as_ref().and_then(|r| r.target.as_ref())
 }
 
-/// A value a kept action typed or chose, with the field it went into, or a choice it made by
-/// a name the instruction holds (an option, a quoted name).
+/// A value a kept action typed or chose, with its field, or a choice by a name the instruction
+/// holds (an option, a quoted name).
 fn supplied<'a>(query: &str, s: &'a Step, action: &'a Action) -> Option<(&'a str, &'a str)> {
     match (action, target(s)) {
         (Action::SetValue(_, v) | Action::SelectOption(_, v), t) if !v.contains(HIDDEN) => {
@@ -246,12 +219,10 @@ pub fn record(
     }
 }
 
-/// The recipe step of a kept action, given the instruction's values. A target named by one of
-/// them is that parameter; a target named by the run's own data (a record's number, a value
-/// among other words, a secret, an option the instruction does not name) is the model's to
-/// pick on every run, and its name is not kept (a list's name holds the options it offers:
-/// that does not make it another list). A value is its parameter, a secret's marker, or the
-/// model's; a key or a scroll is kept whole unless it holds a value of the instruction's.
+/// The recipe step of a kept action. A target named by a parameter is that parameter; one
+/// named by the run's own data is the model's to pick (a list's name holds its options: not
+/// that). A value is its parameter, a secret's marker or the model's; a key is kept whole
+/// unless it holds a value of the instruction's.
 fn step_of(s: &Step, action: &Action, params: &[(String, String)]) -> RecipeStep {
     let param_for = |v: &str| {
         let v = normalise(v);
@@ -303,8 +274,8 @@ fn step_of(s: &Step, action: &Action, params: &[(String, String)]) -> RecipeStep
     step
 }
 
-/// What a step does, in the server's words (never the recorded run's thought, which may speak
-/// of its user): `click the btn "continue to review"`, `setValue the inp "name" with {name}`.
+/// What a step does, in the server's words (never the run's thought, which may speak of its
+/// user): `setValue the inp "name" with {name}`.
 fn intent_of(step: &RecipeStep) -> String {
     let target = match &step.target {
         Some(t) if step.own_target => format!(" the {} this task calls for", t.role),
@@ -320,8 +291,8 @@ fn intent_of(step: &RecipeStep) -> String {
     single_line(&format!("{}{target}{value}", step.action), MAX_INTENT_CHARS)
 }
 
-/// Recipe step `k` of `run` as the client's action on element `target`, and the decision's
-/// thought; `None` when it cannot be written (a value that no longer parses).
+/// Recipe step `k` of `run` as the client's action on `target`, and the decision's thought;
+/// `None` when it does not parse as the grammar's.
 pub fn action(run: &RecipeRun, k: usize, target: Option<&str>) -> Option<(String, String)> {
     let step = run.steps.get(k)?;
     let (n, of) = (k + 1, run.steps.len());
@@ -333,20 +304,19 @@ pub fn action(run: &RecipeRun, k: usize, target: Option<&str>) -> Option<(String
         let done = "Done: the steps recorded for this task ran again, and each one showed its outcome on the page.";
         return Some(("finish()".into(), done.into()));
     }
-    let id = || target.map(str::to_owned);
-    let a = match step.action.as_str() {
-        "click" => Action::Click(id()?),
-        "check" => Action::Check(id()?),
-        "uncheck" => Action::Uncheck(id()?),
-        "hover" => Action::Hover(id()?),
-        "setValue" => Action::SetValue(id()?, run.value_of(k)?),
-        "selectOption" => Action::SelectOption(id()?, run.value_of(k)?),
-        "navigate" => Action::Navigate(run.value_of(k)?),
-        "findText" => Action::FindText(run.value_of(k)?),
-        // Actions without a target keep their whole call.
-        _ if target.is_none() => Action::parse(&run.value_of(k)?).ok()?,
-        _ => return None,
+    let value = run.value_of(k);
+    let call = match (target, value) {
+        // An action without a target but navigate and findText keeps its whole call.
+        (None, Some(v)) if !matches!(step.action.as_str(), "navigate" | "findText") => v,
+        (_, value) => {
+            let quoted = value.map(|v| quote(&v)).transpose().ok()?;
+            let args: Vec<&str> = target.into_iter().chain(quoted.as_deref()).collect();
+            format!("{}({})", step.action, args.join(", "))
+        }
     };
+    let a = Action::parse(&call)
+        .ok()
+        .filter(|a| a.element() == target)?;
     Some((a.to_client_string().ok()?, thought))
 }
 

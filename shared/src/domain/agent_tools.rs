@@ -140,6 +140,24 @@ pub struct AuditEntry {
     pub approval_id: Option<String>,
 }
 
+impl AuditEntry {
+    /// An action that ran approved and ended `ok` (a new id; no duration, no approval).
+    pub fn ok(session: &str, user: &str, action: &str, target: &str, at: DateTime<Utc>) -> Self {
+        Self {
+            id: uuid::Uuid::new_v4().to_string(),
+            session_id: session.into(),
+            user_id: user.into(),
+            action: action.into(),
+            target: target.into(),
+            approved: Some(true),
+            timestamp: at,
+            outcome: "ok".into(),
+            duration_ms: 0,
+            approval_id: None,
+        }
+    }
+}
+
 /// How a command run ended (or that it has not yet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

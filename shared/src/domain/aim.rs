@@ -25,6 +25,7 @@
 
 use super::facts::{ElementFacts, ElementSnapshot, PageFacts};
 use super::outcome::ActionKind;
+use crate::text::word_starts;
 
 /// Names shorter than this are not looked for in an instruction (an "x" close button is,
 /// when the instruction quotes it).
@@ -51,20 +52,9 @@ fn norm(s: &str) -> String {
         .to_lowercase()
 }
 
-/// Where `word` occurs in `text` with no letter or digit around it.
+/// Where `word` occurs in `text` as a whole word (the first [`MAX_PLACES`]).
 fn places(text: &str, word: &str) -> Vec<usize> {
-    let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
-    if word.is_empty() {
-        return Vec::new();
-    }
-    text.match_indices(word)
-        .filter(|(at, _)| {
-            !alnum(text[..*at].chars().next_back())
-                && !alnum(text[at + word.len()..].chars().next())
-        })
-        .map(|(at, _)| at)
-        .take(MAX_PLACES)
-        .collect()
+    word_starts(text, word).take(MAX_PLACES).collect()
 }
 
 /// Whether the instruction names an element called `name`.

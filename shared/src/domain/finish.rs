@@ -26,6 +26,7 @@
 //! unsent.
 
 use super::facts::PageFacts;
+use crate::text::word_starts;
 
 /// Finishes refused in a row for a doubt at most; the next one stands.
 pub const MAX_REFUSED_FINISHES: u32 = 2;
@@ -160,15 +161,6 @@ fn norm(s: &str) -> String {
         .to_lowercase()
 }
 
-/// Whether `word` is in `text` with no letter or digit around it.
-fn has_words(text: &str, word: &str) -> bool {
-    let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
-    !word.is_empty()
-        && text.match_indices(word).any(|(at, _)| {
-            !alnum(text[..at].chars().next_back()) && !alnum(text[at + word.len()..].chars().next())
-        })
-}
-
 /// A control the page shows that the instruction names and no action of the task pressed,
 /// when the task's last action filled a field.
 fn unpressed_control(f: &FinishFacts<'_>) -> Option<String> {
@@ -191,7 +183,9 @@ fn unpressed_control(f: &FinishFacts<'_>) -> Option<String> {
         .filter(|e| press(&e.role, e.input_type))
         .map(|e| norm(&e.name))
         .find(|n| {
-            CONTROL_NAME_CHARS.contains(&n.chars().count()) && has_words(&query, n) && !pressed(n)
+            CONTROL_NAME_CHARS.contains(&n.chars().count())
+                && word_starts(&query, n).next().is_some()
+                && !pressed(n)
         })
 }
 

@@ -54,17 +54,11 @@ pub async fn finish(env: &RunEnv, exec: &ExecRecord, end: ExecEnd) {
         (ExecStatus::Exited, Some(code)) => format!("exited:{code}"),
         (s, _) => s.as_str().to_owned(),
     };
+    let (session, now) = (&exec.session_id, env.clock.now());
     let entry = AuditEntry {
-        id: uuid::Uuid::new_v4().to_string(),
-        session_id: exec.session_id.clone(),
-        user_id: exec.user_id.clone(),
-        action: "exec.end".into(),
-        target: exec.id.clone(),
-        approved: Some(true),
-        timestamp: env.clock.now(),
         outcome,
         duration_ms: end.duration_ms,
-        approval_id: None,
+        ..AuditEntry::ok(session, &exec.user_id, "exec.end", &exec.id, now)
     };
     if let Err(e) = env
         .store

@@ -358,6 +358,21 @@ impl Action {
     }
 }
 
+/// An action's name and value as a recipe step compares them: what it types or chooses, the
+/// address or text it goes to, or for another action without a target its whole call.
+pub fn name_and_value(client: &str) -> Option<(&str, Option<String>)> {
+    let action = Action::parse(client).ok()?;
+    let name = client.split('(').next().unwrap_or("").trim();
+    let value = match &action {
+        Action::SetValue(_, v) | Action::SelectOption(_, v) => Some(v.clone()),
+        Action::Navigate(v) | Action::FindText(v) => Some(v.clone()),
+        Action::Finish(_) | Action::Fail(_) | Action::AskUser(_) => None,
+        a if a.element().is_none() => Some(client.to_owned()),
+        _ => None,
+    };
+    Some((name, value))
+}
+
 /// A client action string with typed text removed, for logs: `setValue(4, "[12 characters]")`.
 /// Anything that does not parse is reduced to its name.
 pub fn redacted(action: &str) -> String {

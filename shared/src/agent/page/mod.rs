@@ -28,7 +28,7 @@ pub use nodes::{Nodes, TreeNode};
 pub use templates::Templates;
 
 use crate::domain::facts::lowered;
-use crate::text::truncate_chars;
+use crate::text::{hex_digest, truncate_chars};
 
 /// The skeleton entry of an interactive element or heading.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,15 +75,6 @@ pub struct Page {
     pub viewport: Option<(f64, f64)>,
     /// A tree's text in lower case, for the rules' look over the whole page.
     lower: Option<String>,
-}
-
-fn hex_hash(parts: impl Iterator<Item = String>) -> String {
-    let mut h = Sha256::new();
-    for p in parts {
-        h.update(p.as_bytes());
-        h.update([0u8]);
-    }
-    hex::encode(&h.finalize()[..16])
 }
 
 impl Page {
@@ -149,7 +140,7 @@ impl Page {
         };
         let tree = DomTree::parse(&html);
         drop(html);
-        let hash = hex_hash(tree.text_lines());
+        let hash = hex_digest(tree.text_lines(), 16);
         Ok(Page {
             ids: Ids::of_dom(&tree, call_ids),
             content: PageContent::Dom { tree, templatized },
@@ -323,7 +314,7 @@ mod tests {
         let a = Page::from_tree(nodes(90.0), None);
         // The hash stored by earlier steps: the node lines `i|r|name|v|s`, each NUL-ended.
         let lines = ["1|inp|Search box|shoes|", "10|btn|Go||disabled"];
-        assert_eq!(a.hash, hex_hash(lines.iter().map(|l| (*l).to_owned())));
+        assert_eq!(a.hash, hex_digest(lines.iter(), 16));
         let scrolled = Page::from_tree(nodes(-300.0), None);
         assert_eq!(scrolled.hash, a.hash);
         assert_ne!(scrolled.view, a.view);

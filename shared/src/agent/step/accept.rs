@@ -164,7 +164,7 @@ pub fn finish_evidence(
     let acted: Vec<Acted> = (step.records.history.iter())
         .filter(|s| s.kind == StepKind::Dom && s.tool().is_none())
         .filter_map(|s| {
-            let (name, value) = crate::agent::recipe::name_and_value(&s.action)?;
+            let (name, value) = crate::agent::action::name_and_value(&s.action)?;
             let target = s.recipe.as_ref().and_then(|r| r.target.as_ref());
             let browser = !matches!(name, "finish" | "fail" | "ask_user");
             browser.then(|| Acted {

@@ -1,24 +1,17 @@
-//! What a recipe holds: the site and task template it answers, whose it is (the member whose
-//! verified run recorded it, or, promoted, the organisation's) and its steps, each target
-//! described by what is stable, never by element id. Values the instruction gives are
-//! parameters; any other value, a secret, a pick the instruction does not name or an answer
-//! read off the page is the model's on every run.
+//! What a recipe holds (the model: `docs/recipes.md`).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::TargetDescription;
 
-/// Most steps a recipe keeps, and its largest size serialised (longer runs are not recorded).
+/// Bounds: steps and bytes of a recipe, recipes of a site pattern, an intent's characters.
 pub const MAX_STEPS: usize = 40;
 pub const MAX_BYTES: usize = 32 * 1024;
+pub const MAX_PER_SITE: usize = 20;
+pub const MAX_INTENT_CHARS: usize = 200;
 /// The recipes' format: older ones (the organisation's without promotion) are not replayed.
 pub const FORMAT: u32 = 4;
-/// Most recipes of one site pattern of a tenant.
-pub const MAX_PER_SITE: usize = 20;
-/// Longest intent kept with a step.
-pub const MAX_INTENT_CHARS: usize = 200;
 /// Roles of a choice among options: which one is picked is the instruction's to name.
 pub const CHOICES: &[&str] = &["radio", "opt", "option", "menuitemradio"];
 
@@ -29,18 +22,17 @@ pub struct Recipe {
     /// [`recipe_id`] of its site, template and owner (`""` for the organisation's).
     pub id: String,
     pub tenant_id: String,
-    /// The member whose run recorded it (for a promoted recipe: whose version was promoted).
+    /// The member whose run recorded it (promoted: whose version was promoted).
     #[serde(default)]
     pub owner: String,
     /// The organisation's: replayed for every member.
     #[serde(default)]
     pub promoted: bool,
-    /// `scheme://host:port` and path pattern of the start page.
+    /// The start page's site key.
     #[serde(default)]
     pub origin: String,
     pub path: String,
-    /// The normalised instruction with `{name}` for each parameter, and each parameter's
-    /// recorded shape (another run's value must look alike).
+    /// The instruction's template, and each parameter's recorded shape.
     pub template: String,
     pub params: Vec<String>,
     #[serde(default)]
@@ -53,8 +45,7 @@ pub struct Recipe {
     /// Verified runs that took exactly these steps (for promotion by agreement).
     #[serde(default)]
     pub runs: u32,
-    /// An administrator took back the organisation's recipe with these steps: these runs no
-    /// longer promote it again by themselves.
+    /// An administrator demoted the organisation's recipe with these steps: no promotion by runs.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub demoted: bool,
     pub created_at: DateTime<Utc>,
@@ -81,9 +72,8 @@ impl Recipe {
     }
 }
 
-/// Whether runs agree enough to make `recipe` the organisation's: the members' recipes of
-/// its task with exactly its steps (`site`, read with or without it) come from two members at
-/// least and `runs` runs in all, none demoted, and the organisation has no such recipe yet.
+/// Whether `recipe` and the other members' recipes in `site` with its steps make `runs` runs
+/// of two members or more, none demoted, and the organisation has no such recipe yet.
 pub fn agreed(site: &[Recipe], recipe: &Recipe, runs: u32) -> bool {
     let print = recipe.fingerprint();
     let same: Vec<&Recipe> = (site.iter().filter(|r| r.id != recipe.id).chain([recipe]))
@@ -96,8 +86,7 @@ pub fn agreed(site: &[Recipe], recipe: &Recipe, runs: u32) -> bool {
     owners.len() >= 2 && total >= runs && !same.iter().any(|r| r.promoted)
 }
 
-/// What a parameter's value looked like in the recorded run: its commas and semicolons
-/// between words, and its words.
+/// A recorded value's shape: its commas and semicolons between words, and its words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParamShape {
     pub separators: u32,
@@ -113,16 +102,15 @@ impl ParamShape {
         }
     }
 
-    /// Whether `value` could be the same kind of value: the same separators and about as
-    /// many words (a trailing parameter does not swallow the rest of another instruction).
+    /// The same separators and about as many words (a trailing parameter does not swallow the
+    /// rest of another instruction).
     pub fn fits(&self, value: &str) -> bool {
         let other = Self::of(value);
         other.separators == self.separators && other.words <= self.words + (self.words / 2).max(1)
     }
 }
 
-/// Why the model gives a step's value on every run: a secret, a value the instruction does
-/// not give (read off the page, worked out), or the final answer.
+/// Why the model gives a step's value on every run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OwnValue {
@@ -135,21 +123,19 @@ pub enum OwnValue {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RecipeStep {
-    /// The action's name in the client's grammar (`click`, `setValue`, `finish`, ...).
+    /// The action's name in the client's grammar.
     pub action: String,
     /// The whole call of an action without a target (a key).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
-    /// The parameter whose value it types, chooses or goes to, and the one naming its target
-    /// (`Click on the "{button}" button`).
+    /// The parameters it types, chooses or goes to, and naming its target.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value_param: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetDescription>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target_param: Option<String>,
-    /// The path pattern of the page it was taken on, the dialog or form around its target,
-    /// and the page's title, as compared ([`super::context`]).
+    /// The page's path pattern, the target's dialog or form and the page's title.
     pub page: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
@@ -162,8 +148,7 @@ pub struct RecipeStep {
     pub confirm: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub own_value: Option<OwnValue>,
-    /// The model picks its target on every run (a record, a person, an option the
-    /// instruction does not name): the name is not kept.
+    /// The model picks its target on every run (its name is not kept).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub own_target: bool,
 }
@@ -178,9 +163,8 @@ impl RecipeStep {
         }
     }
 
-    /// The model gives part of it on every run: a value or pick of the run's own, or anything
-    /// typed, chosen or gone to that is not the instruction's, or text pressed that is not a
-    /// key by its name (`Enter`, `Control+Enter`).
+    /// The model gives part of it on every run: its own value or pick, anything typed, chosen
+    /// or gone to that is not the instruction's, or text pressed that is not a key's name.
     pub fn owned(&self) -> bool {
         let typed = matches!(
             self.action.as_str(),
@@ -204,8 +188,7 @@ impl RecipeStep {
     }
 }
 
-/// A step record's recipe facts, written when the step was decided (the page is gone after):
-/// its target, the page's path pattern, the target's dialog or form and the page's title.
+/// A step record's recipe facts, written when the step was decided (the page is gone after).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct StepRecipe {
@@ -221,8 +204,7 @@ pub struct StepRecipe {
     pub used: Option<RecipeUse>,
 }
 
-/// How a step used a recipe (also the response's `metrics.recipe`): its step (from 0) of
-/// how many, and why the model was asked (a healed step).
+/// How a step used a recipe (the response's `metrics.recipe`); `reason`: why it healed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecipeUse {
@@ -244,12 +226,7 @@ pub enum UseMode {
 
 /// A recipe's id: its site, template and owner hashed, each part delimited.
 pub fn recipe_id(origin: &str, path: &str, template: &str, owner: &str) -> String {
-    let mut h = Sha256::new();
-    for part in [origin, path, template, owner] {
-        h.update(part.as_bytes());
-        h.update([0]);
-    }
-    hex::encode(&h.finalize()[..12])
+    crate::text::hex_digest([origin, path, template, owner], 12)
 }
 
 /// `text` with each `{name}` replaced by its value (unknown names stay as written).

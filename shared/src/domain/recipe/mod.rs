@@ -1,7 +1,5 @@
-//! Recipes' rules: a recipe's site (origin and path pattern), the task's instruction with the
-//! user's values as parameters, and a target described by what is stable on a page (role,
-//! normalised name, position among equals), found again as exactly one element or nothing.
-//! What a recipe holds is in [`book`]; how a run follows one in [`run`].
+//! Recipes' rules (the model: `docs/recipes.md`): a site key, an instruction as a template of
+//! the user's values, and a target found again by role, name and position among equals.
 
 pub mod book;
 pub mod run;
@@ -9,21 +7,19 @@ pub mod run;
 use serde::{Deserialize, Serialize};
 
 use super::facts::{ElementFacts, PageFacts};
+use crate::text::{collapse_ws, word_starts};
 
-/// Longest instruction a recipe is made from or matched against.
-pub const MAX_INSTRUCTION_CHARS: usize = 2_000;
-/// Most parameters an instruction yields, and the longest value.
-pub const MAX_PARAMS: usize = 12;
-pub const MAX_PARAM_CHARS: usize = 200;
-/// Path segments kept in a path pattern; characters kept of a name and of a context.
+/// Bounds: instruction, parameters and a value, path segments, a name, a context.
+const MAX_INSTRUCTION_CHARS: usize = 2_000;
+const MAX_PARAMS: usize = 12;
+const MAX_PARAM_CHARS: usize = 200;
 const MAX_PATH_SEGMENTS: usize = 16;
 const MAX_NAME_CHARS: usize = 120;
 const MAX_CONTEXT_CHARS: usize = 120;
 /// Words an approximate match (`RECIPE_MATCH=approximate`) lets an instruction add or drop.
 const FILLER: &[&str] = &["please", "kindly", "just", "now", "the", "a", "an"];
 
-/// `scheme://host:port` and the path with its variable segments (ids, numbers, hashes) as `*`,
-/// a client-side route in the fragment (`#/account/delete`) included.
+/// `scheme://host:port` and the path (with a `#/route`), variable segments as `*`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SiteKey {
     pub origin: String,
@@ -62,8 +58,7 @@ pub fn site_key(url: &str) -> Option<SiteKey> {
     })
 }
 
-/// A segment that names a record, not a kind of page: a record's code, or mostly digits (a
-/// lone digit is part of a page's name: `step-2`, `v2`).
+/// A segment naming a record: a record's code, or mostly digits (`step-2`, `v2` are pages).
 fn variable_segment(s: &str) -> bool {
     let alnum = s.chars().filter(|c| c.is_alphanumeric()).count();
     let digits = s.chars().filter(char::is_ascii_digit).count();
@@ -76,14 +71,12 @@ fn record_code(s: &str) -> bool {
     run || (s.len() >= 16 && s.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
-/// Whether a name holds a record's number or code ("Invoice INV-1041"): what the recording
-/// run's page listed, not what names the element on every run ("Tab 2" names a place).
+/// Whether a name holds a record's number or code ("Invoice INV-1041"; "Tab 2" names a place).
 pub fn names_a_record(name: &str) -> bool {
     name.split_whitespace().any(record_code)
 }
 
-/// A dialog's, form's or page's words as compared: normalised, numbers as `#` (a count or a
-/// date changes from run to run); `None` when nothing is left.
+/// Words as compared: normalised, numbers as `#`; `None` when nothing is left.
 pub fn context(text: &str) -> Option<String> {
     let mut out = String::new();
     for c in normalise(text).chars().take(MAX_CONTEXT_CHARS) {
@@ -111,17 +104,14 @@ pub fn normalise(text: &str) -> String {
 
 /// [`normalise`] without the lower case: the values as the user wrote them.
 fn collapsed(text: &str) -> String {
-    let text: String = text.chars().take(MAX_INSTRUCTION_CHARS).collect();
-    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    joined
-        .trim_end_matches(['.', '!', '?', ' '])
+    let text = collapse_ws(&text.chars().take(MAX_INSTRUCTION_CHARS).collect::<String>());
+    text.trim_end_matches(['.', '!', '?', ' '])
         .replace(['{', '}'], "")
 }
 
-/// The template of `instruction` given the values the run typed or chose, each with its
-/// field's name: a value the instruction holds as a whole word becomes a parameter named
-/// after its field (the longest first, so `12` inside `123` is not taken); other values (the
-/// page's, the model's, secrets) stay out.
+/// The template of `instruction` given the values the run typed or chose, by field: a value
+/// the instruction holds as a whole word (the longest first) becomes a parameter named after
+/// its field; other values stay out.
 pub fn parameterise(instruction: &str, supplied: &[(&str, &str)]) -> Template {
     let mut text = normalise(instruction);
     let mut params: Vec<(String, String)> = Vec::new();
@@ -135,11 +125,15 @@ pub fn parameterise(instruction: &str, supplied: &[(&str, &str)]) -> Template {
         let Some(at) = at.filter(|_| params.len() < MAX_PARAMS) else {
             continue;
         };
-        let base = Some(field).filter(|f| !f.is_empty());
-        let base = base.unwrap_or_else(|| "value".into());
+        let base = if field.is_empty() {
+            "value".into()
+        } else {
+            field
+        };
+        let taken = |name: &String| params.iter().any(|(p, _)| p == name);
         let mut name = base.clone();
         for n in 2.. {
-            if !params.iter().any(|(p, _)| *p == name) {
+            if !taken(&name) {
                 break;
             }
             name = format!("{base}{n}");
@@ -151,22 +145,16 @@ pub fn parameterise(instruction: &str, supplied: &[(&str, &str)]) -> Template {
     Template { text, params }
 }
 
-/// Whether a template has two words of its own at least (`{search}` or `go {where}` would
-/// take any instruction).
+/// Whether a template has two words of its own (`{search}`, `go {where}` take anything).
 pub fn specific(template: &str) -> bool {
     let parts = parts(template, false).unwrap_or_default();
     let words = parts.iter().flat_map(|(_, lit)| lit);
-    words
-        .filter(|w| w.chars().any(char::is_alphanumeric))
-        .count()
-        >= 2
+    (words.filter(|w| w.chars().any(char::is_alphanumeric))).count() >= 2
 }
 
-/// The values `instruction` gives `template`'s parameters when it is the same task, each as
-/// the user wrote it. Words and marks are compared in order, not spacing; `loose` compares
-/// words only and lets the instruction add or drop [`FILLER`] words. Each parameter takes a
-/// word at least, up to the words after it, which must come once (otherwise where it ends
-/// is a guess, and nothing binds); marks alone end it at their first place.
+/// The values `instruction` gives `template`'s parameters, as written; `None` for another task.
+/// Words and marks compare in order (`loose`: words only, [`FILLER`] words free). A parameter
+/// takes a word at least, up to the words after it, which must come once.
 pub fn bind(template: &str, instruction: &str, loose: bool) -> Option<Vec<(String, String)>> {
     if !specific(template) {
         return None;
@@ -246,8 +234,7 @@ fn parts(template: &str, loose: bool) -> Option<Vec<(Option<String>, Vec<String>
 }
 
 /// A parameter's value as written: its words and what is between them, with a sign, point or
-/// currency mark before the first (`-3`, `.5`, `$20`) and what sticks to the last up to a
-/// quote, comma or colon (`50%`, `Hello!`).
+/// currency mark before the first (`-3`, `$20`) and what sticks to the last (`50%`, `Hello!`).
 fn value(written: &str, ws: &[Word]) -> Option<String> {
     let (first, last) = (ws.first()?, ws.last()?);
     let marks = ['-', '+', '.', '$', '€', '£', '¥', '#'];
@@ -258,31 +245,17 @@ fn value(written: &str, ws: &[Word]) -> Option<String> {
     (!v.is_empty() && v.chars().count() <= MAX_PARAM_CHARS).then(|| v.to_owned())
 }
 
-/// Each place `word` occurs in `text` as a whole word (no letter or digit around it).
-pub(crate) fn word_starts<'a>(text: &'a str, word: &'a str) -> impl Iterator<Item = usize> + 'a {
-    let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
-    text.match_indices(word)
-        .map(|(at, _)| at)
-        .filter(move |&at| {
-            !alnum(text[..at].chars().next_back()) && !alnum(text[at + word.len()..].chars().next())
-        })
-}
-
-/// A field's name as a parameter's: lower-case letters, digits and `_`.
+/// A field's name as a parameter's: lower-case letters and digits, words joined by `_`.
 fn slug(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.to_lowercase().chars() {
-        if c.is_alphanumeric() {
-            out.push(c);
-        } else if !out.is_empty() && !out.ends_with('_') {
-            out.push('_');
-        }
-    }
-    out.trim_end_matches('_').chars().take(40).collect()
+    let lower = name.to_lowercase();
+    let words: Vec<&str> = (lower.split(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.join("_").chars().take(40).collect()
 }
 
-/// A recorded target by what survives a reload, never by element id: role, normalised name,
-/// its position among the elements of the same role and name, and how many there were.
+/// A recorded target by what survives a reload: role, normalised name, its position among
+/// the elements of that role and name, and how many there were.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetDescription {
     pub role: String,
@@ -324,16 +297,14 @@ pub fn describe(page: &dyn PageFacts, id: &str) -> Option<TargetDescription> {
     })
 }
 
-/// The element of `page` that `target` describes: the one with its role and name, or among
-/// as many as when it was recorded, the one at its position.
+/// The element `target` describes: the one with its role and name or, among as many as when
+/// recorded, the one at its position.
 pub fn locate(page: &dyn PageFacts, target: &TargetDescription) -> Located {
     let equals = equals(page, &target.role, &target.name);
-    match equals.len() {
-        0 => Located::Missing,
-        n if n != target.of.max(1) => Located::Ambiguous(n),
-        n => {
-            (equals.get(target.nth)).map_or(Located::Ambiguous(n), |id| Located::Unique(id.clone()))
-        }
+    match (equals.len(), equals.get(target.nth)) {
+        (0, _) => Located::Missing,
+        (n, Some(id)) if n == target.of.max(1) => Located::Unique(id.clone()),
+        (n, _) => Located::Ambiguous(n),
     }
 }
 

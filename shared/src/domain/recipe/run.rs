@@ -1,9 +1,5 @@
-//! A task following a recipe. A step goes out without the model only when the previous action
-//! verified, the page is the step's kind of page, exactly one element is its target by name,
-//! in the same dialog or form on a page of the same title, and nothing of the step is this
-//! run's to give. Otherwise the model is asked for that step, and its answer is checked
-//! against the step before anything goes out: if it is the step, the run goes on after it;
-//! if not, the model carries on alone. The run only moves forward; no step goes out twice.
+//! A task following a recipe: a step goes out as recorded, or the model is asked for it and
+//! its answer is checked against it (the model: `docs/recipes.md`).
 
 use serde::{Deserialize, Serialize};
 
@@ -13,12 +9,11 @@ use crate::domain::facts::PageFacts;
 use crate::domain::secrets::HIDDEN;
 use crate::text::single_line;
 
-/// Steps of one run the model may be asked for because the page changed; after that the
-/// model carries on alone.
+/// Steps of one run the model may be asked for because the page changed.
 pub const MAX_HEALS_PER_RUN: u32 = 3;
 
 /// A task's run of a recipe (kept with the task).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecipeRun {
     pub id: String,
@@ -37,8 +32,7 @@ pub struct RecipeRun {
     /// The model carries on alone.
     #[serde(default)]
     pub stopped: bool,
-    /// The last step was the model's pick or value: whether the task is then done is the
-    /// model's to say too.
+    /// The last step was the model's pick or value: so is whether the task is done.
     #[serde(default)]
     pub picked: bool,
 }
@@ -51,19 +45,24 @@ pub struct Asked {
 }
 
 /// Why a step does not go out without the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Decline {
+    #[error("the previous action's outcome was not confirmed")]
     Unconfirmed,
+    #[error("this is not the page it was taken on")]
     OtherPage,
+    #[error("its dialog, form or page title is not the recorded one")]
     OtherContext,
+    #[error("its target is not on this page")]
     Missing,
-    Ambiguous {
-        count: usize,
-    },
+    #[error("{count} elements could be its target")]
+    Ambiguous { count: usize },
+    #[error("only its position tells its target apart")]
     Unnamed,
+    #[error("its value or target is this run's to give")]
     Owned,
-    /// The server's rules would not let it through as recorded.
+    #[error("the server's rules stopped it as recorded")]
     Refused,
 }
 
@@ -72,25 +71,9 @@ impl Decline {
     pub fn planned(&self) -> bool {
         matches!(self, Decline::Owned | Decline::Unnamed)
     }
-
-    pub fn describe(&self) -> String {
-        match self {
-            Decline::Unconfirmed => "the previous action's outcome was not confirmed".into(),
-            Decline::OtherPage => "this is not the page it was taken on".into(),
-            Decline::OtherContext => {
-                "its dialog, form or page title is not the recorded one".into()
-            }
-            Decline::Missing => "its target is not on this page".into(),
-            Decline::Ambiguous { count } => format!("{count} elements could be its target"),
-            Decline::Unnamed => "only its position tells its target apart".into(),
-            Decline::Owned => "its value or target is this run's to give".into(),
-            Decline::Refused => "the server's rules stopped it as recorded".into(),
-        }
-    }
 }
 
-/// How the previous action turned out: nothing to check, every expectation met on the page,
-/// judged a success less surely (enough to go on, not to finish), failed, or not confirmed.
+/// How the previous action turned out (`Likely`: enough to go on, not to finish).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Last {
     Nothing,
@@ -107,8 +90,7 @@ pub struct Here<'a> {
     pub title: Option<&'a str>,
 }
 
-/// An action of the model's as compared with a step: its name, target and value (what it
-/// types or chooses, the address, or for an action without a target its whole call).
+/// An action of the model's as compared with a step (`value`: see [`RecipeRun::value_of`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Acted<'a> {
     pub action: &'a str,
@@ -116,8 +98,7 @@ pub struct Acted<'a> {
     pub value: Option<&'a str>,
 }
 
-/// What happens with the run's next step: it goes out on element `target` (when it has one)
-/// without the model, the model is asked for it, or the model decides.
+/// The run's next step goes out on `target`, the model is asked for it, or the model decides.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Turn {
     Act { step: usize, target: Option<String> },
@@ -125,9 +106,8 @@ pub enum Turn {
     Off,
 }
 
-/// The recipe a new task of `member` follows, with this instruction's values: the member's
-/// own first, then the organisation's (another member's only once promoted), the most literal
-/// template first, each value shaped like the recorded one.
+/// The recipe a new task of `member` follows: its own, else the organisation's (promoted); the
+/// most literal template first; each value shaped like the recorded one.
 pub fn pick(recipes: &[Recipe], member: &str, query: &str, loose: bool) -> Option<RecipeRun> {
     let mut usable: Vec<&Recipe> = (recipes.iter())
         .filter(|r| r.format >= FORMAT && (r.promoted || r.owner == member))
@@ -152,16 +132,17 @@ pub fn pick(recipes: &[Recipe], member: &str, query: &str, loose: bool) -> Optio
 impl RecipeRun {
     /// A run of `recipe` with this task's values.
     pub fn start(recipe: &Recipe, params: Vec<(String, String)>) -> Self {
+        let (id, origin, steps) = (
+            recipe.id.clone(),
+            recipe.origin.clone(),
+            recipe.steps.clone(),
+        );
         Self {
-            id: recipe.id.clone(),
-            origin: recipe.origin.clone(),
+            id,
+            origin,
             params,
-            steps: recipe.steps.clone(),
-            cursor: 0,
-            heals: 0,
-            asked: None,
-            stopped: false,
-            picked: false,
+            steps,
+            ..Self::default()
         }
     }
 
@@ -179,8 +160,7 @@ impl RecipeRun {
         Some(target)
     }
 
-    /// The value step `k` types, chooses or goes to on this run (for an action without a
-    /// target, its whole call).
+    /// What step `k` types, chooses or goes to on this run (without a target: its whole call).
     pub fn value_of(&self, k: usize) -> Option<String> {
         let step = self.steps.get(k)?;
         match &step.value_param {
@@ -189,8 +169,7 @@ impl RecipeRun {
         }
     }
 
-    /// What comes next `here` after an action that turned out `last`. A failed action is the
-    /// model's to set right, and the rest of the task with it.
+    /// What comes next `here` after an action that turned out `last` (a failed one: the model).
     pub fn next(&mut self, here: Here<'_>, last: Last) -> Turn {
         if let Some(Asked { step, why }) = self.asked.clone().filter(|_| !self.stopped) {
             // Not answered yet (a server tool's round): still the model's step.
@@ -247,7 +226,7 @@ impl RecipeRun {
         self.picked = false;
     }
 
-    /// The model is asked for step `k` (the server's rules stopped it as recorded: `Refused`).
+    /// The model is asked for step `k`.
     pub fn ask(&mut self, k: usize, why: Decline) -> Turn {
         self.heals += u32::from(!why.planned());
         if self.heals > MAX_HEALS_PER_RUN {
@@ -261,8 +240,7 @@ impl RecipeRun {
         Turn::Heal { step: k, why }
     }
 
-    /// The model's action for the step it was asked for, before it goes out: whether it is
-    /// that step (the run goes on after it). Anything else ends the replay.
+    /// Whether the model's action is the step it was asked for; anything else ends the replay.
     pub fn answered(&mut self, acted: Acted<'_>) -> bool {
         let Some(asked) = self.asked.take().filter(|_| !self.stopped) else {
             return false;
@@ -276,9 +254,8 @@ impl RecipeRun {
         is_step
     }
 
-    /// Whether `a` is step `asked.step`: the same action on an element of the same role,
-    /// named as recorded unless the target is the model's pick or went missing (renamed),
-    /// with this run's value (any for a value of the model's; a secret's marker for a secret).
+    /// The same action on an element of the same role, named as recorded unless the model's
+    /// pick or missing (renamed), with this run's value (the model's own; a secret's marker).
     fn is_step(&self, asked: &Asked, a: Acted<'_>) -> bool {
         let Some(step) = self.steps.get(asked.step) else {
             return false;
@@ -311,8 +288,7 @@ impl RecipeRun {
         single_line(&intent.unwrap_or_default(), MAX_INTENT_CHARS)
     }
 
-    /// Step `k` as the model reads it (inside a data block: recorded words, not instructions):
-    /// what it does, where, and why it was not done without the model.
+    /// Step `k` as the model reads it (inside a data block), and why it was not replayed.
     pub fn described(&self, k: usize, why: &Decline) -> String {
         let Some(step) = self.steps.get(k) else {
             return String::new();
@@ -335,7 +311,7 @@ impl RecipeRun {
             self.intent_of(k),
             quoted(" in", &step.context),
             quoted(" on a page titled", &step.title),
-            why.describe()
+            why
         )
     }
 }
