@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Runs the test binaries `cargo test --no-run --message-format=json` built, several at once.
+
+`cargo test` runs its binaries one after another, and most of the suite's time is spent
+waiting (on Chromium, moto, Sockudo and the scripted model servers): on a 2-core machine the
+whole suite kept about one core busy. This runs JOBS binaries at a time instead, longest
+first by the durations the last run recorded (in DURATIONS; a first run keeps cargo's order),
+each as cargo would (its package's directory as the working directory, CARGO and
+CARGO_MANIFEST_DIR set), and prints each binary's output whole when it ends, under cargo's
+own `Running` line, so the log reads as cargo's. (cargo-nextest does this too, but runs every
+test in a process of its own, which starts a rig per test, and takes minutes to build on a
+fresh machine.)
+
+usage: run_tests.py --jobs N --durations FILE ARTIFACTS.json [-- TEST-BINARY-ARGS...]
+Exit status: 0 when every binary passed, 1 otherwise.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+
+def binaries(artifacts):
+    """The test executables of cargo's JSON messages, in cargo's order, without repeats."""
+    seen, out = set(), []
+    with open(artifacts, encoding="utf-8") as f:
+        for line in f:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            exe = msg.get("executable")
+            if msg.get("reason") != "compiler-artifact" or not msg.get("profile", {}).get("test") or not exe:
+                continue
+            if exe in seen:
+                continue
+            seen.add(exe)
+            target = msg.get("target", {})
+            manifest = msg.get("manifest_path", "")
+            root = os.path.dirname(manifest)
+            src = os.path.relpath(target.get("src_path", exe), root) if root else exe
+            kind = "unittests " if "lib" in target.get("kind", []) or "bin" in target.get("kind", []) else ""
+            out.append({"exe": exe, "dir": root or ".", "label": f"{kind}{src} ({exe})",
+                        "key": f"{target.get('name', '')}:{src}"})
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--durations", required=True)
+    ap.add_argument("artifacts")
+    ap.add_argument("args", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    args = a.args[1:] if a.args[:1] == ["--"] else a.args
+    try:
+        with open(a.durations, encoding="utf-8") as f:
+            last = json.load(f)
+    except (OSError, ValueError):
+        last = {}
+    todo = binaries(a.artifacts)
+    # Longest first (stable: unknown ones keep cargo's order, after the known).
+    todo.sort(key=lambda b: -last.get(b["key"], 0.0))
+    cargo = shutil.which("cargo") or "cargo"
+    lock, failed, took = threading.Lock(), [], {}
+    queue = list(reversed(todo))
+
+    def worker():
+        while True:
+            with lock:
+                if not queue:
+                    return
+                b = queue.pop()
+            env = dict(os.environ, CARGO=cargo, CARGO_MANIFEST_DIR=os.path.abspath(b["dir"]))
+            started = time.monotonic()
+            p = subprocess.run([b["exe"], *args], cwd=b["dir"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            seconds = time.monotonic() - started
+            with lock:
+                took[b["key"]] = round(seconds, 1)
+                sys.stdout.write(f"     Running {b['label']}\n")
+                sys.stdout.write(p.stdout.decode("utf-8", "replace"))
+                if p.returncode != 0:
+                    failed.append(b["label"])
+                    sys.stdout.write(f"error: test failed (exit {p.returncode}): {b['label']}\n")
+                sys.stdout.flush()
+
+    threads = [threading.Thread(target=worker) for _ in range(max(1, a.jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(a.durations)), exist_ok=True)
+        with open(a.durations, "w", encoding="utf-8") as f:
+            json.dump({**last, **took}, f, indent=0, sort_keys=True)
+    except OSError as e:
+        print(f"could not keep the durations: {e}", file=sys.stderr)
+    for label in failed:
+        print(f"FAILED: {label}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
