@@ -203,7 +203,10 @@ impl PageFacts for PageView<'_> {
             return Vec::new();
         };
         let texts = match &self.page.content {
+            // The node before, unless it is a switch or a choice of its own: its name is its
+            // own setting's, not a label of the next one.
             PageContent::Tree(nodes) => (at.checked_sub(1).and_then(|k| nodes.get(k)))
+                .filter(|n| !matches!(n.r, "chk" | "checkbox" | "switch" | "toggle" | "radio"))
                 .map(|n| vec![n.n])
                 .unwrap_or_default(),
             PageContent::Dom { tree, .. } => tree.texts_before(at, LABEL_REACH),

@@ -580,6 +580,43 @@ mod tests {
     }
 
     #[test]
+    fn a_switch_or_list_naming_no_setting_is_the_one_its_row_or_section_names() {
+        let asked = |page: &Page, answer: &str| {
+            accepted(review_on(answer, page, &[]))
+                .confirmation
+                .map(|c| c.kind)
+        };
+        let security = Some(crate::domain::risk::RiskKind::Security);
+        let dom = Page::from_dom(
+            r#"<h1>Account</h1><section><h2>Two-step verification</h2>
+            <label for="m">Method</label><select id="m"><option value="app" selected>App</option>
+            <option value="sms">Text message</option><option value="off">Off</option></select>
+            <label><input type="checkbox" role="switch" id="s" checked> Enabled</label></section>
+            <section><h2>Newsletter</h2>
+            <label><input type="checkbox" role="switch" id="n" checked> Enabled</label></section>"#,
+        )
+        .expect("page");
+        assert_eq!(
+            asked(&dom, r#"<Action>selectOption(m, "off")</Action>"#),
+            security
+        );
+        assert_eq!(asked(&dom, "<Action>uncheck(s)</Action>"), security);
+        // Another method, the protection left on, or an opt-out turned off: nothing asked.
+        assert_eq!(
+            asked(&dom, r#"<Action>selectOption(m, "sms")</Action>"#),
+            None
+        );
+        assert_eq!(asked(&dom, "<Action>uncheck(n)</Action>"), None);
+        // In the extension's tree the switch before is a setting of its own, not a label.
+        let tree = page(&[
+            ("7", "switch", "Two-step verification"),
+            ("9", "chk", "Emails about new features"),
+        ]);
+        assert_eq!(asked(&tree, "<Action>uncheck(7)</Action>"), security);
+        assert_eq!(asked(&tree, "<Action>uncheck(9)</Action>"), None);
+    }
+
+    #[test]
     fn typing_into_what_takes_no_text_is_refused_naming_the_fields_nearby() {
         let p = page(&[
             ("1", "btn", "Save"),

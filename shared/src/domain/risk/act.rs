@@ -176,6 +176,9 @@ impl<'a> Scope<'a> {
                 }
             }
         }
+        // A switch whose own name names no setting ("Status", "Aktiviert") is the setting its
+        // row or section names: the nearest words before it that name one.
+        let found = found.or_else(|| self.setting_before(el, &[Kind::Private]));
         Some(match found? {
             Kind::Protect => (!on).then_some(RiskKind::Security),
             Kind::Public => on.then_some(RiskKind::Sharing),
@@ -184,6 +187,15 @@ impl<'a> Scope<'a> {
             Kind::Renew => on.then_some(RiskKind::Subscription),
             _ => None,
         })
+    }
+
+    /// The setting the nearest words before `el` name (its row, then its section's heading):
+    /// an opt-out, a protection, an exposure or a recurring charge, or one of `more`.
+    fn setting_before(&self, el: &ElementFacts<'_>, more: &[Kind]) -> Option<Kind> {
+        let kinds = [Kind::OptOut, Kind::Protect, Kind::Public, Kind::Renew];
+        let kinds: Vec<Kind> = kinds.into_iter().chain(more.iter().copied()).collect();
+        let before = self.page.texts_before(el.id);
+        (before.iter()).find_map(|t| kinds.iter().copied().find(|k| self.says(&[t], *k)))
     }
 
     fn element_as(&self, el: &ElementFacts<'_>, class: Class) -> Option<RiskKind> {
@@ -695,7 +707,15 @@ impl<'a> Scope<'a> {
         let shown = self.page.option_text(list.id, value);
         let chosen: Vec<&str> = std::iter::once(value).chain(shown.as_deref()).collect();
         let names = names_of(list);
-        if self.says(&chosen, Kind::OptOut) || self.says(&names, Kind::OptOut) {
+        // A list whose own name names no setting ("Method") is the one its row or section
+        // names ("Two-step verification").
+        let kinds = [Kind::OptOut, Kind::Protect, Kind::Renew];
+        let before = match kinds.iter().any(|k| self.says(&names, *k)) {
+            true => None,
+            false => self.setting_before(list, &[]),
+        };
+        let is = |kind: Kind| self.says(&names, kind) || before == Some(kind);
+        if self.says(&chosen, Kind::OptOut) || is(Kind::OptOut) {
             return Some(None);
         }
         if self.says(&chosen, Kind::Public) {
@@ -706,10 +726,10 @@ impl<'a> Scope<'a> {
             return Some(Some(RiskKind::Sharing));
         }
         let (off, on) = (self.says(&chosen, Kind::Off), self.says(&chosen, Kind::On));
-        if self.says(&names, Kind::Protect) && off && !on {
+        if is(Kind::Protect) && off && !on {
             return Some(Some(RiskKind::Security));
         }
-        if self.says(&names, Kind::Renew) && on && !off {
+        if is(Kind::Renew) && on && !off {
             return Some(Some(RiskKind::Subscription));
         }
         // A plan chosen by its recurring price ("Premium – 9,99 €/Monat") in a list that
@@ -823,39 +843,45 @@ impl<'a> Scope<'a> {
                 }
             }
         }
+        // The act's parameters, or a confirmation's: a key that confirms in the page's
+        // language (`potvrzeno=1`, `bestaetigt=ja`) or the one-time ticket of a link sent to
+        // confirm (`?ticket=…`, `?code=…`).
+        let confirms =
+            |k: &str| self.says(&[k], Kind::Confirm) || matches!(k, "ticket" | "code" | "otp");
         let cue = pairs.iter().any(|(k, v)| {
             truthy(v)
-                && matches!(
-                    k.as_str(),
-                    "confirm"
-                        | "confirmed"
-                        | "confirmation"
-                        | "execute"
-                        | "commit"
-                        | "submit"
-                        | "go"
-                        | "amount"
-                        | "sum"
-                        | "value"
-                        | "to"
-                        | "recipient"
-                        | "payee"
-                        | "iban"
-                        | "account"
-                        | "dest"
-                        | "destination"
-                        | "qty"
-                        | "quantity"
-                        | "token"
-                        | "approve"
-                        | "approved"
-                        | "allow"
-                        | "accept"
-                        | "grant"
-                        | "consent"
-                        | "authorize"
-                        | "authorise"
-                )
+                && (confirms(k)
+                    || matches!(
+                        k.as_str(),
+                        "confirm"
+                            | "confirmed"
+                            | "confirmation"
+                            | "execute"
+                            | "commit"
+                            | "submit"
+                            | "go"
+                            | "amount"
+                            | "sum"
+                            | "value"
+                            | "to"
+                            | "recipient"
+                            | "payee"
+                            | "iban"
+                            | "account"
+                            | "dest"
+                            | "destination"
+                            | "qty"
+                            | "quantity"
+                            | "token"
+                            | "approve"
+                            | "approved"
+                            | "allow"
+                            | "accept"
+                            | "grant"
+                            | "consent"
+                            | "authorize"
+                            | "authorise"
+                    ))
         });
         // The path read the other way round, without its ids (`/api-keys/k_91/roll` is "roll
         // api keys"): where an act is written verb first.
@@ -865,6 +891,23 @@ impl<'a> Scope<'a> {
             .collect();
         let reversed = reversed.join(" ");
         if cue {
+            // A confirmation link (`/2fa/disable/confirm?token=…`) performs the switch its path
+            // names: a protection turned off, a recurring charge or an exposure turned on.
+            let (off, on) = (
+                self.says(&path_text, Kind::Off),
+                self.says(&path_text, Kind::On),
+            );
+            let turned = [
+                (Kind::Protect, off && !on, RiskKind::Security),
+                (Kind::Renew, on && !off, RiskKind::Subscription),
+                (Kind::Public, on && !off, RiskKind::Sharing),
+            ];
+            let switched = turned
+                .into_iter()
+                .find(|(kind, ok, _)| *ok && self.says(&path_text, *kind));
+            if let Some((_, _, risk)) = switched {
+                return Some(risk);
+            }
             // The query carries the act's parameters: any act the path names is performed.
             let found = path_read
                 .iter()

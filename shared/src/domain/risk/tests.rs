@@ -756,7 +756,27 @@ fn addresses_that_set_a_setting_or_approve_are_read_like_the_switch_they_stand_f
     ] {
         assert_eq!(nav(url), Some(kind), "{url}");
     }
+    // A confirmation link performs the switch its path names, whatever language its
+    // confirming key is in.
+    for (url, kind) in [
+        (
+            "https://bank.example.de/sicherheit/passkeys/abschalten/bestaetigen?token=cY9q",
+            RiskKind::Security,
+        ),
+        (
+            "https://app.example.com/account/login-alerts/off?confirmed=1",
+            RiskKind::Security,
+        ),
+        (
+            "https://tv.example.cz/ucet/automaticke-obnoveni/zapnout?potvrdit=1",
+            RiskKind::Subscription,
+        ),
+    ] {
+        assert_eq!(nav(url), Some(kind), "{url}");
+    }
     for url in [
+        "https://bank.example.de/sicherheit/passkeys/einschalten/bestaetigen?token=cY9q",
+        "https://bank.example.de/sicherheit/passkeys/abschalten",
         "https://app.example.com/security/login-alerts?action=enable",
         "https://app.example.com/account/auto-renew?action=disable",
         "https://app.example.com/repos?visibility=public",
