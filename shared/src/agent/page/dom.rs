@@ -40,6 +40,7 @@ pub const KEPT_ATTRIBUTES: &[&str] = &[
     "selected",
     "contenteditable",
     "autofocus",
+    "for",
 ];
 
 /// Longest attribute value kept (and shown to the model).
@@ -83,7 +84,13 @@ pub struct DomTree {
     labels: Vec<String>,
     /// [`SPACE_BEFORE`] | [`SPACE_AFTER`] of each text node (0 for elements).
     spacing: Vec<u8>,
+    /// The `<label>` of each form field that has one: the label around it, or the one whose
+    /// `for` names it.
+    field_labels: std::collections::HashMap<usize, usize>,
 }
+
+/// Nodes a wrapping `<label>` is searched for its field (the field is near its start).
+const LABEL_SCAN: usize = 64;
 
 /// Whether a text run had white space before ([`SPACE_BEFORE`]) and after ([`SPACE_AFTER`])
 /// it as written: `Pa<span>y</span>` reads "Pay", `Pay <span>now</span>` "Pay now".
@@ -342,11 +349,14 @@ impl DomTree {
         b.flush_text();
         b.end_skip();
         let labels = text_labels(&b.nodes, &b.spacing);
-        DomTree {
+        let mut tree = DomTree {
             nodes: b.nodes,
             labels,
             spacing: b.spacing,
-        }
+            field_labels: Default::default(),
+        };
+        tree.field_labels = tree.label_targets();
+        tree
     }
 
     /// Whether text node `idx` had white space before and after it as written (a rendering
@@ -400,7 +410,51 @@ impl DomTree {
         if !text.is_empty() {
             return truncate_chars(text, max.min(LABEL_CHARS));
         }
-        self.label_from(idx, max, by_value)
+        // A field is named as a browser names it: its `aria-label`, else its `<label>`.
+        let aria = match self.nodes.get(idx) {
+            Some(DomNode::Element { attrs, .. }) => attrs
+                .iter()
+                .find(|(k, v)| k == "aria-label" && !v.trim().is_empty()),
+            _ => None,
+        };
+        let label = (self.field_labels.get(&idx)).map(|&l| self.text_of(l));
+        match (aria, label.filter(|l| !l.is_empty())) {
+            (None, Some(label)) => truncate_chars(label, max.min(LABEL_CHARS)),
+            _ => self.label_from(idx, max, by_value),
+        }
+    }
+
+    /// The `<label>` of each form field that has one: the first field inside a label without
+    /// `for`, or the element a label's `for` names (the first label of a field counts).
+    fn label_targets(&self) -> std::collections::HashMap<usize, usize> {
+        let mut out = std::collections::HashMap::new();
+        let (mut by_id, mut named) = (std::collections::HashMap::new(), Vec::new());
+        for (k, n) in self.nodes.iter().enumerate() {
+            let DomNode::Element { tag, id, attrs, .. } = n else {
+                continue;
+            };
+            if let Some(id) = id {
+                by_id.entry(id.as_str()).or_insert(k);
+            }
+            if tag != "label" {
+                continue;
+            }
+            match attrs.iter().find(|(a, _)| a == "for") {
+                Some((_, target)) => named.push((target.as_str(), k)),
+                None => {
+                    let inside = (k + 1..=self.last_inside(k)).take(LABEL_SCAN);
+                    if let Some(field) = inside.into_iter().find(|&c| field(&self.nodes[c])) {
+                        out.entry(field).or_insert(k);
+                    }
+                }
+            }
+        }
+        for (target, k) in named {
+            if let Some(&field) = by_id.get(target) {
+                out.entry(field).or_insert(k);
+            }
+        }
+        out
     }
 
     /// A label from an element's attributes alone (a text area's text is its value, not its
@@ -598,9 +652,23 @@ impl DomTree {
     }
 }
 
-/// Whether an element gets a text label: it has an id, or it is a heading.
+/// Whether an element gets a text label: it has an id, or it is a heading or a `<label>`.
 fn labelled(node: &DomNode) -> bool {
-    matches!(node, DomNode::Element { tag, id, .. } if id.is_some() || is_heading(tag))
+    matches!(node, DomNode::Element { tag, id, .. } if id.is_some() || is_heading(tag) || tag == "label")
+}
+
+/// A form field a `<label>` names: an input (not a hidden one), a list or a text area.
+fn field(node: &DomNode) -> bool {
+    match node {
+        DomNode::Element { tag, attrs, .. } => match tag.as_str() {
+            "select" | "textarea" => true,
+            "input" => !attrs
+                .iter()
+                .any(|(k, v)| k == "type" && v.eq_ignore_ascii_case("hidden")),
+            _ => false,
+        },
+        DomNode::Text(_) => false,
+    }
 }
 
 /// What names an element that shows no text: an icon's `aria-label`, `alt` or `title`.

@@ -167,3 +167,24 @@ fn labels_are_bounded_and_linear_for_nested_labelled_elements() {
     }
     assert_eq!(t.label_of(1, 10), "word word…");
 }
+
+#[test]
+fn a_field_is_named_by_its_aria_label_else_its_label() {
+    let t = DomTree::parse(
+        r#"<label><input type="checkbox" role="switch" id="1"> Auto-renew</label>
+        <label for="2">Card number</label><input id="2" placeholder="1234">
+        <label>Email<input id="3" aria-label="Work email"></label>
+        <input id="4" placeholder="Search"><label>Notes <textarea id="5"></textarea></label>
+        <label><input type="hidden" id="6"><input id="7" name="city"> City</label>"#,
+    );
+    let label = |id: &str| {
+        let at = t.elements().find(|(_, _, i)| *i == id).map(|(k, _, _)| k);
+        at.map(|k| t.field_label(k, 100)).unwrap_or_default()
+    };
+    assert_eq!(label("1"), "Auto-renew", "the label around it");
+    assert_eq!(label("2"), "Card number", "the label naming it");
+    assert_eq!(label("3"), "Work email", "its aria-label first");
+    assert_eq!(label("4"), "Search", "no label: its attributes");
+    assert_eq!(label("5"), "Notes");
+    assert_eq!(label("7"), "City", "a hidden field is not the one labelled");
+}

@@ -200,8 +200,9 @@ pub fn review(out: ModelOutput, facts: &Facts<'_>) -> Review {
                 target.as_ref(),
                 facts.view,
                 &Context {
-                    // Only a key acts on the focus (finding it may read the whole page).
-                    focus: matches!(kind, ActionKind::Press(_))
+                    // A key acts on the focus, a click may agree to the choice left there
+                    // (finding it may read the whole page: other actions do not look).
+                    focus: matches!(kind, ActionKind::Press(_) | ActionKind::Click(_))
                         .then(|| focus(facts))
                         .flatten(),
                     said: facts.said,
@@ -614,6 +615,84 @@ mod tests {
         ]);
         assert_eq!(asked(&tree, "<Action>uncheck(7)</Action>"), security);
         assert_eq!(asked(&tree, "<Action>uncheck(9)</Action>"), None);
+    }
+
+    #[test]
+    fn a_terse_continue_agrees_to_the_choice_the_task_just_made() {
+        let asked = |page: &Page, actions: &[&str]| {
+            let p = accepted(review_on("<Action>click(9)</Action>", page, actions));
+            p.confirmation.map(|c| c.kind)
+        };
+        let plans = page(&[
+            ("1", "radio", "Basic – free"),
+            ("2", "radio", "Standard – 13,99 €/Monat"),
+            ("3", "radio", "Premium – 19,99 €/Monat"),
+            ("8", "btn", "Abbrechen"),
+            ("9", "btn", "Weiter"),
+        ]);
+        let subscription = Some(crate::domain::risk::RiskKind::Subscription);
+        assert_eq!(asked(&plans, &["click(3)"]), subscription);
+        assert_eq!(
+            asked(&plans, &["click(2)", "scroll(true, 1)"]),
+            subscription
+        );
+        // A free plan, no choice made, or a choice on another page: nothing asked.
+        assert_eq!(asked(&plans, &["click(1)"]), None);
+        assert_eq!(asked(&plans, &[]), None);
+        assert_eq!(
+            asked(
+                &plans,
+                &["click(3)", "navigate(\"https://shop.example.com/\")"]
+            ),
+            None
+        );
+        let access = page(&[
+            ("4", "radio", "Only people invited"),
+            ("5", "radio", "Anyone with the link"),
+            ("9", "btn", "Done"),
+        ]);
+        let sharing = Some(crate::domain::risk::RiskKind::Sharing);
+        assert_eq!(asked(&access, &["click(5)"]), sharing);
+        assert_eq!(asked(&access, &["click(4)"]), None);
+    }
+
+    #[test]
+    fn a_box_or_option_sets_a_value_and_is_read_by_its_label() {
+        let asked = |page: &Page, answer: &str, actions: &[&str]| {
+            accepted(review_on(answer, page, actions))
+                .confirmation
+                .map(|c| c.kind)
+        };
+        use crate::domain::risk::RiskKind;
+        let dom = Page::from_dom(
+            r#"<h1>Premium</h1><label><input type="checkbox" role="switch" id="r"> Auto-renew</label>
+            <div role="dialog" aria-modal="true"><h2>Billing period</h2>
+            <label><input type="radio" name="p" id="y"> Pay yearly – $99/year</label>
+            <label><input type="radio" name="p" id="m" checked> Pay monthly – $9/month</label>
+            <button id="c">Continue</button></div>
+            <form><h2>Pay by card</h2><label>Card number <input id="n"></label>
+            <label><input type="checkbox" id="k" checked> Save my card</label>
+            <button id="p">Confirm payment</button></form>"#,
+        )
+        .expect("page");
+        // A switch wrapped in its label is named by it.
+        assert_eq!(
+            asked(&dom, "<Action>check(r)</Action>", &[]),
+            Some(RiskKind::Subscription)
+        );
+        assert_eq!(asked(&dom, "<Action>uncheck(r)</Action>", &[]), None);
+        // Picking a billing period, or unticking "Save my card" on a payment form, sets a
+        // value; the button that applies it commits.
+        assert_eq!(asked(&dom, "<Action>check(y)</Action>", &[]), None);
+        assert_eq!(asked(&dom, "<Action>uncheck(k)</Action>", &[]), None);
+        assert_eq!(
+            asked(&dom, "<Action>click(c)</Action>", &["check(y)"]),
+            Some(RiskKind::Subscription)
+        );
+        assert_eq!(
+            asked(&dom, "<Action>click(p)</Action>", &["uncheck(k)"]),
+            Some(RiskKind::Payment)
+        );
     }
 
     #[test]

@@ -210,6 +210,11 @@ impl<'a> Scope<'a> {
         {
             return None;
         }
+        // Picking an option ("Pay yearly – ¥258/year") sets a value: the control that applies
+        // it commits (read with the choice: [`Scope::commits_choice`]).
+        if option(el) {
+            return None;
+        }
         let names = names_of(el);
         let agreeing = matches!(&*el.role, "chk" | "checkbox" | "switch")
             && names.iter().any(|n| {
@@ -323,7 +328,10 @@ impl<'a> Scope<'a> {
             }
             return Some(RiskKind::of(act));
         }
-        if !link && !leads_reading {
+        // A box or switch sets a value: what a button commits by its generic words, a price or
+        // its dialog ("Save my card" ticked on a payment page) it does not.
+        let sets_value = toggles(el);
+        if !link && !leads_reading && !sets_value {
             if let Some(kind) = self.generic_commit(&readings) {
                 return Some(kind);
             }
@@ -382,11 +390,40 @@ impl<'a> Scope<'a> {
                 }
             }
             if let Some((act, _)) = best {
+                // A payment whose price recurs starts a subscription.
+                if act == Act::Pay && self.recurring(&text) {
+                    return Some(RiskKind::Subscription);
+                }
                 return Some(RiskKind::of(act));
             }
         }
         let holder = holder?;
         self.holder_setting(&holder.text, holder.dialog)
+    }
+
+    /// What a terse control ("Continue", "Confirm") agrees to after the task chose `chosen` (a
+    /// radio, an option, a box) where no dialog or form says more (the extension's tree): a
+    /// plan by its recurring price starts it, everyone given access shares. A choice in a
+    /// filter only narrows a list.
+    pub fn commits_choice(
+        &self,
+        el: &ElementFacts<'_>,
+        chosen: &ElementFacts<'_>,
+    ) -> Option<RiskKind> {
+        let choice = option(chosen) || toggles(chosen);
+        let names = names_of(el);
+        let readings: Vec<Reading<'_>> = (names.iter())
+            .flat_map(|n| self.read(n, |k| matches!(k, Kind::Confirm | Kind::Next | Kind::Save)))
+            .collect();
+        let picked = names_of(chosen);
+        if !choice || chosen.id == el.id || !terse(&readings) || self.says(&picked, Kind::Filter) {
+            return None;
+        }
+        if picked.iter().any(|n| self.recurring(n)) {
+            return Some(RiskKind::Subscription);
+        }
+        let public = self.says(&picked, Kind::Public) && !self.says(&picked, Kind::Private);
+        public.then_some(RiskKind::Sharing)
     }
 
     /// What a dialog or form that names no act sets, for the terse yes inside it: it turns off
@@ -1075,6 +1112,12 @@ impl<'a> Scope<'a> {
 fn toggles(el: &ElementFacts<'_>) -> bool {
     matches!(&*el.role, "chk" | "checkbox" | "switch" | "toggle")
         || matches!(el.input_type, Some("checkbox"))
+}
+
+/// Whether an element is one option among others (a radio button, a list's option).
+fn option(el: &ElementFacts<'_>) -> bool {
+    matches!(&*el.role, "radio" | "menuitemradio" | "option" | "opt")
+        || el.input_type == Some("radio")
 }
 
 /// Whether a switch or checkbox is on.

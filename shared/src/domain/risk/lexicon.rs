@@ -304,7 +304,9 @@ const TABLE: &str = concat!(
     "\n",
     include_str!("lexicon-more2.txt"),
     "\n",
-    include_str!("lexicon-more3.txt")
+    include_str!("lexicon-more3.txt"),
+    "\n",
+    include_str!("lexicon-more4.txt")
 );
 
 /// The built-in phrases, read once. The table is compiled in and read whole by a unit test;

@@ -135,7 +135,8 @@ pub struct Risk {
 /// What the gate knows besides the action and its target.
 #[derive(Default)]
 pub struct Context<'a> {
-    /// The element the task's last action left the focus on (Enter and Space act on it).
+    /// The element the task's last action left the focus on: Enter and Space act on it, and a
+    /// terse "Continue" agrees to the choice it made.
     pub focus: Option<ElementFacts<'a>>,
     /// What the user wrote (the task and their answers): a value in it may be typed into a
     /// field of the kind it names without asking again.
@@ -218,10 +219,12 @@ pub fn assess(
     let scope = act::Scope::new(patterns, page).titled(ctx.title);
     let found = match (action, target) {
         (ActionKind::SetValue(_, value), Some(t)) => typing::typing(&scope, t, value, ctx.said),
-        (ActionKind::Click(_), Some(t)) => scope.element(t, false, None).map(|kind| Risk {
-            kind,
-            what: format!("click {} — this would {}", label(t), kind.would()),
-        }),
+        (ActionKind::Click(_), Some(t)) => (scope.element(t, false, None))
+            .or_else(|| scope.commits_choice(t, ctx.focus.as_ref()?))
+            .map(|kind| Risk {
+                kind,
+                what: format!("click {} — this would {}", label(t), kind.would()),
+            }),
         (ActionKind::Check(_) | ActionKind::Uncheck(_), Some(t)) => {
             let on = matches!(action, ActionKind::Check(_));
             scope.element(t, true, Some(on)).map(|kind| Risk {
