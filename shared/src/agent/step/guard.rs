@@ -428,6 +428,17 @@ mod tests {
         review_with(answer, page, actions, true)
     }
 
+    /// What the gate asks the user about for `answer` after `actions`, if anything.
+    fn asked_kind(
+        answer: &str,
+        page: &Page,
+        actions: &[&str],
+    ) -> Option<crate::domain::risk::RiskKind> {
+        accepted(review_on(answer, page, actions))
+            .confirmation
+            .map(|c| c.kind)
+    }
+
     fn review_with(answer: &str, page: &Page, actions: &[&str], chains: bool) -> Review {
         let view = PageView {
             page,
@@ -506,12 +517,7 @@ mod tests {
             .expect("page")
         };
         let asked = |page: &Page, actions: &[&str]| {
-            let p = accepted(review_on(
-                "<Action>press(\"Enter\")</Action>",
-                page,
-                actions,
-            ));
-            p.confirmation.map(|c| c.kind)
+            asked_kind("<Action>press(\"Enter\")</Action>", page, actions)
         };
         let sending = Some(crate::domain::risk::RiskKind::Sending);
         let composer_first = chat(false);
@@ -545,12 +551,8 @@ mod tests {
 
     #[test]
     fn an_off_control_turns_off_what_the_words_before_it_name() {
-        let asked = |page: &Page, id: &str| {
-            let answer = format!("<Action>click({id})</Action>");
-            accepted(review_on(&answer, page, &[]))
-                .confirmation
-                .map(|c| c.kind)
-        };
+        let asked =
+            |page: &Page, id: &str| asked_kind(&format!("<Action>click({id})</Action>"), page, &[]);
         let security = Some(crate::domain::risk::RiskKind::Security);
         let rows = page(&[
             ("1", "link", "Change password"),
@@ -582,11 +584,7 @@ mod tests {
 
     #[test]
     fn a_switch_or_list_naming_no_setting_is_the_one_its_row_or_section_names() {
-        let asked = |page: &Page, answer: &str| {
-            accepted(review_on(answer, page, &[]))
-                .confirmation
-                .map(|c| c.kind)
-        };
+        let asked = |page: &Page, answer: &str| asked_kind(answer, page, &[]);
         let security = Some(crate::domain::risk::RiskKind::Security);
         let dom = Page::from_dom(
             r#"<h1>Account</h1><section><h2>Two-step verification</h2>
@@ -619,10 +617,8 @@ mod tests {
 
     #[test]
     fn a_terse_continue_agrees_to_the_choice_the_task_just_made() {
-        let asked = |page: &Page, actions: &[&str]| {
-            let p = accepted(review_on("<Action>click(9)</Action>", page, actions));
-            p.confirmation.map(|c| c.kind)
-        };
+        let asked =
+            |page: &Page, actions: &[&str]| asked_kind("<Action>click(9)</Action>", page, actions);
         let plans = page(&[
             ("1", "radio", "Basic – free"),
             ("2", "radio", "Standard – 13,99 €/Monat"),
@@ -658,11 +654,7 @@ mod tests {
 
     #[test]
     fn a_box_or_option_sets_a_value_and_is_read_by_its_label() {
-        let asked = |page: &Page, answer: &str, actions: &[&str]| {
-            accepted(review_on(answer, page, actions))
-                .confirmation
-                .map(|c| c.kind)
-        };
+        let asked = |page: &Page, answer: &str, actions: &[&str]| asked_kind(answer, page, actions);
         use crate::domain::risk::RiskKind;
         let dom = Page::from_dom(
             r#"<h1>Premium</h1><label><input type="checkbox" role="switch" id="r"> Auto-renew</label>
