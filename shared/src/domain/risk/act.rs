@@ -192,10 +192,19 @@ impl<'a> Scope<'a> {
     /// The setting the nearest words before `el` name (its row, then its section's heading):
     /// an opt-out, a protection, an exposure or a recurring charge, or one of `more`.
     fn setting_before(&self, el: &ElementFacts<'_>, more: &[Kind]) -> Option<Kind> {
-        let kinds = [Kind::OptOut, Kind::Protect, Kind::Public, Kind::Renew];
-        let kinds: Vec<Kind> = kinds.into_iter().chain(more.iter().copied()).collect();
+        let kinds: Vec<Kind> = SETTINGS.into_iter().chain(more.iter().copied()).collect();
         let before = self.page.texts_before(el.id);
-        (before.iter()).find_map(|t| kinds.iter().copied().find(|k| self.says(&[t], *k)))
+        self.nearest_setting(before.iter().map(String::as_str), &kinds)
+    }
+
+    /// The first of `kinds` the first text naming one of them names (texts nearest first).
+    fn nearest_setting<'t>(
+        &self,
+        texts: impl Iterator<Item = &'t str>,
+        kinds: &[Kind],
+    ) -> Option<Kind> {
+        let mut texts = texts;
+        texts.find_map(|t| kinds.iter().copied().find(|k| self.says(&[t], *k)))
     }
 
     fn element_as(&self, el: &ElementFacts<'_>, class: Class) -> Option<RiskKind> {
@@ -480,9 +489,7 @@ impl<'a> Scope<'a> {
             .chain(self.title)
             .collect();
         // The nearest words that name a setting decide (its own name, then its row, ...).
-        let kinds = [Kind::OptOut, Kind::Protect, Kind::Public, Kind::Renew];
-        let found = (around.iter()).find_map(|t| kinds.into_iter().find(|k| self.says(&[t], *k)));
-        match found? {
+        match self.nearest_setting(around.into_iter(), &SETTINGS)? {
             Kind::Protect => (!on).then_some(RiskKind::Security),
             Kind::Public => on.then_some(RiskKind::Sharing),
             Kind::Renew => on.then_some(RiskKind::Subscription),
@@ -1113,6 +1120,10 @@ fn toggles(el: &ElementFacts<'_>) -> bool {
     matches!(&*el.role, "chk" | "checkbox" | "switch" | "toggle")
         || matches!(el.input_type, Some("checkbox"))
 }
+
+/// What names a setting a switch turns, in the order one text's kinds are read: an opt-out
+/// decides over the rest.
+const SETTINGS: [Kind; 4] = [Kind::OptOut, Kind::Protect, Kind::Public, Kind::Renew];
 
 /// Whether an element is one option among others (a radio button, a list's option).
 fn option(el: &ElementFacts<'_>) -> bool {
