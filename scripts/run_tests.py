@@ -11,7 +11,9 @@ own `Running` line, so the log reads as cargo's. (cargo-nextest does this too, b
 test in a process of its own, which starts a rig per test, and takes minutes to build on a
 fresh machine.)
 
-usage: run_tests.py --jobs N --durations FILE ARTIFACTS.json [-- TEST-BINARY-ARGS...]
+usage: run_tests.py --jobs N --durations FILE ARTIFACTS.json... [-- TEST-BINARY-ARGS...]
+(several builds' messages may be given: a crate tested with other features is its own binary,
+told apart by its features)
 Exit status: 0 when every binary passed, 1 otherwise.
 """
 
@@ -45,8 +47,9 @@ def binaries(artifacts):
             root = os.path.dirname(manifest)
             src = os.path.relpath(target.get("src_path", exe), root) if root else exe
             kind = "unittests " if "lib" in target.get("kind", []) or "bin" in target.get("kind", []) else ""
+            features = ",".join(msg.get("features") or [])
             out.append({"exe": exe, "dir": root or ".", "label": f"{kind}{src} ({exe})",
-                        "key": f"{target.get('name', '')}:{src}"})
+                        "key": f"{target.get('name', '')}:{src}" + (f" [{features}]" if features else "")})
     return out
 
 
@@ -54,16 +57,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--durations", required=True)
-    ap.add_argument("artifacts")
-    ap.add_argument("args", nargs=argparse.REMAINDER)
-    a = ap.parse_args()
-    args = a.args[1:] if a.args[:1] == ["--"] else a.args
+    ap.add_argument("artifacts", nargs="+")
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    a = ap.parse_args(argv[:split])
+    args = argv[split + 1:]
     try:
         with open(a.durations, encoding="utf-8") as f:
             last = json.load(f)
     except (OSError, ValueError):
         last = {}
-    todo = binaries(a.artifacts)
+    todo, seen = [], set()
+    for artifacts in a.artifacts:
+        todo += [b for b in binaries(artifacts) if b["exe"] not in seen]
+        seen.update(b["exe"] for b in todo)
     # Longest first (stable: unknown ones keep cargo's order, after the known).
     todo.sort(key=lambda b: -last.get(b["key"], 0.0))
     cargo = shutil.which("cargo") or "cargo"

@@ -4,6 +4,10 @@
 //! with the features its selection of packages asks for; where two differ, every crate above
 //! the difference (the AWS SDK, hyper, reqwest…) is compiled again. This test fails, naming
 //! the crates, when any dependency is resolved with other features in one of the three.
+//!
+//! The test build also skips the targets that are tested from outside (`test = false`: every
+//! function, the binaries), since each would be one more test binary to compile and link; a
+//! test written in one of them would never run, and fails here instead.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -63,5 +67,88 @@ fn the_three_builds_of_the_test_command_share_every_dependency_build() {
         "shared built alone and the tests resolve these differently (name the feature in \
          shared's dev-dependencies):\n{}",
         alone.join("\n")
+    );
+}
+
+/// Every target of the workspace: (package, kind, source file, built as a test).
+fn targets() -> Vec<(String, String, std::path::PathBuf, bool)> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "metadata",
+            "--locked",
+            "--offline",
+            "--no-deps",
+            "--format-version",
+            "1",
+        ])
+        .output()
+        .expect("run cargo metadata");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
+    let mut all = Vec::new();
+    for package in meta["packages"].as_array().expect("packages") {
+        for target in package["targets"].as_array().expect("targets") {
+            let kind = target["kind"][0].as_str().unwrap_or_default().to_owned();
+            let src = target["src_path"].as_str().unwrap_or_default().into();
+            let name = package["name"].as_str().unwrap_or_default().to_owned();
+            all.push((name, kind, src, target["test"].as_bool().unwrap_or(true)));
+        }
+    }
+    all
+}
+
+/// The Rust files under `dir`, recursively.
+fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_test_is_written_where_the_test_build_never_looks() {
+    let targets = targets();
+    let tested: Vec<&std::path::PathBuf> = (targets.iter()).filter(|t| t.3).map(|t| &t.2).collect();
+    let mut skipped = 0;
+    let mut problems = std::collections::BTreeSet::new();
+    for (package, kind, src, test) in &targets {
+        if *test || !matches!(kind.as_str(), "lib" | "bin") {
+            continue;
+        }
+        skipped += 1;
+        // A library is its directory; a binary its file, or its own directory (src/bin/x/).
+        let dir = src.parent().expect("a source file's directory");
+        let mut files = Vec::new();
+        if kind == "lib" || dir.file_name().is_some_and(|d| d != "src") {
+            rust_files(dir, &mut files);
+        } else {
+            files.push(src.clone());
+        }
+        for file in files.iter().filter(|f| f == &src || !tested.contains(f)) {
+            let text = std::fs::read_to_string(file).expect("read a source file");
+            if ["#[test]", "#[tokio::test", "proptest!"]
+                .iter()
+                .any(|m| text.contains(m))
+            {
+                problems.insert(format!("{package} ({kind}): {}", file.display()));
+            }
+        }
+    }
+    assert!(skipped > 40, "{skipped} targets skip the test build");
+    assert!(
+        problems.is_empty(),
+        "tests in targets built with `test = false` never run (move them to the library or \
+         tests/, or build the target as a test):\n{}",
+        Vec::from_iter(problems).join("\n")
     );
 }
