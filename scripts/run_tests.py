@@ -20,6 +20,7 @@ Exit status: 0 when every binary passed, 1 otherwise.
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -51,6 +52,17 @@ def binaries(artifacts):
             out.append({"exe": exe, "dir": root or ".", "label": f"{kind}{src} ({exe})",
                         "key": f"{target.get('name', '')}:{src}" + (f" [{features}]" if features else "")})
     return out
+
+
+def machine_busy():
+    """(busy, total) CPU ticks of the whole machine so far, from /proc/stat (None elsewhere)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            ticks = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+    return sum(ticks) - idle, sum(ticks)
 
 
 def main():
@@ -97,6 +109,7 @@ def main():
                     sys.stdout.write(f"error: test failed (exit {p.returncode}): {b['label']}\n")
                 sys.stdout.flush()
 
+    began, busy_before = time.monotonic(), machine_busy()
     threads = [threading.Thread(target=worker) for _ in range(max(1, a.jobs))]
     for t in threads:
         t.start()
@@ -108,6 +121,15 @@ def main():
             json.dump({**last, **took}, f, indent=0, sort_keys=True)
     except OSError as e:
         print(f"could not keep the durations: {e}", file=sys.stderr)
+    # What the run cost: its wall time, the CPU time of the binaries (and the processes they
+    # waited for: Chromium, the scripted servers they start), and how busy the machine was.
+    wall, own = time.monotonic() - began, resource.getrusage(resource.RUSAGE_CHILDREN)
+    line = f"test binaries: {len(todo)} in {wall:.0f} s, {own.ru_utime + own.ru_stime:.0f} s of CPU"
+    busy_after = machine_busy()
+    if busy_before and busy_after and busy_after[1] > busy_before[1]:
+        share = (busy_after[0] - busy_before[0]) / (busy_after[1] - busy_before[1])
+        line += f"; the machine's {os.cpu_count()} cores {share:.0%} busy"
+    print(line)
     for label in failed:
         print(f"FAILED: {label}")
     return 1 if failed else 0
