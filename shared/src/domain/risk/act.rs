@@ -9,7 +9,7 @@ use std::cell::OnceCell;
 
 use super::field::{field_kind, Sensitive};
 use super::fold::{fold, variants, Folded};
-use super::lexicon::{hits, Act, Force, Hit, Kind};
+use super::lexicon::{Act, Force, Hit, Kind};
 use super::{label, ElementFacts, PageFacts, Risk, RiskKind, RiskPatterns};
 
 /// Elements looked at after a field for the control that Enter in it submits (the extension's
@@ -90,7 +90,7 @@ impl<'a> Scope<'a> {
             .into_iter()
             .map(|folded| Reading {
                 raw: text,
-                hits: hits(self.patterns.phrases(), &folded, want),
+                hits: self.patterns.hits(&folded, want),
                 folded,
             })
             .collect()
@@ -1385,7 +1385,8 @@ pub fn says_none(patterns: &RiskPatterns, note: &str) -> bool {
         return true;
     }
     variants(note).iter().any(|f| {
-        hits(patterns.phrases(), f, |k| k == Kind::Negation)
+        patterns
+            .hits(f, |k| k == Kind::Negation)
             .iter()
             .any(|h| h.start == 0 && h.chars.is_none_or(|(a, _)| a == 0))
     })

@@ -6,7 +6,7 @@
 //! kind ("log in as ada with password X"), may be typed into such a field without asking again.
 
 use super::fold::variants;
-use super::lexicon::{hits, Kind};
+use super::lexicon::Kind;
 use super::{ElementFacts, RiskPatterns};
 
 /// What a sensitive field holds.
@@ -68,7 +68,7 @@ pub(super) fn kind_beside(
     let mut found = None;
     for n in names_of(el) {
         for f in variants(n) {
-            let hs = hits(patterns.phrases(), &f, |k| {
+            let hs = patterns.hits(&f, |k| {
                 matches!(
                     k,
                     Kind::Secret | Kind::Card | Kind::CardContext | Kind::NotSecret

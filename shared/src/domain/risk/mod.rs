@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use super::facts::{ElementFacts, PageFacts};
 use super::outcome::ActionKind;
-use lexicon::{Kind, Phrase};
+use fold::Folded;
+use lexicon::{Hit, Kind, Phrase, Phrases};
 
 pub use act::page_asks_for_cards;
 pub use field::{field_kind, masked, Sensitive};
@@ -94,7 +95,7 @@ impl RiskKind {
 /// Phrases an operator adds to the built-in table (`RISK_*_WORDS`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RiskPatterns {
-    extra: Vec<Phrase>,
+    extra: Phrases,
 }
 
 impl RiskPatterns {
@@ -118,9 +119,11 @@ impl RiskPatterns {
         );
     }
 
-    /// The built-in phrases and the added ones.
-    fn phrases(&self) -> impl Iterator<Item = &Phrase> + Clone {
-        lexicon::builtin().iter().chain(&self.extra)
+    /// The hits in `text` of the built-in phrases and then the added ones whose kind `want`s.
+    fn hits(&self, text: &Folded, want: impl Fn(Kind) -> bool + Copy) -> Vec<Hit> {
+        let mut out = lexicon::builtin().hits(text, want);
+        out.extend(self.extra.hits(text, want));
+        out
     }
 }
 

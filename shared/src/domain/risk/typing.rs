@@ -6,7 +6,7 @@
 use super::act::Scope;
 use super::field::{kind_beside, names_of, Sensitive};
 use super::fold::{fold, variants};
-use super::lexicon::{hits, Kind};
+use super::lexicon::Kind;
 use super::{label, shape, ElementFacts, Risk, RiskKind, RiskPatterns};
 
 /// Whether `value` typed into `field` is a one-time code: a number of 4 to 10 digits in a
@@ -19,9 +19,9 @@ fn one_time_code(scope: &Scope<'_>, field: &ElementFacts<'_>, value: &str) -> bo
     }
     let named = names_of(field).iter().any(|n| {
         variants(n).iter().any(|f| {
-            let hs = hits(scope.patterns.phrases(), f, |k| {
-                matches!(k, Kind::Code | Kind::NotSecret)
-            });
+            let hs = scope
+                .patterns
+                .hits(f, |k| matches!(k, Kind::Code | Kind::NotSecret));
             hs.iter().any(|h| {
                 h.kind == Kind::Code && !hs.iter().any(|x| x.kind == Kind::NotSecret && h.within(x))
             })
@@ -58,10 +58,12 @@ fn writes_text(scope: &Scope<'_>, field: &ElementFacts<'_>) -> bool {
     matches!(&*field.role, "textarea" | "searchbox")
         || names_of(field).iter().any(|n| {
             variants(n).iter().any(|f| {
-                !hits(scope.patterns.phrases(), f, |k| {
-                    matches!(k, Kind::Composer | Kind::Submit | Kind::Act(..))
-                })
-                .is_empty()
+                !scope
+                    .patterns
+                    .hits(f, |k| {
+                        matches!(k, Kind::Composer | Kind::Submit | Kind::Act(..))
+                    })
+                    .is_empty()
             })
         })
 }
@@ -213,5 +215,5 @@ fn given_by_user(patterns: &RiskPatterns, kind: Sensitive, value: &str, said_raw
         Sensitive::Secret => matches!(k, Kind::Secret | Kind::AuthPage),
         Sensitive::Card => k == Kind::Card,
     };
-    holds && !hits(patterns.phrases(), &said, names).is_empty()
+    holds && !patterns.hits(&said, names).is_empty()
 }
