@@ -1,6 +1,6 @@
 //! `scripts/test` builds three ways: the workspace's binaries (`cargo build --workspace
-//! --bins`), shared as the functions build it (`cargo test -p shared --lib`, without the
-//! embedded store) and every test (`cargo test --workspace`). Each resolves the dependencies
+//! --bins`), shared as the functions build it (`cargo test -p shared --lib --no-run`, without
+//! the embedded store) and every test (`cargo test --workspace --no-run`). Each resolves the dependencies
 //! with the features its selection of packages asks for; where two differ, every crate above
 //! the difference (the AWS SDK, hyper, reqwest…) is compiled again. This test fails, naming
 //! the crates, when any dependency is resolved with other features in one of the three.
@@ -126,17 +126,20 @@ fn no_test_is_written_where_the_test_build_never_looks() {
             continue;
         }
         skipped += 1;
-        // A library is its directory; a binary its file, or its own directory (src/bin/x/).
+        // A target is the files of its directory, but for a binary beside a tested library
+        // (which owns the directory's modules): its own file then.
         let dir = src.parent().expect("a source file's directory");
+        let beside_tested =
+            (targets.iter()).any(|t| t.3 && t.1 == "lib" && t.2.parent() == Some(dir));
         let mut files = Vec::new();
-        if kind == "lib" || dir.file_name().is_some_and(|d| d != "src") {
+        if kind == "lib" || !beside_tested {
             rust_files(dir, &mut files);
         } else {
             files.push(src.clone());
         }
         for file in files.iter().filter(|f| f == &src || !tested.contains(f)) {
             let text = std::fs::read_to_string(file).expect("read a source file");
-            if ["#[test]", "#[tokio::test", "proptest!"]
+            if ["#[test]", "#[tokio::test", "proptest!", "#[cfg(test)]"]
                 .iter()
                 .any(|m| text.contains(m))
             {
