@@ -1,8 +1,9 @@
-//! `scripts/test` builds three ways: the workspace's binaries (`cargo build --workspace
-//! --bins`), shared as the functions build it (`cargo test -p shared --lib --no-run`, without
-//! the embedded store) and every test (`cargo test --workspace --no-run`). Each resolves the dependencies
-//! with the features its selection of packages asks for; where two differ, every crate above
-//! the difference (the AWS SDK, hyper, reqwest…) is compiled again. This test fails, naming
+//! `scripts/test` builds three selections: the workspace's binaries and every test (in one
+//! `cargo build --workspace --bins --tests`, or apart when a run is narrowed), and shared as
+//! the functions build it (`cargo test -p shared --lib --no-run`, without the embedded store).
+//! Each resolves the dependencies with the features its selection of packages asks for; where
+//! two differ, every crate above the difference (the AWS SDK, hyper, reqwest…) is compiled
+//! again. This test fails, naming
 //! the crates, when any dependency is resolved with other features in one of the three.
 //!
 //! The test build also skips the targets that are tested from outside (`test = false`: every
