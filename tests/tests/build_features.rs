@@ -13,22 +13,27 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-/// Each package of a `cargo tree` selection (`args`), with its features.
-fn resolved(args: &[&str]) -> BTreeMap<String, String> {
+/// What `cargo ARGS --locked --offline` prints, run as the tests' cargo in this package.
+fn cargo(args: &[&str]) -> Vec<u8> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["tree", "--locked", "--offline", "--prefix", "none"])
-        .args(["--format", "{p}|{f}"])
         .args(args)
+        .args(["--locked", "--offline"])
         .output()
-        .expect("run cargo tree");
+        .expect("run cargo");
     assert!(
         out.status.success(),
-        "cargo tree {args:?}: {}",
+        "cargo {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout)
+    out.stdout
+}
+
+/// Each package of a `cargo tree` selection (`args`), with its features.
+fn resolved(args: &[&str]) -> BTreeMap<String, String> {
+    let tree = [&["tree", "--prefix", "none", "--format", "{p}|{f}"], args].concat();
+    String::from_utf8_lossy(&cargo(&tree))
         .lines()
         .filter_map(|l| {
             l.replace(" (*)", "")
@@ -73,25 +78,8 @@ fn the_three_builds_of_the_test_command_share_every_dependency_build() {
 
 /// Every target of the workspace: (package, kind, source file, built as a test).
 fn targets() -> Vec<(String, String, std::path::PathBuf, bool)> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "metadata",
-            "--locked",
-            "--offline",
-            "--no-deps",
-            "--format-version",
-            "1",
-        ])
-        .output()
-        .expect("run cargo metadata");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
+    let meta = cargo(&["metadata", "--no-deps", "--format-version", "1"]);
+    let meta: serde_json::Value = serde_json::from_slice(&meta).expect("metadata JSON");
     let mut all = Vec::new();
     for package in meta["packages"].as_array().expect("packages") {
         for target in package["targets"].as_array().expect("targets") {
