@@ -241,7 +241,9 @@ async fn only_writers_change_the_workspace(dynamodb: bool) {
 
 async fn other_users_see_no_runs(dynamodb: bool) {
     let a = commands(dynamodb, None).await;
-    let id = started(&a, "sleep", &["5"], None).await;
+    // Long enough to outlast two users' set-up and logins on a loaded machine (with 5 s it had
+    // ended before the owner's cancel once, on moto with two test binaries running).
+    let id = started(&a, "sleep", &["20"], None).await;
     a.app.seed_user("other", "bob@other.com", PW).await;
     a.app.seed_user("acme", "carol@acme.com", PW).await;
     for email in ["bob@other.com", "carol@acme.com"] {
