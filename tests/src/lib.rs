@@ -64,6 +64,25 @@ pub fn brief_dir() -> PathBuf {
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
 }
 
+/// The Rust files under `dir`, recursively, in no particular order (symbolic links are not
+/// followed, so a link back up the tree cannot loop). A tree that cannot be read fails the
+/// test that asked.
+pub fn rust_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let (mut out, mut dirs) = (Vec::new(), vec![dir.to_path_buf()]);
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read a source directory") {
+            let entry = entry.expect("a source directory's entry");
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
 /// The first two interact requests the shipping extension sent for a captured two-step task
 /// (`client-captures/startup-and-two-step-task.jsonl`): its start, and the page after the click.
 pub fn captured_steps() -> (serde_json::Value, serde_json::Value) {

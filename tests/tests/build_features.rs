@@ -92,18 +92,6 @@ fn targets() -> Vec<(String, String, std::path::PathBuf, bool)> {
     all
 }
 
-/// The Rust files under `dir`, recursively.
-fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn no_test_is_written_where_the_test_build_never_looks() {
     let targets = targets();
@@ -120,12 +108,11 @@ fn no_test_is_written_where_the_test_build_never_looks() {
         let dir = src.parent().expect("a source file's directory");
         let beside_tested =
             (targets.iter()).any(|t| t.3 && t.1 == "lib" && t.2.parent() == Some(dir));
-        let mut files = Vec::new();
-        if kind == "lib" || !beside_tested {
-            rust_files(dir, &mut files);
+        let files = if kind == "lib" || !beside_tested {
+            api_tests::rust_files(dir)
         } else {
-            files.push(src.clone());
-        }
+            vec![src.clone()]
+        };
         for file in files.iter().filter(|f| f == &src || !tested.contains(f)) {
             let text = std::fs::read_to_string(file).expect("read a source file");
             if ["#[test]", "#[tokio::test", "proptest!", "#[cfg(test)]"]

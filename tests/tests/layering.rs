@@ -17,28 +17,17 @@ type Module = Vec<String>;
 /// The modules of a source tree and the files they are in.
 fn modules(root: &Path) -> BTreeMap<Module, PathBuf> {
     let mut out = BTreeMap::new();
-    let mut dirs = vec![root.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("read the source tree") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                dirs.push(path);
-                continue;
-            }
-            if path.extension().and_then(|e| e.to_str()) != Some("rs") {
-                continue;
-            }
-            let rel = path.strip_prefix(root).expect("under the root");
-            let mut parts: Module = rel
-                .with_extension("")
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
-                parts.pop();
-            }
-            out.insert(parts, path);
+    for path in api_tests::rust_files(root) {
+        let rel = path.strip_prefix(root).expect("under the root");
+        let mut parts: Module = rel
+            .with_extension("")
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+            parts.pop();
         }
+        out.insert(parts, path);
     }
     out
 }

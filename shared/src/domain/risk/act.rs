@@ -200,10 +200,9 @@ impl<'a> Scope<'a> {
     /// The first of `kinds` the first text naming one of them names (texts nearest first).
     fn nearest_setting<'t>(
         &self,
-        texts: impl Iterator<Item = &'t str>,
+        mut texts: impl Iterator<Item = &'t str>,
         kinds: &[Kind],
     ) -> Option<Kind> {
-        let mut texts = texts;
         texts.find_map(|t| kinds.iter().copied().find(|k| self.says(&[t], *k)))
     }
 

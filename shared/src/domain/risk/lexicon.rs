@@ -225,14 +225,13 @@ impl Phrase {
             .join(" ")
     }
 
-    /// Every place the phrase occurs in `text` (`joined` keeps the text's words written
+    /// Every place the phrase occurs in `text` (`together` keeps the text's words written
     /// together, made the first time a phrase needs them).
-    fn find(&self, text: &Folded, joined: &mut Joined, out: &mut Vec<Hit>) {
+    fn find(&self, text: &Folded, together: &mut Joined, out: &mut Vec<Hit>) {
         let words = text.words(self.marked);
-        if let Some(joined) = self.joined.as_ref().map(|j| (j, &mut *joined)) {
-            let (joined, cache) = joined;
+        if let Some(joined) = &self.joined {
             let (all, starts) =
-                cache[usize::from(self.marked)].get_or_insert_with(|| text.joined(self.marked));
+                together[usize::from(self.marked)].get_or_insert_with(|| text.joined(self.marked));
             let word_at = |c: usize| starts.partition_point(|&s| s <= c).saturating_sub(1);
             let len = joined.chars().count();
             for (byte, _) in all.match_indices(joined.as_str()) {
