@@ -58,9 +58,9 @@ fn on_its_training_set_the_gate_catches_nearly_every_risky_case_and_rarely_asks_
     );
 }
 
-/// The held-out set's figures when it was first run (blind set F, 468 cases: recall 83.7 %,
-/// false asks 9.44 %), below which the gate must not fall.
-const HELD_OUT_FLOOR: (f64, f64) = (0.836, 0.0945);
+/// The held-out set's figures when it was first run (blind set G, 468 cases: recall 85.4 %,
+/// false asks 8.33 %), below which the gate must not fall.
+const HELD_OUT_FLOOR: (f64, f64) = (0.854, 0.0834);
 
 #[test]
 fn on_cases_nobody_tuned_it_to_the_gate_keeps_at_least_its_first_run_figures() {

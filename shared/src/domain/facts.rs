@@ -293,6 +293,8 @@ pub mod fake {
         pub attrs: Vec<(String, String)>,
         /// The text of the dialog it is in.
         pub dialog: Option<String>,
+        /// The texts just before it, nearest first (its row, its section's heading).
+        pub before: Vec<String>,
     }
 
     /// An element with an id, a short role and a name.
@@ -328,6 +330,10 @@ pub mod fake {
         }
         pub fn in_dialog(mut self, text: &str) -> Self {
             self.dialog = Some(text.into());
+            self
+        }
+        pub fn after(mut self, texts: &[&str]) -> Self {
+            self.before = texts.iter().map(|t| (*t).to_owned()).collect();
             self
         }
     }
@@ -378,6 +384,9 @@ pub mod fake {
         }
         fn element(&self, id: &str) -> Option<ElementFacts<'_>> {
             self.elements().find(|e| e.id == id)
+        }
+        fn texts_before(&self, id: &str) -> Vec<String> {
+            (self.els.iter().find(|e| e.id == id)).map_or_else(Vec::new, |e| e.before.clone())
         }
         fn holder(&self, id: &str) -> Option<Holder> {
             let e = self.els.iter().find(|e| e.id == id)?;

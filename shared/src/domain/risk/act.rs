@@ -9,7 +9,7 @@ use std::cell::OnceCell;
 
 use super::field::{field_kind, Sensitive};
 use super::fold::{fold, variants, Folded};
-use super::lexicon::{Act, Force, Hit, Kind};
+use super::lexicon::{Act, Force, Hit, Kind, COMPOSED};
 use super::{label, ElementFacts, PageFacts, Risk, RiskKind, RiskPatterns};
 
 /// Elements looked at after a field for the control that Enter in it submits (the extension's
@@ -65,6 +65,7 @@ pub struct Scope<'a> {
     cards: OnceCell<bool>,
     secret_fields: OnceCell<bool>,
     shop: OnceCell<Option<Kind>>,
+    security: OnceCell<bool>,
 }
 
 impl<'a> Scope<'a> {
@@ -76,6 +77,7 @@ impl<'a> Scope<'a> {
             cards: OnceCell::new(),
             secret_fields: OnceCell::new(),
             shop: OnceCell::new(),
+            security: OnceCell::new(),
         }
     }
 
@@ -108,6 +110,18 @@ impl<'a> Scope<'a> {
             Kind::PayPage | Kind::CartPage => self.shop_page() == Some(kind),
             _ => address_has(self, self.page.url(), kind),
         }
+    }
+
+    /// Whether the page is about the account's security, by its address or its title
+    /// (`/account/security`, "Segurança - iToken"): turning something off there lowers a
+    /// protection whatever its name ("Desativar iToken", a switch in a row it names).
+    fn security_page(&self) -> bool {
+        *self.security.get_or_init(|| {
+            address_has(self, self.page.url(), Kind::SecurityPage)
+                || self
+                    .title
+                    .is_some_and(|t| self.says(&[t], Kind::SecurityPage))
+        })
     }
 
     /// Whether the page is a help centre or an article (`support.…`, `help.…`, `/help/`,
@@ -179,6 +193,7 @@ impl<'a> Scope<'a> {
         // A switch whose own name names no setting ("Status", "Aktiviert") is the setting its
         // row or section names: the nearest words before it that name one.
         let found = found.or_else(|| self.setting_before(el, &[Kind::Private]));
+        let found = found.or_else(|| (!on && self.security_page()).then_some(Kind::Protect));
         Some(match found? {
             Kind::Protect => (!on).then_some(RiskKind::Security),
             Kind::Public => on.then_some(RiskKind::Sharing),
@@ -340,7 +355,7 @@ impl<'a> Scope<'a> {
         // its dialog ("Save my card" ticked on a payment page) it does not.
         let sets_value = toggles(el);
         if !link && !leads_reading && !sets_value {
-            if let Some(kind) = self.generic_commit(&readings) {
+            if let Some(kind) = self.generic_commit(el, &readings) {
                 return Some(kind);
             }
             if let Some(kind) = self.setting_act(el) {
@@ -360,7 +375,8 @@ impl<'a> Scope<'a> {
                 return Some(kind);
             }
             if terse(&readings) {
-                if let Some(kind) = self.holder_act(el) {
+                let yes = (readings.iter()).any(|r| r.hits.iter().any(|h| h.kind == Kind::Confirm));
+                if let Some(kind) = self.holder_act(el, yes) {
                     return Some(kind);
                 }
             }
@@ -369,12 +385,22 @@ impl<'a> Scope<'a> {
     }
 
     /// The act a terse control ("OK", "Yes", "Confirm", "Continue") commits, read from what
-    /// holds it: the heading and text of its dialog or form, then the page's title. An act
+    /// holds it: the heading and text of its dialog or form (or, for a `yes` outside one,
+    /// the words just before it), then the page's title. An act
     /// there counts as it would on a control (a price or a billing period makes a "subscribe"
     /// or "buy" one); a title that asks or teaches ("How to delete …") commits nothing.
-    fn holder_act(&self, el: &ElementFacts<'_>) -> Option<RiskKind> {
+    fn holder_act(&self, el: &ElementFacts<'_>, yes: bool) -> Option<RiskKind> {
         let holder = self.page.holder(el.id);
-        let texts = holder.iter().map(|h| h.text.as_str()).chain(self.title);
+        // Outside a dialog or form, the words just before a yes ("Confirm", "OK"; not a step's
+        // "Continue" or a "Save") say what it confirms: its row, then its section's heading
+        // ("Upgrade to Premium – KSh 9,900 a month").
+        let before = match holder {
+            None if yes => self.page.texts_before(el.id),
+            _ => Vec::new(),
+        };
+        let texts = (holder.iter().map(|h| h.text.as_str()))
+            .chain(before.iter().take(2).map(String::as_str))
+            .chain(self.title);
         for text in texts {
             let text = crate::text::truncate_chars(text.trim(), HOLDER_CHARS);
             let readings = self.read(&text, |k| {
@@ -409,22 +435,42 @@ impl<'a> Scope<'a> {
         self.holder_setting(&holder.text, holder.dialog)
     }
 
-    /// What a terse control ("Continue", "Confirm") agrees to after the task chose `chosen` (a
-    /// radio, an option, a box) where no dialog or form says more (the extension's tree): a
-    /// plan by its recurring price starts it, everyone given access shares. A choice in a
-    /// filter only narrows a list.
+    /// What a terse control ("Continue", "Confirm", "Yes") agrees to after the task's last
+    /// action on `chosen`, where no dialog or form says more (the extension's tree): the act
+    /// of the control it pressed ("Transfer ownership", then "Yes"), the role it chose in a
+    /// list ("Admin", then "OK"); a plan chosen by its recurring price starts it, everyone
+    /// given access shares. A choice in a filter only narrows a list.
     pub fn commits_choice(
         &self,
         el: &ElementFacts<'_>,
         chosen: &ElementFacts<'_>,
     ) -> Option<RiskKind> {
-        let choice = option(chosen) || toggles(chosen);
         let names = names_of(el);
         let readings: Vec<Reading<'_>> = (names.iter())
             .flat_map(|n| self.read(n, |k| matches!(k, Kind::Confirm | Kind::Next | Kind::Save)))
             .collect();
         let picked = names_of(chosen);
-        if !choice || chosen.id == el.id || !terse(&readings) || self.says(&picked, Kind::Filter) {
+        if chosen.id == el.id || !terse(&readings) || self.says(&picked, Kind::Filter) {
+            return None;
+        }
+        match class_of(&chosen.role) {
+            Class::Control if !toggles(chosen) && self.page.holder(el.id).is_none() => {
+                return self.element(chosen, false, None)
+            }
+            Class::Field => {
+                let value = chosen.value.as_deref().filter(|v| !v.trim().is_empty())?;
+                return self.setting_choice(chosen, value).flatten();
+            }
+            _ => {}
+        }
+        // A switch or box the task just turned: saving commits what turning it does
+        // ("Require SMS code" unticked, then "Save changes").
+        if toggles(chosen) {
+            if let Some(Some(kind)) = self.toggle(chosen, is_on(chosen)) {
+                return Some(kind);
+            }
+        }
+        if !(option(chosen) || toggles(chosen)) {
             return None;
         }
         if picked.iter().any(|n| self.recurring(n)) {
@@ -451,7 +497,7 @@ impl<'a> Scope<'a> {
             return None;
         }
         let (off, on) = (self.says(&t, Kind::Off), self.says(&t, Kind::On));
-        if self.says(&t, Kind::Protect) && off && !on {
+        if (self.says(&t, Kind::Protect) || self.security_page()) && off && !on {
             return Some(RiskKind::Security);
         }
         if self.says(&t, Kind::Renew) && on && !off {
@@ -487,8 +533,11 @@ impl<'a> Scope<'a> {
             .chain(holder.as_deref())
             .chain(self.title)
             .collect();
-        // The nearest words that name a setting decide (its own name, then its row, ...).
-        match self.nearest_setting(around.into_iter(), &SETTINGS)? {
+        // The nearest words that name a setting decide (its own name, then its row, ...); on
+        // a security page, what is turned off is a protection.
+        let named = self.nearest_setting(around.into_iter(), &SETTINGS);
+        let named = named.or_else(|| (!on && self.security_page()).then_some(Kind::Protect));
+        match named? {
             Kind::Protect => (!on).then_some(RiskKind::Security),
             Kind::Public => on.then_some(RiskKind::Sharing),
             Kind::Renew => on.then_some(RiskKind::Subscription),
@@ -505,6 +554,20 @@ impl<'a> Scope<'a> {
         let reading = readings.iter().any(|r| informational(r) || asks(r));
         (names_credential && !reading && !self.says(names, Kind::Benign) && !self.takes_secrets())
             .then_some(RiskKind::Security)
+    }
+
+    /// Whether pressing `el` (or Enter on it) may send the form it is in: a button that is
+    /// no switch and no dismissal ("Cancel"), or a field Enter submits.
+    pub fn sends_form(&self, el: &ElementFacts<'_>) -> bool {
+        match class_of(&el.role) {
+            Class::Field => true,
+            Class::Control => {
+                !toggles(el)
+                    && !(names_of(el).iter())
+                        .any(|n| self.read(n, |k| k == Kind::Dismiss).iter().any(dismisses))
+            }
+            _ => false,
+        }
     }
 
     /// Whether a field of the page takes a password or a code (the first [`CARD_SCAN`]
@@ -536,8 +599,34 @@ impl<'a> Scope<'a> {
     /// to Finance", "Share" under "Share 'Q3 plan' with Ada"): the holder's text names the act,
     /// the control its verb.
     fn echoes_holder(&self, el: &ElementFacts<'_>, readings: &[Reading<'_>]) -> Option<RiskKind> {
-        let holder = self.page.holder_text(el.id)?;
-        let holder = crate::text::truncate_chars(&holder, HOLDER_CHARS);
+        let holder =
+            (self.page.holder_text(el.id)).map(|h| crate::text::truncate_chars(&h, HOLDER_CHARS));
+        if let Some(kind) = holder
+            .as_deref()
+            .and_then(|h| self.repeats_verb(h, readings))
+        {
+            return Some(kind);
+        }
+        // The verb of an act written in two parts, under a dialog or form (or on a page titled
+        // so, in the extension's tree) that states it whole ("Kijelentkeztetés" under
+        // "Kijelentkezés mindenhol", "変更する" on "メールアドレスの変更").
+        let names = names_of(el);
+        let holder = match holder {
+            Some(h) => h,
+            None => self.title?.to_owned(),
+        };
+        COMPOSED
+            .iter()
+            .find(|(verb, _, act, force)| {
+                *force >= Force::Verb
+                    && self.says(&names, Kind::Part(*verb))
+                    && self.says(&[holder.as_str()], Kind::Act(*act, *force))
+            })
+            .map(|(_, _, act, _)| RiskKind::of(*act))
+    }
+
+    /// The act `holder` states whose verb the control's name repeats from its first word.
+    fn repeats_verb(&self, holder: &str, readings: &[Reading<'_>]) -> Option<RiskKind> {
         let own: Vec<&Folded> = readings
             .iter()
             .map(|r| &r.folded)
@@ -547,7 +636,7 @@ impl<'a> Scope<'a> {
             return None;
         }
         let want = |k: Kind| matches!(k, Kind::Act(..) | Kind::Benign | Kind::Filter);
-        for r in self.read(&holder, want) {
+        for r in self.read(holder, want) {
             let words = r.folded.words(false);
             for (act, force, hit) in acts(&r) {
                 if force < Force::Verb || hit.chars.is_some() {
@@ -632,8 +721,11 @@ impl<'a> Scope<'a> {
                                 .any(|r| !r.hits.is_empty())
                         })
                 })
-                // An address already added shows as a chip ("ana@example.com ×").
+                // An address already added shows as a chip ("ana@example.com ×"), in the
+                // dialog or form too.
                 || self.near(el, |e| e.id != el.id && e.name.contains('@'))
+                || (self.page.holder_text(el.id))
+                    .is_some_and(|t| t.split_whitespace().any(|w| w.contains('@')))
             }
             // "Subscribe" or "Upgrade" charges beside a price or a billing period, on a
             // payment page or beside card fields.
@@ -699,7 +791,7 @@ impl<'a> Scope<'a> {
 
     /// "Confirm", "Submit" (and "Continue" next to a price) on a payment or transfer page or in
     /// a form asking for card details.
-    fn generic_commit(&self, readings: &[Reading<'_>]) -> Option<RiskKind> {
+    fn generic_commit(&self, el: &ElementFacts<'_>, readings: &[Reading<'_>]) -> Option<RiskKind> {
         let short = |r: &&Reading<'_>| r.folded.len() <= GENERIC_WORDS;
         let says = |kind: Kind| {
             readings
@@ -708,6 +800,23 @@ impl<'a> Scope<'a> {
                 .any(|r| r.hits.iter().any(|h| h.kind == kind))
         };
         let priced = readings.iter().any(|r| has_amount(r.raw));
+        // A recurring price just before a yes ("Confirm", "Sahkan"; not a step's "Continue"),
+        // or a recurring charge on a box ticked beside a yes or an "Activate" ("Pakej Sukan
+        // RM45/bulan", "Renew automatically every month"): it starts the charge.
+        let yes = says(Kind::Confirm);
+        if (yes || says(Kind::On)) && !self.page_is(Kind::CartPage) {
+            let ticked = self.near(el, |e| {
+                (toggles(e) || option(e))
+                    && (is_on(e) || e.has_state("selected"))
+                    && names_of(e)
+                        .iter()
+                        .any(|n| self.recurring(n) || self.says(&[n], Kind::Renew))
+            });
+            let before = || self.page.texts_before(el.id);
+            if ticked || (yes && before().iter().take(3).any(|t| self.recurring(t))) {
+                return Some(RiskKind::Subscription);
+            }
+        }
         if says(Kind::Confirm) || (says(Kind::Next) && priced) {
             if self.page_is(Kind::TransferPage) {
                 return Some(RiskKind::Transfer);
@@ -891,41 +1000,54 @@ impl<'a> Scope<'a> {
         // confirm (`?ticket=…`, `?code=…`).
         let confirms =
             |k: &str| self.says(&[k], Kind::Confirm) || matches!(k, "ticket" | "code" | "otp");
-        let cue = pairs.iter().any(|(k, v)| {
+        // A link sent to confirm one act (`/email/bevestig?code=…`, `/approve-join?token=…`):
+        // a confirming word in the path and the link's one-time ticket in the query.
+        let ticket = pairs.iter().any(|(k, v)| {
             truthy(v)
-                && (confirms(k)
-                    || matches!(
-                        k.as_str(),
-                        "confirm"
-                            | "confirmed"
-                            | "confirmation"
-                            | "execute"
-                            | "commit"
-                            | "submit"
-                            | "go"
-                            | "amount"
-                            | "sum"
-                            | "value"
-                            | "to"
-                            | "recipient"
-                            | "payee"
-                            | "iban"
-                            | "account"
-                            | "dest"
-                            | "destination"
-                            | "qty"
-                            | "quantity"
-                            | "token"
-                            | "approve"
-                            | "approved"
-                            | "allow"
-                            | "accept"
-                            | "grant"
-                            | "consent"
-                            | "authorize"
-                            | "authorise"
-                    ))
+                && matches!(
+                    k.as_str(),
+                    "token" | "code" | "ticket" | "otp" | "t" | "sig" | "signature" | "hash"
+                )
         });
+        let confirming_path = path
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| !w.is_empty() && self.says(&[w], Kind::Confirm));
+        let cue = (ticket && confirming_path)
+            || pairs.iter().any(|(k, v)| {
+                truthy(v)
+                    && (confirms(k)
+                        || matches!(
+                            k.as_str(),
+                            "confirm"
+                                | "confirmed"
+                                | "confirmation"
+                                | "execute"
+                                | "commit"
+                                | "submit"
+                                | "go"
+                                | "amount"
+                                | "sum"
+                                | "value"
+                                | "to"
+                                | "recipient"
+                                | "payee"
+                                | "iban"
+                                | "account"
+                                | "dest"
+                                | "destination"
+                                | "qty"
+                                | "quantity"
+                                | "token"
+                                | "approve"
+                                | "approved"
+                                | "allow"
+                                | "accept"
+                                | "grant"
+                                | "consent"
+                                | "authorize"
+                                | "authorise"
+                        ))
+            });
         // The path read the other way round, without its ids (`/api-keys/k_91/roll` is "roll
         // api keys"): where an act is written verb first.
         let reversed: Vec<&str> = path
@@ -933,6 +1055,11 @@ impl<'a> Scope<'a> {
             .filter(|s| !s.is_empty() && !s.chars().any(|c| c.is_ascii_digit()))
             .collect();
         let reversed = reversed.join(" ");
+        // The path with the query's keys (`/email/bevestig?wijziging=…` changes the e-mail).
+        let keyed = std::iter::once(path.as_str())
+            .chain(pairs.iter().map(|(k, _)| k.as_str()))
+            .collect::<Vec<_>>()
+            .join(" ");
         if cue {
             // A confirmation link (`/2fa/disable/confirm?token=…`) performs the switch its path
             // names: a protection turned off, a recurring charge or an exposure turned on.
@@ -940,6 +1067,10 @@ impl<'a> Scope<'a> {
                 self.says(&path_text, Kind::Off),
                 self.says(&path_text, Kind::On),
             );
+            // Turned off under the account's security (`/sicherheit/pushtan/deaktivieren`).
+            if off && !on && self.says(&path_text, Kind::SecurityPage) {
+                return Some(RiskKind::Security);
+            }
             let turned = [
                 (Kind::Protect, off && !on, RiskKind::Security),
                 (Kind::Renew, on && !off, RiskKind::Subscription),
@@ -951,10 +1082,36 @@ impl<'a> Scope<'a> {
             if let Some((_, _, risk)) = switched {
                 return Some(risk);
             }
+            // Something turned on at the price the query states (`/balicky/aktivovat?cena=199`,
+            // `/abonnement/reactiver?prix=2799`) starts a charge: a plan, a package.
+            let priced = pairs.iter().any(|(k, v)| {
+                v.chars().any(|c| c.is_ascii_digit())
+                    && matches!(
+                        k.as_str(),
+                        "price"
+                            | "prix"
+                            | "preis"
+                            | "cena"
+                            | "precio"
+                            | "prezzo"
+                            | "preco"
+                            | "pris"
+                            | "hinta"
+                            | "fiyat"
+                            | "harga"
+                            | "gia"
+                            | "ar"
+                            | "pret"
+                    )
+            });
+            if priced && on && !off {
+                return Some(RiskKind::Subscription);
+            }
             // The query carries the act's parameters: any act the path names is performed.
             let found = path_read
                 .iter()
                 .chain(&self.read(&reversed, want))
+                .chain(&self.read(&keyed, want))
                 .find_map(|r| acts(r).into_iter().next())
                 .map(|(act, _, _)| RiskKind::of(act));
             if found.is_some() {
@@ -1188,7 +1345,8 @@ fn acts(r: &Reading<'_>) -> Vec<(Act, Force, Hit)> {
         })
         .filter(|(act, _, h)| {
             let harmless = r.hits.iter().any(|b| b.kind == Kind::Benign && h.within(b));
-            let narrows = filter && *act == Act::Delete;
+            // Removing, cancelling or revoking "all" of a list's filters only widens the list.
+            let narrows = filter && matches!(act, Act::Delete | Act::Secure | Act::Share);
             !(harmless || narrows)
         })
         .collect()

@@ -99,7 +99,51 @@ pub enum Kind {
     Private,
     /// Dismissing a dialog ("Cancel", "No", "Keep"): it commits nothing.
     Dismiss,
+    /// One part of an act written in two ([`COMPOSED`]).
+    Part(Part),
+    /// Words of a page about the account's security (its address or title): what a control
+    /// there turns off is a protection.
+    SecurityPage,
 }
+
+/// The parts of the acts a page writes as a verb and what it acts on, in either order and
+/// with any words between ("Esci da tutti gli altri dispositivi", "Passwort ändern",
+/// "Transfer ownership", "Approve Ada's request to join"): read apart
+/// ([`lexicon-parts.txt`](lexicon-parts.txt)), they make the act together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// Ending sessions ("Sign out", "Log out", "Terminate").
+    SignOut,
+    /// All of them, or the others ("all", "other devices", "everywhere").
+    Everywhere,
+    /// Changing, replacing or removing ("Change", "Update", "Unbind").
+    Change,
+    /// The account's sign-in contact, recovery or secret ("phone number", "password").
+    Contact,
+    /// Handing over ("Transfer", "Übertragen", "譲渡").
+    Handover,
+    /// Ownership ("owner", "ownership").
+    Ownership,
+    /// Letting someone in ("Add", "Invite", "Approve").
+    Admit,
+    /// Whom or what standing ("member", "guest", "admin", "request to join").
+    Member,
+    /// Starting ("Start", "Try", "Activate").
+    Begin,
+    /// A trial ("trial", "free trial", "無料体験"): a charge once it ends, where a price is
+    /// stated near it.
+    Trial,
+}
+
+/// The acts made of two parts, with how sure they are: either part alone is no act ("Sign
+/// out" ends this session, "Phone number" names a field, "Add" adds to a list).
+pub const COMPOSED: [(Part, Part, Act, Force); 5] = [
+    (Part::SignOut, Part::Everywhere, Act::Secure, Force::Verb),
+    (Part::Change, Part::Contact, Act::Secure, Force::Verb),
+    (Part::Handover, Part::Ownership, Act::Share, Force::Verb),
+    (Part::Admit, Part::Member, Act::Share, Force::Verb),
+    (Part::Begin, Part::Trial, Act::Subscribe, Force::Context),
+];
 
 impl Kind {
     fn parse(s: &str) -> Option<Self> {
@@ -137,6 +181,16 @@ impl Kind {
             "save" => Some(Kind::Save),
             "private" => Some(Kind::Private),
             "dismiss" => Some(Kind::Dismiss),
+            "signout" => Some(Kind::Part(Part::SignOut)),
+            "everywhere" => Some(Kind::Part(Part::Everywhere)),
+            "change" => Some(Kind::Part(Part::Change)),
+            "contact" => Some(Kind::Part(Part::Contact)),
+            "handover" => Some(Kind::Part(Part::Handover)),
+            "ownership" => Some(Kind::Part(Part::Ownership)),
+            "admit" => Some(Kind::Part(Part::Admit)),
+            "member" => Some(Kind::Part(Part::Member)),
+            "begin" => Some(Kind::Part(Part::Begin)),
+            "trial" => Some(Kind::Part(Part::Trial)),
             "benign" => Some(Kind::Benign),
             "agree" => Some(Kind::Agree),
             "filter" => Some(Kind::Filter),
@@ -157,6 +211,7 @@ impl Kind {
             "cartpage" => Some(Kind::CartPage),
             "code" => Some(Kind::Code),
             "authpage" => Some(Kind::AuthPage),
+            "securitypage" => Some(Kind::SecurityPage),
             _ => None,
         }
     }
@@ -325,6 +380,45 @@ impl Phrases {
         found.sort_by_key(|(i, _)| *i);
         found.into_iter().map(|(_, h)| h).collect()
     }
+
+    /// The acts of [`COMPOSED`] that `want`s whose two parts both occur in `text` (apart: a
+    /// word that is both parts is one of them), each a hit over the words from the first part
+    /// to the last.
+    pub fn composed(&self, text: &Folded, want: impl Fn(Kind) -> bool) -> Vec<Hit> {
+        let wanted: Vec<&(Part, Part, Act, Force)> = (COMPOSED.iter())
+            .filter(|(_, _, act, force)| want(Kind::Act(*act, *force)))
+            .collect();
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        // The verbs first: most texts hold none, and then the objects are not looked for.
+        let mut parts = self.hits(text, |k| wanted.iter().any(|(a, ..)| k == Kind::Part(*a)));
+        if parts.is_empty() {
+            return Vec::new();
+        }
+        parts.extend(self.hits(text, |k| {
+            wanted.iter().any(|(_, b, ..)| k == Kind::Part(*b))
+        }));
+        let mut out = Vec::new();
+        for (a, b, act, force) in wanted {
+            let of = |p: Part| parts.iter().filter(move |h| h.kind == Kind::Part(p));
+            let pair = of(*a)
+                .flat_map(|x| of(*b).map(move |y| (x, y)))
+                .find(|(x, y)| !x.within(y) && !y.within(x));
+            if let Some((x, y)) = pair {
+                out.push(Hit {
+                    kind: Kind::Act(*act, *force),
+                    start: x.start.min(y.start),
+                    end: x.end.max(y.end),
+                    chars: x
+                        .chars
+                        .zip(y.chars)
+                        .map(|((p, q), (r, t))| (p.min(r), q.max(t))),
+                });
+            }
+        }
+        out
+    }
 }
 
 impl FromIterator<Phrase> for Phrases {
@@ -356,7 +450,8 @@ impl Hit {
 }
 
 /// The table as written: the first acts and their contexts, then sharing, account security and
-/// subscriptions (with the toggles and billing periods they are read by).
+/// subscriptions (with the toggles and billing periods they are read by), the parts of the acts
+/// written in two ([`COMPOSED`]) and the words of a security page.
 const TABLE: &str = concat!(
     include_str!("lexicon.txt"),
     "\n",
@@ -370,7 +465,11 @@ const TABLE: &str = concat!(
     "\n",
     include_str!("lexicon-more3.txt"),
     "\n",
-    include_str!("lexicon-more4.txt")
+    include_str!("lexicon-more4.txt"),
+    "\n",
+    include_str!("lexicon-parts.txt"),
+    "\n",
+    include_str!("lexicon-pages.txt")
 );
 
 /// The built-in phrases, read once. The table is compiled in and read whole by a unit test;

@@ -119,10 +119,12 @@ impl RiskPatterns {
         );
     }
 
-    /// The hits in `text` of the built-in phrases and then the added ones whose kind `want`s.
+    /// The hits in `text` of the built-in phrases, then the added ones, then the acts written in
+    /// two parts, whose kind `want`s.
     fn hits(&self, text: &Folded, want: impl Fn(Kind) -> bool + Copy) -> Vec<Hit> {
         let mut out = lexicon::builtin().hits(text, want);
         out.extend(self.extra.hits(text, want));
+        out.extend(lexicon::builtin().composed(text, want));
         out
     }
 }
@@ -255,6 +257,20 @@ pub fn assess(
         (ActionKind::Press(key), _) => scope.press(key, ctx.focus.as_ref()),
         _ => None,
     };
+    // A form sent on another site than the user named, with a secret in it.
+    let sends = match (action, target) {
+        (ActionKind::Click(_), Some(t)) => scope.sends_form(t),
+        (ActionKind::Press(key), _) => {
+            key.trim().eq_ignore_ascii_case("enter")
+                && ctx.focus.as_ref().is_some_and(|f| scope.sends_form(f))
+        }
+        _ => false,
+    };
+    let found = found.or_else(|| {
+        sends
+            .then(|| typing::sent_elsewhere(&scope, ctx.said))
+            .flatten()
+    });
     found
         .or_else(|| {
             let note = ctx.flag?;

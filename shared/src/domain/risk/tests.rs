@@ -757,8 +757,29 @@ fn addresses_that_set_a_setting_or_approve_are_read_like_the_switch_they_stand_f
         assert_eq!(nav(url), Some(kind), "{url}");
     }
     // A confirmation link performs the switch its path names, whatever language its
-    // confirming key is in.
+    // confirming key is in; a confirming word in its path with the link's one-time ticket
+    // performs the act its path and keys name.
     for (url, kind) in [
+        (
+            "https://shop.example.com/seguranca/email/confirmar-troca?t=Q1Nh7f",
+            RiskKind::Security,
+        ),
+        (
+            "https://bank.example.de/sicherheit/pushtan/deaktivieren/bestaetigen?token=cY9q",
+            RiskKind::Security,
+        ),
+        (
+            "https://boards.example.com/b/X8/approve-join?member=marco&token=4eb1",
+            RiskKind::Sharing,
+        ),
+        (
+            "https://pay.example.hu/pay/confirm?order=88&t=e9d2",
+            RiskKind::Payment,
+        ),
+        (
+            "https://tv.example.cz/balicky/aktivovat?cena=199&potvrzeno=1",
+            RiskKind::Subscription,
+        ),
         (
             "https://bank.example.de/sicherheit/passkeys/abschalten/bestaetigen?token=cY9q",
             RiskKind::Security,
@@ -775,6 +796,11 @@ fn addresses_that_set_a_setting_or_approve_are_read_like_the_switch_they_stand_f
         assert_eq!(nav(url), Some(kind), "{url}");
     }
     for url in [
+        // Verifying one's own address, and the same pages without the link's ticket.
+        "https://app.example.com/signup/verify?token=abc123",
+        "https://shop.example.com/seguranca/email/confirmar-troca",
+        "https://tv.example.cz/balicky?cena=199",
+        "https://help.example.com/help/how-to-confirm-email-change?code=1",
         "https://bank.example.de/sicherheit/passkeys/einschalten/bestaetigen?token=cY9q",
         "https://bank.example.de/sicherheit/passkeys/abschalten",
         "https://app.example.com/security/login-alerts?action=enable",
@@ -870,4 +896,239 @@ fn what_a_control_turns_off_or_opens_to_read_starts_nothing() {
     ] {
         assert!(click("btn", priced, plan).is_some(), "{priced}");
     }
+}
+
+/// A click on `id` of a page with `els` at `url`, with `focus` left by the task's last action
+/// and the page's `title`.
+fn clicked(
+    url: &str,
+    els: Vec<El>,
+    id: &str,
+    focus: Option<&str>,
+    title: &str,
+) -> Option<RiskKind> {
+    let p = page(url, els);
+    let ctx = Context {
+        focus: focus.and_then(|f| p.element(f)),
+        title: Some(title),
+        ..Context::default()
+    };
+    risk_on(&p, ActionKind::Click(id), &ctx)
+}
+
+#[test]
+fn acts_written_in_two_parts_are_read_whatever_stands_between() {
+    let settings = "https://app.example.com/settings";
+    for (name, kind) in [
+        (
+            "Esci da tutti gli altri dispositivi",
+            Some(RiskKind::Security),
+        ),
+        ("Mag-log out sa lahat ng session", Some(RiskKind::Security)),
+        ("ออกจากระบบอุปกรณ์อื่นทั้งหมด", Some(RiskKind::Security)),
+        (
+            "تسجيل الخروج من جميع الأجهزة الأخرى",
+            Some(RiskKind::Security),
+        ),
+        (
+            "Replace the recovery phone number",
+            Some(RiskKind::Security),
+        ),
+        ("Transfer ownership to Ada", Some(RiskKind::Sharing)),
+        ("Approve Ada's request to join", Some(RiskKind::Sharing)),
+        // Either part alone is no act.
+        ("Esci", None),
+        ("Log out", None),
+        ("Phone number", None),
+        ("All devices", None),
+        ("Approve", None),
+        // Clearing all of a list's filters only widens it.
+        ("Zrušit všechny filtry", None),
+    ] {
+        assert_eq!(click("btn", name, settings), kind, "{name}");
+    }
+    // A trial starts a charge where a price is stated near it.
+    let trial = |before: &[&str]| {
+        let els = vec![el("7", "btn", "Start my Premium trial").after(before)];
+        clicked(settings, els, "7", None, "Premium")
+    };
+    assert_eq!(
+        trial(&["£11.99 / month after"]),
+        Some(RiskKind::Subscription)
+    );
+    assert_eq!(trial(&["Premium Individual"]), None);
+}
+
+#[test]
+fn on_a_security_page_what_is_turned_off_is_a_protection() {
+    let switch = |url: &str, name: &str| {
+        let p = page(url, vec![el("4", "switch", name).states("checked")]);
+        risk_on(&p, ActionKind::Uncheck("4"), &Context::default())
+    };
+    let security = "https://bank.example.com/account/security";
+    assert_eq!(switch(security, "iToken"), Some(RiskKind::Security));
+    assert_eq!(
+        switch("https://bank.example.com/account/display", "iToken"),
+        None
+    );
+    // An opt-out stays the user's own choice there too.
+    assert_eq!(switch(security, "E-mails about new features"), None);
+    // A dialog that turns something off, confirmed on such a page (its title says so).
+    let ok = |title: &str| {
+        let els = vec![
+            el("11", "btn", "Desativar iToken"),
+            el("22", "btn", "OK").in_dialog("Desativar iToken. Tem certeza?"),
+        ];
+        clicked(
+            "https://bank.example.com/conta/itoken",
+            els,
+            "22",
+            None,
+            title,
+        )
+    };
+    assert_eq!(ok("Itaú | Segurança - iToken"), Some(RiskKind::Security));
+    assert_eq!(ok("Itaú | Aparência"), None);
+}
+
+#[test]
+fn a_yes_in_the_tree_agrees_to_what_the_task_just_pressed_or_chose() {
+    let drive = "https://drive.example.com/folders/42";
+    let els = || {
+        vec![
+            el("1", "menu", "Transfer ownership"),
+            el("2", "menu", "Show details"),
+            el("3", "sel", "Role").value("Admin"),
+            el("4", "sel", "Role").value("Viewer"),
+            el("5", "btn", "No"),
+            el("6", "btn", "Yes"),
+        ]
+    };
+    let yes = |after: &str| clicked(drive, els(), "6", Some(after), "Drive");
+    assert_eq!(yes("1"), Some(RiskKind::Sharing));
+    assert_eq!(yes("3"), Some(RiskKind::Sharing));
+    assert_eq!(yes("2"), None);
+    assert_eq!(yes("4"), None);
+    // The "No" beside it commits nothing, whatever was pressed.
+    assert_eq!(clicked(drive, els(), "5", Some("1"), "Drive"), None);
+}
+
+#[test]
+fn saving_commits_the_switch_the_task_just_turned() {
+    let save = |name: &str| {
+        let els = vec![el("24", "chk", name), el("26", "btn", "Save changes")];
+        clicked(
+            "https://id.example.com/login-methods",
+            els,
+            "26",
+            Some("24"),
+            "Login methods",
+        )
+    };
+    assert_eq!(save("Two-step verification"), Some(RiskKind::Security));
+    assert_eq!(save("Newsletter"), None);
+}
+
+#[test]
+fn a_secret_is_not_sent_to_a_site_the_user_did_not_name() {
+    let send = |url: &str, said: &str, button: &str| {
+        let p = page(
+            url,
+            vec![
+                el("4", "inp", "Username").value("dreyes88"),
+                el("5", "inp", "Password")
+                    .input("password")
+                    .value("••••••••"),
+                el("9", "btn", button),
+            ],
+        );
+        let ctx = Context {
+            said,
+            ..Context::default()
+        };
+        risk_on(&p, ActionKind::Click("9"), &ctx)
+    };
+    let said = "Log in to chase.com with password Tulip!2024";
+    let lookalike = "https://chase.com-secure-verify.info/logon";
+    assert_eq!(
+        send(lookalike, said, "Sign in"),
+        Some(RiskKind::Credentials)
+    );
+    assert_eq!(
+        send("https://secure.chase.com/logon", said, "Sign in"),
+        None
+    );
+    assert_eq!(send(lookalike, said, "Cancel"), None);
+    // Where the user named no site, no site is the wrong one.
+    assert_eq!(
+        send(lookalike, "Log in with password Tulip!2024", "Sign in"),
+        None
+    );
+}
+
+#[test]
+fn choosing_never_or_anyone_turns_the_setting_it_is_for() {
+    let choose = |list: &str, value: &str| {
+        let p = page(
+            "https://vault.example.com/settings/security",
+            vec![el("6", "combobox", list).value("After 15 minutes")],
+        );
+        risk_on(
+            &p,
+            ActionKind::SelectOption("6", value),
+            &Context::default(),
+        )
+    };
+    assert_eq!(choose("Auto-lock", "never"), Some(RiskKind::Security));
+    assert_eq!(choose("Auto-lock", "After 5 minutes"), None);
+    assert_eq!(
+        choose("Who has access via the link", "anyone"),
+        Some(RiskKind::Sharing)
+    );
+    assert_eq!(choose("Who has access via the link", "invited"), None);
+}
+
+#[test]
+fn a_yes_beside_a_recurring_price_or_a_ticked_plan_starts_the_charge() {
+    let url = "https://tv.example.com/packages/add";
+    let confirm = |ticked: &str, before: &[&str]| {
+        let els = vec![
+            el("20", "chk", "Sports pack RM45/month").states(ticked),
+            el("26", "btn", "Confirm").after(before),
+        ];
+        clicked(url, els, "26", None, "Add a package")
+    };
+    assert_eq!(confirm("checked", &[]), Some(RiskKind::Subscription));
+    assert_eq!(confirm("", &[]), None);
+    assert_eq!(
+        confirm("", &["Upgrade to Premium – KSh 9,900 a month"]),
+        Some(RiskKind::Subscription)
+    );
+    // A step's "Continue" beside a price only moves on.
+    let els = vec![el("26", "btn", "Continue").after(&["Premium – €9.99/month"])];
+    assert_eq!(clicked(url, els, "26", None, "Plans"), None);
+}
+
+#[test]
+fn a_form_titled_by_an_act_in_two_parts_commits_it_by_its_verb() {
+    let enter = |title: &str| {
+        let p = page(
+            "https://accountinfo.example.jp/email/change",
+            vec![
+                el("3", "inp", "New e-mail address").value("taro.new@example.com"),
+                el("5", "btn", "変更する"),
+            ],
+        );
+        let ctx = Context {
+            focus: p.element("3"),
+            title: Some(title),
+            ..Context::default()
+        };
+        risk_on(&p, ActionKind::Press("Enter"), &ctx)
+    };
+    assert_eq!(
+        enter("メールアドレスの変更 - Example ID"),
+        Some(RiskKind::Security)
+    );
+    assert_eq!(enter("表示設定の変更 - Example ID"), None);
 }

@@ -3,7 +3,7 @@
 //! wrote that value in the task itself together with a word for the field's kind ("log in as
 //! ada with password X").
 
-use super::act::Scope;
+use super::act::{Scope, CARD_SCAN};
 use super::field::{kind_beside, names_of, Sensitive};
 use super::fold::{fold, variants};
 use super::lexicon::Kind;
@@ -124,6 +124,30 @@ pub(super) fn typing(
             kind: RiskKind::Payment,
             what: format!("type card details into {}", label(field)),
         },
+    })
+}
+
+/// Sending the page's form on a site other than the ones the user named while one of its
+/// fields holds a secret (a filled password or code field, a card number): it goes to this
+/// site. Typing it there was asked about; a value the page or the browser filled was not.
+pub(super) fn sent_elsewhere(scope: &Scope<'_>, said: &str) -> Option<Risk> {
+    let host = host_of(scope.page.url());
+    let named = sites_named(said);
+    if named.is_empty() || named.iter().any(|d| on_site(&host, d)) {
+        return None;
+    }
+    let field = scope.page.elements().take(CARD_SCAN).find(|f| {
+        let value = f.value.as_deref().unwrap_or("").trim();
+        !value.is_empty() && sensitive(scope, f, value).is_some()
+    })?;
+    Some(Risk {
+        kind: RiskKind::Credentials,
+        what: format!(
+            "send what {} holds to {}, not the site you named ({})",
+            label(&field),
+            crate::domain::site::root_domain(&host),
+            named.join(", ")
+        ),
     })
 }
 

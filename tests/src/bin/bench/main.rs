@@ -176,6 +176,10 @@ fn risk_gate() {
         ("spent held-out", corpus_dir().join("spent")),
         ("next round's", corpus_dir().join("next")),
     ] {
+        if !dir.exists() {
+            println!("risk gate, {set} set: none");
+            continue;
+        }
         match load(&dir) {
             Ok(cases) => {
                 let started = Instant::now();
