@@ -9,7 +9,7 @@ use std::cell::OnceCell;
 
 use super::field::{field_kind, Sensitive};
 use super::fold::{fold, variants, Folded};
-use super::lexicon::{Act, Force, Hit, Kind, COMPOSED};
+use super::lexicon::{Act, Force, Hit, Kind, Part, COMPOSED};
 use super::{label, ElementFacts, PageFacts, Risk, RiskKind, RiskPatterns};
 
 /// Elements looked at after a field for the control that Enter in it submits (the extension's
@@ -1069,6 +1069,15 @@ impl<'a> Scope<'a> {
             );
             // Turned off under the account's security (`/sicherheit/pushtan/deaktivieren`).
             if off && !on && self.says(&path_text, Kind::SecurityPage) {
+                return Some(RiskKind::Security);
+            }
+            // The account's e-mail or phone changed (`/email/confirmar-troca?t=…`,
+            // `/unbind/mobile_confirm.html?ticket=…`; confirming one's own address on sign-up
+            // changes nothing).
+            let keyed_text = [keyed.as_str()];
+            if self.says(&keyed_text, Kind::PathContact)
+                && self.says(&keyed_text, Kind::Part(Part::Change))
+            {
                 return Some(RiskKind::Security);
             }
             let turned = [

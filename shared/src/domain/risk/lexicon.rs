@@ -104,6 +104,9 @@ pub enum Kind {
     /// Words of a page about the account's security (its address or title): what a control
     /// there turns off is a protection.
     SecurityPage,
+    /// How an address names the account's e-mail or phone (`/email/`, `mobile_confirm`):
+    /// a confirmation link that changes one changes the account's sign-in contact.
+    PathContact,
 }
 
 /// The parts of the acts a page writes as a verb and what it acts on, in either order and
@@ -134,6 +137,11 @@ pub enum Part {
     /// stated near it.
     Trial,
 }
+
+/// Most words between the two parts of an act ("Esci da tutti gli altri dispositivi": 3). A
+/// dialog's heading and a field label further on ("Edit your address … Phone number") are
+/// two clauses.
+pub const PART_GAP: usize = 3;
 
 /// The acts made of two parts, with how sure they are: either part alone is no act ("Sign
 /// out" ends this session, "Phone number" names a field, "Add" adds to a list).
@@ -212,6 +220,7 @@ impl Kind {
             "code" => Some(Kind::Code),
             "authpage" => Some(Kind::AuthPage),
             "securitypage" => Some(Kind::SecurityPage),
+            "pathcontact" => Some(Kind::PathContact),
             _ => None,
         }
     }
@@ -369,6 +378,12 @@ impl Phrases {
     /// The hits of the phrases whose kind `want`s in `text`, in table order (a phrase's own in
     /// the order they occur).
     pub fn hits(&self, text: &Folded, want: impl Fn(Kind) -> bool) -> Vec<Hit> {
+        let found = self.indexed_hits(text, want);
+        found.into_iter().map(|(_, h)| h).collect()
+    }
+
+    /// [`Phrases::hits`], each with the index of its phrase.
+    fn indexed_hits(&self, text: &Folded, want: impl Fn(Kind) -> bool) -> Vec<(usize, Hit)> {
         let mut found: Vec<(usize, Hit)> = Vec::new();
         let (mut joined, mut one): (Joined, _) = ([None, None], Vec::new());
         for (_, ids) in self.kinds.iter().filter(|(k, _)| want(*k)) {
@@ -378,12 +393,14 @@ impl Phrases {
             }
         }
         found.sort_by_key(|(i, _)| *i);
-        found.into_iter().map(|(_, h)| h).collect()
+        found
     }
 
-    /// The acts of [`COMPOSED`] that `want`s whose two parts both occur in `text` (apart: a
-    /// word that is both parts is one of them), each a hit over the words from the first part
-    /// to the last.
+    /// The acts of [`COMPOSED`] that `want`s whose two parts both occur in `text`, in one
+    /// clause of one language: apart (a word that is both parts is one of them), at most
+    /// [`PART_GAP`] words between them, both of the same language's table (English "add" and
+    /// Czech "host" make no act). Each is a hit over the words from the first part to the
+    /// last.
     pub fn composed(&self, text: &Folded, want: impl Fn(Kind) -> bool) -> Vec<Hit> {
         let wanted: Vec<&(Part, Part, Act, Force)> = (COMPOSED.iter())
             .filter(|(_, _, act, force)| want(Kind::Act(*act, *force)))
@@ -392,19 +409,29 @@ impl Phrases {
             return Vec::new();
         }
         // The verbs first: most texts hold none, and then the objects are not looked for.
-        let mut parts = self.hits(text, |k| wanted.iter().any(|(a, ..)| k == Kind::Part(*a)));
+        let mut parts =
+            self.indexed_hits(text, |k| wanted.iter().any(|(a, ..)| k == Kind::Part(*a)));
         if parts.is_empty() {
             return Vec::new();
         }
-        parts.extend(self.hits(text, |k| {
+        parts.extend(self.indexed_hits(text, |k| {
             wanted.iter().any(|(_, b, ..)| k == Kind::Part(*b))
         }));
+        let gap =
+            |x: &Hit, y: &Hit| (y.start.saturating_sub(x.end)).max(x.start.saturating_sub(y.end));
         let mut out = Vec::new();
         for (a, b, act, force) in wanted {
-            let of = |p: Part| parts.iter().filter(move |h| h.kind == Kind::Part(p));
+            let of = |p: Part| {
+                (parts.iter())
+                    .filter(move |(_, h)| h.kind == Kind::Part(p))
+                    .map(|(i, h)| (self.all[*i].lang.as_str(), h))
+            };
             let pair = of(*a)
                 .flat_map(|x| of(*b).map(move |y| (x, y)))
-                .find(|(x, y)| !x.within(y) && !y.within(x));
+                .find(|((l, x), (m, y))| {
+                    l == m && !x.within(y) && !y.within(x) && gap(x, y) <= PART_GAP
+                })
+                .map(|((_, x), (_, y))| (x, y));
             if let Some((x, y)) = pair {
                 out.push(Hit {
                     kind: Kind::Act(*act, *force),

@@ -765,6 +765,14 @@ fn addresses_that_set_a_setting_or_approve_are_read_like_the_switch_they_stand_f
             RiskKind::Security,
         ),
         (
+            "https://aq.example.com/v2/unbind/mobile_confirm.html?ticket=t02Fh7",
+            RiskKind::Security,
+        ),
+        (
+            "https://accounts.example.com/account/security/logout_all?confirm=Y&token=kA91",
+            RiskKind::Security,
+        ),
+        (
             "https://bank.example.de/sicherheit/pushtan/deaktivieren/bestaetigen?token=cY9q",
             RiskKind::Security,
         ),
@@ -1131,4 +1139,48 @@ fn a_form_titled_by_an_act_in_two_parts_commits_it_by_its_verb() {
         Some(RiskKind::Security)
     );
     assert_eq!(enter("表示設定の変更 - Example ID"), None);
+}
+
+/// What a review found the first lists of two-part acts asking about: each a harmless
+/// control whose name or dialog holds a word of each part.
+#[test]
+fn two_parts_far_apart_of_two_languages_or_of_other_meanings_make_no_act() {
+    let shop = "https://shop.example.com/account/addresses";
+    for name in [
+        "Sign out of all accounts",
+        "Von allen Konten abmelden",
+        "Gäste hinzufügen",
+        "Aggiungi ospiti",
+        "Tout fermer",
+        "Cerrar todo",
+        "Chiudi tutto",
+        "Tümünü kapat",
+        "Tüm değişiklikleri geri al",
+        "Update email preferences",
+        "Turn off email notifications",
+        "Keep me updated by email",
+        "Switch to mobile site",
+        "Edit Pin",
+        "Add host",
+        "Add membership",
+        "Xem thêm khách sạn",
+        "Отключить все уведомления",
+    ] {
+        assert_eq!(click("btn", name, shop), None, "{name}");
+    }
+    // A dialog's heading and a field label further on are two clauses.
+    for (dialog, save) in [
+        (
+            "Edit your address. Full name. Street. City. Phone number. May be used to assist delivery.",
+            "Save",
+        ),
+        (
+            "Custom recurrence. Repeat every 1 week. Repeat on Monday. Ends: never, on a date, after 13 occurrences.",
+            "Done",
+        ),
+        ("배송지 변경 배송지명 받는 분 우편번호 주소 상세주소", "저장"),
+    ] {
+        let els = vec![el("9", "btn", save).in_dialog(dialog)];
+        assert_eq!(clicked(shop, els, "9", None, "Addresses"), None, "{dialog}");
+    }
 }
