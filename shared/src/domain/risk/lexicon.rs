@@ -129,7 +129,7 @@ pub enum Part {
     Ownership,
     /// Letting someone in ("Add", "Invite", "Approve").
     Admit,
-    /// Whom or what standing ("member", "guest", "admin", "request to join").
+    /// Whom or what standing ("member", "admin", "request to join").
     Member,
     /// Starting ("Start", "Try", "Activate").
     Begin,
