@@ -564,7 +564,29 @@ impl DomTree {
     /// `value`.
     pub fn option_text(&self, select: usize, value: &str) -> Option<String> {
         let want = value.trim();
-        for k in select + 1..=self.last_inside(select) {
+        self.options(select)
+            .find(|(attrs, text)| {
+                text.trim() == want || attrs.iter().any(|(a, v)| a == "value" && v.trim() == want)
+            })
+            .map(|(_, text)| text)
+    }
+
+    /// The text of the option list `select` shows: the one marked `selected`, else its first
+    /// (as a browser shows it).
+    pub fn selected_option(&self, select: usize) -> Option<String> {
+        let mut first = None;
+        for (attrs, text) in self.options(select) {
+            if attrs.iter().any(|(a, _)| a == "selected") {
+                return Some(text);
+            }
+            first.get_or_insert(text);
+        }
+        first
+    }
+
+    /// The options inside list `select`: each one's attributes and text.
+    fn options(&self, select: usize) -> impl Iterator<Item = (&[(String, String)], String)> + '_ {
+        (select + 1..=self.last_inside(select)).filter_map(move |k| {
             let Some(DomNode::Element {
                 tag,
                 attrs,
@@ -572,10 +594,10 @@ impl DomTree {
                 ..
             }) = self.nodes.get(k)
             else {
-                continue;
+                return None;
             };
             if tag != "option" {
-                continue;
+                return None;
             }
             let text: Vec<&str> = children
                 .iter()
@@ -584,13 +606,8 @@ impl DomTree {
                     _ => None,
                 })
                 .collect();
-            let text = text.join(" ");
-            let by_value = attrs.iter().any(|(a, v)| a == "value" && v.trim() == want);
-            if by_value || text.trim() == want {
-                return Some(text);
-            }
-        }
-        None
+            Some((attrs.as_slice(), text.join(" ")))
+        })
     }
 
     /// The texts before node `at` that label it, within `reach` nodes, nearest first: those

@@ -139,6 +139,9 @@ impl PageView<'_> {
                         Some(tree.text_of(at))
                             .filter(|t| !t.is_empty())
                             .map(Cow::Borrowed)
+                    } else if tag == "select" {
+                        // A list holds the option it shows.
+                        tree.selected_option(at).map(Cow::Owned)
                     } else {
                         attr(attrs, "value").map(Cow::Borrowed)
                     },
@@ -295,6 +298,26 @@ mod tests {
         assert_eq!(view.elements().count(), 5);
         assert_eq!(view.element_count(), 5);
         assert!(view.element("9").is_none());
+    }
+
+    #[test]
+    fn a_dom_list_holds_the_option_it_shows() {
+        let page = Page::from_dom(
+            r#"<select id="1"><option>Restricted</option><option selected>Anyone with the link</option></select><select id="2"><option value="v">Viewer</option><option>Editor</option></select><select id="3"></select>"#,
+        )
+        .expect("page");
+        let view = PageView {
+            page: &page,
+            url: "https://a.com/",
+        };
+        let value = |id: &str| {
+            view.element(id)
+                .and_then(|e| e.value.map(|v| v.into_owned()))
+        };
+        assert_eq!(value("1").as_deref(), Some("Anyone with the link"));
+        assert_eq!(value("2").as_deref(), Some("Viewer"));
+        assert_eq!(value("3"), None);
+        assert_eq!(view.option_text("2", "v").as_deref(), Some("Viewer"));
     }
 
     #[test]

@@ -775,14 +775,22 @@ impl<'a> Scope<'a> {
     }
 
     /// Whether a field within [`COMPOSER_REACH`] elements of `el` (before or after it) holds
-    /// a value that `counts`.
+    /// typed text that `counts`.
     fn filled_near(
         &self,
         el: &ElementFacts<'_>,
         counts: impl Fn(&ElementFacts<'_>, &str) -> bool,
     ) -> bool {
+        // A list's or a slider's value is a choice, not text that would be sent or moved.
+        let chooses = |e: &ElementFacts<'_>| {
+            matches!(
+                &*e.role,
+                "sel" | "select" | "slider" | "spin" | "spinbutton"
+            )
+        };
         self.near(el, |e| {
             class_of(&e.role) == Class::Field
+                && !chooses(e)
                 && e.value
                     .as_deref()
                     .is_some_and(|v| !v.trim().is_empty() && counts(e, v))

@@ -1184,3 +1184,19 @@ fn two_parts_far_apart_of_two_languages_or_of_other_meanings_make_no_act() {
         assert_eq!(clicked(shop, els, "9", None, "Addresses"), None, "{dialog}");
     }
 }
+
+#[test]
+fn a_choice_in_a_list_is_no_text_that_a_send_would_send() {
+    let reply = |field: El| {
+        let p = page(
+            "https://mail.example.com/thread/7",
+            vec![field, el("9", "btn", "Reply")],
+        );
+        risk_on(&p, ActionKind::Click("9"), &Context::default())
+    };
+    assert_eq!(
+        reply(el("7", "inp", "Message").value("See you at five")),
+        Some(RiskKind::Sending)
+    );
+    assert_eq!(reply(el("7", "sel", "Role").value("Editor")), None);
+}
