@@ -143,6 +143,9 @@ pub enum Part {
 /// two clauses.
 pub const PART_GAP: usize = 3;
 
+/// Most hits of one part paired with the other's in one text (64 × 64 pairs at most).
+pub const MAX_PART_HITS: usize = 64;
+
 /// The acts made of two parts, with how sure they are: either part alone is no act ("Sign
 /// out" ends this session, "Phone number" names a field, "Add" adds to a list).
 pub const COMPOSED: [(Part, Part, Act, Force); 5] = [
@@ -421,9 +424,12 @@ impl Phrases {
             |x: &Hit, y: &Hit| (y.start.saturating_sub(x.end)).max(x.start.saturating_sub(y.end));
         let mut out = Vec::new();
         for (a, b, act, force) in wanted {
+            // The first hits of each part only: a page's text may repeat a part thousands of
+            // times, and every pair of them is looked at.
             let of = |p: Part| {
                 (parts.iter())
                     .filter(move |(_, h)| h.kind == Kind::Part(p))
+                    .take(MAX_PART_HITS)
                     .map(|(i, h)| (self.all[*i].lang.as_str(), h))
             };
             let pair = of(*a)

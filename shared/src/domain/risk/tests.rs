@@ -1200,3 +1200,20 @@ fn a_choice_in_a_list_is_no_text_that_a_send_would_send() {
     );
     assert_eq!(reply(el("7", "sel", "Role").value("Editor")), None);
 }
+
+#[test]
+fn a_name_repeating_both_parts_apart_is_read_in_bounded_pairs() {
+    // 20 000 verbs, then 20 000 objects far from them: no pair stands close enough, and at
+    // most MAX_PART_HITS of each are paired.
+    let name = format!(
+        "{} {} {}",
+        "sign out ".repeat(20_000),
+        "word ".repeat(10),
+        "all devices ".repeat(20_000)
+    );
+    assert_eq!(click("btn", &name, SHOP), None);
+    assert_eq!(
+        click("btn", "Sign out of all devices", SHOP),
+        Some(RiskKind::Security)
+    );
+}
