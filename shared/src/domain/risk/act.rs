@@ -1017,9 +1017,7 @@ impl<'a> Scope<'a> {
                     "token" | "code" | "ticket" | "otp" | "t" | "sig" | "signature" | "hash"
                 )
         });
-        let confirming_path = path
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|w| !w.is_empty() && self.says(&[w], Kind::Confirm));
+        let confirming_path = self.says(&path_text, Kind::Confirm);
         let cue = (ticket && confirming_path)
             || pairs.iter().any(|(k, v)| {
                 truthy(v)
