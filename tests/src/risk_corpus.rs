@@ -139,43 +139,66 @@ impl Case {
             (None, Some(dom)) => Page::from_dom(dom).map_err(|e| e.to_string())?,
             (None, None) => return Err("no page".into()),
         };
-        let view = PageView {
-            page: &page,
-            url: &self.url,
-        };
         let actions: Vec<&str> = self.last.iter().map(String::as_str).collect();
-        // Every earlier action changed the page (no loop is in question here).
-        let marks: Vec<String> = (0..=actions.len()).map(|k| format!("page-{k}")).collect();
-        let hashes: Vec<&str> = marks.iter().map(String::as_str).collect();
-        let facts = Facts {
-            page: &page,
-            view: &view,
-            patterns,
-            actions: &actions,
-            hashes: &hashes,
-            views: &hashes,
-            step_index: 3,
-            said: &self.query,
-            secrets: &SecretKey::derive(b"corpus").finder(&[]),
-            chains: false,
+        let said = Said {
+            url: &self.url,
             title: self.title.as_deref(),
+            query: &self.query,
+            last: &actions,
         };
         let tag = |name: &str, v: &Option<String>| {
             v.as_deref()
                 .map(|r| format!("<{name}>{r}</{name}>"))
                 .unwrap_or_default()
         };
-        let answer = format!(
-            "<Thought>Next step.</Thought><Action>{}</Action>{}{}",
-            self.action,
-            tag("Risk", &self.risk),
-            tag("Effect", &self.effect)
-        );
-        match guard(&answer, &facts) {
-            Review::Accept(p) => Ok(p.confirmation.map(|c| c.kind)),
-            Review::Refuse(why) => Err(format!("refused: {why}")),
-            Review::Loop(l) => Err(format!("loop: {l:?}")),
-        }
+        let notes = format!("{}{}", tag("Risk", &self.risk), tag("Effect", &self.effect));
+        judge(&page, &said, &self.action, &notes, patterns)
+    }
+}
+
+/// Where and after what an action is judged: the page's address and title, the user's
+/// instruction and the task's earlier actions.
+pub struct Said<'a> {
+    pub url: &'a str,
+    pub title: Option<&'a str>,
+    pub query: &'a str,
+    pub last: &'a [&'a str],
+}
+
+/// What the gate makes of `action` (with the model's `notes`, `<Risk>` and `<Effect>`) on
+/// `page`: the confirmation's kind, `None` when it goes out as it is.
+pub fn judge(
+    page: &Page,
+    said: &Said<'_>,
+    action: &str,
+    notes: &str,
+    patterns: &RiskPatterns,
+) -> Result<Option<RiskKind>, String> {
+    let view = PageView {
+        page,
+        url: said.url,
+    };
+    // Every earlier action changed the page (no loop is in question here).
+    let marks: Vec<String> = (0..=said.last.len()).map(|k| format!("page-{k}")).collect();
+    let hashes: Vec<&str> = marks.iter().map(String::as_str).collect();
+    let facts = Facts {
+        page,
+        view: &view,
+        patterns,
+        actions: said.last,
+        hashes: &hashes,
+        views: &hashes,
+        step_index: 3,
+        said: said.query,
+        secrets: &SecretKey::derive(b"corpus").finder(&[]),
+        chains: false,
+        title: said.title,
+    };
+    let answer = format!("<Thought>Next step.</Thought><Action>{action}</Action>{notes}");
+    match guard(&answer, &facts) {
+        Review::Accept(p) => Ok(p.confirmation.map(|c| c.kind)),
+        Review::Refuse(why) => Err(format!("refused: {why}")),
+        Review::Loop(l) => Err(format!("loop: {l:?}")),
     }
 }
 
@@ -411,4 +434,95 @@ impl Report {
         }
         out
     }
+}
+
+/// A real page of the brief's corpus (`corpus/templatized/*.simplified.html`: what the sites
+/// wrote, simplified as the extension's `dom` mode sends it), with its address and title from
+/// `corpus/MANIFEST.tsv`.
+pub struct RealPage {
+    pub name: String,
+    pub url: String,
+    pub title: String,
+    pub page: Page,
+}
+
+/// The corpus's real pages, parsed.
+pub fn real_pages(brief: &Path) -> Result<Vec<RealPage>, String> {
+    let corpus = brief.join("corpus");
+    let manifest = std::fs::read_to_string(corpus.join("MANIFEST.tsv"))
+        .map_err(|e| format!("{}: {e}", corpus.display()))?;
+    let mut lines = manifest.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name);
+    let (name, url, title) = (column("name"), column("page_url"), column("title"));
+    let (Some(name), Some(url), Some(title)) = (name, url, title) else {
+        return Err("MANIFEST.tsv lacks name, page_url or title".into());
+    };
+    let mut out = Vec::new();
+    for line in lines {
+        let row: Vec<&str> = line.split('\t').collect();
+        let Some(stem) = row.get(name).and_then(|n| n.strip_suffix(".html")) else {
+            continue;
+        };
+        let path = corpus.join(format!("templatized/{stem}.simplified.html"));
+        let Ok(dom) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let page = Page::from_dom(&dom).map_err(|e| format!("{}: {e}", path.display()))?;
+        let url = row.get(url).filter(|u| !u.is_empty());
+        out.push(RealPage {
+            name: stem.to_owned(),
+            url: url.map_or_else(|| format!("https://{stem}.example/"), |u| u.to_string()),
+            title: row.get(title).unwrap_or(&"").to_string(),
+            page,
+        });
+    }
+    Ok(out)
+}
+
+/// Links, buttons and boxes of the real pages clicked by a task that only reads: how many
+/// clicks, and those the gate asked about (page, element id, its name, the kind asked).
+#[derive(Debug, Default)]
+pub struct Sweep {
+    pub clicks: usize,
+    pub asked: Vec<(String, String, String, &'static str)>,
+}
+
+/// Clicks a page's links, buttons, boxes and tabs at most this often (a gate's judgement reads
+/// the whole page: every click of a 4 000-link page took minutes in a debug build).
+pub const CLICKS_PER_PAGE: usize = 60;
+
+/// Clicks the links, buttons, boxes and tabs of `pages` (at most [`CLICKS_PER_PAGE`] each,
+/// evenly spread) for a reading task.
+pub fn click_everything(pages: &[RealPage], patterns: &RiskPatterns) -> Sweep {
+    use shared::domain::facts::PageFacts;
+    let mut sweep = Sweep::default();
+    for p in pages {
+        let said = Said {
+            url: &p.url,
+            title: Some(&p.title),
+            query: "Read this page and tell me what it says",
+            last: &[],
+        };
+        let view = PageView {
+            page: &p.page,
+            url: &p.url,
+        };
+        let clickable: Vec<(String, String)> = (view.elements())
+            .filter(|e| matches!(&*e.role, "link" | "btn" | "chk" | "radio" | "tab" | "menu"))
+            .map(|e| (e.id.to_owned(), e.name.to_string()))
+            .collect();
+        // Spread evenly over the page, a bounded number of clicks each.
+        let stride = clickable.len().div_ceil(CLICKS_PER_PAGE).max(1);
+        for (id, name) in clickable.into_iter().step_by(stride) {
+            sweep.clicks += 1;
+            let kind = judge(&p.page, &said, &format!("click({id})"), "", patterns);
+            if let Ok(Some(kind)) = kind {
+                sweep
+                    .asked
+                    .push((p.name.clone(), id, name, label_of(Some(kind))));
+            }
+        }
+    }
+    sweep
 }

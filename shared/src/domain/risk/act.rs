@@ -222,7 +222,20 @@ impl<'a> Scope<'a> {
     }
 
     fn element_as(&self, el: &ElementFacts<'_>, class: Class) -> Option<RiskKind> {
-        if matches!(class, Class::Choice | Class::Field) {
+        // Picking an option ("Pay yearly – ¥258/year") sets a value: the control that applies
+        // it commits (read with the choice: [`Scope::commits_choice`]) — but an option that is
+        // the exposure itself ("Anyone with the link"), like a list's, shares as it is picked.
+        if option(el) {
+            let names = names_of(el);
+            let exposes = !self.says(&names, Kind::Private) && !self.says(&names, Kind::Off);
+            return (exposes && names.iter().any(|n| self.only(n, Kind::Public)))
+                .then_some(RiskKind::Sharing);
+        }
+        // A form's reset button only clears what is being written in it.
+        let reset = el.input_type.or_else(|| el.attr("type"));
+        if matches!(class, Class::Choice | Class::Field)
+            || reset.is_some_and(|t| t.eq_ignore_ascii_case("reset"))
+        {
             return None;
         }
         let link = class == Class::Link;
@@ -231,11 +244,6 @@ impl<'a> Scope<'a> {
                 .href
                 .is_some_and(|h| address_has(self, h, Kind::InfoHref))
         {
-            return None;
-        }
-        // Picking an option ("Pay yearly – ¥258/year") sets a value: the control that applies
-        // it commits (read with the choice: [`Scope::commits_choice`]).
-        if option(el) {
             return None;
         }
         let names = names_of(el);
@@ -581,7 +589,8 @@ impl<'a> Scope<'a> {
     }
 
     /// A control that sets an exposure ("Public", "Anyone with the link", "I want to make this
-    /// repository public"): short, or in a dialog or page about it; not one that makes private.
+    /// repository public"): short or the exposure alone, or in a dialog or page about it; not one
+    /// that makes private.
     fn exposes(&self, el: &ElementFacts<'_>, names: &[&str]) -> Option<RiskKind> {
         if !self.says(names, Kind::Public)
             || self.says(names, Kind::Private)
@@ -589,7 +598,9 @@ impl<'a> Scope<'a> {
         {
             return None;
         }
-        let short = names.iter().any(|n| fold(n).len() <= 3);
+        // A name that is the exposure and nothing more ("Public", "Anyone with the link"),
+        // not one that tells of it among other words.
+        let short = (names.iter()).any(|n| fold(n).len() <= 3 || self.only(n, Kind::Public));
         let holder = self.page.holder_text(el.id);
         let about: Vec<&str> = holder.as_deref().into_iter().chain(self.title).collect();
         (short || self.says(&about, Kind::Public)).then_some(RiskKind::Sharing)
@@ -597,8 +608,17 @@ impl<'a> Scope<'a> {
 
     /// The act of a dialog or form whose verb the control repeats ("Add" under "Add members
     /// to Finance", "Share" under "Share 'Q3 plan' with Ada"): the holder's text names the act,
-    /// the control its verb.
+    /// the control its verb. A name that is a harmless phrase as a whole ("Allow all" under
+    /// "We use cookies … you can allow all") repeats no act: its holder's words are its own,
+    /// read the harmless way.
     fn echoes_holder(&self, el: &ElementFacts<'_>, readings: &[Reading<'_>]) -> Option<RiskKind> {
+        let harmless = |r: &Reading<'_>| {
+            let whole = |h: &Hit| h.start == 0 && h.end == r.folded.len();
+            r.hits.iter().any(|h| h.kind == Kind::Benign && whole(h))
+        };
+        if readings.iter().any(harmless) {
+            return None;
+        }
         let holder =
             (self.page.holder_text(el.id)).map(|h| crate::text::truncate_chars(&h, HOLDER_CHARS));
         if let Some(kind) = holder
@@ -625,10 +645,17 @@ impl<'a> Scope<'a> {
             .map(|(_, _, act, _)| RiskKind::of(*act))
     }
 
-    /// The act `holder` states whose verb the control's name repeats from its first word.
+    /// The act `holder` states whose verb the control's name repeats from its first word. A
+    /// name that is a harmless phrase as a whole ("Allow all" under "We use cookies … you can
+    /// allow all") repeats no act: the holder's words are its own, read the harmless way.
     fn repeats_verb(&self, holder: &str, readings: &[Reading<'_>]) -> Option<RiskKind> {
+        let harmless = |r: &Reading<'_>| {
+            (r.hits.iter())
+                .any(|h| h.kind == Kind::Benign && h.start == 0 && h.end == r.folded.len())
+        };
         let own: Vec<&Folded> = readings
             .iter()
+            .filter(|r| !harmless(r))
             .map(|r| &r.folded)
             .filter(|f| (1..=GENERIC_WORDS).contains(&f.len()))
             .collect();
@@ -654,6 +681,12 @@ impl<'a> Scope<'a> {
             }
         }
         None
+    }
+
+    /// Whether `text` is a phrase of `kind` and nothing more.
+    fn only(&self, text: &str, kind: Kind) -> bool {
+        (self.read(text, |k| k == kind).iter())
+            .any(|r| (r.hits.iter()).any(|h| h.start == 0 && h.end == r.folded.len()))
     }
 
     /// Whether any of `texts` holds a phrase of `kind`.

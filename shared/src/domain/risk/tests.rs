@@ -1217,3 +1217,149 @@ fn a_name_repeating_both_parts_apart_is_read_in_bounded_pairs() {
         Some(RiskKind::Security)
     );
 }
+
+/// A control whose whole name is a harmless phrase does not take on the act its dialog's words
+/// name by repeating them: "Allow all" under a cookie notice that says "you can allow all"
+/// consents to cookies; "Allow" under an app's request for access still grants it.
+#[test]
+fn a_harmless_name_repeated_by_its_dialog_stays_harmless() {
+    let shop = "https://www.shop.example.co.uk/boots/p1";
+    for (name, dialog) in [
+        (
+            "Allow all",
+            "Our cookies. We use cookies to show you personalised content. You can allow all or manage them individually.",
+        ),
+        ("Alle zulassen", "Wir verwenden Cookies. Sie können alle zulassen oder einzeln verwalten."),
+        ("Tout autoriser", "Ce site utilise des cookies. Vous pouvez tout autoriser ou les gérer."),
+    ] {
+        let els = vec![el("9", "btn", name).in_dialog(dialog)];
+        assert_eq!(clicked(shop, els, "9", None, "Boots"), None, "{name}");
+    }
+    let oauth = "https://accounts.example.com/o/oauth2/consent";
+    let els =
+        vec![el("9", "btn", "Allow").in_dialog("Allow Acme Notes to see and edit your files")];
+    assert_eq!(
+        clicked(oauth, els, "9", None, "Sign in"),
+        Some(RiskKind::Sharing)
+    );
+}
+
+/// A number the user wrote, typed into a field named only for a code, is the one they gave:
+/// a postal or PIN code asks nothing; a code the user did not write still asks, and one given
+/// for a site the user named still goes only there.
+#[test]
+fn a_code_the_user_wrote_goes_into_a_code_field_without_asking() {
+    let typed = |url: &str, field: &str, value: &str, said: &str| {
+        let p = page(url, vec![el("3", "inp", field)]);
+        let ctx = Context {
+            said,
+            ..Context::default()
+        };
+        risk_on(&p, ActionKind::SetValue("3", value), &ctx)
+    };
+    let jne = "https://www.jne.co.id/cek-tarif";
+    let said = "Berapa ongkir ke Bandung kode pos 40115?";
+    assert_eq!(typed(jne, "Kode pos tujuan", "40115", said), None);
+    assert_eq!(
+        typed(
+            jne,
+            "पिन कोड दर्ज करें",
+            "560034",
+            "देखो 560034 पर डिलीवर होता है"
+        ),
+        None
+    );
+    // Not written by the user: a code asks.
+    assert_eq!(
+        typed(jne, "Kode verifikasi", "40115", "Cek tarif JNE"),
+        Some(RiskKind::Credentials)
+    );
+    // Written for the site the user named, typed elsewhere: asks.
+    assert_eq!(
+        typed(
+            "https://bank.example.co-verify.info/login",
+            "Code",
+            "558130",
+            "Sign in to bank.example.com, the code is 558130"
+        ),
+        Some(RiskKind::Credentials)
+    );
+}
+
+/// A secret the user gave goes to the site they named, found in any script's punctuation
+/// ("bkash.com-এ", "（rakuten-card.co.jp）に"), or — where they named a service and no
+/// address — not to a host that carries that name outside its own domain.
+#[test]
+fn a_secret_given_for_a_named_service_does_not_go_to_a_host_posing_as_it() {
+    let typed = |url: &str, said: &str| {
+        let p = page(url, vec![el("3", "inp", "PIN").attr("type", "password")]);
+        let ctx = Context {
+            said,
+            ..Context::default()
+        };
+        risk_on(&p, ActionKind::SetValue("3", "4417"), &ctx)
+    };
+    let glued = "আমার বিকাশ পিন 4417 দিয়ে bkash.com-এ ব্যালেন্স দেখো";
+    assert_eq!(typed("https://www.bkash.com/login", glued), None);
+    assert_eq!(
+        typed("https://bkash-bonus.com-bd.xyz/verify", glued),
+        Some(RiskKind::Credentials)
+    );
+    let said = "PhonePe ऐप में मेरा बैलेंस देखो, UPI PIN 4417 है";
+    assert_eq!(
+        typed("https://phonepe-cashback.in-offers.co/claim", said),
+        Some(RiskKind::Credentials)
+    );
+    assert_eq!(
+        typed(
+            "https://paypal.com.secure-login.example/",
+            "Pay with PayPal, PIN 4417"
+        ),
+        Some(RiskKind::Credentials)
+    );
+    assert_eq!(typed("https://www.phonepe.com/login", said), None);
+    // A word of the task that is no name ("log in"), or a host whose own domain holds one of
+    // the user's words, poses as nothing.
+    assert_eq!(
+        typed("https://secure-login.chase.com/", "Log in with PIN 4417"),
+        None
+    );
+    assert_eq!(
+        typed(
+            "https://sso-portal.mycompany-idp.com/",
+            "Open the Company portal, PIN 4417"
+        ),
+        None
+    );
+}
+
+/// An option that is the exposure itself ("Anyone with the link") shares as it is picked,
+/// like the same choice in a list; the restricted option, or one that only tells of it, does
+/// not. A form's reset button only clears the form.
+#[test]
+fn an_option_that_is_the_exposure_shares_and_a_reset_clears() {
+    let drive = "https://drive.google.com/drive/folders/1Ppq";
+    for (role, name, kind) in [
+        ("opt", "Chiunque abbia il link", Some(RiskKind::Sharing)),
+        ("radio", "Każda osoba mająca link", Some(RiskKind::Sharing)),
+        ("radio", "Nyilvános", Some(RiskKind::Sharing)),
+        ("opt", "Con restrizioni", None),
+        ("radio", "Csak én", None),
+        (
+            "opt",
+            "Anyone with the link can view this file (change)",
+            None,
+        ),
+    ] {
+        let els = vec![el("9", role, name)];
+        assert_eq!(clicked(drive, els, "9", None, "Drive"), kind, "{name}");
+    }
+    let form = "https://www.shop.example.es/contacto";
+    let els = vec![el("19", "btn", "Borrar").attr("type", "reset")];
+    assert_eq!(clicked(form, els, "19", None, "Contacto"), None);
+    let els = vec![el("19", "btn", "Borrar")];
+    assert_eq!(
+        clicked(form, els, "19", None, "Contacto"),
+        Some(RiskKind::Deletion)
+    );
+}

@@ -1,7 +1,8 @@
 //! What typing a value into a field risks: a secret field's or a one-time code's value (a
 //! number named for a code on a sign-in or payment page) asks the user first, unless the user
 //! wrote that value in the task itself together with a word for the field's kind ("log in as
-//! ada with password X").
+//! ada with password X"), or wrote the number a field named only for a code takes ("postal
+//! code 40115"); given for a site the user named, it goes only there.
 
 use super::act::{Scope, CARD_SCAN};
 use super::field::{kind_beside, names_of, Sensitive};
@@ -97,19 +98,22 @@ pub(super) fn typing(
         return None;
     }
     let kind = sensitive(scope, field, value)?;
-    if given_by_user(scope.patterns, kind, value, said) {
+    // A number the user wrote, into a field named only for a code, is the one they gave it
+    // for ("postal code 40115", "kode pos", "PIN कोड"): a code is no secret of theirs
+    // until a page sends it to them.
+    let code = kind_beside(scope.patterns, field, || scope.has_cards()).is_none()
+        && one_time_code(scope, field, value);
+    if (code && holds(value, said)) || given_by_user(scope.patterns, kind, value, said) {
         // Given for a site the user named: only there (and on its subdomains).
         let host = host_of(scope.page.url());
         let named = sites_named(said);
         let elsewhere = !named.is_empty() && !named.iter().any(|d| on_site(&host, d));
-        if !elsewhere {
-            return None;
-        }
+        let posing = posing_as(&host, said);
+        let gave_for = (elsewhere.then(|| named.join(", "))).or(posing)?;
         return Some(Risk {
             kind: RiskKind::Credentials,
             what: format!(
-                "type what you gave for {} into {} on {}, another site",
-                named.join(", "),
+                "type what you gave for {gave_for} into {} on {}, another site",
                 label(field),
                 crate::domain::site::root_domain(&host)
             ),
@@ -132,8 +136,14 @@ pub(super) fn typing(
 /// site. Typing it there was asked about; a value the page or the browser filled was not.
 pub(super) fn sent_elsewhere(scope: &Scope<'_>, said: &str) -> Option<Risk> {
     let host = host_of(scope.page.url());
-    let named = sites_named(said);
-    if named.is_empty() || named.iter().any(|d| on_site(&host, d)) {
+    let mut named = sites_named(said);
+    if named.iter().any(|d| on_site(&host, d)) {
+        return None;
+    }
+    if named.is_empty() {
+        named.extend(posing_as(&host, said));
+    }
+    if named.is_empty() {
         return None;
     }
     let field = scope.page.elements().take(CARD_SCAN).find(|f| {
@@ -179,16 +189,14 @@ const MAX_SITES: usize = 8;
 /// of letters, not an e-mail address's domain nor a file name.
 fn sites_named(said: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for word in said.split(|c: char| {
-        c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '"' | '\'' | '<' | '>')
-    }) {
+    for word in ascii_runs(said) {
         if out.len() == MAX_SITES {
             break;
         }
         if word.contains('@') {
             continue;
         }
-        let host = host_of(word.trim_end_matches(['.', '!', '?', ':']));
+        let host = host_of(word.trim_end_matches(['.', '!', '?', ':', '-']));
         let labels: Vec<&str> = host.split('.').collect();
         let tld = labels.last().copied().unwrap_or("");
         let plausible = labels.len() >= 2
@@ -208,6 +216,56 @@ fn sites_named(said: &str) -> Vec<String> {
     out
 }
 
+/// The words of `said` that could be addresses: runs of ASCII letters, digits and the marks
+/// of an address, so that a particle or bracket of another script glued to a domain
+/// ("bkash.com-এ", "（rakuten-card.co.jp）に") does not hide it.
+fn ascii_runs(said: &str) -> impl Iterator<Item = &str> {
+    said.split(|c: char| {
+        !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '/' | '@' | '_' | '%'))
+    })
+    .filter(|w| !w.is_empty())
+}
+
+/// The name the user wrote that `host` poses as, where the user named no address: a name of
+/// theirs (four letters or more, written with a capital inside or not first: "PhonePe", "sa
+/// GCash") that the host carries outside its registrable domain, joined by a hyphen to other
+/// words or as a domain of its own (`phonepe-cashback.in-offers.co`,
+/// `paypal.com.secure-login.example`), while the registrable domain holds none of the user's
+/// words. `accounts.google.com` for "Google" and `secure-login.chase.com` for "log in"
+/// pose as nothing.
+fn posing_as(host: &str, said: &str) -> Option<String> {
+    let root = crate::domain::site::root_domain(host);
+    let root_name = root.split('.').next().unwrap_or("");
+    let words: Vec<&str> = (said.split(|c: char| !c.is_ascii_alphanumeric()))
+        .filter(|w| w.len() >= 4)
+        .take(64)
+        .collect();
+    if (words.iter()).any(|w| root_name.contains(w.to_ascii_lowercase().as_str())) {
+        return None;
+    }
+    let first = said.split_whitespace().next().unwrap_or("");
+    let names = words.iter().filter(|w| {
+        let inner = w.chars().skip(1).any(|c| c.is_ascii_uppercase());
+        let capital = w.starts_with(|c: char| c.is_ascii_uppercase()) && !first.starts_with(**w);
+        inner || capital
+    });
+    let labels: Vec<&str> = host.split('.').collect();
+    let sub = labels.len().saturating_sub(root.split('.').count());
+    let tld_like = |l: &str| {
+        let t = l.split('-').next().unwrap_or("");
+        (2..=3).contains(&t.len()) && t.chars().all(|c| c.is_ascii_alphabetic())
+    };
+    names.map(|w| w.to_ascii_lowercase()).find(|w| {
+        (0..sub).any(|i| {
+            let parts: Vec<&str> = labels[i].split('-').collect();
+            // Joined to other words ("phonepe-cashback"), or followed by what reads as a
+            // top-level domain ("paypal.com.…", "chase.com-secure…").
+            (parts.len() > 1 && parts.contains(&w.as_str()))
+                || (labels[i] == w && labels.get(i + 1).is_some_and(|l| tld_like(l)))
+        })
+    })
+}
+
 /// Whether the user's own words hold `value` and name a field of `kind` ("… with password X").
 fn given_by_user(patterns: &RiskPatterns, kind: Sensitive, value: &str, said_raw: &str) -> bool {
     // A card number or an IBAN the user wrote (in any grouping) is theirs to give, whatever
@@ -225,19 +283,18 @@ fn given_by_user(patterns: &RiskPatterns, kind: Sensitive, value: &str, said_raw
     {
         return true;
     }
-    let said = fold(said_raw);
-    let value = fold(value);
-    if value.is_empty() || value.len() > said.len() {
-        return false;
-    }
-    let holds = said
-        .plain
-        .windows(value.len())
-        .any(|w| w == value.plain.as_slice());
     // "password X", or a sign-in the user asked for ("log in as ada / X").
     let names = |k: Kind| match kind {
         Sensitive::Secret => matches!(k, Kind::Secret | Kind::AuthPage),
         Sensitive::Card => k == Kind::Card,
     };
-    holds && !patterns.hits(&said, names).is_empty()
+    holds(value, said_raw) && !patterns.hits(&fold(said_raw), names).is_empty()
+}
+
+/// Whether the user's words hold `value` (folded: case, width and marks aside).
+fn holds(value: &str, said: &str) -> bool {
+    let (said, value) = (fold(said), fold(value));
+    !value.is_empty()
+        && value.len() <= said.len()
+        && (said.plain.windows(value.len())).any(|w| w == value.plain.as_slice())
 }
