@@ -291,8 +291,9 @@ pub mod fake {
         pub href: Option<String>,
         pub input_type: Option<String>,
         pub attrs: Vec<(String, String)>,
-        /// The text of the dialog it is in.
+        /// The text of the dialog (or, with `form`, the form) it is in.
         pub dialog: Option<String>,
+        pub form: bool,
         /// The texts just before it, nearest first (its row, its section's heading).
         pub before: Vec<String>,
     }
@@ -330,6 +331,10 @@ pub mod fake {
         }
         pub fn in_dialog(mut self, text: &str) -> Self {
             self.dialog = Some(text.into());
+            self
+        }
+        pub fn in_form(mut self, text: &str) -> Self {
+            (self.dialog, self.form) = (Some(text.into()), true);
             self
         }
         pub fn after(mut self, texts: &[&str]) -> Self {
@@ -392,7 +397,7 @@ pub mod fake {
             let e = self.els.iter().find(|e| e.id == id)?;
             e.dialog.as_ref().map(|text| Holder {
                 text: text.clone(),
-                dialog: true,
+                dialog: !e.form,
             })
         }
         fn elements(&self) -> Box<dyn Iterator<Item = ElementFacts<'_>> + '_> {

@@ -224,18 +224,25 @@ impl<'a> Scope<'a> {
     fn element_as(&self, el: &ElementFacts<'_>, class: Class) -> Option<RiskKind> {
         // Picking an option ("Pay yearly – ¥258/year") sets a value: the control that applies
         // it commits (read with the choice: [`Scope::commits_choice`]) — but an option that is
-        // the exposure itself ("Anyone with the link"), like a list's, shares as it is picked.
+        // the exposure itself ("Anyone with the link"), like a list's, shares as it is picked
+        // in a dialog or on a page about sharing (in a filter or a post not sent, it does not).
         if option(el) {
             let names = names_of(el);
-            let exposes = !self.says(&names, Kind::Private) && !self.says(&names, Kind::Off);
-            return (exposes && names.iter().any(|n| self.only(n, Kind::Public)))
-                .then_some(RiskKind::Sharing);
+            let exposes = !self.says(&names, Kind::Private)
+                && !self.says(&names, Kind::Off)
+                && names.iter().any(|n| self.leads(n, Kind::Public));
+            return (exposes && self.about_sharing(el)).then_some(RiskKind::Sharing);
         }
-        // A form's reset button only clears what is being written in it.
-        let reset = el.input_type.or_else(|| el.attr("type"));
-        if matches!(class, Class::Choice | Class::Field)
-            || reset.is_some_and(|t| t.eq_ignore_ascii_case("reset"))
-        {
+        // A form's reset button only clears what is being written in it — unless its name
+        // names another act than clearing (a page's script may do what a "Buy now" says).
+        let reset = (el.input_type.or_else(|| el.attr("type")))
+            .is_some_and(|t| t.eq_ignore_ascii_case("reset"))
+            && self.page.holder(el.id).is_some_and(|h| !h.dialog)
+            && !(names_of(el).iter()).any(|n| {
+                let want = |k: Kind| matches!(k, Kind::Act(..) | Kind::Benign | Kind::Filter);
+                (self.read(n, want).iter()).any(|r| acts(r).iter().any(|(a, ..)| *a != Act::Delete))
+            });
+        if matches!(class, Class::Choice | Class::Field) || reset {
             return None;
         }
         let link = class == Class::Link;
@@ -589,8 +596,7 @@ impl<'a> Scope<'a> {
     }
 
     /// A control that sets an exposure ("Public", "Anyone with the link", "I want to make this
-    /// repository public"): short or the exposure alone, or in a dialog or page about it; not one
-    /// that makes private.
+    /// repository public"): short, or in a dialog or page about it; not one that makes private.
     fn exposes(&self, el: &ElementFacts<'_>, names: &[&str]) -> Option<RiskKind> {
         if !self.says(names, Kind::Public)
             || self.says(names, Kind::Private)
@@ -598,9 +604,7 @@ impl<'a> Scope<'a> {
         {
             return None;
         }
-        // A name that is the exposure and nothing more ("Public", "Anyone with the link"),
-        // not one that tells of it among other words.
-        let short = (names.iter()).any(|n| fold(n).len() <= 3 || self.only(n, Kind::Public));
+        let short = names.iter().any(|n| fold(n).len() <= 3);
         let holder = self.page.holder_text(el.id);
         let about: Vec<&str> = holder.as_deref().into_iter().chain(self.title).collect();
         (short || self.says(&about, Kind::Public)).then_some(RiskKind::Sharing)
@@ -608,19 +612,24 @@ impl<'a> Scope<'a> {
 
     /// The act of a dialog or form whose verb the control repeats ("Add" under "Add members
     /// to Finance", "Share" under "Share 'Q3 plan' with Ada"): the holder's text names the act,
-    /// the control its verb. A name that is a harmless phrase as a whole ("Allow all" under
-    /// "We use cookies … you can allow all") repeats no act: its holder's words are its own,
-    /// read the harmless way.
+    /// the control its verb. A name that is a harmless phrase as a whole, under a dialog about
+    /// the user's own privacy ("Allow all" under "We use cookies … you can allow all"),
+    /// repeats no act: its dialog's words are its own, read the harmless way ("Allow all"
+    /// under "Let 3 people into the call?" still admits them).
     fn echoes_holder(&self, el: &ElementFacts<'_>, readings: &[Reading<'_>]) -> Option<RiskKind> {
+        let holder =
+            (self.page.holder_text(el.id)).map(|h| crate::text::truncate_chars(&h, HOLDER_CHARS));
         let harmless = |r: &Reading<'_>| {
             let whole = |h: &Hit| h.start == 0 && h.end == r.folded.len();
             r.hits.iter().any(|h| h.kind == Kind::Benign && whole(h))
         };
-        if readings.iter().any(harmless) {
+        let private = holder
+            .iter()
+            .chain(self.title.map(str::to_owned).iter())
+            .any(|t| self.says(&[t.as_str()], Kind::OptOut));
+        if private && readings.iter().any(harmless) {
             return None;
         }
-        let holder =
-            (self.page.holder_text(el.id)).map(|h| crate::text::truncate_chars(&h, HOLDER_CHARS));
         if let Some(kind) = holder
             .as_deref()
             .and_then(|h| self.repeats_verb(h, readings))
@@ -683,10 +692,25 @@ impl<'a> Scope<'a> {
         None
     }
 
-    /// Whether `text` is a phrase of `kind` and nothing more.
-    fn only(&self, text: &str, kind: Kind) -> bool {
+    /// Whether the dialog or form holding `el`, or the page's title, is about sharing: it
+    /// names a sharing act ("Share 'Q3 plan'"), and filters nothing.
+    fn about_sharing(&self, el: &ElementFacts<'_>) -> bool {
+        let holder = self.page.holder_text(el.id);
+        let about: Vec<&str> = holder.as_deref().into_iter().chain(self.title).collect();
+        let sharing = |k: Kind| matches!(k, Kind::Act(Act::Share, _) | Kind::Filter);
+        about.iter().any(|t| {
+            let t = crate::text::truncate_chars(t, HOLDER_CHARS);
+            let readings = self.read(&t, sharing);
+            let filters = (readings.iter()).any(|r| r.hits.iter().any(|h| h.kind == Kind::Filter));
+            !filters && readings.iter().any(|r| !acts(r).is_empty())
+        })
+    }
+
+    /// Whether `text` starts with a phrase of `kind` (an option's name may carry its
+    /// description after it: "Anyone with the link · Anyone on the internet can view").
+    fn leads(&self, text: &str, kind: Kind) -> bool {
         (self.read(text, |k| k == kind).iter())
-            .any(|r| (r.hits.iter()).any(|h| h.start == 0 && h.end == r.folded.len()))
+            .any(|r| (r.hits.iter()).any(|h| h.start == 0 && h.chars.is_none_or(|(a, _)| a == 0)))
     }
 
     /// Whether any of `texts` holds a phrase of `kind`.

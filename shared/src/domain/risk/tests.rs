@@ -1220,7 +1220,8 @@ fn a_name_repeating_both_parts_apart_is_read_in_bounded_pairs() {
 
 /// A control whose whole name is a harmless phrase does not take on the act its dialog's words
 /// name by repeating them: "Allow all" under a cookie notice that says "you can allow all"
-/// consents to cookies; "Allow" under an app's request for access still grants it.
+/// consents to cookies; under a call's "Allow 3 people to join?" it admits them, and "Allow"
+/// under an app's request for access still grants it.
 #[test]
 fn a_harmless_name_repeated_by_its_dialog_stays_harmless() {
     let shop = "https://www.shop.example.co.uk/boots/p1";
@@ -1235,6 +1236,10 @@ fn a_harmless_name_repeated_by_its_dialog_stays_harmless() {
         let els = vec![el("9", "btn", name).in_dialog(dialog)];
         assert_eq!(clicked(shop, els, "9", None, "Boots"), None, "{name}");
     }
+    // The same name under a dialog that lets people in admits them.
+    let lobby = "https://meet.example.com/abc-defg-hij";
+    let els = vec![el("9", "btn", "Allow all").in_dialog("Allow 3 people to join the call?")];
+    assert!(clicked(lobby, els, "9", None, "Meet").is_some());
     let oauth = "https://accounts.example.com/o/oauth2/consent";
     let els =
         vec![el("9", "btn", "Allow").in_dialog("Allow Acme Notes to see and edit your files")];
@@ -1244,60 +1249,47 @@ fn a_harmless_name_repeated_by_its_dialog_stays_harmless() {
     );
 }
 
-/// A number the user wrote, typed into a field named only for a code, is the one they gave:
-/// a postal or PIN code asks nothing; a code the user did not write still asks, and one given
-/// for a site the user named still goes only there.
-#[test]
-fn a_code_the_user_wrote_goes_into_a_code_field_without_asking() {
-    let typed = |url: &str, field: &str, value: &str, said: &str| {
-        let p = page(url, vec![el("3", "inp", field)]);
-        let ctx = Context {
-            said,
-            ..Context::default()
-        };
-        risk_on(&p, ActionKind::SetValue("3", value), &ctx)
+/// `value` typed into element 3 of `p` after the user said `said`.
+fn typed_after(p: &FakePage, value: &str, said: &str) -> Option<RiskKind> {
+    let ctx = Context {
+        said,
+        ..Context::default()
     };
-    let jne = "https://www.jne.co.id/cek-tarif";
-    let said = "Berapa ongkir ke Bandung kode pos 40115?";
-    assert_eq!(typed(jne, "Kode pos tujuan", "40115", said), None);
-    assert_eq!(
-        typed(
-            jne,
-            "पिन कोड दर्ज करें",
-            "560034",
-            "देखो 560034 पर डिलीवर होता है"
-        ),
-        None
-    );
-    // Not written by the user: a code asks.
-    assert_eq!(
-        typed(jne, "Kode verifikasi", "40115", "Cek tarif JNE"),
-        Some(RiskKind::Credentials)
-    );
-    // Written for the site the user named, typed elsewhere: asks.
-    assert_eq!(
-        typed(
-            "https://bank.example.co-verify.info/login",
-            "Code",
-            "558130",
-            "Sign in to bank.example.com, the code is 558130"
-        ),
-        Some(RiskKind::Credentials)
-    );
+    risk_on(p, ActionKind::SetValue("3", value), &ctx)
+}
+
+/// A postal or PIN code is no secret in any language the table has ("kode pos", "cod
+/// poștal", "पिन कोड"); a code field's number the user did not give still asks.
+#[test]
+fn postal_codes_are_no_secret_and_codes_still_are() {
+    let typed = |field: &str, value: &str| {
+        let p = page(
+            "https://www.jne.co.id/cek-tarif",
+            vec![el("3", "inp", field)],
+        );
+        typed_after(&p, value, "Berapa ongkir ke Bandung?")
+    };
+    for field in ["Kode pos tujuan", "Cod poștal destinatar", "पिन कोड दर्ज करें"]
+    {
+        assert_eq!(typed(field, "40115"), None, "{field}");
+    }
+    for field in ["Kode verifikasi", "Cod de verificare", "Code"] {
+        assert_eq!(
+            typed(field, "40115"),
+            Some(RiskKind::Credentials),
+            "{field}"
+        );
+    }
 }
 
 /// A secret the user gave goes to the site they named, found in any script's punctuation
 /// ("bkash.com-এ", "（rakuten-card.co.jp）に"), or — where they named a service and no
-/// address — not to a host that carries that name outside its own domain.
+/// address — not to a host that spells that name as a domain before another site's.
 #[test]
 fn a_secret_given_for_a_named_service_does_not_go_to_a_host_posing_as_it() {
     let typed = |url: &str, said: &str| {
         let p = page(url, vec![el("3", "inp", "PIN").attr("type", "password")]);
-        let ctx = Context {
-            said,
-            ..Context::default()
-        };
-        risk_on(&p, ActionKind::SetValue("3", "4417"), &ctx)
+        typed_after(&p, "4417", said)
     };
     let glued = "আমার বিকাশ পিন 4417 দিয়ে bkash.com-এ ব্যালেন্স দেখো";
     assert_eq!(typed("https://www.bkash.com/login", glued), None);
@@ -1305,61 +1297,115 @@ fn a_secret_given_for_a_named_service_does_not_go_to_a_host_posing_as_it() {
         typed("https://bkash-bonus.com-bd.xyz/verify", glued),
         Some(RiskKind::Credentials)
     );
-    let said = "PhonePe ऐप में मेरा बैलेंस देखो, UPI PIN 4417 है";
+    let bracketed = "楽天カードの e-NAVI（rakuten-card.co.jp）に PIN 4417 でログインして";
     assert_eq!(
-        typed("https://phonepe-cashback.in-offers.co/claim", said),
-        Some(RiskKind::Credentials)
-    );
-    assert_eq!(
-        typed(
-            "https://paypal.com.secure-login.example/",
-            "Pay with PayPal, PIN 4417"
-        ),
-        Some(RiskKind::Credentials)
-    );
-    assert_eq!(typed("https://www.phonepe.com/login", said), None);
-    // A word of the task that is no name ("log in"), or a host whose own domain holds one of
-    // the user's words, poses as nothing.
-    assert_eq!(
-        typed("https://secure-login.chase.com/", "Log in with PIN 4417"),
+        typed("https://www.rakuten-card.co.jp/e-navi/", bracketed),
         None
     );
     assert_eq!(
-        typed(
-            "https://sso-portal.mycompany-idp.com/",
-            "Open the Company portal, PIN 4417"
-        ),
-        None
+        typed("https://rakuten-card.co.jp-secure.info/login", bracketed),
+        Some(RiskKind::Credentials)
     );
+    for host in ["paypal.com.secure-login.example", "paypal.com-verify.info"] {
+        let url = format!("https://{host}/");
+        let said = "Pay with PayPal, PIN 4417";
+        assert_eq!(typed(&url, said), Some(RiskKind::Credentials), "{host}");
+    }
+    // A password with the marks of an address is no site named.
+    let p = page(
+        "https://www.example.org/login",
+        vec![el("3", "inp", "Password").attr("type", "password")],
+    );
+    let said = "Log in with password movie.night!42";
+    assert_eq!(typed_after(&p, "movie.night!42", said), None);
+    // Sites that host their customers under their own domain pose as nothing, nor does a
+    // host where the user named the site.
+    for (url, said) in [
+        (
+            "https://www.phonepe.com/login",
+            "PhonePe balance, UPI PIN 4417",
+        ),
+        (
+            "https://moodle.ucl.ac.uk/login",
+            "Log in to Moodle with PIN 4417",
+        ),
+        ("https://acme.okta.com/", "Sign in to Acme with PIN 4417"),
+        (
+            "https://banking.dkb.de/login",
+            "Melde dich bei der DKB mit PIN 4417 an",
+        ),
+        ("https://secure-login.chase.com/", "Log in with PIN 4417"),
+        (
+            "https://www.paypal.com/signin",
+            "Log in to paypal.com, PIN 4417",
+        ),
+        (
+            "https://account.bbc.com/signin",
+            "Sign in to my BBC Account with PIN 4417",
+        ),
+        (
+            "https://www.paypal.com./signin",
+            "Log in to paypal.com, PIN 4417",
+        ),
+    ] {
+        assert_eq!(typed(url, said), None, "{url}");
+    }
 }
 
-/// An option that is the exposure itself ("Anyone with the link") shares as it is picked,
-/// like the same choice in a list; the restricted option, or one that only tells of it, does
-/// not. A form's reset button only clears the form.
+/// An option that is the exposure itself ("Anyone with the link") shares as it is picked in a
+/// dialog or on a page about sharing, like the same choice in a list; the restricted option, one
+/// that only tells of it, or the same words in a filter do not. A form's reset button only
+/// clears the form; one outside a form is read by its name.
 #[test]
 fn an_option_that_is_the_exposure_shares_and_a_reset_clears() {
     let drive = "https://drive.google.com/drive/folders/1Ppq";
+    let share = "Condividi \"Contratti fornitori\" Accesso generale";
     for (role, name, kind) in [
         ("opt", "Chiunque abbia il link", Some(RiskKind::Sharing)),
         ("radio", "Każda osoba mająca link", Some(RiskKind::Sharing)),
-        ("radio", "Nyilvános", Some(RiskKind::Sharing)),
-        ("opt", "Con restrizioni", None),
-        ("radio", "Csak én", None),
         (
             "opt",
-            "Anyone with the link can view this file (change)",
+            "Anyone with the link · Anyone on the internet with the link can view",
+            Some(RiskKind::Sharing),
+        ),
+        ("opt", "Con restrizioni", None),
+        (
+            "opt",
+            "Only people with access can open with the link",
             None,
         ),
     ] {
-        let els = vec![el("9", role, name)];
+        let els = vec![el("9", role, name).in_dialog(share)];
         assert_eq!(clicked(drive, els, "9", None, "Drive"), kind, "{name}");
     }
+    // The same words filtering a list of repositories or files.
+    let els = vec![el("9", "opt", "Public").in_dialog("Type: All, Public, Private, Sources")];
+    assert_eq!(
+        clicked(
+            "https://github.com/ada?tab=repositories",
+            els,
+            "9",
+            None,
+            "Ada"
+        ),
+        None
+    );
     let form = "https://www.shop.example.es/contacto";
-    let els = vec![el("19", "btn", "Borrar").attr("type", "reset")];
+    let reset = || el("19", "btn", "Borrar").attr("type", "reset");
+    let els = vec![reset().in_form("Formulario de contacto")];
     assert_eq!(clicked(form, els, "19", None, "Contacto"), None);
-    let els = vec![el("19", "btn", "Borrar")];
+    let els = vec![el("19", "btn", "Borrar").in_form("Formulario de contacto")];
     assert_eq!(
         clicked(form, els, "19", None, "Contacto"),
         Some(RiskKind::Deletion)
     );
+    assert_eq!(
+        clicked(form, vec![reset()], "19", None, "Contacto"),
+        Some(RiskKind::Deletion)
+    );
+    // A reset that names another act is read by it.
+    let buy = el("21", "btn", "Buy now")
+        .attr("type", "reset")
+        .in_form("Checkout");
+    assert!(clicked(form, vec![buy], "21", None, "Checkout").is_some());
 }

@@ -1,8 +1,7 @@
 //! What typing a value into a field risks: a secret field's or a one-time code's value (a
 //! number named for a code on a sign-in or payment page) asks the user first, unless the user
 //! wrote that value in the task itself together with a word for the field's kind ("log in as
-//! ada with password X"), or wrote the number a field named only for a code takes ("postal
-//! code 40115"); given for a site the user named, it goes only there.
+//! ada with password X"); given for a site the user named, it goes only there.
 
 use super::act::{Scope, CARD_SCAN};
 use super::field::{kind_beside, names_of, Sensitive};
@@ -98,18 +97,16 @@ pub(super) fn typing(
         return None;
     }
     let kind = sensitive(scope, field, value)?;
-    // A number the user wrote, into a field named only for a code, is the one they gave it
-    // for ("postal code 40115", "kode pos", "PIN कोड"): a code is no secret of theirs
-    // until a page sends it to them.
-    let code = kind_beside(scope.patterns, field, || scope.has_cards()).is_none()
-        && one_time_code(scope, field, value);
-    if (code && holds(value, said)) || given_by_user(scope.patterns, kind, value, said) {
-        // Given for a site the user named: only there (and on its subdomains).
+    if given_by_user(scope.patterns, kind, value, said) {
+        // Given for a site the user named: only there (and on its subdomains); given for a
+        // name, not on a host that spells that name as a domain of its own.
         let host = host_of(scope.page.url());
         let named = sites_named(said);
-        let elsewhere = !named.is_empty() && !named.iter().any(|d| on_site(&host, d));
-        let posing = posing_as(&host, said);
-        let gave_for = (elsewhere.then(|| named.join(", "))).or(posing)?;
+        let gave_for = match named.is_empty() {
+            true => posing_as(&host, said)?,
+            false if named.iter().any(|d| on_site(&host, d)) => return None,
+            false => named.join(", "),
+        };
         return Some(Risk {
             kind: RiskKind::Credentials,
             what: format!(
@@ -166,7 +163,9 @@ fn host_of(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let host = authority.rsplit('@').next().unwrap_or("");
-    host.split(':').next().unwrap_or("").to_ascii_lowercase()
+    let host = host.split(':').next().unwrap_or("");
+    // A fully qualified name ("www.mybank.com.") is the same host.
+    host.trim_end_matches('.').to_ascii_lowercase()
 }
 
 /// Whether `host` is `domain` or one of its subdomains.
@@ -189,7 +188,7 @@ const MAX_SITES: usize = 8;
 /// of letters, not an e-mail address's domain nor a file name.
 fn sites_named(said: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for word in ascii_runs(said) {
+    for word in address_words(said) {
         if out.len() == MAX_SITES {
             break;
         }
@@ -216,54 +215,46 @@ fn sites_named(said: &str) -> Vec<String> {
     out
 }
 
-/// The words of `said` that could be addresses: runs of ASCII letters, digits and the marks
-/// of an address, so that a particle or bracket of another script glued to a domain
-/// ("bkash.com-এ", "（rakuten-card.co.jp）に") does not hide it.
-fn ascii_runs(said: &str) -> impl Iterator<Item = &str> {
+/// The words of `said` that could be addresses, without the letters of another script glued
+/// to them ("bkash.com-এ") or its brackets around them ("（rakuten-card.co.jp）に").
+fn address_words(said: &str) -> impl Iterator<Item = &str> {
     said.split(|c: char| {
-        !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '/' | '@' | '_' | '%'))
+        c.is_whitespace()
+            || matches!(c, ',' | ';' | '(' | ')' | '"' | '\'' | '<' | '>')
+            || !(c.is_ascii() || c.is_alphanumeric())
     })
+    .map(|w| w.trim_matches(|c: char| !c.is_ascii()))
     .filter(|w| !w.is_empty())
 }
 
-/// The name the user wrote that `host` poses as, where the user named no address: a name of
-/// theirs (four letters or more, written with a capital inside or not first: "PhonePe", "sa
-/// GCash") that the host carries outside its registrable domain, joined by a hyphen to other
-/// words or as a domain of its own (`phonepe-cashback.in-offers.co`,
-/// `paypal.com.secure-login.example`), while the registrable domain holds none of the user's
-/// words. `accounts.google.com` for "Google" and `secure-login.chase.com` for "log in"
-/// pose as nothing.
+/// The name the user gave that `host` spells as a domain of its own before another site's
+/// (`paypal.com.secure-login.example`, `chase.com-secure-verify.info` for "PayPal", "Chase"):
+/// a word of theirs (four letters or more) followed, inside the host's subdomain, by a public
+/// suffix. A subdomain that only holds the name (`moodle.ucl.ac.uk`, `acme.okta.com`) is how
+/// sites host their customers, and poses as nothing.
 fn posing_as(host: &str, said: &str) -> Option<String> {
     let root = crate::domain::site::root_domain(host);
-    let root_name = root.split('.').next().unwrap_or("");
-    let words: Vec<&str> = (said.split(|c: char| !c.is_ascii_alphanumeric()))
-        .filter(|w| w.len() >= 4)
-        .take(64)
-        .collect();
-    if (words.iter()).any(|w| root_name.contains(w.to_ascii_lowercase().as_str())) {
-        return None;
-    }
-    let first = said.split_whitespace().next().unwrap_or("");
-    let names = words.iter().filter(|w| {
-        let inner = w.chars().skip(1).any(|c| c.is_ascii_uppercase());
-        let capital = w.starts_with(|c: char| c.is_ascii_uppercase()) && !first.starts_with(**w);
-        inner || capital
-    });
     let labels: Vec<&str> = host.split('.').collect();
     let sub = labels.len().saturating_sub(root.split('.').count());
-    let tld_like = |l: &str| {
-        let t = l.split('-').next().unwrap_or("");
-        (2..=3).contains(&t.len()) && t.chars().all(|c| c.is_ascii_alphabetic())
+    let suffix = |l: &str| {
+        let first = l.split('-').next().unwrap_or("");
+        !first.is_empty() && psl::suffix(first.as_bytes()).is_some_and(|s| s.is_known())
     };
-    names.map(|w| w.to_ascii_lowercase()).find(|w| {
-        (0..sub).any(|i| {
-            let parts: Vec<&str> = labels[i].split('-').collect();
-            // Joined to other words ("phonepe-cashback"), or followed by what reads as a
-            // top-level domain ("paypal.com.…", "chase.com-secure…").
-            (parts.len() > 1 && parts.contains(&w.as_str()))
-                || (labels[i] == w && labels.get(i + 1).is_some_and(|l| tld_like(l)))
+    // The suffix spelled is the subdomain's own ("paypal.com.…"), or starts the registrable
+    // domain's first label ("chase.com-secure-verify.info"), never the registrable domain
+    // itself (`account.bbc.com`: "bbc" is a top-level domain too).
+    let spelled: Vec<&str> = (0..sub)
+        .filter(|&i| {
+            let next = labels.get(i + 1).copied().unwrap_or("");
+            suffix(next) && (i + 1 < sub || next.contains('-'))
         })
-    })
+        .map(|i| labels[i])
+        .collect();
+    (said.split(|c: char| !c.is_ascii_alphanumeric()))
+        .filter(|w| w.len() >= 4)
+        .take(256)
+        .map(str::to_ascii_lowercase)
+        .find(|w| spelled.contains(&w.as_str()))
 }
 
 /// Whether the user's own words hold `value` and name a field of `kind` ("… with password X").
