@@ -11,9 +11,10 @@ own `Running` line, so the log reads as cargo's. (cargo-nextest does this too, b
 test in a process of its own, which starts a rig per test, and takes minutes to build on a
 fresh machine.)
 
-usage: run_tests.py --jobs N --durations FILE ARTIFACTS.json... [-- TEST-BINARY-ARGS...]
+usage: run_tests.py --jobs N --durations FILE ARTIFACTS.json[=FILTER,...]... [-- TEST-BINARY-ARGS...]
 (several builds' messages may be given: a crate tested with other features is its own binary,
-told apart by its features)
+told apart by its features; `=FILTER,...` runs only the tests of that build whose names
+contain one of the filters)
 Exit status: 0 when every binary passed, 1 otherwise.
 """
 
@@ -80,8 +81,12 @@ def main():
     except (OSError, ValueError):
         last = {}
     todo, seen = [], set()
-    for artifacts in a.artifacts:
-        todo += [b for b in binaries(artifacts) if b["exe"] not in seen]
+    for spec in a.artifacts:
+        artifacts, _, filters = spec.partition("=")
+        found = [b for b in binaries(artifacts) if b["exe"] not in seen]
+        for b in found:
+            b["filters"] = [f for f in filters.split(",") if f]
+        todo += found
         seen.update(b["exe"] for b in todo)
     # Longest first (stable: unknown ones keep cargo's order, after the known).
     todo.sort(key=lambda b: -last.get(b["key"], 0.0))
@@ -97,7 +102,7 @@ def main():
                 b = queue.pop()
             env = dict(os.environ, CARGO=cargo, CARGO_MANIFEST_DIR=os.path.abspath(b["dir"]))
             started = time.monotonic()
-            p = subprocess.run([b["exe"], *args], cwd=b["dir"], env=env,
+            p = subprocess.run([b["exe"], *b["filters"], *args], cwd=b["dir"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             seconds = time.monotonic() - started
             with lock:

@@ -131,3 +131,26 @@ fn no_test_is_written_where_the_test_build_never_looks() {
         Vec::from_iter(problems).join("\n")
     );
 }
+
+/// `scripts/test` runs shared's unit tests without the embedded store only for `context::` and
+/// `adapters::`, the modules whose code the feature changes: every other unit test is the same
+/// code in both builds. A `cfg` on the feature anywhere else would make that narrowing skip
+/// code the functions run, so it fails here, naming the file.
+#[test]
+fn only_the_modules_the_test_command_reruns_depend_on_the_embedded_store() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/src");
+    let mut elsewhere: Vec<String> = api_tests::rust_files(&src)
+        .into_iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            text.contains("feature = \"embedded\"")
+        })
+        .map(|f| f.strip_prefix(&src).unwrap_or(&f).display().to_string())
+        .filter(|f| f != "context.rs" && !f.starts_with("adapters/"))
+        .collect();
+    elsewhere.sort();
+    assert!(
+        elsewhere.is_empty(),
+        "the embedded store's feature is read in {elsewhere:?}"
+    );
+}
