@@ -108,10 +108,10 @@ fn on_real_pages_the_gate_asks_about_their_acts_and_almost_nothing_else() {
     );
     assert_eq!(real.len(), acts.len(), "an act let through: {real:?}");
     assert!(sweep.clicks >= 1_500, "{} clicks", sweep.clicks);
-    // Goal: at most two clicks in a thousand asked about needlessly (3 in 2 121 now: a
-    // "remove from favorites" and two "Subscribe now" links to an offer page).
+    // Goal: at most one click in a thousand asked about needlessly (1 in 2 121 now: the
+    // "Subscribe Now" button of a news site's header, its plans not on the page).
     assert!(
-        needless.len() * 500 <= sweep.clicks,
+        needless.len() * 1_000 <= sweep.clicks,
         "{} needless asks in {} clicks: {needless:?}",
         needless.len(),
         sweep.clicks

@@ -346,6 +346,9 @@ impl<'a> Scope<'a> {
                     {
                         true
                     }
+                    // A link that offers a plan without its price ("Subscribe now" to the
+                    // offers) shows the plans first: the checkout subscribes.
+                    (Class::Link, Force::Commit) if act == Act::Subscribe => false,
                     (Class::Link, Force::Commit) => true,
                     (Class::Link, _) if question => false,
                     (Class::Link, _) => {

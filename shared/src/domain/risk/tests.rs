@@ -1409,3 +1409,35 @@ fn an_option_that_is_the_exposure_shares_and_a_reset_clears() {
         .in_form("Checkout");
     assert!(clicked(form, vec![buy], "21", None, "Checkout").is_some());
 }
+
+/// What the user can undo by doing it again is no act: taking an item off their favourites or
+/// wish list, as off a cart. A link offering a plan without its price shows the plans first; one
+/// with its price, or a button, subscribes.
+#[test]
+fn undoable_marks_and_links_to_plans_are_left_alone() {
+    let ad = "https://birmingham.example.org/grd/d/garage/7221815683.html";
+    let unmark = el("88", "btn", "favorite").attr("title", "remove from favorites");
+    assert_eq!(clicked(ad, vec![unmark], "88", None, "Garage"), None);
+    for name in [
+        "Aus Favoriten entfernen",
+        "Retirer des favoris",
+        "Remove from wishlist",
+    ] {
+        assert_eq!(click("btn", name, SHOP), None, "{name}");
+    }
+    assert_eq!(click("btn", "Delete list", SHOP), Some(RiskKind::Deletion));
+    let news = "https://www.news.example.com/2016/07/25/business/dealbook.html";
+    assert_eq!(click("link", "SUBSCRIBE NOW", news), None);
+    assert_eq!(
+        click("link", "Subscribe now – $9.99/month", news),
+        Some(RiskKind::Subscription)
+    );
+    assert_eq!(
+        click(
+            "btn",
+            "Subscribe now",
+            "https://www.news.example.com/subscription/checkout"
+        ),
+        Some(RiskKind::Subscription)
+    );
+}
