@@ -279,7 +279,8 @@ async fn card_details_typed_after_a_yes_stay_out_of_searches_in_any_formatting(d
 /// for every client) and the copy kept for an `Idempotency-Key` retry hold `[secret]`.
 async fn a_tool_round_never_carries_a_typed_password(dynamodb: bool) {
     // A short step: the model's slow answer after the tool ends the round with its result.
-    let h = on_store(dynamodb, |o| o.set("STEP_DEADLINE_MS", "5000")).await;
+    // (8 s, not 5: a loaded CI machine once took 5 s for the first step on moto.)
+    let h = on_store(dynamodb, |o| o.set("STEP_DEADLINE_MS", "8000")).await;
     h.llm.push([
         Reply::action(
             "I type the password you gave.",
@@ -287,7 +288,7 @@ async fn a_tool_round_never_carries_a_typed_password(dynamodb: bool) {
         ),
         Reply::action("Noting it.", "remember(\"pw\", \"Hunter22x\")"),
         Reply::Slow(
-            std::time::Duration::from_secs(4),
+            std::time::Duration::from_secs(7),
             "<Action>click(3)</Action>".into(),
         ),
     ]);
