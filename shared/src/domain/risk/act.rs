@@ -608,8 +608,8 @@ impl<'a> Scope<'a> {
             return None;
         }
         let short = names.iter().any(|n| fold(n).len() <= 3);
-        let holder = self.page.holder_text(el.id);
-        let about: Vec<&str> = holder.as_deref().into_iter().chain(self.title).collect();
+        let about = self.holder_and_title(el);
+        let about: Vec<&str> = about.iter().map(String::as_str).collect();
         (short || self.says(&about, Kind::Public)).then_some(RiskKind::Sharing)
     }
 
@@ -626,10 +626,8 @@ impl<'a> Scope<'a> {
             let whole = |h: &Hit| h.start == 0 && h.end == r.folded.len();
             r.hits.iter().any(|h| h.kind == Kind::Benign && whole(h))
         };
-        let private = holder
-            .iter()
-            .chain(self.title.map(str::to_owned).iter())
-            .any(|t| self.says(&[t.as_str()], Kind::OptOut));
+        let about = self.holder_and_title(el);
+        let private = (about.iter()).any(|t| self.says(&[t.as_str()], Kind::OptOut));
         if private && readings.iter().any(harmless) {
             return None;
         }
@@ -698,15 +696,22 @@ impl<'a> Scope<'a> {
     /// Whether the dialog or form holding `el`, or the page's title, is about sharing: it
     /// names a sharing act ("Share 'Q3 plan'"), and filters nothing.
     fn about_sharing(&self, el: &ElementFacts<'_>) -> bool {
-        let holder = self.page.holder_text(el.id);
-        let about: Vec<&str> = holder.as_deref().into_iter().chain(self.title).collect();
         let sharing = |k: Kind| matches!(k, Kind::Act(Act::Share, _) | Kind::Filter);
-        about.iter().any(|t| {
+        self.holder_and_title(el).iter().any(|t| {
             let t = crate::text::truncate_chars(t, HOLDER_CHARS);
             let readings = self.read(&t, sharing);
             let filters = (readings.iter()).any(|r| r.hits.iter().any(|h| h.kind == Kind::Filter));
             !filters && readings.iter().any(|r| !acts(r).is_empty())
         })
+    }
+
+    /// The text of the dialog or form holding `el` (when the page tells), then the page's title.
+    fn holder_and_title(&self, el: &ElementFacts<'_>) -> Vec<String> {
+        let holder = self.page.holder_text(el.id);
+        holder
+            .into_iter()
+            .chain(self.title.map(str::to_owned))
+            .collect()
     }
 
     /// Whether `text` starts with a phrase of `kind` (an option's name may carry its

@@ -133,14 +133,11 @@ pub(super) fn typing(
 /// site. Typing it there was asked about; a value the page or the browser filled was not.
 pub(super) fn sent_elsewhere(scope: &Scope<'_>, said: &str) -> Option<Risk> {
     let host = host_of(scope.page.url());
-    let mut named = sites_named(said);
-    if named.iter().any(|d| on_site(&host, d)) {
-        return None;
-    }
-    if named.is_empty() {
-        named.extend(posing_as(&host, said));
-    }
-    if named.is_empty() {
+    let named = match sites_named(said) {
+        named if named.is_empty() => posing_as(&host, said).into_iter().collect(),
+        named => named,
+    };
+    if named.is_empty() || named.iter().any(|d| on_site(&host, d)) {
         return None;
     }
     let field = scope.page.elements().take(CARD_SCAN).find(|f| {
