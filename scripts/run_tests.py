@@ -25,6 +25,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -91,7 +92,7 @@ def main():
     # Longest first (stable: unknown ones keep cargo's order, after the known).
     todo.sort(key=lambda b: -last.get(b["key"], 0.0))
     cargo = shutil.which("cargo") or "cargo"
-    lock, failed, took = threading.Lock(), [], {}
+    lock, failed, took, cpu = threading.Lock(), [], {}, {}
     queue = list(reversed(todo))
 
     def worker():
@@ -102,13 +103,20 @@ def main():
                 b = queue.pop()
             env = dict(os.environ, CARGO=cargo, CARGO_MANIFEST_DIR=os.path.abspath(b["dir"]))
             started = time.monotonic()
-            p = subprocess.run([b["exe"], *b["filters"], *args], cwd=b["dir"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            with tempfile.TemporaryFile() as out:
+                p = subprocess.Popen([b["exe"], *b["filters"], *args], cwd=b["dir"], env=env,
+                                     stdout=out, stderr=subprocess.STDOUT)
+                # wait4, not wait: the binary's own CPU time (and its waited-for children's).
+                _, code, usage = os.wait4(p.pid, 0)
+                p.returncode = os.waitstatus_to_exitcode(code)
+                out.seek(0)
+                output = out.read()
             seconds = time.monotonic() - started
             with lock:
                 took[b["key"]] = round(seconds, 1)
+                cpu[b["key"]] = usage.ru_utime + usage.ru_stime
                 sys.stdout.write(f"     Running {b['label']}\n")
-                sys.stdout.write(p.stdout.decode("utf-8", "replace"))
+                sys.stdout.write(output.decode("utf-8", "replace"))
                 if p.returncode != 0:
                     failed.append(b["label"])
                     sys.stdout.write(f"error: test failed (exit {p.returncode}): {b['label']}\n")
@@ -135,6 +143,8 @@ def main():
         share = (busy_after[0] - busy_before[0]) / (busy_after[1] - busy_before[1])
         line += f"; the machine's {os.cpu_count()} cores {share:.0%} busy"
     print(line)
+    heaviest = sorted(cpu.items(), key=lambda kv: -kv[1])[:8]
+    print("most CPU: " + ", ".join(f"{k.split(':')[0]} {v:.0f} s" for k, v in heaviest))
     for label in failed:
         print(f"FAILED: {label}")
     return 1 if failed else 0

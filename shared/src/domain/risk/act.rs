@@ -383,6 +383,10 @@ impl<'a> Scope<'a> {
             if !turns_off && names.iter().any(|n| self.recurring(n)) {
                 return Some(RiskKind::Subscription);
             }
+            // So does a short activation right after one ("89 Kč měsíčně" … "Aktivovat").
+            if !turns_off && self.activates_after_price(el, &names) {
+                return Some(RiskKind::Subscription);
+            }
             if let Some(kind) = self.exposes(el, &names) {
                 return Some(kind);
             }
@@ -495,7 +499,9 @@ impl<'a> Scope<'a> {
             return Some(RiskKind::Subscription);
         }
         let public = self.says(&picked, Kind::Public) && !self.says(&picked, Kind::Private);
-        public.then_some(RiskKind::Sharing)
+        // An option that is a role granting access ("Administrator (full access)").
+        let grants = option(chosen) && self.says(&picked, Kind::Role);
+        (public || grants).then_some(RiskKind::Sharing)
     }
 
     /// What a dialog or form that names no act sets, for the terse yes inside it: it turns off
@@ -748,6 +754,45 @@ impl<'a> Scope<'a> {
                 .page
                 .holder(el.id)
                 .is_some_and(|h| h.dialog && has_amount(&h.text))
+    }
+
+    /// Whether a short control that starts something ("Activate", "Try for €0", "Đăng ký")
+    /// stands right after a recurring price: in its dialog or form, or the two texts before
+    /// it (its offer's price and terms). A price another control names is that control's
+    /// offer ("Try Plus – 24.99/month", then "Start free"); a price of nothing ("$0/month")
+    /// charges nothing.
+    fn activates_after_price(&self, el: &ElementFacts<'_>, names: &[&str]) -> bool {
+        let short = names.iter().any(|n| fold(n).len() <= GENERIC_WORDS);
+        let charged = |t: &str| self.recurring(t) && t.chars().any(|c| matches!(c, '1'..='9'));
+        let offer = |t: &String| {
+            charged(t)
+                && !(self.page.elements().take(CARD_SCAN)).any(|e| {
+                    e.id != el.id
+                        && matches!(
+                            &*e.role,
+                            "btn"
+                                | "button"
+                                | "link"
+                                | "a"
+                                | "menuitem"
+                                | "tab"
+                                | "opt"
+                                | "option"
+                                | "radio"
+                                | "chk"
+                                | "checkbox"
+                                | "switch"
+                        )
+                        && *e.name == **t
+                })
+        };
+        // "Enable 2FA" turns a setting on: [`Scope::setting_act`] reads it.
+        let setting = SETTINGS.iter().any(|k| self.says(names, *k));
+        short
+            && !setting
+            && self.says(names, Kind::Part(Part::Begin))
+            && ((self.page.texts_before(el.id).iter().take(2)).any(offer)
+                || (self.page.holder_text(el.id)).is_some_and(|h| charged(&h)))
     }
 
     /// Whether a payment here recurs: a recurring price in the control's name, its dialog or

@@ -1067,7 +1067,8 @@ fn a_secret_is_not_sent_to_a_site_the_user_did_not_name() {
         None
     );
     assert_eq!(send(lookalike, said, "Cancel"), None);
-    // Where the user named no site, no site is the wrong one.
+    // Where the user named no site, no site is the wrong one for a value the page or the
+    // browser filled (a password manager fills only the site it saved it for).
     assert_eq!(
         send(lookalike, "Log in with password Tulip!2024", "Sign in"),
         None
@@ -1349,6 +1350,214 @@ fn a_secret_given_for_a_named_service_does_not_go_to_a_host_posing_as_it() {
         ),
     ] {
         assert_eq!(typed(url, said), None, "{url}");
+    }
+}
+
+/// State is not an act: a terse apply beside a filled recovery e-mail or a checked exposure
+/// the page shows commits nothing asked about (a settings form shows what is set, and a
+/// default is no choice of the task's); the same apply right after the task chose the exposure
+/// or a granting role commits it.
+#[test]
+fn a_terse_apply_commits_the_choice_the_task_made_not_the_state_it_finds() {
+    let security = "https://id.example.com/account/security";
+    let contact = el("1", "inp", "Recovery e-mail").value("me.backup@mail.test");
+    let save = el("3", "btn", "Save");
+    assert_eq!(
+        clicked(security, vec![contact, save], "3", None, "Account security"),
+        None
+    );
+    let docs = "https://docs.example.com/doc/7";
+    let access = || {
+        vec![
+            el("4", "radio", "Only me"),
+            el("5", "radio", "Anyone with the link can edit").states("checked"),
+            el("6", "btn", "OK"),
+        ]
+    };
+    assert_eq!(clicked(docs, access(), "6", None, "Roster"), None);
+    assert_eq!(
+        clicked(docs, access(), "6", Some("5"), "Roster"),
+        Some(RiskKind::Sharing)
+    );
+    let people = "https://panel.example.com/users/114/edit";
+    let role = || {
+        vec![
+            el("2", "radio", "Read only"),
+            el("3", "radio", "Administrator (full access)").states("checked"),
+            el("8", "btn", "Save"),
+        ]
+    };
+    assert_eq!(clicked(people, role(), "8", None, "User permissions"), None);
+    assert_eq!(
+        clicked(people, role(), "8", Some("3"), "User permissions"),
+        Some(RiskKind::Sharing)
+    );
+    assert_eq!(
+        clicked(people, role(), "8", Some("2"), "User permissions"),
+        None
+    );
+}
+
+/// A short control that starts something ("Aktivovat", "Try for €0") right after a recurring
+/// price starts the recurring charge; the same control after a one-time price, or with no
+/// price before it, does not subscribe.
+#[test]
+fn an_activation_right_after_a_recurring_price_subscribes() {
+    let url = "https://www.example.cz/premium";
+    let after = |texts: &[&str]| {
+        let els = vec![el("8", "btn", "Aktivovat").after(texts)];
+        clicked(url, els, "8", None, "Premium")
+    };
+    assert_eq!(
+        after(&["89 Kč měsíčně", "Email Profi"]),
+        Some(RiskKind::Subscription)
+    );
+    assert_eq!(after(&["Email Profi", "Jednorázově 89 Kč"]), None);
+    assert_eq!(after(&["Email Profi"]), None);
+    // The tree's text node holding the price is the offer's own; a price of nothing charges
+    // nothing; a switch's "Enable" is a setting.
+    let tree = vec![
+        el("7", "text", "89 Kč měsíčně"),
+        el("8", "btn", "Aktivovat").after(&["89 Kč měsíčně"]),
+    ];
+    assert_eq!(
+        clicked(url, tree, "8", None, "Premium"),
+        Some(RiskKind::Subscription)
+    );
+    assert_eq!(after(&["0 Kč měsíčně", "Email Free"]), None);
+    let enable = vec![el("9", "btn", "Enable 2FA").after(&["Pro – $19/month"])];
+    assert_ne!(
+        clicked(url, enable, "9", None, "Welcome to Pro"),
+        Some(RiskKind::Subscription)
+    );
+    // A price another control names is that control's offer.
+    let plans = vec![
+        el("12", "btn", "Try Plus – 24.99 SAR/month"),
+        el("14", "btn", "Start free").after(&["Try Plus – 24.99 SAR/month"]),
+    ];
+    assert_eq!(clicked(url, plans, "14", None, "Plans"), None);
+    let try_it =
+        vec![el("3", "btn", "Try for €0")
+            .after(&["1 month free, then €34.57/month", "Premium Career"])];
+    assert_eq!(
+        clicked(
+            "https://www.example.com/premium",
+            try_it,
+            "3",
+            None,
+            "Premium"
+        ),
+        Some(RiskKind::Subscription)
+    );
+}
+
+/// Where the user named a service but no address, a secret they gave goes nowhere that is a
+/// look-alike by its own name, whatever script they named it in: a host that spells a domain
+/// with a generic suffix before its own (`amazon.co.jp.member-update.top`), or a registrable
+/// name dressed in a look-alike's words (`-sicherheit-verifizierung`, `-rewards-claim`). The
+/// sites a service signs its users in on are neither: a region or a service of the site
+/// spelled in its subdomain (`tenant.eu.auth0.com`, `signin.aws.amazon.com`) and a hyphened
+/// name of the brand's own (`credit-agricole.fr`, `sparkasse-hannover.de`).
+#[test]
+fn a_secret_given_for_a_service_goes_to_no_site_that_is_a_look_alike_by_its_own_name() {
+    let typed = |url: &str, said: &str| {
+        let p = page(url, vec![el("3", "inp", "PIN").attr("type", "password")]);
+        typed_after(&p, "4417", said)
+    };
+    for (url, said) in [
+        (
+            "https://amazon.co.jp.member-update.top/ap/signin",
+            "アマゾンにログインして、PINは4417",
+        ),
+        (
+            "https://bkash.com.offer-bd.net/pin",
+            "আমার বিকাশ পিন 4417 দিয়ে লগইন করো",
+        ),
+        (
+            "https://impots.gouv.fr.remboursement.example/",
+            "PIN 4417 pour les impôts",
+        ),
+        (
+            "https://privatbank.ua.dopomoga-vyplata.org/login",
+            "зайди в Приват24, PIN 4417",
+        ),
+        (
+            "https://sparkasse-sicherheit-verifizierung.de/login",
+            "melde dich bei meiner Sparkasse an, PIN 4417",
+        ),
+        (
+            "https://gcash-rewards-claim.com/login",
+            "mag-log in sa GCash, MPIN 4417",
+        ),
+        ("https://kerry.delivery-fee.net/pay", "ใส่ PIN 4417 ของกสิกร"),
+        (
+            "https://vietcombank.xac-thuc.info/ibk",
+            "đăng nhập, mật khẩu 4417",
+        ),
+    ] {
+        assert_eq!(typed(url, said), Some(RiskKind::Credentials), "{url}");
+    }
+    for (url, said) in [
+        (
+            "https://tenant.eu.auth0.com/u/login",
+            "Log in with PIN 4417",
+        ),
+        (
+            "https://signin.aws.amazon.com/signin",
+            "Sign in to AWS, PIN 4417",
+        ),
+        (
+            "https://accounts.google.com/signin",
+            "Log in to Gmail with PIN 4417",
+        ),
+        (
+            "https://www.credit-agricole.fr/",
+            "Connecte-toi au Crédit Agricole, PIN 4417",
+        ),
+        (
+            "https://www.sparkasse-hannover.de/",
+            "melde dich bei meiner Sparkasse an, PIN 4417",
+        ),
+        ("https://www.sncf-connect.com/", "connecte-toi, PIN 4417"),
+        (
+            "https://mydomain.auth.us-east-1.amazoncognito.com/login",
+            "Sign in, PIN 4417",
+        ),
+        ("https://www.de-mail.de/login", "Melde mich an, PIN 4417"),
+        (
+            "https://www.bankhapoalim.co.il/",
+            "תיכנס לפועלים עם PIN 4417",
+        ),
+        ("https://www.net-a-porter.com/signin", "Sign in, PIN 4417"),
+        (
+            "https://northwind.eu.auth0.com/u/login",
+            "Log in to Northwind, PIN 4417",
+        ),
+        (
+            "https://www.toll-collect.de/login",
+            "Bei Toll Collect anmelden, PIN 4417",
+        ),
+        (
+            "https://login.f-secure.com/",
+            "Log in to F-Secure with PIN 4417",
+        ),
+    ] {
+        assert_eq!(typed(url, said), None, "{url}");
+    }
+}
+
+proptest::proptest! {
+    /// A host made of plain names (no hyphen, no generic suffix spelled inside it) under any
+    /// registrable domain is no look-alike: a secret the user gave naming no address is typed
+    /// there unasked.
+    #[test]
+    fn plain_hosts_are_no_look_alikes(
+        labels in proptest::collection::vec("[a-z][a-z0-9]{3,9}", 1..4),
+        suffix in proptest::sample::select(vec!["com", "de", "co.uk", "com.br", "io", "eu"]),
+    ) {
+        let url = format!("https://{}.{suffix}/login", labels.join("."));
+        let p = page(&url, vec![el("3", "inp", "PIN").attr("type", "password")]);
+        proptest::prop_assert_eq!(typed_after(&p, "4417", "PIN 4417"), None, "{}", url);
     }
 }
 

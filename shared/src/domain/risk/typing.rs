@@ -101,19 +101,24 @@ pub(super) fn typing(
         // Given for a site the user named: only there (and on its subdomains); given for a
         // name, not on a host that spells that name as a domain of its own.
         let host = host_of(scope.page.url());
+        let root = crate::domain::site::root_domain(&host);
         let named = sites_named(said);
-        let gave_for = match named.is_empty() {
-            true => posing_as(&host, said)?,
+        let what = match named.is_empty() {
+            true => format!(
+                "type what you gave into {} on {root}, which {}",
+                label(field),
+                lookalike(scope.patterns, &host, said)?
+            ),
             false if named.iter().any(|d| on_site(&host, d)) => return None,
-            false => named.join(", "),
+            false => format!(
+                "type what you gave for {} into {} on {root}, another site",
+                named.join(", "),
+                label(field)
+            ),
         };
         return Some(Risk {
             kind: RiskKind::Credentials,
-            what: format!(
-                "type what you gave for {gave_for} into {} on {}, another site",
-                label(field),
-                crate::domain::site::root_domain(&host)
-            ),
+            what,
         });
     }
     Some(match kind {
@@ -224,34 +229,82 @@ fn address_words(said: &str) -> impl Iterator<Item = &str> {
     .filter(|w| !w.is_empty())
 }
 
-/// The name the user gave that `host` spells as a domain of its own before another site's
-/// (`paypal.com.secure-login.example`, `chase.com-secure-verify.info` for "PayPal", "Chase"):
-/// a word of theirs (four letters or more) followed, inside the host's subdomain, by a public
-/// suffix. A subdomain that only holds the name (`moodle.ucl.ac.uk`, `acme.okta.com`) is how
-/// sites host their customers, and poses as nothing.
+/// What makes `host` a look-alike of the site a secret was given for, where the user named
+/// no address: it spells a domain of its own before another site's ([`posing_as`]), or its
+/// registrable name is dressed in a look-alike's words ([`dressed`]).
+fn lookalike(patterns: &RiskPatterns, host: &str, said: &str) -> Option<String> {
+    (posing_as(host, said).map(|site| format!("poses as {site}"))).or_else(|| {
+        dressed(patterns, host, said).map(|word| format!("is dressed as a look-alike (\"{word}\")"))
+    })
+}
+
+/// Top-level domains a host spells inside itself only to pose as a site (`.com.`), where a
+/// country's (`tenant.eu.auth0.com`) or a brand's (`signin.aws.amazon.com`) names a region or
+/// a service of the site itself.
+const GENERIC: &[&str] = &["com", "net", "org", "gov", "edu", "mil", "int"];
+
+/// The site `host` spells as a domain of its own before another site's: a label followed,
+/// inside the host's subdomain, by a public suffix (`paypal.com.secure-login.example`,
+/// `chase.com-secure-verify.info`). A generic suffix (`.com.`) or one of two labels (`.co.jp.`,
+/// `.gouv.fr.`) spells a site whatever its name; any other (`paypal.de.konto-sicherheit.info`)
+/// only a name of the user's (four letters or more), and inside the subdomain only before a
+/// hyphened registrable name (`northwind.eu.auth0.com` is a tenant's region). A subdomain that only holds a name
+/// (`moodle.ucl.ac.uk`, `acme.okta.com`) is how sites host their customers, and poses as nothing.
 fn posing_as(host: &str, said: &str) -> Option<String> {
     let root = crate::domain::site::root_domain(host);
     let labels: Vec<&str> = host.split('.').collect();
     let sub = labels.len().saturating_sub(root.split('.').count());
-    let suffix = |l: &str| {
-        let first = l.split('-').next().unwrap_or("");
-        !first.is_empty() && psl::suffix(first.as_bytes()).is_some_and(|s| s.is_known())
+    let first = |l: &str| l.split('-').next().unwrap_or("").to_owned();
+    let known = |s: &str| {
+        !s.is_empty()
+            && psl::suffix(s.as_bytes())
+                .is_some_and(|x| x.is_known() && x.as_bytes() == s.as_bytes())
     };
     // The suffix spelled is the subdomain's own ("paypal.com.…"), or starts the registrable
     // domain's first label ("chase.com-secure-verify.info"), never the registrable domain
     // itself (`account.bbc.com`: "bbc" is a top-level domain too).
-    let spelled: Vec<&str> = (0..sub)
-        .filter(|&i| {
-            let next = labels.get(i + 1).copied().unwrap_or("");
-            suffix(next) && (i + 1 < sub || next.contains('-'))
+    let inside = |j: usize| j < sub || labels.get(j).is_some_and(|l| l.contains('-'));
+    let spelled: Vec<(&str, bool)> = (0..sub)
+        .filter(|&i| inside(i + 1))
+        .filter_map(|i| {
+            let tld = first(labels[i + 1]);
+            let two = (labels.get(i + 2).filter(|_| inside(i + 2)))
+                .is_some_and(|after| known(&format!("{tld}.{}", first(after))));
+            // A generic suffix glued to the registrable name is a word of it (`net-a-porter`).
+            let whole = i + 1 < sub;
+            let generic = (whole && GENERIC.contains(&tld.as_str())) || two;
+            // A country's suffix inside the subdomain names a region of the site
+            // (`tenant.eu.auth0.com`) unless the site's own name is hyphened as look-alikes'
+            // are (`paypal.de.konto-sicherheit.info`).
+            let country =
+                known(&tld) && (!whole || root.split('.').next().is_some_and(|n| n.contains('-')));
+            (country || generic).then(|| (labels[i], generic))
         })
-        .map(|i| labels[i])
         .collect();
+    if let Some((site, _)) = spelled.iter().find(|(_, generic)| *generic) {
+        return Some((*site).to_owned());
+    }
     (said.split(|c: char| !c.is_ascii_alphanumeric()))
         .filter(|w| w.len() >= 4)
         .take(256)
         .map(str::to_ascii_lowercase)
-        .find(|w| spelled.contains(&w.as_str()))
+        .find(|w| spelled.iter().any(|(l, _)| l == w))
+}
+
+/// A look-alike's word in `host`'s registrable name, read part by hyphened part
+/// (`sbi-kyc-update-online.in`, `gcash-rewards-claim.com`): a brand's own sign-in is not so
+/// named ([`Kind::Lure`]), unless the word is the brand's own and the user wrote it
+/// (`f-secure.com` for "F-Secure", `toll-collect.de` for "Toll Collect"). A name without
+/// hyphens is read as one word, and never so.
+fn dressed(patterns: &RiskPatterns, host: &str, said: &str) -> Option<String> {
+    let root = crate::domain::site::root_domain(host);
+    let name = root.split('.').next().filter(|n| n.contains('-'))?;
+    let words = fold(&name.replace('-', " "));
+    let theirs = fold(said);
+    let lure = (patterns.hits(&words, |k| k == Kind::Lure).into_iter())
+        .map(|h| &words.plain[h.start..h.end])
+        .find(|w| !theirs.plain.windows(w.len()).any(|t| t == *w))?;
+    Some(lure.join("-"))
 }
 
 /// Whether the user's own words hold `value` and name a field of `kind` ("… with password X").
