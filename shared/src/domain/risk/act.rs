@@ -499,9 +499,7 @@ impl<'a> Scope<'a> {
             return Some(RiskKind::Subscription);
         }
         let public = self.says(&picked, Kind::Public) && !self.says(&picked, Kind::Private);
-        // An option that is a role granting access ("Administrator (full access)").
-        let grants = option(chosen) && self.says(&picked, Kind::Role);
-        (public || grants).then_some(RiskKind::Sharing)
+        public.then_some(RiskKind::Sharing)
     }
 
     /// What a dialog or form that names no act sets, for the terse yes inside it: it turns off

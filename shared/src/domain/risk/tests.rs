@@ -1356,7 +1356,7 @@ fn a_secret_given_for_a_named_service_does_not_go_to_a_host_posing_as_it() {
 /// State is not an act: a terse apply beside a filled recovery e-mail or a checked exposure
 /// the page shows commits nothing asked about (a settings form shows what is set, and a
 /// default is no choice of the task's); the same apply right after the task chose the exposure
-/// or a granting role commits it.
+/// commits it.
 #[test]
 fn a_terse_apply_commits_the_choice_the_task_made_not_the_state_it_finds() {
     let security = "https://id.example.com/account/security";
@@ -1379,23 +1379,15 @@ fn a_terse_apply_commits_the_choice_the_task_made_not_the_state_it_finds() {
         clicked(docs, access(), "6", Some("5"), "Roster"),
         Some(RiskKind::Sharing)
     );
-    let people = "https://panel.example.com/users/114/edit";
-    let role = || {
-        vec![
-            el("2", "radio", "Read only"),
-            el("3", "radio", "Administrator (full access)").states("checked"),
-            el("8", "btn", "Save"),
-        ]
-    };
-    assert_eq!(clicked(people, role(), "8", None, "User permissions"), None);
-    assert_eq!(
-        clicked(people, role(), "8", Some("3"), "User permissions"),
-        Some(RiskKind::Sharing)
-    );
-    assert_eq!(
-        clicked(people, role(), "8", Some("2"), "User permissions"),
-        None
-    );
+    // A radio is not read for a role: its name as often names a person ("Dana Lee (my
+    // manager)" picked as the approver of a timesheet) as a role.
+    let approver = vec![
+        el("5", "radio", "Dana Lee (my manager)").states("checked"),
+        el("6", "radio", "Sam Ortiz"),
+        el("7", "btn", "Save timesheet"),
+    ];
+    let sheet = "https://hr.example.com/timesheet";
+    assert_eq!(clicked(sheet, approver, "7", Some("5"), "Timesheet"), None);
 }
 
 /// A short control that starts something ("Aktivovat", "Try for €0") right after a recurring
