@@ -365,6 +365,8 @@ pub struct Phrases {
     by_stem: [HashMap<String, Vec<usize>>; 2],
     /// Phrases written without spaces, by their first character, per form.
     by_char: [HashMap<char, Vec<usize>>; 2],
+    /// The longest stem's characters: a word's longer beginnings lead to no phrase.
+    longest_stem: usize,
 }
 
 impl Phrases {
@@ -389,6 +391,7 @@ impl Phrases {
             match (first, p.words.first()) {
                 (Some(c), _) => self.by_char[form].entry(c).or_default().push(at),
                 (None, Some((w, true))) => {
+                    self.longest_stem = self.longest_stem.max(w.chars().count());
                     self.by_stem[form].entry(w.clone()).or_default().push(at)
                 }
                 (None, Some((w, false))) => {
@@ -414,7 +417,8 @@ impl Phrases {
         for form in [0, 1] {
             let words = text.words(form == 1);
             for (start, t) in words.iter().enumerate() {
-                let stems = (t.char_indices().skip(1).map(|(b, _)| b))
+                let stems = (t.char_indices().skip(1).take(self.longest_stem))
+                    .map(|(b, _)| b)
                     .chain([t.len()])
                     .filter_map(|b| self.by_stem[form].get(&t[..b]));
                 for &i in self.by_word[form]
@@ -668,6 +672,29 @@ mod tests {
                 proptest::prop_assert_eq!(table.hits(&f, want), every);
             }
         }
+    }
+
+    /// Every phrase that begins with a stem is found by the index at the start of a longer word,
+    /// the longest stem included (a word's beginnings are looked up only up to its length).
+    #[test]
+    fn the_index_finds_every_stem_in_a_longer_word() {
+        let table = builtin();
+        let stems =
+            (table.iter().enumerate()).filter(|(_, p)| p.words.first().is_some_and(|w| w.1));
+        let mut checked = 0;
+        for (i, p) in stems {
+            let text = fold(&format!("{}ingly", p.text()));
+            let mut own = Vec::new();
+            p.find(&text, &mut [None, None], &mut own);
+            let hits = table.indexed_hits(&text, |k| k == p.kind);
+            assert!(
+                own.is_empty() || hits.iter().any(|(at, _)| *at == i),
+                "{}",
+                p.text()
+            );
+            checked += usize::from(!own.is_empty());
+        }
+        assert!(checked > 100, "{checked}");
     }
 
     fn found(kind: &str, phrase: &str, text: &str) -> bool {
