@@ -88,6 +88,11 @@ stop_pid() {
 
 stop_moto() { stop_pid "${MOTO_PID:-}"; }
 
+# cpu_seconds PID: the CPU (user and system) a running process has used so far, in seconds.
+cpu_seconds() {
+  awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
 # Sockudo (a Pusher-protocol server) for the realtime tests: built once from crates.io into
 # $TOOLS_DIR/sockudo with only the local adapter (no OpenTelemetry), reused afterwards.
 SOCKUDO_VERSION="5.2.0"

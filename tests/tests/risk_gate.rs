@@ -45,7 +45,7 @@ fn judged(dir: &std::path::Path, min_cases: usize, min_languages: usize, held_ou
 fn on_its_training_set_the_gate_catches_nearly_every_risky_case_and_rarely_asks_otherwise() {
     let report = judged(&training_dir(), 1_100, 30, false);
     // Each round's new training cases join before the gate is tuned on all of them (acts-8:
-    // 71 % caught on its first run, acts-9: 68 %), and so do a review's attacks on the round's
+    // 71 % caught on its first run, acts-9: 68 %, acts-10: 75 %), and so do a review's attacks on the round's
     // rules (review-9: 4 of its 28 risky cases caught, the holes it found): the set is held
     // near the held-out goal, not to zero misses.
     assert!(
@@ -62,12 +62,12 @@ fn on_its_training_set_the_gate_catches_nearly_every_risky_case_and_rarely_asks_
     );
 }
 
-/// The held-out set's figures, below which the gate must not fall: blind set I (470 cases)
-/// first ran at 235/280 caught and 19/190 asked (the gate before the round that preceded it:
-/// 230/280 and 19/190). A review of the round's new rules then removed two that read a page's
-/// standing state as the task's choice (a settings form's defaults asked about on every Save),
-/// made without looking at I, and I stands at 232/280 (82.9 %) and 19/190 (10.0 %) since.
-const HELD_OUT_FLOOR: (f64, f64) = (232.0 / 280.0, 19.0 / 190.0);
+/// The held-out set's figures, below which the gate must not fall: blind set J (470 cases, 46
+/// languages, written by a helper who read neither the gate nor any case) first ran, after
+/// round 10 was tuned on acts-10 without looking at it, at 223/280 caught (79.6 %) and 4/190
+/// asked (2.1 %). (I, held out before it, stayed at 232/280 and went from 19 to 18/190 over
+/// the round: spent.)
+const HELD_OUT_FLOOR: (f64, f64) = (223.0 / 280.0, 4.0 / 190.0);
 
 #[test]
 fn on_cases_nobody_tuned_it_to_the_gate_keeps_at_least_its_first_run_figures() {

@@ -194,6 +194,10 @@ impl<'a> Scope<'a> {
         // row or section names: the nearest words before it that name one.
         let found = found.or_else(|| self.setting_before(el, &[Kind::Private]));
         let found = found.or_else(|| (!on && self.security_page()).then_some(Kind::Protect));
+        // A box whose name is a role ("Super Admin", "Διαχειριστής"), ticked, gives it.
+        if found.is_none() && on && self.gives_role(el) {
+            return Some(Some(RiskKind::Sharing));
+        }
         Some(match found? {
             Kind::Protect => (!on).then_some(RiskKind::Security),
             Kind::Public => on.then_some(RiskKind::Sharing),
@@ -226,6 +230,13 @@ impl<'a> Scope<'a> {
         // it commits (read with the choice: [`Scope::commits_choice`]) — but an option that is
         // the exposure itself ("Anyone with the link"), like a list's, shares as it is picked
         // in a dialog or on a page about sharing (in a filter or a post not sent, it does not).
+        // A menu item or list option whose name is a role ("Owner", "Make admin") gives it
+        // (a radio's name as often names a person: "Dana Lee (my manager)").
+        if matches!(&*el.role, "menuitem" | "menuitemradio" | "option" | "opt")
+            && self.gives_role(el)
+        {
+            return Some(RiskKind::Sharing);
+        }
         if option(el) {
             let names = names_of(el);
             let exposes = !self.says(&names, Kind::Private)
@@ -387,6 +398,11 @@ impl<'a> Scope<'a> {
             if !turns_off && self.activates_after_price(el, &names) {
                 return Some(RiskKind::Subscription);
             }
+            // Or a short commit of the plan picked by its recurring price ("Bireysel — 79,99
+            // TL/ay" selected, then "Satın al" or "Continue").
+            if !turns_off && self.commits_picked_plan(el, &names, &readings) {
+                return Some(RiskKind::Subscription);
+            }
             if let Some(kind) = self.exposes(el, &names) {
                 return Some(kind);
             }
@@ -481,7 +497,9 @@ impl<'a> Scope<'a> {
             }
             Class::Field => {
                 let value = chosen.value.as_deref().filter(|v| !v.trim().is_empty())?;
-                return self.setting_choice(chosen, value).flatten();
+                let contact = self.saves_contact(chosen, value, &readings);
+                return (self.setting_choice(chosen, value).flatten())
+                    .or(contact.then_some(RiskKind::Security));
             }
             _ => {}
         }
@@ -709,6 +727,26 @@ impl<'a> Scope<'a> {
         })
     }
 
+    /// Whether `el`'s name is a role that grants access, and nothing more than one word besides
+    /// ("Owner", "Super Admin", "Make admin"; one word of a script without spaces), outside a
+    /// filter (its name, its dialog or form, or the nearest words before it say "filter").
+    fn gives_role(&self, el: &ElementFacts<'_>) -> bool {
+        let names = names_of(el);
+        let role = names.iter().any(|n| {
+            self.read(n, |k| k == Kind::Role).iter().any(|r| {
+                let words = r.folded.len();
+                r.hits.iter().any(|h| match h.chars {
+                    Some(_) => words == 1,
+                    None => words <= 3 && h.end - h.start + 1 >= words,
+                })
+            })
+        });
+        let filter = self.says(&names, Kind::Filter)
+            || (self.page.holder_text(el.id)).is_some_and(|h| self.says(&[&h], Kind::Filter))
+            || self.setting_before(el, &[Kind::Filter]) == Some(Kind::Filter);
+        role && !filter
+    }
+
     /// The text of the dialog or form holding `el` (when the page tells), then the page's title.
     fn holder_and_title(&self, el: &ElementFacts<'_>) -> Vec<String> {
         let holder = self.page.holder_text(el.id);
@@ -791,6 +829,61 @@ impl<'a> Scope<'a> {
             && self.says(names, Kind::Part(Part::Begin))
             && ((self.page.texts_before(el.id).iter().take(2)).any(offer)
                 || (self.page.holder_text(el.id)).is_some_and(|h| charged(&h)))
+    }
+
+    /// Whether a form's "Save" ("Speichern", "Update") after the task typed into `field` changes
+    /// the account's sign-in contact or secret: a field named or labelled as one
+    /// ("E-Mail-Adresse", "Mobilnummer", "New password") or given an e-mail address — off
+    /// sign-in pages and a shop's (a checkout's e-mail is the receipt's).
+    fn saves_contact(
+        &self,
+        field: &ElementFacts<'_>,
+        value: &str,
+        readings: &[Reading<'_>],
+    ) -> bool {
+        let save = (readings.iter()).any(|r| r.hits.iter().any(|h| h.kind == Kind::Save));
+        let email = value.trim().split_once('@').is_some_and(|(user, host)| {
+            !user.is_empty() && !user.contains(' ') && host.contains('.') && !host.contains(' ')
+        });
+        // Its name, or on a `dom` page the text just before it (its label).
+        let label = self.page.texts_before(field.id).into_iter().next();
+        let names: Vec<&str> = names_of(field)
+            .into_iter()
+            .chain(label.as_deref())
+            .collect();
+        let contact = email || self.says(&names, Kind::Part(Part::Contact));
+        save && contact
+            && !self.page_is(Kind::AuthPage)
+            && self.shop_page().is_none()
+            && !self.has_cards()
+    }
+
+    /// Whether a short control that confirms, goes on, starts or buys stands on a page where
+    /// the option picked (a radio or list option selected) names a recurring price of something.
+    fn commits_picked_plan(
+        &self,
+        el: &ElementFacts<'_>,
+        names: &[&str],
+        readings: &[Reading<'_>],
+    ) -> bool {
+        let short = names.iter().any(|n| fold(n).len() <= GENERIC_WORDS);
+        // Not a form's "Save": the plan shown selected may be the one the account has.
+        let yes = (readings.iter()).any(|r| {
+            r.folded.len() <= GENERIC_WORDS
+                && (r.hits.iter()).any(|h| matches!(h.kind, Kind::Confirm | Kind::Next))
+        });
+        let commits = yes
+            || self.says(names, Kind::Part(Part::Begin))
+            || (readings.iter())
+                .any(|r| (acts(r).iter()).any(|(a, ..)| matches!(a, Act::Pay | Act::Subscribe)));
+        let picked = |e: &ElementFacts<'_>| {
+            e.id != el.id
+                && option(e)
+                && (e.has_state("checked") || e.has_state("selected"))
+                && self.recurring(&e.name)
+                && e.name.chars().any(|c| matches!(c, '1'..='9'))
+        };
+        short && commits && (self.page.elements().take(CARD_SCAN)).any(|e| picked(&e))
     }
 
     /// Whether a payment here recurs: a recurring price in the control's name, its dialog or
@@ -1289,6 +1382,12 @@ impl<'a> Scope<'a> {
                 .iter()
                 .any(|r| r.hits.iter().any(|h| h.kind == Kind::Composer) || !acts(r).is_empty())
             });
+            // Plain Enter in a list or a field that suggests (a recipient's "To", an address)
+            // picks the option; a composer sends.
+            let list = matches!(&*focus.role, "combobox" | "sel" | "select" | "listbox");
+            if list && !chord && !composer {
+                return None;
+            }
             // A search box submits only the form the page says it is in (a `dom` form): in
             // the extension's tree the form is a guess, and its Enter searches.
             let search = self.searches(focus);

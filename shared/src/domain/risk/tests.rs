@@ -1642,3 +1642,173 @@ fn undoable_marks_and_links_to_plans_are_left_alone() {
         Some(RiskKind::Subscription)
     );
 }
+
+/// A box ticked or a menu item chosen whose name is a role gives that role; a person named
+/// with a role among other words, a role in a filter, a radio, and a box turned off do not.
+#[test]
+fn a_control_named_as_a_role_gives_it_and_a_filter_or_a_person_does_not() {
+    let roles = "https://admin.example.com/users/88/roles";
+    let boxes = |name: &str| {
+        vec![
+            el("1", "link", "Users"),
+            el("14", "chk", name),
+            el("16", "btn", "Save"),
+        ]
+    };
+    for name in ["Super Admin", "Διαχειριστής", "Owner"] {
+        let p = page(roles, boxes(name));
+        let ticked = risk_on(&p, ActionKind::Check("14"), &Context::default());
+        assert_eq!(ticked, Some(RiskKind::Sharing), "{name}");
+        let cleared = risk_on(&p, ActionKind::Uncheck("14"), &Context::default());
+        assert_eq!(cleared, None, "{name} turned off gives nothing");
+    }
+    let p = page(roles, boxes("Dana Lee, reports to the office manager"));
+    assert_eq!(
+        risk_on(&p, ActionKind::Check("14"), &Context::default()),
+        None
+    );
+    let filter = page(
+        "https://admin.example.com/users",
+        vec![
+            el("3", "btn", "Filter by role"),
+            el("14", "chk", "Admin").after(&["Filter by role"]),
+            el("15", "chk", "Member"),
+        ],
+    );
+    assert_eq!(
+        risk_on(&filter, ActionKind::Check("14"), &Context::default()),
+        None
+    );
+    let team = "https://teams.example.com/team/7/members";
+    let menu = |role: &str| vec![el("21", "menu", "Role"), el("24", role, "Ägare")];
+    assert_eq!(
+        clicked(team, menu("menuitem"), "24", None, "Team"),
+        Some(RiskKind::Sharing)
+    );
+    assert_eq!(clicked(team, menu("radio"), "24", None, "Team"), None);
+}
+
+/// A short "Continue", "Buy" or "Join" on a page where the plan picked names a recurring price
+/// starts it; a form's "Save" beside the plan the account has, and the same button beside a
+/// one-time price, do not.
+#[test]
+fn a_short_commit_of_the_plan_picked_by_its_recurring_price_subscribes() {
+    let url = "https://www.example.com/premium";
+    let plans = |price: &str, button: &str| {
+        vec![
+            el("3", "radio", &format!("Individual — {price}")).states("checked"),
+            el("4", "radio", "Family — 159,99 TL/ay"),
+            el("5", "btn", button),
+        ]
+    };
+    for button in ["Satın al", "Continue", "Join"] {
+        let got = clicked(url, plans("79,99 TL/ay", button), "5", None, "Premium");
+        assert_eq!(got, Some(RiskKind::Subscription), "{button}");
+    }
+    assert_eq!(
+        clicked(url, plans("79,99 TL/ay", "Save"), "5", None, "Billing"),
+        None
+    );
+    assert_eq!(
+        clicked(url, plans("79,99 TL", "Continue"), "5", None, "Premium"),
+        None
+    );
+    assert_eq!(
+        clicked(url, plans("0 TL/ay", "Continue"), "5", None, "Premium"),
+        None
+    );
+}
+
+/// Saving a form right after the task typed into the account's e-mail or phone field (named,
+/// labelled or given an address) changes its sign-in contact; saving a name, and a checkout's
+/// or a sign-in page's e-mail, does not.
+#[test]
+fn saving_a_new_sign_in_contact_is_a_security_change_and_a_name_is_not() {
+    let profile = "https://www.example.de/kundenkonto/persoenliche-daten";
+    let form = |field: &str, value: &str| {
+        vec![
+            el("11", "inp", field).value(value),
+            el("20", "btn", "Abbrechen"),
+            el("21", "btn", "Speichern"),
+        ]
+    };
+    let saved = |url: &str, field: &str, value: &str| {
+        clicked(
+            url,
+            form(field, value),
+            "21",
+            Some("11"),
+            "Persönliche Daten",
+        )
+    };
+    assert_eq!(
+        saved(profile, "E-Mail-Adresse", "j.k@mail.test"),
+        Some(RiskKind::Security)
+    );
+    assert_eq!(
+        saved(profile, "Mobilnummer", "+49 151 2290"),
+        Some(RiskKind::Security)
+    );
+    assert_eq!(
+        saved(profile, "Kontakt", "j.k@mail.test"),
+        Some(RiskKind::Security)
+    );
+    assert_eq!(saved(profile, "Nachname", "Krüger"), None);
+    let labelled = vec![
+        el("19", "inp", "")
+            .value("98100 44721")
+            .after(&["मोबाइल नंबर"]),
+        el("23", "btn", "अपडेट करें"),
+    ];
+    let hi = clicked(
+        "https://paytm.example/myaccount/profile",
+        labelled,
+        "23",
+        Some("19"),
+        "प्रोफ़ाइल",
+    );
+    assert_eq!(hi, Some(RiskKind::Security));
+    assert_eq!(
+        saved(
+            "https://www.example.de/checkout/address",
+            "E-Mail-Adresse",
+            "j.k@mail.test"
+        ),
+        None
+    );
+    assert_eq!(
+        saved(
+            "https://www.example.de/login",
+            "E-Mail-Adresse",
+            "j.k@mail.test"
+        ),
+        None
+    );
+}
+
+/// Plain Enter in a list or a field that suggests picks the option (a recipient in "To"); a
+/// composer's Enter and any field's Ctrl+Enter still send.
+#[test]
+fn enter_in_a_suggesting_field_picks_and_in_a_composer_sends() {
+    let p = page(
+        "https://mail.example.com/compose",
+        vec![
+            el("11", "combobox", "To"),
+            el("14", "inp", "Write a message"),
+            el("15", "btn", "Send"),
+        ],
+    );
+    let focus = |id: &str| Context {
+        focus: p.element(id),
+        ..Context::default()
+    };
+    assert_eq!(risk_on(&p, ActionKind::Press("Enter"), &focus("11")), None);
+    assert_eq!(
+        risk_on(&p, ActionKind::Press("Control+Enter"), &focus("11")),
+        Some(RiskKind::Sending)
+    );
+    assert_eq!(
+        risk_on(&p, ActionKind::Press("Enter"), &focus("14")),
+        Some(RiskKind::Sending)
+    );
+}
