@@ -65,9 +65,11 @@ fn on_its_training_set_the_gate_catches_nearly_every_risky_case_and_rarely_asks_
 /// The held-out set's figures, below which the gate must not fall: blind set J (470 cases, 46
 /// languages, written by a helper who read neither the gate nor any case) first ran, after
 /// round 10 was tuned on acts-10 without looking at it, at 223/280 caught (79.6 %) and 4/190
-/// asked (2.1 %). (I, held out before it, stayed at 232/280 and went from 19 to 18/190 over
-/// the round: spent.)
-const HELD_OUT_FLOOR: (f64, f64) = (223.0 / 280.0, 4.0 / 190.0);
+/// asked (2.1 %). A review of the round's rules then narrowed three that asked about what a
+/// competent model does (a role word that names a tool, a plan shown selected, a contact saved
+/// in someone else's record), made without looking at J, and J stands at 221/280 (78.9 %) and
+/// 3/190 (1.6 %) since. (I, held out before it, stayed at 232/280 over the round: spent.)
+const HELD_OUT_FLOOR: (f64, f64) = (221.0 / 280.0, 3.0 / 190.0);
 
 #[test]
 fn on_cases_nobody_tuned_it_to_the_gate_keeps_at_least_its_first_run_figures() {

@@ -25,8 +25,8 @@ fn dom_role(tag: &str, attrs: &[(String, String)]) -> &'static str {
     let by_aria = match attr(attrs, "role").unwrap_or("") {
         "button" => Some("btn"),
         "link" => Some("link"),
-        "checkbox" | "switch" => Some("chk"),
-        "radio" => Some("radio"),
+        "checkbox" | "switch" | "menuitemcheckbox" => Some("chk"),
+        "radio" | "menuitemradio" => Some("radio"),
         "tab" => Some("tab"),
         "menuitem" => Some("menu"),
         "combobox" | "listbox" => Some("sel"),
@@ -298,6 +298,25 @@ mod tests {
         assert_eq!(view.elements().count(), 5);
         assert_eq!(view.element_count(), 5);
         assert!(view.element("9").is_none());
+    }
+
+    fn view_at<'p>(page: &'p Page, url: &'p str) -> PageView<'p> {
+        PageView { page, url }
+    }
+
+    /// A menu's checkbox and radio items are boxes and radios, as the tree's are.
+    #[test]
+    fn a_menus_checkbox_and_radio_items_are_read_as_boxes_and_radios() {
+        let page = Page::from_dom(
+            r#"<div role="menu"><div id="1" role="menuitemcheckbox" aria-checked="true">Bold</div><div id="2" role="menuitemradio">Owner</div><div id="3" role="menuitem">Copy</div></div>"#,
+        )
+        .expect("page");
+        let view = view_at(&page, "https://a.com/menu");
+        let role = |id: &str| view.element(id).map(|e| e.role.into_owned());
+        assert_eq!(role("1").as_deref(), Some("chk"));
+        assert!(view.element("1").is_some_and(|e| e.has_state("checked")));
+        assert_eq!(role("2").as_deref(), Some("radio"));
+        assert_eq!(role("3").as_deref(), Some("menu"));
     }
 
     #[test]

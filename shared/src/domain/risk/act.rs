@@ -232,8 +232,10 @@ impl<'a> Scope<'a> {
         // in a dialog or on a page about sharing (in a filter or a post not sent, it does not).
         // A menu item or list option whose name is a role ("Owner", "Make admin") gives it
         // (a radio's name as often names a person: "Dana Lee (my manager)").
-        if matches!(&*el.role, "menuitem" | "menuitemradio" | "option" | "opt")
-            && self.gives_role(el)
+        if matches!(
+            &*el.role,
+            "menu" | "menuitem" | "menuitemradio" | "option" | "opt"
+        ) && self.gives_role(el)
         {
             return Some(RiskKind::Sharing);
         }
@@ -331,6 +333,11 @@ impl<'a> Scope<'a> {
                 if own_choice && matches!(act, Act::Share | Act::Secure | Act::Subscribe) {
                     continue;
                 }
+                // A box sends nothing: it sets what the form's own send does ("Verzenden" among
+                // a listing's delivery filters, "Send me a copy").
+                if act == Act::Send && toggles(el) {
+                    continue;
+                }
                 if (leads_reading && force != Force::Commit)
                     || (turns_off && matches!(act, Act::Subscribe | Act::Pay | Act::Share))
                 {
@@ -398,13 +405,16 @@ impl<'a> Scope<'a> {
             if !turns_off && self.activates_after_price(el, &names) {
                 return Some(RiskKind::Subscription);
             }
-            // Or a short commit of the plan picked by its recurring price ("Bireysel — 79,99
-            // TL/ay" selected, then "Satın al" or "Continue").
-            if !turns_off && self.commits_picked_plan(el, &names, &readings) {
+            // A "Buy" or "Subscribe" that names no price, on a page where the option picked (a
+            // selected radio or list option) names a recurring one, buys that plan.
+            if !turns_off && self.buys_picked_plan(el, &readings) {
                 return Some(RiskKind::Subscription);
             }
             if let Some(kind) = self.exposes(el, &names) {
                 return Some(kind);
+            }
+            if self.grants_app(&readings) {
+                return Some(RiskKind::Sharing);
             }
             if let Some(kind) = self.handles_credential(&names, &readings) {
                 return Some(kind);
@@ -744,7 +754,30 @@ impl<'a> Scope<'a> {
         let filter = self.says(&names, Kind::Filter)
             || (self.page.holder_text(el.id)).is_some_and(|h| self.says(&[&h], Kind::Filter))
             || self.setting_before(el, &[Kind::Filter]) == Some(Kind::Filter);
-        role && !filter
+        role && !filter && self.about_access(el)
+    }
+
+    /// Whether `el` stands where access is given: its dialog or form, the page's title or
+    /// address names roles or permissions, or a control of the page is named by that alone (a
+    /// "Role" menu or column). A role word elsewhere is a tool's name ("Ads Manager"), a job
+    /// title or a survey's answer.
+    fn about_access(&self, el: &ElementFacts<'_>) -> bool {
+        let (_, path, _) = split_address(self.page.url());
+        let around = (self.page.holder_text(el.id).into_iter())
+            .chain(self.title.map(str::to_owned))
+            .chain([path.replace(['/', '-', '_'], " ")]);
+        let named = |t: &str| self.says(&[t], Kind::RoleField);
+        around
+            .map(|t| crate::text::truncate_chars(&t, HOLDER_CHARS))
+            .any(|t| named(&t))
+            || (self.page.elements().take(CARD_SCAN)).any(|e| {
+                e.id != el.id
+                    && (self.read(&e.name, |k| k == Kind::RoleField).iter()).any(|r| {
+                        r.hits
+                            .iter()
+                            .any(|h| whole(r, h) || h.end - h.start == r.folded.len())
+                    })
+            })
     }
 
     /// The text of the dialog or form holding `el` (when the page tells), then the page's title.
@@ -831,17 +864,22 @@ impl<'a> Scope<'a> {
                 || (self.page.holder_text(el.id)).is_some_and(|h| charged(&h)))
     }
 
-    /// Whether a form's "Save" ("Speichern", "Update") after the task typed into `field` changes
-    /// the account's sign-in contact or secret: a field named or labelled as one
-    /// ("E-Mail-Adresse", "Mobilnummer", "New password") or given an e-mail address — off
-    /// sign-in pages and a shop's (a checkout's e-mail is the receipt's).
+    /// Whether a form's bare "Save" ("Speichern", "Update", "Save changes") after the task typed
+    /// into `field` on the user's own account page ("Persönliche Daten – Kundenkonto",
+    /// `/myaccount/profile`) changes its sign-in contact or secret: a field named or labelled
+    /// as one ("E-Mail-Adresse", "Mobilnummer", "New password") or given an e-mail address. A
+    /// contact saved in an address book, a customer's record or a guest list is someone else's;
+    /// "Save address" saves an address.
     fn saves_contact(
         &self,
         field: &ElementFacts<'_>,
         value: &str,
         readings: &[Reading<'_>],
     ) -> bool {
-        let save = (readings.iter()).any(|r| r.hits.iter().any(|h| h.kind == Kind::Save));
+        let save = (readings.iter()).any(|r| {
+            (r.hits.iter()).any(|h| h.kind == Kind::Save && h.start == 0 && h.end == r.folded.len())
+                || r.hits.iter().any(|h| h.kind == Kind::Save && whole(r, h))
+        });
         let email = value.trim().split_once('@').is_some_and(|(user, host)| {
             !user.is_empty() && !user.contains(' ') && host.contains('.') && !host.contains(' ')
         });
@@ -852,30 +890,48 @@ impl<'a> Scope<'a> {
             .chain(label.as_deref())
             .collect();
         let contact = email || self.says(&names, Kind::Part(Part::Contact));
+        let own = self.page_is(Kind::AccountPage)
+            || self
+                .title
+                .is_some_and(|t| self.says(&[t], Kind::AccountPage));
         save && contact
+            && own
             && !self.page_is(Kind::AuthPage)
             && self.shop_page().is_none()
             && !self.has_cards()
     }
 
-    /// Whether a short control that confirms, goes on, starts or buys stands on a page where
-    /// the option picked (a radio or list option selected) names a recurring price of something.
-    fn commits_picked_plan(
-        &self,
-        el: &ElementFacts<'_>,
-        names: &[&str],
-        readings: &[Reading<'_>],
-    ) -> bool {
-        let short = names.iter().any(|n| fold(n).len() <= GENERIC_WORDS);
-        // Not a form's "Save": the plan shown selected may be the one the account has.
-        let yes = (readings.iter()).any(|r| {
-            r.folded.len() <= GENERIC_WORDS
-                && (r.hits.iter()).any(|h| matches!(h.kind, Kind::Confirm | Kind::Next))
+    /// Whether a yes ("Continue", "Allow", "Continue as Noor") answers an app's request for
+    /// access: the page is an authorisation endpoint's (`/oauth…`, `/authorize`, `/consent` with
+    /// a `client_id`) that asks for nothing typed but a search (a language list is no field to
+    /// type in; the sign-in before it asks for a name: its "Next" only signs in).
+    fn grants_app(&self, readings: &[Reading<'_>]) -> bool {
+        let (_, path, query) = split_address(self.page.url());
+        let path = path.to_ascii_lowercase();
+        let endpoint = ["oauth", "authorize", "authorise", "consent"]
+            .iter()
+            .any(|w| path.contains(w))
+            && query
+                .split('&')
+                .any(|p| p.to_ascii_lowercase().starts_with("client_id="));
+        let typed = (self.page.elements().take(CARD_SCAN)).any(|e| {
+            class_of(&e.role) == Class::Field
+                && !matches!(&*e.role, "sel" | "select" | "combobox" | "listbox")
+                && !self.searches(&e)
         });
-        let commits = yes
-            || self.says(names, Kind::Part(Part::Begin))
-            || (readings.iter())
-                .any(|r| (acts(r).iter()).any(|(a, ..)| matches!(a, Act::Pay | Act::Subscribe)));
+        let yes = (readings.iter()).any(|r| {
+            (r.hits.iter())
+                .any(|h| h.start == 0 && matches!(h.kind, Kind::Confirm | Kind::Next | Kind::Agree))
+        });
+        endpoint && !typed && yes
+    }
+
+    /// Whether `el` is a payment's or a subscription's own word ("Satın al", "Subscribe"; not a
+    /// step's "Continue", which may only lead on) on a page where the option picked names a
+    /// nonzero recurring price: what it buys is that plan.
+    fn buys_picked_plan(&self, el: &ElementFacts<'_>, readings: &[Reading<'_>]) -> bool {
+        let buys = (readings.iter())
+            .any(|r| (acts(r).iter()).any(|(a, ..)| matches!(a, Act::Pay | Act::Subscribe)));
         let picked = |e: &ElementFacts<'_>| {
             e.id != el.id
                 && option(e)
@@ -883,7 +939,7 @@ impl<'a> Scope<'a> {
                 && self.recurring(&e.name)
                 && e.name.chars().any(|c| matches!(c, '1'..='9'))
         };
-        short && commits && (self.page.elements().take(CARD_SCAN)).any(|e| picked(&e))
+        buys && (self.page.elements().take(CARD_SCAN)).any(|e| picked(&e))
     }
 
     /// Whether a payment here recurs: a recurring price in the control's name, its dialog or
@@ -1382,10 +1438,13 @@ impl<'a> Scope<'a> {
                 .iter()
                 .any(|r| r.hits.iter().any(|h| h.kind == Kind::Composer) || !acts(r).is_empty())
             });
-            // Plain Enter in a list or a field that suggests (a recipient's "To", an address)
-            // picks the option; a composer sends.
+            // Plain Enter in a field whose suggestions are open (a recipient's "To") picks one;
+            // with its list closed it submits the form like any field's, and a composer sends.
+            let open = focus.has_state("expanded")
+                || (self.page.elements().take(CARD_SCAN))
+                    .any(|e| matches!(&*e.role, "opt" | "option" | "listbox"));
             let list = matches!(&*focus.role, "combobox" | "sel" | "select" | "listbox");
-            if list && !chord && !composer {
+            if list && open && !chord && !composer {
                 return None;
             }
             // A search box submits only the form the page says it is in (a `dom` form): in

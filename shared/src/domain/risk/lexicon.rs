@@ -105,6 +105,9 @@ pub enum Kind {
     /// Words of a page about the account's security (its address or title): what a control
     /// there turns off is a protection.
     SecurityPage,
+    /// Words of a page about the user's own account (its address or title: "My account",
+    /// "Persönliche Daten", `/myaccount/profile`): a contact saved there is the sign-in one.
+    AccountPage,
     /// How an address names the account's e-mail or phone (`/email/`, `mobile_confirm`):
     /// a confirmation link that changes one changes the account's sign-in contact.
     PathContact,
@@ -227,6 +230,7 @@ impl Kind {
             "code" => Some(Kind::Code),
             "authpage" => Some(Kind::AuthPage),
             "securitypage" => Some(Kind::SecurityPage),
+            "accountpage" => Some(Kind::AccountPage),
             "pathcontact" => Some(Kind::PathContact),
             "lure" => Some(Kind::Lure),
             _ => None,

@@ -1446,10 +1446,13 @@ fn an_activation_right_after_a_recurring_price_subscribes() {
 /// Where the user named a service but no address, a secret they gave goes nowhere that is a
 /// look-alike by its own name, whatever script they named it in: a host that spells a domain
 /// with a generic suffix before its own (`amazon.co.jp.member-update.top`), or a registrable
-/// name dressed in a look-alike's words (`-sicherheit-verifizierung`, `-rewards-claim`). The
+/// name dressed in a look-alike's words (`-sicherheit-verifizierung`, `-rewards-claim`), or a
+/// page on a platform anyone publishes on named with a word the user did not write
+/// (`sparkasse-online.wixsite.com`). The
 /// sites a service signs its users in on are neither: a region or a service of the site
 /// spelled in its subdomain (`tenant.eu.auth0.com`, `signin.aws.amazon.com`) and a hyphened
-/// name of the brand's own (`credit-agricole.fr`, `sparkasse-hannover.de`).
+/// name of the brand's own (`credit-agricole.fr`, `sparkasse-hannover.de`), a sign-in service's
+/// tenant (`….amazoncognito.com`) and a deployment named as the user names the service.
 #[test]
 fn a_secret_given_for_a_service_goes_to_no_site_that_is_a_look_alike_by_its_own_name() {
     let typed = |url: &str, said: &str| {
@@ -1485,6 +1488,14 @@ fn a_secret_given_for_a_service_goes_to_no_site_that_is_a_look_alike_by_its_own_
         (
             "https://vietcombank.xac-thuc.info/ibk",
             "đăng nhập, mật khẩu 4417",
+        ),
+        (
+            "https://sparkasse-online.wixsite.com/login",
+            "melde dich bei meiner Sparkasse an, PIN 4417",
+        ),
+        (
+            "https://intesa-prijava.vercel.app/",
+            "Uloguj se u Banca Intesa, PIN 4417",
         ),
     ] {
         assert_eq!(typed(url, said), Some(RiskKind::Credentials), "{url}");
@@ -1532,6 +1543,10 @@ fn a_secret_given_for_a_service_goes_to_no_site_that_is_a_look_alike_by_its_own_
         (
             "https://login.f-secure.com/",
             "Log in to F-Secure with PIN 4417",
+        ),
+        (
+            "https://acme-dashboard.vercel.app/login",
+            "Log in to the Acme Dashboard, PIN 4417",
         ),
     ] {
         assert_eq!(typed(url, said), None, "{url}");
@@ -1643,8 +1658,9 @@ fn undoable_marks_and_links_to_plans_are_left_alone() {
     );
 }
 
-/// A box ticked or a menu item chosen whose name is a role gives that role; a person named
-/// with a role among other words, a role in a filter, a radio, and a box turned off do not.
+/// Where access is given (a page, dialog or menu about roles), a box ticked or a menu item
+/// chosen whose name is a role gives that role; a person named with a role among other words,
+/// a role in a filter, a radio, a box turned off and a role word elsewhere do not.
 #[test]
 fn a_control_named_as_a_role_gives_it_and_a_filter_or_a_person_does_not() {
     let roles = "https://admin.example.com/users/88/roles";
@@ -1680,19 +1696,40 @@ fn a_control_named_as_a_role_gives_it_and_a_filter_or_a_person_does_not() {
         None
     );
     let team = "https://teams.example.com/team/7/members";
-    let menu = |role: &str| vec![el("21", "menu", "Role"), el("24", role, "Ägare")];
-    assert_eq!(
-        clicked(team, menu("menuitem"), "24", None, "Team"),
-        Some(RiskKind::Sharing)
-    );
+    let menu = |role: &str| vec![el("21", "btn", "Role"), el("24", role, "Ägare")];
+    // The extension's role for a menu item is "menu".
+    for role in ["menuitem", "menu"] {
+        let got = clicked(team, menu(role), "24", None, "Team");
+        assert_eq!(got, Some(RiskKind::Sharing), "{role}");
+    }
+    // A role word where no access is given is a tool's name or a job title.
+    for (url, els) in [
+        (
+            "https://www.example.com/",
+            vec![
+                el("12", "menuitem", "Ads Manager"),
+                el("5", "menuitem", "Pages"),
+            ],
+        ),
+        (
+            "https://jobs.example.com/",
+            vec![
+                el("4", "inp", "Job title"),
+                el("5", "option", "Sales manager"),
+            ],
+        ),
+    ] {
+        let target = if url.contains("jobs") { "5" } else { "12" };
+        assert_eq!(clicked(url, els, target, None, "Home"), None, "{url}");
+    }
     assert_eq!(clicked(team, menu("radio"), "24", None, "Team"), None);
 }
 
-/// A short "Continue", "Buy" or "Join" on a page where the plan picked names a recurring price
-/// starts it; a form's "Save" beside the plan the account has, and the same button beside a
-/// one-time price, do not.
+/// A "Buy" that names no price, where the plan picked names a recurring one, buys that plan;
+/// a step's "Continue" there (it may only lead on to the payment details), and a "Buy" beside
+/// a one-time price or a free plan, are not read as a subscription.
 #[test]
-fn a_short_commit_of_the_plan_picked_by_its_recurring_price_subscribes() {
+fn a_buy_beside_the_plan_picked_by_its_recurring_price_subscribes() {
     let url = "https://www.example.com/premium";
     let plans = |price: &str, button: &str| {
         vec![
@@ -1701,58 +1738,52 @@ fn a_short_commit_of_the_plan_picked_by_its_recurring_price_subscribes() {
             el("5", "btn", button),
         ]
     };
-    for button in ["Satın al", "Continue", "Join"] {
-        let got = clicked(url, plans("79,99 TL/ay", button), "5", None, "Premium");
-        assert_eq!(got, Some(RiskKind::Subscription), "{button}");
-    }
-    assert_eq!(
-        clicked(url, plans("79,99 TL/ay", "Save"), "5", None, "Billing"),
-        None
-    );
-    assert_eq!(
-        clicked(url, plans("79,99 TL", "Continue"), "5", None, "Premium"),
-        None
-    );
-    assert_eq!(
-        clicked(url, plans("0 TL/ay", "Continue"), "5", None, "Premium"),
-        None
-    );
+    let on = |price: &str, button: &str| clicked(url, plans(price, button), "5", None, "Premium");
+    assert_eq!(on("79,99 TL/ay", "Satın al"), Some(RiskKind::Subscription));
+    assert_eq!(on("79,99 TL/ay", "Subscribe"), Some(RiskKind::Subscription));
+    assert_eq!(on("79,99 TL/ay", "Continue"), None);
+    assert_ne!(on("79,99 TL", "Satın al"), Some(RiskKind::Subscription));
+    assert_eq!(on("0 TL/ay", "Satın al"), None);
 }
 
-/// Saving a form right after the task typed into the account's e-mail or phone field (named,
-/// labelled or given an address) changes its sign-in contact; saving a name, and a checkout's
-/// or a sign-in page's e-mail, does not.
+/// Ticking a box sends nothing (a listing's "Verzenden" delivery filter, "Send me a copy"):
+/// the form's own send does; the same word on a button sends.
+#[test]
+fn a_box_sends_nothing_and_a_button_does() {
+    let filters = ["Ophalen", "Verzenden"].map(|n| el(n, "chk", n));
+    let els: Vec<El> = filters
+        .into_iter()
+        .chain([el("send", "btn", "Verzenden")])
+        .collect();
+    let p = page("https://www.example.nl/l/fietsen/", els);
+    let none = Context::default();
+    assert_eq!(risk_on(&p, ActionKind::Check("Verzenden"), &none), None);
+    let sent = risk_on(&p, ActionKind::Click("send"), &none);
+    assert_eq!(sent, Some(RiskKind::Sending));
+}
+
+/// A bare "Save" right after the task typed into the e-mail or phone field of the user's own
+/// account page (named, labelled or given an address) changes its sign-in contact; saving a
+/// name, a contact in an address book, an address, and a checkout's or a sign-in page's
+/// e-mail does not.
 #[test]
 fn saving_a_new_sign_in_contact_is_a_security_change_and_a_name_is_not() {
     let profile = "https://www.example.de/kundenkonto/persoenliche-daten";
-    let form = |field: &str, value: &str| {
+    let form = |field: &str, value: &str, button: &str| {
         vec![
             el("11", "inp", field).value(value),
             el("20", "btn", "Abbrechen"),
-            el("21", "btn", "Speichern"),
+            el("21", "btn", button),
         ]
     };
     let saved = |url: &str, field: &str, value: &str| {
-        clicked(
-            url,
-            form(field, value),
-            "21",
-            Some("11"),
-            "Persönliche Daten",
-        )
+        let els = form(field, value, "Speichern");
+        clicked(url, els, "21", Some("11"), "Persönliche Daten")
     };
-    assert_eq!(
-        saved(profile, "E-Mail-Adresse", "j.k@mail.test"),
-        Some(RiskKind::Security)
-    );
-    assert_eq!(
-        saved(profile, "Mobilnummer", "+49 151 2290"),
-        Some(RiskKind::Security)
-    );
-    assert_eq!(
-        saved(profile, "Kontakt", "j.k@mail.test"),
-        Some(RiskKind::Security)
-    );
+    let security = Some(RiskKind::Security);
+    assert_eq!(saved(profile, "E-Mail-Adresse", "j.k@mail.test"), security);
+    assert_eq!(saved(profile, "Mobilnummer", "+49 151 2290"), security);
+    assert_eq!(saved(profile, "Kontakt", "j.k@mail.test"), security);
     assert_eq!(saved(profile, "Nachname", "Krüger"), None);
     let labelled = vec![
         el("19", "inp", "")
@@ -1760,22 +1791,13 @@ fn saving_a_new_sign_in_contact_is_a_security_change_and_a_name_is_not() {
             .after(&["मोबाइल नंबर"]),
         el("23", "btn", "अपडेट करें"),
     ];
-    let hi = clicked(
-        "https://paytm.example/myaccount/profile",
-        labelled,
-        "23",
-        Some("19"),
-        "प्रोफ़ाइल",
-    );
-    assert_eq!(hi, Some(RiskKind::Security));
+    let paytm = "https://paytm.example/myaccount/profile";
     assert_eq!(
-        saved(
-            "https://www.example.de/checkout/address",
-            "E-Mail-Adresse",
-            "j.k@mail.test"
-        ),
-        None
+        clicked(paytm, labelled, "23", Some("19"), "प्रोफ़ाइल"),
+        security
     );
+    let checkout = "https://www.example.de/checkout/address";
+    assert_eq!(saved(checkout, "E-Mail-Adresse", "j.k@mail.test"), None);
     assert_eq!(
         saved(
             "https://www.example.de/login",
@@ -1784,31 +1806,124 @@ fn saving_a_new_sign_in_contact_is_a_security_change_and_a_name_is_not() {
         ),
         None
     );
+    let book = form("E-Mail-Adresse", "lea@mail.test", "Speichern");
+    let contacts = "https://contacts.example.com/new";
+    assert_eq!(clicked(contacts, book, "21", Some("11"), "Kontakte"), None);
+    let address = form("Telefonnummer", "+49 151 2290", "Adresse speichern");
+    assert_eq!(
+        clicked(profile, address, "21", Some("11"), "Mein Konto"),
+        None
+    );
 }
 
-/// Plain Enter in a list or a field that suggests picks the option (a recipient in "To"); a
-/// composer's Enter and any field's Ctrl+Enter still send.
+/// Plain Enter in a field whose suggestions are open picks one (a recipient in "To"); with its
+/// list closed it submits the form like any field's, and a composer's Enter and any field's
+/// Ctrl+Enter send.
 #[test]
-fn enter_in_a_suggesting_field_picks_and_in_a_composer_sends() {
-    let p = page(
-        "https://mail.example.com/compose",
-        vec![
-            el("11", "combobox", "To"),
-            el("14", "inp", "Write a message"),
-            el("15", "btn", "Send"),
-        ],
-    );
-    let focus = |id: &str| Context {
-        focus: p.element(id),
+fn enter_in_an_open_list_picks_and_in_a_composer_sends() {
+    let compose = |to: El| {
+        page(
+            "https://mail.example.com/compose",
+            vec![
+                to,
+                el("14", "inp", "Write a message"),
+                el("15", "btn", "Send"),
+            ],
+        )
+    };
+    let press = |p: &FakePage, key: &str, id: &str| {
+        let ctx = Context {
+            focus: p.element(id),
+            ..Context::default()
+        };
+        risk_on(p, ActionKind::Press(key), &ctx)
+    };
+    let open = compose(el("11", "combobox", "To").states("expanded"));
+    assert_eq!(press(&open, "Enter", "11"), None);
+    assert_eq!(press(&open, "Control+Enter", "11"), Some(RiskKind::Sending));
+    assert_eq!(press(&open, "Enter", "14"), Some(RiskKind::Sending));
+    let closed = compose(el("11", "combobox", "To"));
+    assert_eq!(press(&closed, "Enter", "11"), Some(RiskKind::Sending));
+}
+
+/// A password field and the user's own words in a language the act table does not cover yet
+/// (Lithuanian): the secret is known as one, and the one the user gave goes only to the site
+/// they named.
+#[test]
+fn a_password_in_a_language_without_acts_is_still_bound_to_the_site_named() {
+    let said = "Prisijunk prie Swedbank (swedbank.lt), ID 34455812, slaptažodis Nemunas!9";
+    let ctx = Context {
+        said,
         ..Context::default()
     };
-    assert_eq!(risk_on(&p, ActionKind::Press("Enter"), &focus("11")), None);
-    assert_eq!(
-        risk_on(&p, ActionKind::Press("Control+Enter"), &focus("11")),
-        Some(RiskKind::Sending)
-    );
-    assert_eq!(
-        risk_on(&p, ActionKind::Press("Enter"), &focus("14")),
-        Some(RiskKind::Sending)
-    );
+    for (url, asked) in [
+        ("https://www.swedbank.lt/prisijungti", false),
+        ("https://swedbank-lt.vercel.app/prisijungti", true),
+    ] {
+        let p = page(url, vec![el("5", "inp", "Slaptažodį įveskite čia")]);
+        let got = risk_on(&p, ActionKind::SetValue("5", "Nemunas!9"), &ctx);
+        assert_eq!(got.is_some(), asked, "{url}");
+    }
+}
+
+/// A yes on an app's consent page grants the app what it asks for; "Cancel" there, the sign-in
+/// step before it (a field to type in) and the same yes on any other page do not.
+#[test]
+fn a_yes_on_an_apps_consent_page_grants_it_access() {
+    let consent =
+        "https://accounts.example.com/signin/oauth/consent?client_id=55120-pdf.apps&scope=mail";
+    let grants = vec![
+        el("1", "inp", "Search"),
+        el("2", "combobox", "Langue").value("Français (France)"),
+        el("5", "chk", "Read, compose and send your e-mails").states("checked"),
+        el("8", "btn", "Annuler"),
+        el("9", "btn", "Continuer"),
+    ];
+    let on = |url: &str, els: Vec<El>, id: &str| clicked(url, els, id, None, "Se connecter");
+    assert_eq!(on(consent, grants.clone(), "9"), Some(RiskKind::Sharing));
+    assert_eq!(on(consent, grants.clone(), "8"), None);
+    assert_eq!(on("https://app.example.com/export", grants, "9"), None);
+    let sign_in = vec![
+        el("14", "inp", "User ID").value("yuki_o88"),
+        el("16", "btn", "Next"),
+    ];
+    let sso = "https://login.example.com/sso/authorize?client_id=card_web";
+    assert_eq!(on(sso, sign_in, "16"), None);
+}
+
+/// Invariant over the whole table: a box named by any role phrase of any language is asked
+/// about only when it is ticked where access is given — never turned off, never on a page
+/// that names no roles or permissions — and ticked there it gives the role (the few phrases
+/// that are also a setting's name are read as that setting).
+#[test]
+fn every_role_in_every_language_is_given_only_where_access_is_given() {
+    let roles = phrases_of(lexicon::Kind::Role);
+    assert!(roles.len() > 300, "{}", roles.len());
+    let mut given = 0;
+    for (lang, name) in &roles {
+        let on = |url: &str, title: &str, action: ActionKind<'_>| {
+            let els = vec![
+                el("1", "link", "Home"),
+                el("14", "chk", name),
+                el("16", "btn", "OK"),
+            ];
+            let p = page(url, els);
+            let ctx = Context {
+                title: Some(title),
+                ..Context::default()
+            };
+            risk_on(&p, action, &ctx)
+        };
+        let roles_page = "https://admin.example.com/users/88/roles";
+        let sharing = Some(RiskKind::Sharing);
+        let cleared = on(roles_page, "Roles", ActionKind::Uncheck("14"));
+        assert_ne!(cleared, sharing, "{lang} {name}");
+        let survey = "https://events.example.com/register";
+        let answered = on(survey, "Register", ActionKind::Check("14"));
+        assert_ne!(answered, sharing, "{lang} {name}");
+        given += usize::from(
+            on(roles_page, "Roles", ActionKind::Check("14")) == Some(RiskKind::Sharing),
+        );
+    }
+    assert!(given * 10 >= roles.len() * 9, "{given} of {}", roles.len());
 }

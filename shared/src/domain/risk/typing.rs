@@ -233,9 +233,50 @@ fn address_words(said: &str) -> impl Iterator<Item = &str> {
 /// no address: it spells a domain of its own before another site's ([`posing_as`]), or its
 /// registrable name is dressed in a look-alike's words ([`dressed`]).
 fn lookalike(patterns: &RiskPatterns, host: &str, said: &str) -> Option<String> {
-    (posing_as(host, said).map(|site| format!("poses as {site}"))).or_else(|| {
-        dressed(patterns, host, said).map(|word| format!("is dressed as a look-alike (\"{word}\")"))
-    })
+    (posing_as(host, said).map(|site| format!("poses as {site}")))
+        .or_else(|| {
+            dressed(patterns, host, said)
+                .map(|word| format!("is dressed as a look-alike (\"{word}\")"))
+        })
+        .or_else(|| {
+            published_on(host, said)
+                .map(|platform| format!("is a page anyone can publish on {platform}"))
+        })
+}
+
+/// Sign-in services whose customers' names stand under a suffix of the public-suffix list's
+/// private section, as a publishing platform's do: a sign-in there is the customer's own.
+const SIGN_IN_PLATFORMS: &[&str] = &[
+    "amazoncognito.com",
+    "b2clogin.com",
+    "ciamlogin.com",
+    "auth0.com",
+    "okta.com",
+    "oktapreview.com",
+    "onelogin.com",
+];
+
+/// The platform `host` is a look-alike's page on (`sparkasse-online.wixsite.com`,
+/// `bancaintesa-prijava.vercel.app`): a name under a suffix the public-suffix list keeps in its
+/// private section — the platforms where anyone may publish a site under a name of their
+/// choosing — other than a sign-in service's, with a word in that name the user did not
+/// write. A service's own deployment there is named as the user names it (`acme-dashboard`
+/// for "Acme Dashboard").
+fn published_on(host: &str, said: &str) -> Option<String> {
+    let suffix = psl::suffix(host.as_bytes())?.trim();
+    let platform = std::str::from_utf8(suffix.as_bytes()).ok()?;
+    let sign_in =
+        (SIGN_IN_PLATFORMS.iter()).any(|p| platform == *p || platform.ends_with(&format!(".{p}")));
+    let name = host.strip_suffix(platform)?.strip_suffix('.')?;
+    let name = name.rsplit('.').next().unwrap_or(name);
+    let theirs: Vec<String> = (said.split(|c: char| !c.is_alphanumeric()))
+        .take(256)
+        .map(str::to_lowercase)
+        .collect();
+    let unsaid = name
+        .split('-')
+        .any(|w| !w.is_empty() && !theirs.iter().any(|t| t == w));
+    (suffix.typ() == Some(psl::Type::Private) && !sign_in && unsaid).then(|| platform.to_owned())
 }
 
 /// Top-level domains a host spells inside itself only to pose as a site (`.com.`), where a
