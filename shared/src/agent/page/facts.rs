@@ -26,9 +26,10 @@ fn dom_role(tag: &str, attrs: &[(String, String)]) -> &'static str {
         "button" => Some("btn"),
         "link" => Some("link"),
         "checkbox" | "switch" | "menuitemcheckbox" => Some("chk"),
-        "radio" | "menuitemradio" => Some("radio"),
+        "radio" => Some("radio"),
         "tab" => Some("tab"),
-        "menuitem" => Some("menu"),
+        // A menu's radio item applies as it is picked, like any of its items.
+        "menuitem" | "menuitemradio" => Some("menu"),
         "combobox" | "listbox" => Some("sel"),
         "textbox" | "searchbox" => Some("inp"),
         "option" => Some("opt"),
@@ -304,9 +305,9 @@ mod tests {
         PageView { page, url }
     }
 
-    /// A menu's checkbox and radio items are boxes and radios, as the tree's are.
+    /// A menu's checkbox item is a box; its radio item is a menu item (it applies as picked).
     #[test]
-    fn a_menus_checkbox_and_radio_items_are_read_as_boxes_and_radios() {
+    fn a_menus_checkbox_item_is_a_box_and_its_radio_item_a_menu_item() {
         let page = Page::from_dom(
             r#"<div role="menu"><div id="1" role="menuitemcheckbox" aria-checked="true">Bold</div><div id="2" role="menuitemradio">Owner</div><div id="3" role="menuitem">Copy</div></div>"#,
         )
@@ -315,7 +316,7 @@ mod tests {
         let role = |id: &str| view.element(id).map(|e| e.role.into_owned());
         assert_eq!(role("1").as_deref(), Some("chk"));
         assert!(view.element("1").is_some_and(|e| e.has_state("checked")));
-        assert_eq!(role("2").as_deref(), Some("radio"));
+        assert_eq!(role("2").as_deref(), Some("menu"));
         assert_eq!(role("3").as_deref(), Some("menu"));
     }
 

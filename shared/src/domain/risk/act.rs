@@ -494,11 +494,20 @@ impl<'a> Scope<'a> {
         chosen: &ElementFacts<'_>,
     ) -> Option<RiskKind> {
         let names = names_of(el);
+        let applies = |k: Kind| matches!(k, Kind::Confirm | Kind::Next | Kind::Save);
         let readings: Vec<Reading<'_>> = (names.iter())
-            .flat_map(|n| self.read(n, |k| matches!(k, Kind::Confirm | Kind::Next | Kind::Save)))
+            .flat_map(|n| self.read(n, |k| applies(k) || k == Kind::Part(Part::Change)))
             .collect();
         let picked = names_of(chosen);
-        if chosen.id == el.id || !terse(&readings) || self.says(&picked, Kind::Filter) {
+        // A field's new value is applied by a bare "Change" ("Ändern") as by a "Save".
+        let changes = class_of(&chosen.role) == Class::Field
+            && (readings.iter()).any(|r| {
+                (r.hits.iter()).any(|h| {
+                    h.kind == Kind::Part(Part::Change) && h.start == 0 && h.end == r.folded.len()
+                })
+            });
+        if chosen.id == el.id || !(terse(&readings) || changes) || self.says(&picked, Kind::Filter)
+        {
             return None;
         }
         match class_of(&chosen.role) {
@@ -522,6 +531,11 @@ impl<'a> Scope<'a> {
         }
         if !(option(chosen) || toggles(chosen)) {
             return None;
+        }
+        // A role picked where access is given ("Admin" among a member's roles, then "Save"):
+        // asked about at the apply, not at the pick.
+        if option(chosen) && self.gives_role(chosen) {
+            return Some(RiskKind::Sharing);
         }
         if picked.iter().any(|n| self.recurring(n)) {
             return Some(RiskKind::Subscription);
@@ -738,11 +752,17 @@ impl<'a> Scope<'a> {
     }
 
     /// Whether `el`'s name is a role that grants access, and nothing more than one word besides
-    /// ("Owner", "Super Admin", "Make admin"; one word of a script without spaces), outside a
+    /// before any description ("Owner", "Super Admin", "Make admin", "Admin — manages members";
+    /// one word of a script without spaces), outside a
     /// filter (its name, its dialog or form, or the nearest words before it say "filter").
     fn gives_role(&self, el: &ElementFacts<'_>) -> bool {
         let names = names_of(el);
-        let role = names.iter().any(|n| {
+        // A name may carry its description after a dash or a colon ("Administrateur — peut
+        // gérer les membres"): the role is what comes before.
+        let heads = names
+            .iter()
+            .filter_map(|n| n.split(['—', '–', '·', ':', '|']).next());
+        let role = heads.into_iter().any(|n| {
             self.read(n, |k| k == Kind::Role).iter().any(|r| {
                 let words = r.folded.len();
                 r.hits.iter().any(|h| match h.chars {
@@ -758,26 +778,36 @@ impl<'a> Scope<'a> {
     }
 
     /// Whether `el` stands where access is given: its dialog or form, the page's title or
-    /// address names roles or permissions, or a control of the page is named by that alone (a
-    /// "Role" menu or column). A role word elsewhere is a tool's name ("Ads Manager"), a job
+    /// address names roles, permissions or members, or a control of the page is named by roles
+    /// alone (a "Role" menu or column). A role word elsewhere is a tool's name ("Ads Manager"), a job
     /// title or a survey's answer.
     fn about_access(&self, el: &ElementFacts<'_>) -> bool {
         let (_, path, _) = split_address(self.page.url());
-        let around = (self.page.holder_text(el.id).into_iter())
-            .chain(self.title.map(str::to_owned))
-            .chain([path.replace(['/', '-', '_'], " ")]);
-        let named = |t: &str| self.says(&[t], Kind::RoleField);
-        around
-            .map(|t| crate::text::truncate_chars(&t, HOLDER_CHARS))
-            .any(|t| named(&t))
-            || (self.page.elements().take(CARD_SCAN)).any(|e| {
-                e.id != el.id
-                    && (self.read(&e.name, |k| k == Kind::RoleField).iter()).any(|r| {
-                        r.hits
-                            .iter()
-                            .any(|h| whole(r, h) || h.end - h.start == r.folded.len())
-                    })
-            })
+        let says =
+            |t: &str, kind: Kind| self.says(&[&crate::text::truncate_chars(t, HOLDER_CHARS)], kind);
+        // Members in a title or a dialog ("Settings – Members", "Mitglied bearbeiten"); not in
+        // an address, where a whole admin area is `/wp-admin/`.
+        let said = (self.page.holder_text(el.id).into_iter()).chain(self.title.map(str::to_owned));
+        let members = said
+            .into_iter()
+            .any(|t| says(&t, Kind::RoleField) || says(&t, Kind::Part(Part::Member)));
+        let roles_page = says(&path.replace(['/', '-', '_'], " "), Kind::RoleField);
+        // A control named by roles alone, or before its value ("Role: Member").
+        let roles_control = (self.page.elements().take(CARD_SCAN)).any(|e| {
+            let heads: Vec<&str> = (names_of(&e).into_iter())
+                .filter_map(|n| n.split(':').next())
+                .collect();
+            e.id != el.id
+                && (heads
+                    .iter()
+                    .flat_map(|n| self.read(n, |k| k == Kind::RoleField)))
+                .any(|r| {
+                    r.hits
+                        .iter()
+                        .any(|h| whole(&r, h) || h.end - h.start == r.folded.len())
+                })
+        });
+        members || roles_page || roles_control
     }
 
     /// The text of the dialog or form holding `el` (when the page tells), then the page's title.
@@ -864,9 +894,9 @@ impl<'a> Scope<'a> {
                 || (self.page.holder_text(el.id)).is_some_and(|h| charged(&h)))
     }
 
-    /// Whether a form's bare "Save" ("Speichern", "Update", "Save changes") after the task typed
-    /// into `field` on the user's own account page ("Persönliche Daten – Kundenkonto",
-    /// `/myaccount/profile`) changes its sign-in contact or secret: a field named or labelled
+    /// Whether a form's bare "Save", "Change" or "Confirm" ("Speichern", "Ändern", "Update") after
+    /// the task typed into `field` on the user's own account page ("Persönliche Daten –
+    /// Kundenkonto", `/myaccount/profile`) changes its sign-in contact or secret: a field named or labelled
     /// as one ("E-Mail-Adresse", "Mobilnummer", "New password") or given an e-mail address. A
     /// contact saved in an address book, a customer's record or a guest list is someone else's;
     /// "Save address" saves an address.
@@ -876,9 +906,10 @@ impl<'a> Scope<'a> {
         value: &str,
         readings: &[Reading<'_>],
     ) -> bool {
+        let applies = |k: Kind| matches!(k, Kind::Save | Kind::Confirm | Kind::Part(Part::Change));
         let save = (readings.iter()).any(|r| {
-            (r.hits.iter()).any(|h| h.kind == Kind::Save && h.start == 0 && h.end == r.folded.len())
-                || r.hits.iter().any(|h| h.kind == Kind::Save && whole(r, h))
+            (r.hits.iter()).any(|h| applies(h.kind) && (h.start == 0 && h.end == r.folded.len()))
+                || (r.hits.iter()).any(|h| applies(h.kind) && whole(r, h))
         });
         let email = value.trim().split_once('@').is_some_and(|(user, host)| {
             !user.is_empty() && !user.contains(' ') && host.contains('.') && !host.contains(' ')
@@ -889,7 +920,10 @@ impl<'a> Scope<'a> {
             .into_iter()
             .chain(label.as_deref())
             .collect();
-        let contact = email || self.says(&names, Kind::Part(Part::Contact));
+        // On the account's own page a field called just "Phone" or "E-mail" is its contact.
+        let contact = email
+            || self.says(&names, Kind::Part(Part::Contact))
+            || self.says(&names, Kind::PathContact);
         let own = self.page_is(Kind::AccountPage)
             || self
                 .title
@@ -1747,6 +1781,13 @@ const CURRENCY_WORDS: &[&str] = &[
     "שח",
     "ש״ח",
     "ש\"ח",
+    "dh",
+    "dhs",
+    "лв",
+    "din",
+    "дин",
+    "ден",
+    "сом",
 ];
 
 /// Currency abbreviations written with a dot (Gulf riyal, dirham, Egyptian pound, dinar).

@@ -1697,6 +1697,18 @@ fn a_control_named_as_a_role_gives_it_and_a_filter_or_a_person_does_not() {
     );
     let team = "https://teams.example.com/team/7/members";
     let menu = |role: &str| vec![el("21", "btn", "Role"), el("24", role, "Ägare")];
+    // A role picked by radio where access is given is asked about at its "Save"; a role
+    // before its description counts.
+    let dialog = vec![
+        el("31", "radio", "Mitglied"),
+        el("33", "radio", "Administrator").states("checked"),
+        el("36", "btn", "Speichern"),
+    ];
+    let got = clicked(team, dialog, "36", Some("33"), "Mitglieder");
+    assert_eq!(got, Some(RiskKind::Sharing));
+    let p = page(roles, boxes("Administrateur — peut gérer les membres"));
+    let ticked = risk_on(&p, ActionKind::Check("14"), &Context::default());
+    assert_eq!(ticked, Some(RiskKind::Sharing));
     // The extension's role for a menu item is "menu".
     for role in ["menuitem", "menu"] {
         let got = clicked(team, menu(role), "24", None, "Team");
@@ -1805,6 +1817,20 @@ fn saving_a_new_sign_in_contact_is_a_security_change_and_a_name_is_not() {
             "j.k@mail.test"
         ),
         None
+    );
+    // A bare "Ändern" applies it as "Speichern" does; on the account's own page a field called
+    // just "Phone" is its contact.
+    let changed = form("E-Mail-Adresse", "j.k@mail.test", "Ändern");
+    let settings = "https://www.example.de/m-einstellungen.html";
+    assert_eq!(
+        clicked(settings, changed, "21", Some("11"), "Einstellungen"),
+        security
+    );
+    let phone = form("Phone", "+1 404 555 0192", "Save");
+    let account = "https://www.example.com/myprofile/personal-details";
+    assert_eq!(
+        clicked(account, phone, "21", Some("11"), "Account Details"),
+        security
     );
     let book = form("E-Mail-Adresse", "lea@mail.test", "Speichern");
     let contacts = "https://contacts.example.com/new";
