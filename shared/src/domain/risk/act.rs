@@ -194,8 +194,12 @@ impl<'a> Scope<'a> {
         // row or section names: the nearest words before it that name one.
         let found = found.or_else(|| self.setting_before(el, &[Kind::Private]));
         let found = found.or_else(|| (!on && self.security_page()).then_some(Kind::Protect));
-        // A box whose name is a role ("Super Admin", "Διαχειριστής"), ticked, gives it.
-        if found.is_none() && on && self.gives_role(el) {
+        // A box whose name is a role ("Super Admin", "Διαχειριστής"), ticked, gives it; so does
+        // a switch named only by its row ("Yönetici yetkisi" … "Etkinleştir") where access is
+        // given.
+        let row_role =
+            || self.setting_before(el, &[Kind::Role]) == Some(Kind::Role) && self.about_access(el);
+        if found.is_none() && on && (self.gives_role(el) || row_role()) {
             return Some(Some(RiskKind::Sharing));
         }
         Some(match found? {
@@ -492,6 +496,7 @@ impl<'a> Scope<'a> {
         &self,
         el: &ElementFacts<'_>,
         chosen: &ElementFacts<'_>,
+        said: &str,
     ) -> Option<RiskKind> {
         let names = names_of(el);
         let applies = |k: Kind| matches!(k, Kind::Confirm | Kind::Next | Kind::Save);
@@ -516,7 +521,9 @@ impl<'a> Scope<'a> {
             }
             Class::Field => {
                 let value = chosen.value.as_deref().filter(|v| !v.trim().is_empty())?;
-                let contact = self.saves_contact(chosen, value, &readings);
+                // A contact the user wrote themselves is the change they asked for.
+                let theirs = super::typing::holds(value, said);
+                let contact = !theirs && self.saves_contact(chosen, value, &readings);
                 return (self.setting_choice(chosen, value).flatten())
                     .or(contact.then_some(RiskKind::Security));
             }
@@ -767,7 +774,12 @@ impl<'a> Scope<'a> {
                 let words = r.folded.len();
                 r.hits.iter().any(|h| match h.chars {
                     Some(_) => words == 1,
-                    None => words <= 3 && h.end - h.start + 1 >= words,
+                    // As many other words as the role has, one at least ("Super Admin",
+                    // "Может редактировать настройки группы").
+                    None => {
+                        let role = h.end - h.start;
+                        words <= 4 && words.saturating_sub(role) <= role.max(1)
+                    }
                 })
             })
         });
@@ -906,7 +918,12 @@ impl<'a> Scope<'a> {
         value: &str,
         readings: &[Reading<'_>],
     ) -> bool {
-        let applies = |k: Kind| matches!(k, Kind::Save | Kind::Confirm | Kind::Part(Part::Change));
+        // On the page of the contact itself (`/account/email`) its "Next" goes on to change it.
+        let its_page = address_has(self, self.page.url(), Kind::PathContact);
+        let applies = |k: Kind| {
+            matches!(k, Kind::Save | Kind::Confirm | Kind::Part(Part::Change))
+                || (its_page && k == Kind::Next)
+        };
         let save = (readings.iter()).any(|r| {
             (r.hits.iter()).any(|h| applies(h.kind) && (h.start == 0 && h.end == r.folded.len()))
                 || (r.hits.iter()).any(|h| applies(h.kind) && whole(r, h))

@@ -225,7 +225,7 @@ pub fn assess(
     let found = match (action, target) {
         (ActionKind::SetValue(_, value), Some(t)) => typing::typing(&scope, t, value, ctx.said),
         (ActionKind::Click(_), Some(t)) => (scope.element(t, false, None))
-            .or_else(|| scope.commits_choice(t, ctx.focus.as_ref()?))
+            .or_else(|| scope.commits_choice(t, ctx.focus.as_ref()?, ctx.said))
             .map(|kind| Risk {
                 kind,
                 what: format!("click {} — this would {}", label(t), kind.would()),

@@ -1706,9 +1706,19 @@ fn a_control_named_as_a_role_gives_it_and_a_filter_or_a_person_does_not() {
     ];
     let got = clicked(team, dialog, "36", Some("33"), "Mitglieder");
     assert_eq!(got, Some(RiskKind::Sharing));
-    let p = page(roles, boxes("Administrateur — peut gérer les membres"));
-    let ticked = risk_on(&p, ActionKind::Check("14"), &Context::default());
-    assert_eq!(ticked, Some(RiskKind::Sharing));
+    for name in [
+        "Administrateur — peut gérer les membres",
+        "Может редактировать настройки группы",
+    ] {
+        let p = page(roles, boxes(name));
+        let ticked = risk_on(&p, ActionKind::Check("14"), &Context::default());
+        assert_eq!(ticked, Some(RiskKind::Sharing), "{name}");
+    }
+    // A switch named only by its row gives the role the row names.
+    let row = vec![el("14", "switch", "Etkinleştir").after(&["Yönetici yetkisi"])];
+    let p = page(roles, row);
+    let on = risk_on(&p, ActionKind::Check("14"), &Context::default());
+    assert_eq!(on, Some(RiskKind::Sharing));
     // The extension's role for a menu item is "menu".
     for role in ["menuitem", "menu"] {
         let got = clicked(team, menu(role), "24", None, "Team");
@@ -1776,8 +1786,8 @@ fn a_box_sends_nothing_and_a_button_does() {
 
 /// A bare "Save" right after the task typed into the e-mail or phone field of the user's own
 /// account page (named, labelled or given an address) changes its sign-in contact; saving a
-/// name, a contact in an address book, an address, and a checkout's or a sign-in page's
-/// e-mail does not.
+/// name, a contact the user wrote themselves, a contact in an address book, an address, and a
+/// checkout's or a sign-in page's e-mail does not.
 #[test]
 fn saving_a_new_sign_in_contact_is_a_security_change_and_a_name_is_not() {
     let profile = "https://www.example.de/kundenkonto/persoenliche-daten";
@@ -1832,6 +1842,24 @@ fn saving_a_new_sign_in_contact_is_a_security_change_and_a_name_is_not() {
         clicked(account, phone, "21", Some("11"), "Account Details"),
         security
     );
+    // On the page of the contact itself, its "Next" goes on to change it; elsewhere a "Next"
+    // after an e-mail typed is a step of a form.
+    let next = |url: &str| {
+        let els = form("Email mới", "hotro@mail.test", "Tiếp theo");
+        clicked(url, els, "21", Some("11"), "Hồ Sơ Của Tôi")
+    };
+    assert_eq!(next("https://shop.example.vn/user/account/email"), security);
+    assert_eq!(next("https://shop.example.vn/user/account/profile"), None);
+    // A contact the user wrote themselves is the change they asked for.
+    let asked_for = form("Mobilnummer", "+49 151 2290", "Speichern");
+    let p = page(profile, asked_for);
+    let ctx = Context {
+        focus: p.element("11"),
+        said: "Setz meine Mobilnummer auf +49 151 2290 und speichere",
+        title: Some("Persönliche Daten"),
+        ..Context::default()
+    };
+    assert_eq!(risk_on(&p, ActionKind::Click("21"), &ctx), None);
     let book = form("E-Mail-Adresse", "lea@mail.test", "Speichern");
     let contacts = "https://contacts.example.com/new";
     assert_eq!(clicked(contacts, book, "21", Some("11"), "Kontakte"), None);

@@ -374,7 +374,7 @@ fn given_by_user(patterns: &RiskPatterns, kind: Sensitive, value: &str, said_raw
 }
 
 /// Whether the user's words hold `value` (folded: case, width and marks aside).
-fn holds(value: &str, said: &str) -> bool {
+pub(super) fn holds(value: &str, said: &str) -> bool {
     let (said, value) = (fold(said), fold(value));
     !value.is_empty()
         && value.len() <= said.len()
