@@ -522,7 +522,7 @@ impl<'a> Scope<'a> {
             Class::Field => {
                 let value = chosen.value.as_deref().filter(|v| !v.trim().is_empty())?;
                 // A contact the user wrote themselves is the change they asked for.
-                let theirs = super::typing::holds(value, said);
+                let theirs = super::fold::holds(value, said);
                 let contact = !theirs && self.saves_contact(chosen, value, &readings);
                 return (self.setting_choice(chosen, value).flatten())
                     .or(contact.then_some(RiskKind::Security));

@@ -156,6 +156,14 @@ pub fn fold(text: &str) -> Folded {
     words_of(&fold_chars(text, false))
 }
 
+/// Whether the user's words hold `value` (folded: case, width and marks aside).
+pub fn holds(value: &str, said: &str) -> bool {
+    let (said, value) = (fold(said), fold(value));
+    !value.is_empty()
+        && value.len() <= said.len()
+        && (said.plain.windows(value.len())).any(|w| w == value.plain.as_slice())
+}
+
 /// Every reading of `text`: as written, split at capitals (when that changes anything), and
 /// with runs of single letters joined (when there are any).
 pub fn variants(text: &str) -> Vec<Folded> {

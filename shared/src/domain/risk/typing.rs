@@ -5,7 +5,7 @@
 
 use super::act::{Scope, CARD_SCAN};
 use super::field::{kind_beside, names_of, Sensitive};
-use super::fold::{fold, variants};
+use super::fold::{fold, holds, variants};
 use super::lexicon::Kind;
 use super::{label, shape, ElementFacts, Risk, RiskKind, RiskPatterns};
 
@@ -371,12 +371,4 @@ fn given_by_user(patterns: &RiskPatterns, kind: Sensitive, value: &str, said_raw
         Sensitive::Card => k == Kind::Card,
     };
     holds(value, said_raw) && !patterns.hits(&fold(said_raw), names).is_empty()
-}
-
-/// Whether the user's words hold `value` (folded: case, width and marks aside).
-pub(super) fn holds(value: &str, said: &str) -> bool {
-    let (said, value) = (fold(said), fold(value));
-    !value.is_empty()
-        && value.len() <= said.len()
-        && (said.plain.windows(value.len())).any(|w| w == value.plain.as_slice())
 }
