@@ -853,6 +853,11 @@ impl<'a> Scope<'a> {
         has_amount(text) && self.says(&[text], Kind::Period)
     }
 
+    /// Whether `text` names a recurring price of something (not "$0/month").
+    fn charges_recurring(&self, text: &str) -> bool {
+        self.recurring(text) && text.chars().any(|c| matches!(c, '1'..='9'))
+    }
+
     /// A price in the name, in the dialog or form that holds the control, a payment page (not
     /// the cart), or card fields on the page: "Subscribe" or "Buy" pays.
     fn pay_context(&self, raw: &str, el: &ElementFacts<'_>) -> bool {
@@ -874,7 +879,7 @@ impl<'a> Scope<'a> {
     /// charges nothing.
     fn activates_after_price(&self, el: &ElementFacts<'_>, names: &[&str]) -> bool {
         let short = names.iter().any(|n| fold(n).len() <= GENERIC_WORDS);
-        let charged = |t: &str| self.recurring(t) && t.chars().any(|c| matches!(c, '1'..='9'));
+        let charged = |t: &str| self.charges_recurring(t);
         let offer = |t: &String| {
             charged(t)
                 && !(self.page.elements().take(CARD_SCAN)).any(|e| {
@@ -928,8 +933,10 @@ impl<'a> Scope<'a> {
             (r.hits.iter()).any(|h| applies(h.kind) && (h.start == 0 && h.end == r.folded.len()))
                 || (r.hits.iter()).any(|h| applies(h.kind) && whole(r, h))
         });
-        let email = value.trim().split_once('@').is_some_and(|(user, host)| {
-            !user.is_empty() && !user.contains(' ') && host.contains('.') && !host.contains(' ')
+        let email = crate::domain::email::Email::parse(value).is_ok_and(|e| {
+            e.as_str()
+                .rsplit_once('@')
+                .is_some_and(|(_, host)| host.contains('.'))
         });
         // Its name, or on a `dom` page the text just before it (its label).
         let label = self.page.texts_before(field.id).into_iter().next();
@@ -987,8 +994,7 @@ impl<'a> Scope<'a> {
             e.id != el.id
                 && option(e)
                 && (e.has_state("checked") || e.has_state("selected"))
-                && self.recurring(&e.name)
-                && e.name.chars().any(|c| matches!(c, '1'..='9'))
+                && self.charges_recurring(&e.name)
         };
         buys && (self.page.elements().take(CARD_SCAN)).any(|e| picked(&e))
     }
