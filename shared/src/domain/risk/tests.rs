@@ -1981,3 +1981,30 @@ fn every_role_in_every_language_is_given_only_where_access_is_given() {
     }
     assert!(given * 10 >= roles.len() * 9, "{given} of {}", roles.len());
 }
+
+/// The largest page the round's rules read (2 000 elements, names at the tree's 100
+/// characters, a 4 000-character word): a role menu item, a consent page's yes and a contact
+/// saved are answered as on a small page.
+#[test]
+fn the_rounds_rules_answer_on_the_largest_pages() {
+    let long = "Ä".repeat(4_000);
+    let mut els: Vec<El> = (0..2_000)
+        .map(|i| {
+            el(
+                &format!("n{i}"),
+                "menu",
+                &format!("{} {i}", "Bereich ".repeat(11)),
+            )
+        })
+        .collect();
+    els.push(el("r", "btn", "Role"));
+    els.push(el("owner", "menu", "Owner"));
+    els.push(el("long", "inp", &long).value(&long));
+    els.push(el("mail", "inp", "E-mail").value("ada@mail.test"));
+    els.push(el("save", "btn", "Save"));
+    let members = "https://app.example.com/settings/account?client_id=x&oauth=1";
+    let got = |id: &str, focus: Option<&str>| clicked(members, els.clone(), id, focus, "Members");
+    assert_eq!(got("owner", None), Some(RiskKind::Sharing));
+    assert_eq!(got("save", Some("mail")), Some(RiskKind::Security));
+    assert_eq!(got("save", Some("long")), None);
+}
