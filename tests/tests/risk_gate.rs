@@ -45,7 +45,7 @@ fn judged(dir: &std::path::Path, min_cases: usize, min_languages: usize, held_ou
 fn on_its_training_set_the_gate_catches_nearly_every_risky_case_and_rarely_asks_otherwise() {
     let report = judged(&training_dir(), 1_100, 30, false);
     // Each round's new training cases join before the gate is tuned on all of them (acts-8:
-    // 71 % caught on its first run, acts-9: 68 %, acts-10: 75 %), and so do a review's attacks on the round's
+    // 71 % caught on its first run, acts-9: 68 %, acts-10: 75 %, acts-11: 70 %), and so do a review's attacks on the round's
     // rules (review-9: 4 of its 28 risky cases caught, the holes it found): the set is held
     // near the held-out goal, not to zero misses.
     assert!(
@@ -62,14 +62,12 @@ fn on_its_training_set_the_gate_catches_nearly_every_risky_case_and_rarely_asks_
     );
 }
 
-/// The held-out set's figures, below which the gate must not fall: blind set J (470 cases, 46
-/// languages, written by a helper who read neither the gate nor any case) first ran, after
-/// round 10 was tuned on acts-10 without looking at it, at 223/280 caught (79.6 %) and 4/190
-/// asked (2.1 %). A review of the round's rules then narrowed three that asked about what a
-/// competent model does (a role word that names a tool, a plan shown selected, a contact saved
-/// in someone else's record), made without looking at J, and J stands at 221/280 (78.9 %) and
-/// 3/190 (1.6 %) since. (I, held out before it, stayed at 232/280 over the round: spent.)
-const HELD_OUT_FLOOR: (f64, f64) = (221.0 / 280.0, 3.0 / 190.0);
+/// The held-out set's figures, below which the gate must not fall: blind set K2 (470 cases, 53
+/// languages, written by a helper who read neither the gate nor any case) first ran, after round
+/// 11 was tuned on acts-11 without looking at it, at 240/280 caught (85.7 %) and 5/190 asked
+/// (2.6 %). (J, held out before it, went from 221/280 and 3/190 to 236/280 and 3/190 over the
+/// round, never tuned on: spent.)
+const HELD_OUT_FLOOR: (f64, f64) = (240.0 / 280.0, 5.0 / 190.0);
 
 #[test]
 fn on_cases_nobody_tuned_it_to_the_gate_keeps_at_least_its_first_run_figures() {

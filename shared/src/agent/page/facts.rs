@@ -20,6 +20,11 @@ fn attr<'a>(attrs: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
+/// Whether the page lets the user type into an element of any tag (`contenteditable`).
+fn editable(attrs: &[(String, String)]) -> bool {
+    attr(attrs, "contenteditable").is_some_and(|v| !v.eq_ignore_ascii_case("false"))
+}
+
 /// The tree's short role for a DOM element.
 fn dom_role(tag: &str, attrs: &[(String, String)]) -> &'static str {
     let by_aria = match attr(attrs, "role").unwrap_or("") {
@@ -39,8 +44,7 @@ fn dom_role(tag: &str, attrs: &[(String, String)]) -> &'static str {
         return r;
     }
     // An element the page lets the user type into is a field, whatever its tag.
-    let editable = attr(attrs, "contenteditable").map(str::to_ascii_lowercase);
-    if editable.is_some_and(|v| v != "false") {
+    if editable(attrs) {
         return "inp";
     }
     match tag {
@@ -148,7 +152,13 @@ impl PageView<'_> {
                     },
                     states: Cow::Owned(dom_states(attrs)),
                     href: attr(attrs, "href"),
-                    input_type: (tag == "input").then(|| attr(attrs, "type")).flatten(),
+                    // A text area and an editable element take lines of text (`textarea`).
+                    input_type: match tag.as_str() {
+                        "input" => attr(attrs, "type"),
+                        "textarea" => Some("textarea"),
+                        _ if editable(attrs) => Some("textarea"),
+                        _ => None,
+                    },
                     attrs,
                 }),
                 _ => None,

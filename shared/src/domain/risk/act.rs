@@ -174,7 +174,9 @@ impl<'a> Scope<'a> {
     /// turning a protection off, an exposure or a recurring charge on is an act; turning it
     /// the other way, or any opt-in of the user's own (marketing e-mails), is not.
     fn toggle(&self, el: &ElementFacts<'_>, on: bool) -> Option<Option<RiskKind>> {
-        let mut found: Option<Kind> = None;
+        // An opt-out decides over everything else the name says; otherwise its longest phrase
+        // ("Block all public access" is a protection, not the "public" in it).
+        let mut found: Option<(bool, usize, Kind)> = None;
         for n in names_of(el) {
             for r in self.read(n, |k| {
                 matches!(
@@ -183,13 +185,14 @@ impl<'a> Scope<'a> {
                 )
             }) {
                 for h in &r.hits {
-                    // An opt-out decides over everything else the name says.
-                    if found != Some(Kind::OptOut) {
-                        found = Some(h.kind);
+                    let rank = (h.kind == Kind::OptOut, h.end - h.start, h.kind);
+                    if found.is_none_or(|(o, len, _)| (rank.0, rank.1) >= (o, len)) {
+                        found = Some(rank);
                     }
                 }
             }
         }
+        let found = found.map(|(.., kind)| kind);
         // A switch whose own name names no setting ("Status", "Aktiviert") is the setting its
         // row or section names: the nearest words before it that name one.
         let found = found.or_else(|| self.setting_before(el, &[Kind::Private]));
@@ -516,7 +519,7 @@ impl<'a> Scope<'a> {
             return None;
         }
         match class_of(&chosen.role) {
-            Class::Control if !toggles(chosen) && self.page.holder(el.id).is_none() => {
+            Class::Control if !toggles(chosen) && self.opened(el, chosen) => {
                 return self.element(chosen, false, None)
             }
             Class::Field => {
@@ -536,19 +539,50 @@ impl<'a> Scope<'a> {
                 return Some(kind);
             }
         }
-        if !(option(chosen) || toggles(chosen)) {
+        // A tab picks among options as a radio does (a role, a billing period).
+        let tab = chosen.role == "tab";
+        if !(option(chosen) || toggles(chosen) || tab) {
             return None;
         }
         // A role picked where access is given ("Admin" among a member's roles, then "Save"):
         // asked about at the apply, not at the pick.
-        if option(chosen) && self.gives_role(chosen) {
+        if (option(chosen) || tab) && self.gives_role(chosen) {
             return Some(RiskKind::Sharing);
         }
         if picked.iter().any(|n| self.recurring(n)) {
             return Some(RiskKind::Subscription);
         }
+        // "Never", "None" or "Without" picked for a protection its name, the nearest words
+        // before it or the page's title name ("Ask for a code at sign-in"), then saved.
+        let off = self.says(&picked, Kind::Off) && !self.says(&picked, Kind::On);
+        let protection = || {
+            self.says(&picked, Kind::Protect)
+                || self.setting_before(chosen, &[]) == Some(Kind::Protect)
+                || self.title.is_some_and(|t| self.says(&[t], Kind::Protect))
+        };
+        if option(chosen) && off && protection() {
+            return Some(RiskKind::Security);
+        }
         let public = self.says(&picked, Kind::Public) && !self.says(&picked, Kind::Private);
         public.then_some(RiskKind::Sharing)
+    }
+
+    /// Whether the control the task just clicked opened what holds the terse `yes`: nothing
+    /// holds it (the extension's tree), or a dialog the control is not in that names no act of
+    /// its own ("Turn off", then "Are you sure?" … "Yes"; not "Clear all notifications?").
+    fn opened(&self, yes: &ElementFacts<'_>, control: &ElementFacts<'_>) -> bool {
+        let Some(h) = self.page.holder(yes.id) else {
+            return true;
+        };
+        let names_act = (self.read(&h.text, |k| matches!(k, Kind::Act(..) | Kind::Benign)))
+            .iter()
+            .any(|r| !r.hits.is_empty());
+        h.dialog
+            && !names_act
+            && self
+                .page
+                .holder(control.id)
+                .is_none_or(|c| c.text != h.text)
     }
 
     /// What a dialog or form that names no act sets, for the terse yes inside it: it turns off
@@ -657,6 +691,7 @@ impl<'a> Scope<'a> {
         if !self.says(names, Kind::Public)
             || self.says(names, Kind::Private)
             || self.says(names, Kind::Off)
+            || self.in_filter(el, names)
         {
             return None;
         }
@@ -783,10 +818,15 @@ impl<'a> Scope<'a> {
                 })
             })
         });
-        let filter = self.says(&names, Kind::Filter)
+        role && !self.in_filter(el, &names) && self.about_access(el)
+    }
+
+    /// Whether `el` narrows a listing: its name, its dialog or form, or the nearest words
+    /// before it say "filter" ("Visibility: Public" beside "Filter" picks videos, sets none).
+    fn in_filter(&self, el: &ElementFacts<'_>, names: &[&str]) -> bool {
+        self.says(names, Kind::Filter)
             || (self.page.holder_text(el.id)).is_some_and(|h| self.says(&[&h], Kind::Filter))
-            || self.setting_before(el, &[Kind::Filter]) == Some(Kind::Filter);
-        role && !filter && self.about_access(el)
+            || self.setting_before(el, &[Kind::Filter]) == Some(Kind::Filter)
     }
 
     /// Whether `el` stands where access is given: its dialog or form, the page's title or
@@ -804,6 +844,9 @@ impl<'a> Scope<'a> {
             .into_iter()
             .any(|t| says(&t, Kind::RoleField) || says(&t, Kind::Part(Part::Member)));
         let roles_page = says(&path.replace(['/', '-', '_'], " "), Kind::RoleField);
+        // A form's field named so (`<input type="radio" name="role">`).
+        let named =
+            (el.attr("name")).is_some_and(|n| says(&n.replace(['-', '_'], " "), Kind::RoleField));
         // A control named by roles alone, or before its value ("Role: Member").
         let roles_control = (self.page.elements().take(CARD_SCAN)).any(|e| {
             let heads: Vec<&str> = (names_of(&e).into_iter())
@@ -819,7 +862,7 @@ impl<'a> Scope<'a> {
                         .any(|h| whole(&r, h) || h.end - h.start == r.folded.len())
                 })
         });
-        members || roles_page || roles_control
+        members || roles_page || named || roles_control
     }
 
     /// The text of the dialog or form holding `el` (when the page tells), then the page's title.
@@ -959,7 +1002,7 @@ impl<'a> Scope<'a> {
             && !self.has_cards()
     }
 
-    /// Whether a yes ("Continue", "Allow", "Continue as Noor") answers an app's request for
+    /// Whether a yes ("Continue", "Allow", "Leisti", "Continue as Noor") answers an app's request for
     /// access: the page is an authorisation endpoint's (`/oauth…`, `/authorize`, `/consent` with
     /// a `client_id`) that asks for nothing typed but a search (a language list is no field to
     /// type in; the sign-in before it asks for a name: its "Next" only signs in).
@@ -978,22 +1021,29 @@ impl<'a> Scope<'a> {
                 && !self.searches(&e)
         });
         let yes = (readings.iter()).any(|r| {
-            (r.hits.iter())
-                .any(|h| h.start == 0 && matches!(h.kind, Kind::Confirm | Kind::Next | Kind::Agree))
+            (r.hits.iter()).any(|h| {
+                h.start == 0
+                    && matches!(
+                        h.kind,
+                        Kind::Confirm | Kind::Next | Kind::Agree | Kind::Act(Act::Share, _)
+                    )
+            })
         });
         endpoint && !typed && yes
     }
 
     /// Whether `el` is a payment's or a subscription's own word ("Satın al", "Subscribe"; not a
     /// step's "Continue", which may only lead on) on a page where the option picked names a
-    /// nonzero recurring price: what it buys is that plan.
+    /// nonzero recurring price (a radio, an option, a card shown pressed): what it buys is
+    /// that plan.
     fn buys_picked_plan(&self, el: &ElementFacts<'_>, readings: &[Reading<'_>]) -> bool {
         let buys = (readings.iter())
             .any(|r| (acts(r).iter()).any(|(a, ..)| matches!(a, Act::Pay | Act::Subscribe)));
+        // Picked: a checked option, or a plan's card shown pressed.
         let picked = |e: &ElementFacts<'_>| {
             e.id != el.id
-                && option(e)
-                && (e.has_state("checked") || e.has_state("selected"))
+                && (option(e) && (e.has_state("checked") || e.has_state("selected"))
+                    || e.has_state("pressed"))
                 && self.charges_recurring(&e.name)
         };
         buys && (self.page.elements().take(CARD_SCAN)).any(|e| picked(&e))
@@ -1127,12 +1177,19 @@ impl<'a> Scope<'a> {
         // RM45/bulan", "Renew automatically every month"): it starts the charge.
         let yes = says(Kind::Confirm);
         if (yes || says(Kind::On)) && !self.page_is(Kind::CartPage) {
+            // Picked: a box or option ticked, a plan's card pressed, or a list showing the plan
+            // ("99 DH/mois").
+            let listed = |e: &ElementFacts<'_>| {
+                matches!(&*e.role, "sel" | "select" | "combobox")
+                    && e.value.as_deref().is_some_and(|v| self.recurring(v))
+            };
             let ticked = self.near(el, |e| {
-                (toggles(e) || option(e))
-                    && (is_on(e) || e.has_state("selected"))
-                    && names_of(e)
-                        .iter()
-                        .any(|n| self.recurring(n) || self.says(&[n], Kind::Renew))
+                listed(e)
+                    || (toggles(e) || option(e) || e.has_state("pressed"))
+                        && (is_on(e) || e.has_state("selected"))
+                        && names_of(e)
+                            .iter()
+                            .any(|n| self.recurring(n) || self.says(&[n], Kind::Renew))
             });
             let before = || self.page.texts_before(el.id);
             if ticked || (yes && before().iter().take(3).any(|t| self.recurring(t))) {
@@ -1146,6 +1203,11 @@ impl<'a> Scope<'a> {
             if priced || self.page_is(Kind::PayPage) || self.has_cards() {
                 return Some(RiskKind::Payment);
             }
+        }
+        // Text written in a box of lines and submitted ("Submit", "Envia", "ثبت") is sent or
+        // published: a review, a comment, a message to the site.
+        if yes && self.filled_near(el, |e, _| multiline(e)) && !self.page_is(Kind::AuthPage) {
+            return Some(RiskKind::Sending);
         }
         None
     }
@@ -1195,8 +1257,14 @@ impl<'a> Scope<'a> {
         if self.says(&chosen, Kind::Public) {
             return Some(Some(RiskKind::Sharing));
         }
-        // A role that grants access, chosen in any list but a filter of a listing.
-        if self.says(&chosen, Kind::Role) && !self.says(&names, Kind::Filter) {
+        // A role chosen where access is given (a "Role" list, a member's dialog), not in a
+        // filter of a listing nor where a role word is a job's level or title.
+        let headed = || {
+            (self.page.texts_before(list.id).iter().take(3))
+                .any(|t| self.says(&[t], Kind::RoleField))
+        };
+        let access = || self.says(&names, Kind::RoleField) || headed() || self.about_access(list);
+        if self.says(&chosen, Kind::Role) && !self.says(&names, Kind::Filter) && access() {
             return Some(Some(RiskKind::Sharing));
         }
         let (off, on) = (self.says(&chosen, Kind::Off), self.says(&chosen, Kind::On));
@@ -1625,6 +1693,11 @@ fn option(el: &ElementFacts<'_>) -> bool {
         || el.input_type == Some("radio")
 }
 
+/// Whether a field takes lines of text (a text area, an editable element: a message, a review).
+fn multiline(el: &ElementFacts<'_>) -> bool {
+    el.role == "textarea" || el.input_type == Some("textarea")
+}
+
 /// Whether a switch or checkbox is on.
 fn is_on(el: &ElementFacts<'_>) -> bool {
     el.has_state("checked") || el.has_state("on") || el.has_state("pressed")
@@ -1857,13 +1930,18 @@ fn split_address(url: &str) -> (&str, String, &str) {
 }
 
 /// Whether `url` names `kind`: a payment or transfer page by its host or path
-/// (`pay.example.com`, `/checkout`), a help page by its path.
+/// (`pay.example.com`, `/checkout`, a single-page app's `#/pix/transferir`), a help page by its
+/// path.
 fn address_has(scope: &Scope<'_>, url: &str, kind: Kind) -> bool {
     let (host, path, _) = split_address(url);
+    let route = (url.split_once('#').map(|(_, f)| f.trim_start_matches('!')))
+        .filter(|f| f.starts_with('/'))
+        .and_then(|f| f.split('?').next())
+        .unwrap_or("");
     let text = if kind == Kind::InfoHref {
-        path
+        format!("{path}{route}")
     } else {
-        format!("{host}/{path}")
+        format!("{host}/{path}{route}")
     };
     scope
         .read(&text, |k| k == kind)

@@ -134,8 +134,12 @@ fn words_of(folded: &str) -> Folded {
     let mut out = Folded::default();
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut Folded| {
-        if !word.is_empty() {
-            let plain: String = word.chars().filter(|c| !is_combining_mark(*c)).collect();
+        // Marks with no letter left under them (Icelandic `ð` leaves only its stroke) are no
+        // word.
+        let plain: String = word.chars().filter(|c| !is_combining_mark(*c)).collect();
+        if plain.is_empty() {
+            word.clear();
+        } else {
             out.plain.push(plain);
             out.marked.push(std::mem::take(word));
         }
@@ -241,6 +245,15 @@ mod tests {
 
     fn plain(text: &str) -> String {
         fold(text).plain.join(" ")
+    }
+
+    #[test]
+    fn a_word_of_marks_alone_is_no_word_and_a_folded_text_folds_to_itself() {
+        for t in ["við innskráningu", "með", "ð", "takmarka"] {
+            let f = fold(t);
+            assert!(f.plain.iter().all(|w| !w.is_empty()), "{t}: {f:?}");
+            assert_eq!(fold(&f.plain.join(" ")).plain, f.plain, "{t}");
+        }
     }
 
     #[test]

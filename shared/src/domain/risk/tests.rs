@@ -2008,3 +2008,190 @@ fn the_rounds_rules_answer_on_the_largest_pages() {
     assert_eq!(got("save", Some("mail")), Some(RiskKind::Security));
     assert_eq!(got("save", Some("long")), None);
 }
+
+#[test]
+fn a_yes_in_the_dialog_an_act_opened_confirms_that_act_unless_the_dialog_names_its_own() {
+    let security = "https://id.example.com/security";
+    let els = |dialog: &str| {
+        vec![
+            el("17", "btn", "Sign out of all other devices"),
+            el("20", "btn", "Clear all"),
+            el("32", "btn", "No").in_dialog(dialog),
+            el("33", "btn", "Yes").in_dialog(dialog),
+        ]
+    };
+    let yes =
+        |dialog: &str, after: &str| clicked(security, els(dialog), "33", Some(after), "Security");
+    let sure = "Are you sure? This cannot be undone.";
+    assert_eq!(yes(sure, "17"), Some(RiskKind::Security));
+    // The dialog says what it does, and what it does is harmless.
+    assert_eq!(yes("Clear all notifications?", "20"), None);
+    // Nothing was clicked before it, or its "No".
+    assert_eq!(clicked(security, els(sure), "33", None, "Security"), None);
+    assert_eq!(
+        clicked(security, els(sure), "32", Some("17"), "Security"),
+        None
+    );
+    // A form around the yes is not a dialog the control opened.
+    let form = vec![
+        el("17", "btn", "Sign out of all other devices"),
+        el("33", "btn", "OK").in_form(sure),
+    ];
+    assert_eq!(clicked(security, form, "33", Some("17"), "Security"), None);
+}
+
+#[test]
+fn none_or_never_picked_for_a_protection_turns_it_off_at_the_save() {
+    let url = "https://account.example.com/settings";
+    let save = |option: &str, before: &[&str], title: &str| {
+        let els = vec![
+            el("7", "radio", option).states("checked").after(before),
+            el("9", "btn", "Save changes"),
+        ];
+        clicked(url, els, "9", Some("7"), title)
+    };
+    let code = ["Require a verification code"];
+    assert_eq!(save("Never", &code, "Settings"), Some(RiskKind::Security));
+    assert_eq!(
+        save("Without verification", &[], "Two-step verification"),
+        Some(RiskKind::Security)
+    );
+    assert_eq!(
+        save(
+            "Disabled (not recommended)",
+            &[],
+            "Two-factor authentication"
+        ),
+        Some(RiskKind::Security)
+    );
+    // Turned on, or "never" for what is no protection.
+    assert_eq!(save("Always", &code, "Settings"), None);
+    assert_eq!(save("Never", &["Marketing e-mails"], "Settings"), None);
+    assert_eq!(save("Never", &["Sort by"], "Settings"), None);
+}
+
+#[test]
+fn a_role_word_in_a_list_grants_access_only_where_access_is_given() {
+    let choose = |url: &str, list: El, value: &str| {
+        let p = page(url, vec![list, el("12", "btn", "Save as draft")]);
+        risk_on(
+            &p,
+            ActionKind::SelectOption("8", value),
+            &Context::default(),
+        )
+    };
+    let jobs = "https://jobs.example.com/employer/new-ad";
+    let level = el("8", "sel", "Position level").value("Specialist");
+    assert_eq!(choose(jobs, level, "Administrator"), None);
+    let title = el("8", "sel", "Job title").value("Developer");
+    assert_eq!(choose(jobs, title, "Owner"), None);
+    let role = el("8", "sel", "Role").value("Member");
+    assert_eq!(choose(jobs, role, "Administrator"), Some(RiskKind::Sharing));
+    let headed = el("8", "sel", "").value("Member").after(&["Peter", "Role"]);
+    assert_eq!(choose(jobs, headed, "Owner"), Some(RiskKind::Sharing));
+    let named = el("8", "sel", "").value("Member").attr("name", "user_role");
+    assert_eq!(choose(jobs, named, "Owner"), Some(RiskKind::Sharing));
+}
+
+#[test]
+fn a_role_picked_by_tab_is_asked_about_at_the_apply() {
+    const PERMISSIONS: &str = "Kadri Tamm – permissions";
+    let users = "https://crm.example.com/settings/users/5521";
+    let els = || {
+        vec![
+            el("31", "tab", "Regular user").in_dialog(PERMISSIONS),
+            el("32", "tab", "Administrator")
+                .states("selected")
+                .in_dialog(PERMISSIONS),
+            el("38", "btn", "Done").in_dialog(PERMISSIONS),
+        ]
+    };
+    assert_eq!(
+        clicked(users, els(), "38", Some("32"), "Users – CRM"),
+        Some(RiskKind::Sharing)
+    );
+    assert_eq!(clicked(users, els(), "38", Some("31"), "Users – CRM"), None);
+}
+
+#[test]
+fn text_written_in_a_box_of_lines_and_submitted_is_sent() {
+    let review = "https://shop.example.com/product/7/review/new";
+    let submit = |body: El| {
+        let els = vec![
+            el("21", "inp", "Title").value("Good"),
+            body,
+            el("31", "btn", "Submit"),
+        ];
+        clicked(review, els, "31", None, "Write a review")
+    };
+    let text = "Good battery, average camera at night.";
+    assert_eq!(
+        submit(el("25", "textarea", "Your opinion").value(text)),
+        Some(RiskKind::Sending)
+    );
+    let editable = el("25", "inp", "Your opinion")
+        .value(text)
+        .input("textarea");
+    assert_eq!(submit(editable), Some(RiskKind::Sending));
+    // One-line fields and an empty box send nothing of the user's.
+    assert_eq!(submit(el("25", "inp", "Nickname").value("ada")), None);
+    assert_eq!(submit(el("25", "textarea", "Your opinion")), None);
+}
+
+#[test]
+fn a_plan_shown_pressed_or_listed_is_the_plan_a_buy_or_a_yes_starts() {
+    let plans = "https://tv.example.com/plans";
+    let order = |card: El, button: &str| {
+        let els = vec![
+            card,
+            el("2", "btn", "Plan M · $29.90/mo"),
+            el("9", "btn", button),
+        ];
+        clicked(plans, els, "9", None, "Plans")
+    };
+    let pressed = || el("1", "btn", "Plan S · $19.90/mo").states("pressed");
+    // Bought as a payment or a subscription: asked about either way.
+    assert!(order(pressed(), "Order now").is_some());
+    assert_eq!(order(pressed(), "Confirm"), Some(RiskKind::Subscription));
+    let listed = el("1", "sel", "Choose your plan").value("Plan S · $19.90/mo");
+    assert_eq!(order(listed, "Confirm"), Some(RiskKind::Subscription));
+    // Nothing picked: the plans are only shown.
+    assert_eq!(order(el("1", "btn", "Plan S · $19.90/mo"), "Confirm"), None);
+}
+
+#[test]
+fn a_switch_is_read_by_its_longest_phrase_and_a_filter_chip_only_filters() {
+    let bucket = "https://console.example.com/storage/buckets/invoices?tab=permissions";
+    let tick = |name: &str| {
+        let p = page(
+            bucket,
+            vec![el("17", "chk", name), el("24", "btn", "Save changes")],
+        );
+        risk_on(&p, ActionKind::Check("17"), &Context::default())
+    };
+    assert_eq!(tick("Block all public access"), None);
+    assert_eq!(tick("Public access"), Some(RiskKind::Sharing));
+    let studio = "https://studio.example.com/channel/videos";
+    let chip = |before: &[&str]| {
+        let els = vec![
+            el("3", "inp", "Filter"),
+            el("4", "btn", "Visibility: Public").after(before),
+        ];
+        clicked(studio, els, "4", None, "Channel content")
+    };
+    assert_eq!(chip(&["Filter"]), None);
+    assert_eq!(chip(&["Video details"]), Some(RiskKind::Sharing));
+}
+
+#[test]
+fn a_single_page_apps_route_names_its_page() {
+    let confirm = |url: &str| {
+        let els = vec![el("17", "btn", "Edit"), el("18", "btn", "Confirm")];
+        clicked(url, els, "18", None, "Review")
+    };
+    assert_eq!(
+        confirm("https://bank.example.com/#/transfer/review"),
+        Some(RiskKind::Transfer)
+    );
+    assert_eq!(confirm("https://bank.example.com/#/profile/review"), None);
+}
