@@ -35,6 +35,7 @@ pub const KEPT_ATTRIBUTES: &[&str] = &[
     "aria-expanded",
     "aria-checked",
     "aria-selected",
+    "aria-pressed",
     "disabled",
     "checked",
     "selected",

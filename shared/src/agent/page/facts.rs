@@ -78,6 +78,7 @@ fn dom_states(attrs: &[(String, String)]) -> String {
         ("aria-checked", "checked"),
         ("aria-selected", "selected"),
         ("aria-expanded", "expanded"),
+        ("aria-pressed", "pressed"),
     ] {
         if attr(attrs, attr_name) == Some("true") && !states.contains(&state) {
             states.push(state);
@@ -132,7 +133,8 @@ impl PageView<'_> {
                 } => Some(ElementFacts {
                     id,
                     role: Cow::Borrowed(dom_role(tag, attrs)),
-                    // A text area's text is what was typed into it, a field's value too.
+                    // A text area's (or an editable element's) text is what was typed into it,
+                    // a field's value too.
                     name: Cow::Owned(if tag == "textarea" {
                         tree.attribute_label(at, 100)
                     } else if typed_into(tag, attrs) {
@@ -140,7 +142,7 @@ impl PageView<'_> {
                     } else {
                         tree.label_of(at, 100)
                     }),
-                    value: if tag == "textarea" {
+                    value: if tag == "textarea" || editable(attrs) {
                         Some(tree.text_of(at))
                             .filter(|t| !t.is_empty())
                             .map(Cow::Borrowed)
@@ -273,6 +275,24 @@ impl PageFacts for PageView<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pressed_card_is_pressed_and_what_is_written_in_an_editable_box_is_its_value() {
+        let page = Page::from_dom(
+            r#"<button id="1" aria-pressed="true">Plan S · $9/mo</button><div id="2" contenteditable="true" aria-label="Your review">Great sound.</div><textarea id="3">Fast delivery.</textarea>"#,
+        )
+        .expect("page");
+        let view = PageView {
+            page: &page,
+            url: "https://a.com/",
+        };
+        assert!(view.element("1").expect("card").has_state("pressed"));
+        for (id, text) in [("2", "Great sound."), ("3", "Fast delivery.")] {
+            let e = view.element(id).expect("box");
+            assert_eq!(e.input_type, Some("textarea"), "{id}");
+            assert_eq!(e.value.as_deref(), Some(text), "{id}");
+        }
+    }
 
     #[test]
     fn dom_elements_get_roles_states_and_values_like_tree_nodes() {

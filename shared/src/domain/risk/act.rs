@@ -207,7 +207,7 @@ impl<'a> Scope<'a> {
         }
         Some(match found? {
             Kind::Protect => (!on).then_some(RiskKind::Security),
-            Kind::Public => on.then_some(RiskKind::Sharing),
+            Kind::Public => (on && !self.in_filter(el, &names_of(el))).then_some(RiskKind::Sharing),
             // Turning "Private account" off makes it public.
             Kind::Private => (!on).then_some(RiskKind::Sharing),
             Kind::Renew => on.then_some(RiskKind::Subscription),
@@ -549,16 +549,20 @@ impl<'a> Scope<'a> {
         if (option(chosen) || tab) && self.gives_role(chosen) {
             return Some(RiskKind::Sharing);
         }
+        // A tab is more often a view than a choice: only its role is read.
+        if tab {
+            return None;
+        }
         if picked.iter().any(|n| self.recurring(n)) {
             return Some(RiskKind::Subscription);
         }
-        // "Never", "None" or "Without" picked for a protection its name, the nearest words
-        // before it or the page's title name ("Ask for a code at sign-in"), then saved.
+        // "Never", "None" or "Without" picked for a protection its name or the nearest words
+        // before it name ("Ask for a code at sign-in"), then saved (a page about a protection
+        // also asks of its exceptions: "Grace period: None" tightens it).
         let off = self.says(&picked, Kind::Off) && !self.says(&picked, Kind::On);
         let protection = || {
             self.says(&picked, Kind::Protect)
                 || self.setting_before(chosen, &[]) == Some(Kind::Protect)
-                || self.title.is_some_and(|t| self.says(&[t], Kind::Protect))
         };
         if option(chosen) && off && protection() {
             return Some(RiskKind::Security);
@@ -568,8 +572,9 @@ impl<'a> Scope<'a> {
     }
 
     /// Whether the control the task just clicked opened what holds the terse `yes`: nothing
-    /// holds it (the extension's tree), or a dialog the control is not in that names no act of
-    /// its own ("Turn off", then "Are you sure?" … "Yes"; not "Clear all notifications?").
+    /// holds it (the extension's tree), or a dialog the control is not in that asks and names
+    /// no act of its own ("Turn off", then "Are you sure?" … "Yes"; not "Clear all
+    /// notifications?", nor a notice that only tells: "Your session expired. OK").
     fn opened(&self, yes: &ElementFacts<'_>, control: &ElementFacts<'_>) -> bool {
         let Some(h) = self.page.holder(yes.id) else {
             return true;
@@ -577,7 +582,9 @@ impl<'a> Scope<'a> {
         let names_act = (self.read(&h.text, |k| matches!(k, Kind::Act(..) | Kind::Benign)))
             .iter()
             .any(|r| !r.hits.is_empty());
+        let asks = h.text.contains(['?', '？', '؟']);
         h.dialog
+            && asks
             && !names_act
             && self
                 .page
@@ -644,7 +651,7 @@ impl<'a> Scope<'a> {
         let named = named.or_else(|| (!on && self.security_page()).then_some(Kind::Protect));
         match named? {
             Kind::Protect => (!on).then_some(RiskKind::Security),
-            Kind::Public => on.then_some(RiskKind::Sharing),
+            Kind::Public => (on && !self.in_filter(el, &names_of(el))).then_some(RiskKind::Sharing),
             Kind::Renew => on.then_some(RiskKind::Subscription),
             _ => None,
         }
@@ -1020,14 +1027,18 @@ impl<'a> Scope<'a> {
                 && !matches!(&*e.role, "sel" | "select" | "combobox" | "listbox")
                 && !self.searches(&e)
         });
+        // A yes or a share verb ("Allow", "Leisti"); not a refusal ("Don't allow") nor a
+        // harmless phrase ("Allow all cookies").
         let yes = (readings.iter()).any(|r| {
-            (r.hits.iter()).any(|h| {
-                h.start == 0
-                    && matches!(
-                        h.kind,
-                        Kind::Confirm | Kind::Next | Kind::Agree | Kind::Act(Act::Share, _)
-                    )
-            })
+            let harmless = (r.hits.iter()).any(|h| matches!(h.kind, Kind::Benign | Kind::Dismiss));
+            !harmless
+                && (r.hits.iter()).any(|h| {
+                    h.start == 0
+                        && matches!(
+                            h.kind,
+                            Kind::Confirm | Kind::Next | Kind::Agree | Kind::Act(Act::Share, _)
+                        )
+                })
         });
         endpoint && !typed && yes
     }
@@ -1204,9 +1215,13 @@ impl<'a> Scope<'a> {
                 return Some(RiskKind::Payment);
             }
         }
-        // Text written in a box of lines and submitted ("Submit", "Envia", "ثبت") is sent or
-        // published: a review, a comment, a message to the site.
-        if yes && self.filled_near(el, |e, _| multiline(e)) && !self.page_is(Kind::AuthPage) {
+        // Text written in a box of lines and submitted with it ("Submit", "Envia", "ثبت"; in
+        // the same form or dialog; not saved: "Save and finish later") is sent or published:
+        // a review, a comment, a message.
+        let holder = |e: &ElementFacts<'_>| self.page.holder_text(e.id);
+        let boxed = |e: &ElementFacts<'_>, _: &str| multiline(e) && holder(e) == holder(el);
+        if yes && !says(Kind::Save) && self.filled_near(el, boxed) && !self.page_is(Kind::AuthPage)
+        {
             return Some(RiskKind::Sending);
         }
         None
@@ -1931,7 +1946,7 @@ fn split_address(url: &str) -> (&str, String, &str) {
 
 /// Whether `url` names `kind`: a payment or transfer page by its host or path
 /// (`pay.example.com`, `/checkout`, a single-page app's `#/pix/transferir`), a help page by its
-/// path.
+/// path (a route's "community" or "blog" is no help page).
 fn address_has(scope: &Scope<'_>, url: &str, kind: Kind) -> bool {
     let (host, path, _) = split_address(url);
     let route = (url.split_once('#').map(|(_, f)| f.trim_start_matches('!')))
@@ -1939,7 +1954,7 @@ fn address_has(scope: &Scope<'_>, url: &str, kind: Kind) -> bool {
         .and_then(|f| f.split('?').next())
         .unwrap_or("");
     let text = if kind == Kind::InfoHref {
-        format!("{path}{route}")
+        path
     } else {
         format!("{host}/{path}{route}")
     };

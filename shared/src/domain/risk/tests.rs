@@ -2052,17 +2052,15 @@ fn none_or_never_picked_for_a_protection_turns_it_off_at_the_save() {
     };
     let code = ["Require a verification code"];
     assert_eq!(save("Never", &code, "Settings"), Some(RiskKind::Security));
+    let without = save("Without two-step verification", &[], "Settings");
+    assert_eq!(without, Some(RiskKind::Security));
+    let twofa = ["Two-factor authentication"];
+    let disabled = save("Disabled (not recommended)", &twofa, "Settings");
+    assert_eq!(disabled, Some(RiskKind::Security));
+    // On a page about a protection, "None" for one of its exceptions tightens it.
     assert_eq!(
-        save("Without verification", &[], "Two-step verification"),
-        Some(RiskKind::Security)
-    );
-    assert_eq!(
-        save(
-            "Disabled (not recommended)",
-            &[],
-            "Two-factor authentication"
-        ),
-        Some(RiskKind::Security)
+        save("None", &["Grace period"], "Two-factor authentication"),
+        None
     );
     // Turned on, or "never" for what is no protection.
     assert_eq!(save("Always", &code, "Settings"), None);
