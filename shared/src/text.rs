@@ -204,6 +204,13 @@ pub fn attribute(s: &str, max: usize) -> String {
     out
 }
 
+/// A single-page app's route in a URL's fragment (`#/pix/transfer`, `#!/inbox`; its query
+/// left out): the page the app shows. `None` for an anchor (`#comments`).
+pub fn hash_route(fragment: &str) -> Option<&str> {
+    let f = fragment.split('?').next().unwrap_or("");
+    Some(f.strip_prefix('!').unwrap_or(f)).filter(|f| f.starts_with('/'))
+}
+
 #[cfg(test)]
 mod tests {
 

@@ -48,10 +48,8 @@ pub fn site_key(url: &str) -> Option<SiteKey> {
         }
         format!("/{}", kept.join("/"))
     };
-    let route = (parsed.fragment().and_then(|f| f.split('?').next()))
-        .map(|f| f.strip_prefix('!').unwrap_or(f))
-        .filter(|f| f.starts_with('/'))
-        .map(|f| format!("#{}", pattern(f)));
+    let route =
+        (parsed.fragment().and_then(crate::text::hash_route)).map(|f| format!("#{}", pattern(f)));
     Some(SiteKey {
         origin: format!("{}://{host}:{port}", parsed.scheme()),
         path: format!("{}{}", pattern(parsed.path()), route.unwrap_or_default()),

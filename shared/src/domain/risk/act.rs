@@ -1949,10 +1949,10 @@ fn split_address(url: &str) -> (&str, String, &str) {
 /// path (a route's "community" or "blog" is no help page).
 fn address_has(scope: &Scope<'_>, url: &str, kind: Kind) -> bool {
     let (host, path, _) = split_address(url);
-    let route = (url.split_once('#').map(|(_, f)| f.trim_start_matches('!')))
-        .filter(|f| f.starts_with('/'))
-        .and_then(|f| f.split('?').next())
-        .unwrap_or("");
+    let route = (url
+        .split_once('#')
+        .and_then(|(_, f)| crate::text::hash_route(f)))
+    .unwrap_or("");
     let text = if kind == Kind::InfoHref {
         path
     } else {

@@ -2193,3 +2193,21 @@ fn a_single_page_apps_route_names_its_page() {
     );
     assert_eq!(confirm("https://bank.example.com/#/profile/review"), None);
 }
+
+/// Round 11's paths on the largest pages: a 40 000-character dialog that asks, 1 900 filled
+/// boxes of lines before a submit (elements are read up to the 2 000th), 2 000 tabs, a
+/// 10 000-character route. Each answers as on a small page.
+#[test]
+fn round_elevens_rules_answer_on_the_largest_inputs() {
+    let huge = format!("{}?", "Sind Sie sicher ".repeat(2_500));
+    let mut els = vec![el("17", "btn", "Sign out of all other devices")];
+    els.extend((0..1_900).map(|i| el(&format!("b{i}"), "textarea", "Note").value("Hello there")));
+    els.push(el("31", "btn", "Submit"));
+    els.extend((0..2_000).map(|i| el(&format!("t{i}"), "tab", "Administrator")));
+    els.push(el("33", "btn", "Yes").in_dialog(&huge));
+    let route = format!("https://app.example.com/#/{}", "settings/".repeat(1_100));
+    let got = |id: &str, focus: Option<&str>| clicked(&route, els.clone(), id, focus, "App");
+    assert_eq!(got("33", Some("17")), Some(RiskKind::Security));
+    assert!(got("31", None).is_some());
+    assert_eq!(got("31", Some("t5")), got("31", None));
+}
