@@ -539,7 +539,7 @@ impl<'a> Scope<'a> {
                 return Some(kind);
             }
         }
-        // A tab picks among options as a radio does (a role, a billing period).
+        // A tab picked is read for the role it gives (a view's tab, "Everyone", picks no more).
         let tab = chosen.role == "tab";
         if !(option(chosen) || toggles(chosen) || tab) {
             return None;
