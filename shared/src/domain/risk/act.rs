@@ -19,6 +19,8 @@ const FORM_REACH: usize = 25;
 pub(super) const CARD_SCAN: usize = 2_000;
 /// Elements before and after a "Send" or "Transfer" looked at for what it would send.
 const COMPOSER_REACH: usize = 20;
+/// Elements before and after a control looked at for the filters of a bar it would be in.
+const FILTER_REACH: usize = 3;
 /// Most query pairs of an address read (more than an action's text can hold).
 const MAX_QUERY_PAIRS: usize = 2_000;
 /// Longest name a generic "Confirm" is read in (words).
@@ -108,8 +110,21 @@ impl<'a> Scope<'a> {
     pub fn page_is(&self, kind: Kind) -> bool {
         match kind {
             Kind::PayPage | Kind::CartPage => self.shop_page() == Some(kind),
+            Kind::TransferPage => {
+                self.named_last(&address_text(self.page.url()), &[kind, Kind::Records])
+                    == Some(kind)
+            }
             _ => address_has(self, self.page.url(), kind),
         }
+    }
+
+    /// Which of `kinds` `text` names last (`/transfers/history` is a list of records).
+    fn named_last(&self, text: &str, kinds: &[Kind]) -> Option<Kind> {
+        self.read(text, |k| kinds.contains(&k))
+            .iter()
+            .flat_map(|r| r.hits.iter())
+            .max_by_key(|h| (h.end, h.start))
+            .map(|h| h.kind)
     }
 
     /// Whether the page is about the account's security, by its address or its title
@@ -136,16 +151,13 @@ impl<'a> Scope<'a> {
     }
 
     /// Whether the page is a cart or a payment page, by whichever its address names last
-    /// (`/checkout/cart` is a cart, `/cart/checkout` the payment).
+    /// (`/checkout/cart` is a cart, `/cart/checkout` the payment, and so is `#/checkout/review`;
+    /// `/payments/history` lists records).
     fn shop_page(&self) -> Option<Kind> {
         *self.shop.get_or_init(|| {
-            let (host, path, _) = split_address(self.page.url());
-            let text = format!("{host}/{path}");
-            self.read(&text, |k| matches!(k, Kind::PayPage | Kind::CartPage))
-                .iter()
-                .flat_map(|r| r.hits.iter())
-                .max_by_key(|h| (h.end, h.start))
-                .map(|h| h.kind)
+            let kinds = [Kind::PayPage, Kind::CartPage, Kind::Records];
+            (self.named_last(&address_text(self.page.url()), &kinds))
+                .filter(|k| *k != Kind::Records)
         })
     }
 
@@ -519,7 +531,11 @@ impl<'a> Scope<'a> {
             return None;
         }
         match class_of(&chosen.role) {
-            Class::Control if !toggles(chosen) && self.opened(el, chosen) => {
+            // A control, or a link drawn for one (nowhere to go: "Turn off 2-Step
+            // Verification", then "Yes").
+            Class::Control | Class::Link
+                if !toggles(chosen) && !navigates(chosen) && self.opened(el, chosen) =>
+            {
                 return self.element(chosen, false, None)
             }
             Class::Field => {
@@ -553,6 +569,11 @@ impl<'a> Scope<'a> {
         if tab {
             return None;
         }
+        // An option named by an act ("Delete account" over "Deactivate account"), then a yes:
+        // the yes does what was picked.
+        if let Some(kind) = self.names_act(&picked) {
+            return Some(kind);
+        }
         if picked.iter().any(|n| self.recurring(n)) {
             return Some(RiskKind::Subscription);
         }
@@ -571,21 +592,62 @@ impl<'a> Scope<'a> {
         public.then_some(RiskKind::Sharing)
     }
 
+    /// The act a short name starts with ("Delete account", "Удалить навсегда"): a verb or the
+    /// act itself, not a word the act needs context for, nor a filter's ("Remove filter").
+    fn names_act(&self, names: &[&str]) -> Option<RiskKind> {
+        let want = |k: Kind| matches!(k, Kind::Act(..) | Kind::Benign | Kind::Filter);
+        let readings = names.iter().flat_map(|n| self.read(n, want));
+        readings.into_iter().find_map(|r| {
+            let short = r.folded.len() <= GENERIC_WORDS;
+            (acts(&r).into_iter())
+                .find(|(_, force, hit)| short && *force >= Force::Verb && hit.start == 0)
+                .map(|(act, ..)| RiskKind::of(act))
+        })
+    }
+
     /// Whether the control the task just clicked opened what holds the terse `yes`: nothing
-    /// holds it (the extension's tree), or a dialog the control is not in that asks and names
-    /// no act of its own ("Turn off", then "Are you sure?" … "Yes"; not "Clear all
-    /// notifications?", nor a notice that only tells: "Your session expired. OK").
+    /// holds it (the extension's tree), or a dialog the control is not in that asks, names no
+    /// act of its own, asks about nothing harmless ("Turn off", then "Are you sure? Your order
+    /// history will be lost" … "Yes"; not "Clear all notifications?", nor a notice that only
+    /// tells: "Your session expired. OK") and offers no other act beside the yes (a session's
+    /// "Stay signed in?" with "Sign out" asks about the session, not the act before it).
     fn opened(&self, yes: &ElementFacts<'_>, control: &ElementFacts<'_>) -> bool {
         let Some(h) = self.page.holder(yes.id) else {
             return true;
         };
-        let names_act = (self.read(&h.text, |k| matches!(k, Kind::Act(..) | Kind::Benign)))
-            .iter()
+        let text = crate::text::truncate_chars(&h.text, HOLDER_CHARS);
+        let names_act = (self.read(&text, |k| matches!(k, Kind::Act(..))).iter())
+            .any(|r| acts(r).iter().any(|(_, force, _)| *force >= Force::Verb));
+        // What it asks is in its questions; a harmless phrase elsewhere only describes.
+        let questions = text
+            .split_inclusive(['.', '!', '。', '\n', '?', '？', '؟'])
+            .filter(|s| s.trim_end().ends_with(['?', '？', '؟']));
+        let harmless = questions
+            .flat_map(|q| self.read(q, |k| k == Kind::Benign))
             .any(|r| !r.hits.is_empty());
-        let asks = h.text.contains(['?', '？', '؟']);
+        let same_holder = |e: &ElementFacts<'_>| {
+            e.id != yes.id && self.page.holder(e.id).is_some_and(|o| o.text == h.text)
+        };
+        let offers = |e: &ElementFacts<'_>| {
+            names_of(e).iter().any(|n| {
+                (self.read(n, |k| {
+                    matches!(k, Kind::Act(..) | Kind::Part(Part::SignOut))
+                }))
+                .iter()
+                .any(|r| {
+                    !dismisses(r)
+                        && (!acts(r).is_empty()
+                            || r.hits.iter().any(|h| h.kind == Kind::Part(Part::SignOut)))
+                })
+            })
+        };
+        let other_act = (self.page.elements().take(CARD_SCAN))
+            .any(|e| e.id != control.id && same_holder(&e) && offers(&e));
         h.dialog
-            && asks
+            && h.text.contains(['?', '？', '؟'])
             && !names_act
+            && !harmless
+            && !other_act
             && self
                 .page
                 .holder(control.id)
@@ -828,18 +890,58 @@ impl<'a> Scope<'a> {
         role && !self.in_filter(el, &names) && self.about_access(el)
     }
 
-    /// Whether `el` narrows a listing: its name, its dialog or form, or the nearest words
-    /// before it say "filter" ("Visibility: Public" beside "Filter" picks videos, sets none).
+    /// Whether `el` narrows a listing: its name, the name its dialog or form leads with, or
+    /// the nearest words before it say "filter" ("Visibility: Public" beside "Filter" picks
+    /// videos, sets none; a photo's settings dialog that shows its "Tags" is no filter).
     fn in_filter(&self, el: &ElementFacts<'_>, names: &[&str]) -> bool {
         self.says(names, Kind::Filter)
-            || (self.page.holder_text(el.id)).is_some_and(|h| self.says(&[&h], Kind::Filter))
-            || self.setting_before(el, &[Kind::Filter]) == Some(Kind::Filter)
+            || (self.page.holder_text(el.id)).is_some_and(|h| {
+                let h = crate::text::truncate_chars(&h, HOLDER_CHARS);
+                self.leads(&h, Kind::Filter)
+            })
+            || self.labelled_filter(el)
+            || self.among_filters(el)
+    }
+
+    /// Whether one of the [`FILTER_REACH`] controls before `el`, or the one right after it, is
+    /// named by a filter ("Filter", "Sort"): `el` sits in a filter bar ("Account type: Full
+    /// members", then "Filter"; a board's "Filters" button two controls after its visibility
+    /// menu is another control).
+    fn among_filters(&self, el: &ElementFacts<'_>) -> bool {
+        let filters =
+            |e: &ElementFacts<'_>| names_of(e).iter().any(|n| self.leads(n, Kind::Filter));
+        let mut window: std::collections::VecDeque<bool> = std::collections::VecDeque::new();
+        let mut elements = self.page.elements().take(CARD_SCAN);
+        let mut found = false;
+        for e in elements.by_ref() {
+            if e.id == el.id {
+                found = true;
+                break;
+            }
+            if window.len() == FILTER_REACH {
+                window.pop_front();
+            }
+            window.push_back(filters(&e));
+        }
+        found && (window.iter().any(|f| *f) || elements.next().is_some_and(|e| filters(&e)))
+    }
+
+    /// Whether the nearest words before `el` that name a setting name a filter; a question
+    /// before it ("Who can see this photo?") is what it answers, and the words before that
+    /// are another matter (a "Tags: beach" line above it).
+    fn labelled_filter(&self, el: &ElementFacts<'_>) -> bool {
+        let before = self.page.texts_before(el.id);
+        let upto = before.iter().position(|t| t.contains(['?', '？', '؟']));
+        let texts = before[..upto.map_or(before.len(), |q| q + 1)].iter();
+        let kinds: Vec<Kind> = SETTINGS.into_iter().chain([Kind::Filter]).collect();
+        self.nearest_setting(texts.map(String::as_str), &kinds) == Some(Kind::Filter)
     }
 
     /// Whether `el` stands where access is given: its dialog or form, the page's title or
-    /// address names roles, permissions or members, or a control of the page is named by roles
-    /// alone (a "Role" menu or column). A role word elsewhere is a tool's name ("Ads Manager"), a job
-    /// title or a survey's answer.
+    /// address names roles, permissions, members or sharing ("Share" over "Can edit"), or a
+    /// control of the page is named by roles alone (a "Role" menu or column; a link to a
+    /// "Permissions" page leads there, it is not here). A role word elsewhere is a tool's name
+    /// ("Ads Manager"), a job title or a survey's answer.
     fn about_access(&self, el: &ElementFacts<'_>) -> bool {
         let (_, path, _) = split_address(self.page.url());
         let says =
@@ -860,6 +962,7 @@ impl<'a> Scope<'a> {
                 .filter_map(|n| n.split(':').next())
                 .collect();
             e.id != el.id
+                && !(e.role == "link" || navigates(&e))
                 && (heads
                     .iter()
                     .flat_map(|n| self.read(n, |k| k == Kind::RoleField)))
@@ -869,7 +972,7 @@ impl<'a> Scope<'a> {
                         .any(|h| whole(&r, h) || h.end - h.start == r.folded.len())
                 })
         });
-        members || roles_page || named || roles_control
+        members || roles_page || named || roles_control || self.about_sharing(el)
     }
 
     /// The text of the dialog or form holding `el` (when the page tells), then the page's title.
@@ -1175,6 +1278,10 @@ impl<'a> Scope<'a> {
     /// "Confirm", "Submit" (and "Continue" next to a price) on a payment or transfer page or in
     /// a form asking for card details.
     fn generic_commit(&self, el: &ElementFacts<'_>, readings: &[Reading<'_>]) -> Option<RiskKind> {
+        // A control that names filtering ("Apply filters", "Pas filters aan") narrows a list.
+        if self.says(&names_of(el), Kind::Filter) {
+            return None;
+        }
         let short = |r: &&Reading<'_>| r.folded.len() <= GENERIC_WORDS;
         let says = |kind: Kind| {
             readings
@@ -1217,11 +1324,12 @@ impl<'a> Scope<'a> {
         }
         // Text written in a box of lines and submitted with it ("Submit", "Envia", "ثبت"; in
         // the same form or dialog; not saved: "Save and finish later") is sent or published:
-        // a review, a comment, a message.
+        // a review, a comment, a message. On a page of the user's own account a form keeps the
+        // user's details, and a box there a note kept with them (a courier's instructions).
         let holder = |e: &ElementFacts<'_>| self.page.holder_text(e.id);
         let boxed = |e: &ElementFacts<'_>, _: &str| multiline(e) && holder(e) == holder(el);
-        if yes && !says(Kind::Save) && self.filled_near(el, boxed) && !self.page_is(Kind::AuthPage)
-        {
+        let kept = || self.page_is(Kind::AuthPage) || self.page_is(Kind::AccountPage);
+        if yes && !says(Kind::Save) && self.filled_near(el, boxed) && !kept() {
             return Some(RiskKind::Sending);
         }
         None
@@ -1233,21 +1341,9 @@ impl<'a> Scope<'a> {
         if let Some(kind) = self.setting_choice(list, value) {
             return kind;
         }
-        let select = list.id;
-        let shown = self.page.option_text(select, value);
-        let want = |k: Kind| matches!(k, Kind::Act(..) | Kind::Benign | Kind::Filter);
-        let mut readings = self.read(value, want);
-        if let Some(text) = shown.as_deref() {
-            readings.extend(self.read(text, want));
-        }
-        readings.iter().find_map(|r| {
-            acts(r)
-                .into_iter()
-                .find(|(_, force, hit)| {
-                    *force >= Force::Verb && hit.start == 0 && r.folded.len() <= GENERIC_WORDS
-                })
-                .map(|(act, _, _)| RiskKind::of(act))
-        })
+        let shown = self.page.option_text(list.id, value);
+        let names: Vec<&str> = std::iter::once(value).chain(shown.as_deref()).collect();
+        self.names_act(&names)
     }
 
     /// What choosing `value` in `list` does to the setting the list is: everyone given access
@@ -1270,7 +1366,7 @@ impl<'a> Scope<'a> {
             return Some(None);
         }
         if self.says(&chosen, Kind::Public) {
-            return Some(Some(RiskKind::Sharing));
+            return Some((!self.in_filter(list, &names)).then_some(RiskKind::Sharing));
         }
         // A role chosen where access is given (a "Role" list, a member's dialog), not in a
         // filter of a listing nor where a role word is a job's level or title.
@@ -1944,19 +2040,24 @@ fn split_address(url: &str) -> (&str, String, &str) {
     (host, path, query)
 }
 
-/// Whether `url` names `kind`: a payment or transfer page by its host or path
-/// (`pay.example.com`, `/checkout`, a single-page app's `#/pix/transferir`), a help page by its
-/// path (a route's "community" or "blog" is no help page).
-fn address_has(scope: &Scope<'_>, url: &str, kind: Kind) -> bool {
+/// What an address names a page by: its host, its path and a single-page app's `#/route`.
+fn address_text(url: &str) -> String {
     let (host, path, _) = split_address(url);
     let route = (url
         .split_once('#')
         .and_then(|(_, f)| crate::text::hash_route(f)))
     .unwrap_or("");
+    format!("{host}/{path}{route}")
+}
+
+/// Whether `url` names `kind`: a payment or transfer page by its host or path
+/// (`pay.example.com`, `/checkout`, a single-page app's `#/pix/transferir`), a help page by its
+/// path (a route's "community" or "blog" is no help page).
+fn address_has(scope: &Scope<'_>, url: &str, kind: Kind) -> bool {
     let text = if kind == Kind::InfoHref {
-        path
+        split_address(url).1
     } else {
-        format!("{host}/{path}{route}")
+        address_text(url)
     };
     scope
         .read(&text, |k| k == kind)

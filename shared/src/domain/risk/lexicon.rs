@@ -111,6 +111,9 @@ pub enum Kind {
     /// How an address names the account's e-mail or phone (`/email/`, `mobile_confirm`):
     /// a confirmation link that changes one changes the account's sign-in contact.
     PathContact,
+    /// How an address names a page of records (`/history`, `/statements`, `#/perevod/istoriya`):
+    /// named last, the page lists what was done; it does nothing.
+    Records,
     /// A word a look-alike host is dressed in (`-verify`, `-rewards`, `-delivery`): read in a
     /// host's registrable name only ([`lexicon-hosts.txt`](lexicon-hosts.txt)).
     Lure,
@@ -233,6 +236,7 @@ impl Kind {
             "accountpage" => Some(Kind::AccountPage),
             "pathcontact" => Some(Kind::PathContact),
             "lure" => Some(Kind::Lure),
+            "records" => Some(Kind::Records),
             _ => None,
         }
     }

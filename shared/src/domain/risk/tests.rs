@@ -2170,15 +2170,17 @@ fn a_switch_is_read_by_its_longest_phrase_and_a_filter_chip_only_filters() {
     assert_eq!(tick("Block all public access"), None);
     assert_eq!(tick("Public access"), Some(RiskKind::Sharing));
     let studio = "https://studio.example.com/channel/videos";
-    let chip = |before: &[&str]| {
-        let els = vec![
-            el("3", "inp", "Filter"),
-            el("4", "btn", "Visibility: Public").after(before),
-        ];
+    // A filter bar is told by the words before the chip or by a filter control beside it
+    // (three before, one after); a "Filter" field further away is another part of the page.
+    let chip = |before: &[&str], between: usize| {
+        let mut els = vec![el("3", "inp", "Filter")];
+        els.extend((0..between).map(|i| el(&format!("v{i}"), "link", "Video")));
+        els.push(el("4", "btn", "Visibility: Public").after(before));
         clicked(studio, els, "4", None, "Channel content")
     };
-    assert_eq!(chip(&["Filter"]), None);
-    assert_eq!(chip(&["Video details"]), Some(RiskKind::Sharing));
+    assert_eq!(chip(&["Filter"], 5), None);
+    assert_eq!(chip(&["Video details"], 0), None);
+    assert_eq!(chip(&["Video details"], 3), Some(RiskKind::Sharing));
 }
 
 #[test]
@@ -2205,9 +2207,296 @@ fn round_elevens_rules_answer_on_the_largest_inputs() {
     els.push(el("31", "btn", "Submit"));
     els.extend((0..2_000).map(|i| el(&format!("t{i}"), "tab", "Administrator")));
     els.push(el("33", "btn", "Yes").in_dialog(&huge));
-    let route = format!("https://app.example.com/#/{}", "settings/".repeat(1_100));
+    let route = format!("https://app.example.com/#/{}", "threads/".repeat(1_250));
     let got = |id: &str, focus: Option<&str>| clicked(&route, els.clone(), id, focus, "App");
     assert_eq!(got("33", Some("17")), Some(RiskKind::Security));
     assert!(got("31", None).is_some());
     assert_eq!(got("31", Some("t5")), got("31", None));
+}
+
+/// Round 12: a dialog confirms the control before it when it asks about nothing else — a
+/// harmless phrase in its description ("order history will be lost") is no question of its
+/// own, and a dialog that offers another act ("Sign out") asks about that.
+#[test]
+fn a_dialog_asks_about_what_its_question_names() {
+    let confirm = |dialog: &str, other: &str| {
+        let els = vec![
+            el("40", "btn", "Delete account"),
+            el("61", "btn", other).in_dialog(dialog),
+            el("62", "btn", "Yes").in_dialog(dialog),
+        ];
+        clicked(
+            "https://shop.example.com/account",
+            els,
+            "62",
+            Some("40"),
+            "Account",
+        )
+    };
+    let sure = "Are you sure? Your order history and saved addresses will be lost.";
+    assert_eq!(confirm(sure, "No, keep it"), Some(RiskKind::Deletion));
+    let session = "Your session expires in 2 minutes. Do you want to stay signed in?";
+    assert_eq!(confirm(session, "Sign out"), None);
+    assert_eq!(confirm("Clear all notifications?", "No"), None);
+}
+
+/// Round 12: a role is given where access is given — a dialog that shares ("Share") is such
+/// a place; a link to a "Permissions" page is not (it leads there).
+#[test]
+fn a_share_dialog_gives_roles_and_a_link_to_permissions_does_not() {
+    let pick = |dialog: &str| {
+        let p = page(
+            "https://notes.example.com/Roadmap-8f2a",
+            vec![
+                el("10", "inp", "Email or group"),
+                el("21", "sel", "").value("Can view").in_dialog(dialog),
+            ],
+        );
+        risk_on(
+            &p,
+            ActionKind::SelectOption("21", "Can edit"),
+            &Context::default(),
+        )
+    };
+    assert_eq!(
+        pick("Share Ben Okafor ben@example.com"),
+        Some(RiskKind::Sharing)
+    );
+    assert_eq!(pick("Edit note Ben Okafor"), None);
+    let els = vec![
+        el("3", "tab", "Editor").states("selected"),
+        el("4", "tab", "Preview"),
+        el("6", "link", "Permissions"),
+        el("8", "btn", "Save draft"),
+    ];
+    let cms = "https://cms.example.com/posts/1182/edit";
+    assert_eq!(clicked(cms, els, "8", Some("3"), "Edit post"), None);
+}
+
+/// Round 12: a page is what its address names last, a single-page app's `#/route` included
+/// (`#/checkout/review` pays, `#/transfers/history` lists records).
+#[test]
+fn a_page_is_what_its_address_names_last() {
+    let confirm = |url: &str, name: &str| {
+        let els = vec![el("29", "btn", "Edit"), el("30", "btn", name)];
+        clicked(url, els, "30", None, "Example")
+    };
+    assert_eq!(
+        confirm("https://shop.example.com/#/checkout/review", "Confirm"),
+        Some(RiskKind::Payment)
+    );
+    assert_eq!(
+        confirm("https://bank.example.com/app/#/transfers/new", "OK"),
+        Some(RiskKind::Transfer)
+    );
+    assert_eq!(
+        confirm("https://bank.example.com/app/#/transfers/history", "OK"),
+        None
+    );
+    assert_eq!(
+        confirm("https://online.example.ru/#/perevod/istoriya", "Да"),
+        None
+    );
+    assert_eq!(
+        confirm("https://shop.example.com/payments/history", "Confirm"),
+        None
+    );
+}
+
+/// Round 12: a dialog is a filter by the name it leads with or a filter control beside the
+/// chip, not by a "Tags" line it shows; a question before a control is what it answers.
+#[test]
+fn a_settings_dialog_that_shows_tags_is_no_filter() {
+    let public = |dialog: &str, before: &[&str]| {
+        let els = vec![
+            el("5", "btn", "Edit"),
+            el("42", "btn", "Friends").in_dialog(dialog),
+            el("43", "btn", "Public").in_dialog(dialog).after(before),
+        ];
+        clicked(
+            "https://photos.example.com/photos/ana/5581",
+            els,
+            "43",
+            None,
+            "Sunset",
+        )
+    };
+    let settings = "Photo settings Title: Sunset Tags: beach, latvia Who can see this photo?";
+    let asked = ["Friends", "Who can see this photo?", "Tags: beach, latvia"];
+    assert_eq!(public(settings, &asked), Some(RiskKind::Sharing));
+    assert_eq!(
+        public("Filters Visibility Friends Public", &["Filters"]),
+        None
+    );
+    assert_eq!(public(settings, &["Friends", "Tags: beach, latvia"]), None);
+}
+
+/// Round 12: text in a box is sent by a submit of its form, except on a page of the user's
+/// own account (a courier's note kept with an address); a control that names filtering
+/// applies filters, whatever price the list beside it shows.
+#[test]
+fn an_account_forms_note_is_kept_and_a_filter_button_buys_nothing() {
+    let submit = |url: &str| {
+        let form = "Add a new address";
+        let els = vec![
+            el("11", "inp", "Street").value("14 Elm Row").in_form(form),
+            el("17", "textarea", "Delivery instructions")
+                .value("Leave it with the concierge")
+                .in_form(form),
+            el("21", "btn", "Confirm").in_form(form),
+        ];
+        clicked(url, els, "21", None, "Example")
+    };
+    assert_eq!(
+        submit("https://shop.example.com/account/addresses/new"),
+        None
+    );
+    assert_eq!(
+        submit("https://shop.example.com/products/42/reviews/new"),
+        Some(RiskKind::Sending)
+    );
+    let apply = |name: &str| {
+        let els = vec![
+            el("12", "sel", "Max rent").value("€ 1.500 per maand"),
+            el("20", "btn", name),
+        ];
+        clicked(
+            "https://www.example-huur.nl/huren",
+            els,
+            "20",
+            None,
+            "Huurwoningen",
+        )
+    };
+    assert_eq!(apply("Confirm filters"), None);
+    assert_eq!(apply("Confirm"), Some(RiskKind::Subscription));
+}
+
+/// Round 12: keeping only the password turns the second step off; connecting an app on an
+/// authorisation page answers its request; a link drawn as a control, then a yes, does what
+/// the link does; an option named by an act, then a yes, does that act.
+#[test]
+fn round_twelves_words_and_choices_commit_what_they_name() {
+    let second = |option: &str| {
+        let els = vec![
+            el("22", "radio", "Authenticator app"),
+            el("23", "radio", option)
+                .states("checked")
+                .after(&["How should we check it's you?", "2-Step Verification"]),
+            el("30", "btn", "Save"),
+        ];
+        let url = "https://myaccount.example.com/signinoptions/two-step-verification";
+        clicked(url, els, "30", Some("23"), "2-Step Verification")
+    };
+    assert_eq!(second("Just my password"), Some(RiskKind::Security));
+    assert_eq!(second("Text message code"), None);
+    let consent = |name: &str| {
+        let url =
+            "https://connect.example-pay.com/oauth/authorize?client_id=ca_82&scope=read_write";
+        let els = vec![el("21", "btn", "Cancel"), el("22", "btn", name)];
+        clicked(url, els, "22", None, "Connect your account")
+    };
+    assert_eq!(consent("Connect my account"), Some(RiskKind::Sharing));
+    assert_eq!(consent("Learn more"), None);
+    let yes = |link: El| {
+        let els = vec![link, el("40", "btn", "Non"), el("41", "btn", "Oui")];
+        clicked(
+            "https://account.example.com/proofs",
+            els,
+            "41",
+            Some("30"),
+            "Sécurité",
+        )
+    };
+    let off = "Désactiver la vérification en deux étapes";
+    assert_eq!(yes(el("30", "link", off)), Some(RiskKind::Security));
+    assert_eq!(yes(el("30", "link", off).href("/help/2sv")), None);
+    let cont = |picked: &str| {
+        let els = vec![
+            el("30", "radio", "Deactivate account"),
+            el("31", "radio", picked).states("checked"),
+            el("33", "btn", "Continue"),
+        ];
+        clicked(
+            "https://accounts.example.com/ownership",
+            els,
+            "33",
+            Some("31"),
+            "Account",
+        )
+    };
+    assert_eq!(cont("Delete account"), Some(RiskKind::Deletion));
+    assert_eq!(cont("Keep my account"), None);
+}
+
+/// Round 12: a secret written into a message, a comment or a search goes to people —
+/// by its shape (an access key, a card number in groups) or because the user gave it as a
+/// password or a one-time code; a promo code or a product's size is no secret. Given as a
+/// secret, a value is one in a field of any name, and goes only where it was given.
+#[test]
+fn a_secret_written_into_text_is_asked_about() {
+    let write = |role: &str, name: &str, value: &str, said: &str| {
+        let p = page("https://chat.example.com/t/1", vec![el("30", role, name)]);
+        let ctx = Context {
+            said,
+            ..Context::default()
+        };
+        risk_on(&p, ActionKind::SetValue("30", value), &ctx)
+    };
+    let key = "my deploy fails with OPENAI_API_KEY=sk-proj-7fQ2xLmA9vT3kR8wZp1cYh4N";
+    assert_eq!(
+        write("textarea", "Message", key, ""),
+        Some(RiskKind::Credentials)
+    );
+    let card = "Can I pay with 5162 9201 0234 5677 in 3 parts?";
+    assert_eq!(
+        write("textarea", "Your question", card, card),
+        Some(RiskKind::Credentials)
+    );
+    let said = "Log into my router (admin / Xk92!mqLp), google it if it fails";
+    let query = "nighthawk admin password Xk92!mqLp not working";
+    assert_eq!(
+        write("searchbox", "Search", query, said),
+        Some(RiskKind::Credentials)
+    );
+    assert_eq!(
+        write(
+            "textarea",
+            "Message",
+            "Kodenya 739201",
+            "kode OTP aku 739201"
+        ),
+        Some(RiskKind::Credentials)
+    );
+    assert_eq!(
+        write("textarea", "Message", "I'll be there at 7", said),
+        None
+    );
+    assert_eq!(
+        write(
+            "searchbox",
+            "Search",
+            "rice 210g 24",
+            "log in and search rice 210g 24"
+        ),
+        None
+    );
+    assert_eq!(
+        write("inp", "Promo", "VERANO15", "use the promo code VERANO15"),
+        None
+    );
+    // An unnamed field on a look-alike of the bank the code was given for.
+    let otp = |url: &str| {
+        let p = page(url, vec![el("21", "inp", "")]);
+        let ctx = Context {
+            said: "Đăng nhập VCB, mã OTP là 604118",
+            ..Context::default()
+        };
+        risk_on(&p, ActionKind::SetValue("21", "604118"), &ctx)
+    };
+    assert_eq!(
+        otp("https://vietcombank-xacthuc.example/otp"),
+        Some(RiskKind::Credentials)
+    );
+    assert_eq!(otp("https://vcbdigibank.vietcombank.com.vn/otp"), None);
 }

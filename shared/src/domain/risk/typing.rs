@@ -53,15 +53,91 @@ pub(super) fn sensitive(
         })
 }
 
+/// What secret a text holds, by its shape (an access key, a card number, an IBAN) or because
+/// the user gave it as one ([`marked_secret`]).
+fn secret_in_text(patterns: &RiskPatterns, value: &str, said: &str) -> Option<&'static str> {
+    let words: Vec<&str> = value.split_whitespace().take(MAX_WORDS).collect();
+    if words.iter().any(|w| {
+        let w = w.trim_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        // `OPENAI_API_KEY=sk-…`: the key after its name.
+        shape::access_key(w.rsplit('=').next().unwrap_or(w))
+    }) {
+        return Some("an access key");
+    }
+    // A card number or an IBAN written in groups ("5162 9201 0234 5677"): runs of words
+    // of digits and capitals.
+    let groups = value.split(|c: char| !(c.is_ascii_alphanumeric() || c == ' ' || c == '-'));
+    let card = groups.take(MAX_WORDS).any(|g| {
+        let parts: Vec<&str> = g.split([' ', '-']).filter(|p| !p.is_empty()).collect();
+        (0..parts.len()).any(|i| {
+            (i + 1..=parts.len().min(i + 8)).any(|j| {
+                let run = parts[i..j].join(" ");
+                shape::card_number(&run) || shape::iban(&run)
+            })
+        })
+    });
+    if card {
+        return Some("a card or bank number");
+    }
+    marked_secret(patterns, value, said).then_some("a password or code you gave")
+}
+
+/// Most words of a typed value read for secrets.
+const MAX_WORDS: usize = 512;
+
+/// Whether `value` holds a word the user gave as a secret: a word of theirs, where they
+/// spoke of a password, a one-time code or a sign-in (not of a promo code), that no word or
+/// number of daily life is — a code of 4 to 8 digits, or six characters at least mixing
+/// letters and digits, not an address ("Mustikka55!", "kode OTP 739201"; not "210g", a
+/// phone's or an account's long number).
+fn marked_secret(patterns: &RiskPatterns, value: &str, said: &str) -> bool {
+    let trim = |w: &str| -> String {
+        w.trim_matches(|c: char| {
+            matches!(
+                c,
+                ',' | '.' | ';' | ':' | '(' | ')' | '"' | '\'' | '«' | '»' | '“' | '”'
+            )
+        })
+        .to_owned()
+    };
+    let theirs: Vec<String> = said.split_whitespace().take(MAX_WORDS).map(trim).collect();
+    // A password, a one-time code or a sign-in spoken of; not a promo code's "code".
+    let hits = patterns.hits(&fold(said), |k| {
+        matches!(k, Kind::Secret | Kind::AuthPage | Kind::NotSecret)
+    });
+    let spoken = (hits.iter()).any(|h| {
+        h.kind != Kind::NotSecret
+            && !(hits.iter()).any(|x| x.kind == Kind::NotSecret && h.within(x))
+    });
+    if !spoken {
+        return false;
+    }
+    value.split_whitespace().take(MAX_WORDS).map(trim).any(|w| {
+        let digits = w.chars().filter(char::is_ascii_digit).count();
+        let n = w.chars().count();
+        let code = digits == n && (4..=8).contains(&n);
+        let mixed = digits > 0 && digits < n && n >= 6 && w.chars().any(char::is_alphabetic);
+        n >= 4
+            && (code || mixed)
+            && !w.contains(['@', '/'])
+            && sites_named(&w).is_empty()
+            && theirs.contains(&w)
+    })
+}
+
 /// Whether `field` is one where people write text: a message, a comment, a search.
 fn writes_text(scope: &Scope<'_>, field: &ElementFacts<'_>) -> bool {
     matches!(&*field.role, "textarea" | "searchbox")
+        || field.input_type == Some("textarea")
         || names_of(field).iter().any(|n| {
             variants(n).iter().any(|f| {
                 !scope
                     .patterns
                     .hits(f, |k| {
-                        matches!(k, Kind::Composer | Kind::Submit | Kind::Act(..))
+                        matches!(
+                            k,
+                            Kind::Composer | Kind::Submit | Kind::Search | Kind::Act(..)
+                        )
                     })
                     .is_empty()
             })
@@ -96,7 +172,18 @@ pub(super) fn typing(
     if value.trim().is_empty() {
         return None;
     }
-    let kind = sensitive(scope, field, value)?;
+    // A secret written into a message, a comment or a search goes to people (or a search
+    // engine), whoever gave it: only a field of its own takes it.
+    if writes_text(scope, field) {
+        if let Some(what) = secret_in_text(scope.patterns, value, said) {
+            return Some(Risk {
+                kind: RiskKind::Credentials,
+                what: format!("write {what} into {}, where others read it", label(field)),
+            });
+        }
+    }
+    let marked = || marked_secret(scope.patterns, value, said).then_some(Sensitive::Secret);
+    let kind = sensitive(scope, field, value).or_else(marked)?;
     if given_by_user(scope.patterns, kind, value, said) {
         // Given for a site the user named: only there (and on its subdomains); given for a
         // name, not on a host that spells that name as a domain of its own.
