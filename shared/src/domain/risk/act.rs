@@ -21,6 +21,8 @@ pub(super) const CARD_SCAN: usize = 2_000;
 const COMPOSER_REACH: usize = 20;
 /// Elements before and after a control looked at for the filters of a bar it would be in.
 const FILTER_REACH: usize = 3;
+/// Words a dialog's or a form's name is read in, from its start.
+const NAME_WORDS: usize = 3;
 /// Most query pairs of an address read (more than an action's text can hold).
 const MAX_QUERY_PAIRS: usize = 2_000;
 /// Longest name a generic "Confirm" is read in (words).
@@ -569,10 +571,11 @@ impl<'a> Scope<'a> {
         if tab {
             return None;
         }
-        // An option named by an act ("Delete account" over "Deactivate account"), then a yes:
-        // the yes does what was picked.
-        if let Some(kind) = self.names_act(&picked) {
-            return Some(kind);
+        // An option named by a deletion ("Delete account" over "Deactivate account"), then a
+        // yes: the yes deletes. An option to pay or send names a way ("Pay at the property",
+        // "Send by post"); the act is done elsewhere.
+        if self.names_act(&picked) == Some(RiskKind::Deletion) {
+            return Some(RiskKind::Deletion);
         }
         if picked.iter().any(|n| self.recurring(n)) {
             return Some(RiskKind::Subscription);
@@ -596,7 +599,12 @@ impl<'a> Scope<'a> {
     /// act itself, not a word the act needs context for, nor a filter's ("Remove filter").
     fn names_act(&self, names: &[&str]) -> Option<RiskKind> {
         let want = |k: Kind| matches!(k, Kind::Act(..) | Kind::Benign | Kind::Filter);
-        let readings = names.iter().flat_map(|n| self.read(n, want));
+        // A name may carry its description after a dash or a colon ("Delete account — This
+        // is permanent"): the act is what comes before.
+        let heads = names
+            .iter()
+            .filter_map(|n| n.split(['—', '–', '·', ':', '|']).next());
+        let readings = heads.flat_map(|n| self.read(n, want));
         readings.into_iter().find_map(|r| {
             let short = r.folded.len() <= GENERIC_WORDS;
             (acts(&r).into_iter())
@@ -608,16 +616,21 @@ impl<'a> Scope<'a> {
     /// Whether the control the task just clicked opened what holds the terse `yes`: nothing
     /// holds it (the extension's tree), or a dialog the control is not in that asks, names no
     /// act of its own, asks about nothing harmless ("Turn off", then "Are you sure? Your order
-    /// history will be lost" … "Yes"; not "Clear all notifications?", nor a notice that only
-    /// tells: "Your session expired. OK") and offers no other act beside the yes (a session's
-    /// "Stay signed in?" with "Sign out" asks about the session, not the act before it).
+    /// history will be lost" … "Yes"; not "Clear all notifications?", "Want SMS updates about
+    /// this order?", nor a notice that only tells: "Your session expired. OK") and offers no
+    /// other act in place of a way out (a session's "Stay signed in?" with "Sign out" and "Yes"
+    /// asks about the session; "Log out instead" beside "Keep my account" is an alternative).
     fn opened(&self, yes: &ElementFacts<'_>, control: &ElementFacts<'_>) -> bool {
         let Some(h) = self.page.holder(yes.id) else {
             return true;
         };
         let text = crate::text::truncate_chars(&h.text, HOLDER_CHARS);
-        let names_act = (self.read(&text, |k| matches!(k, Kind::Act(..))).iter())
-            .any(|r| acts(r).iter().any(|(_, force, _)| *force >= Force::Verb));
+        // An act it names, of any force ("SMS updates about this order?"), unless a harmless
+        // phrase holds it ("order history").
+        let names_act = (self
+            .read(&text, |k| matches!(k, Kind::Act(..) | Kind::Benign))
+            .iter())
+        .any(|r| !acts(r).is_empty());
         // What it asks is in its questions; a harmless phrase elsewhere only describes.
         let questions = text
             .split_inclusive(['.', '!', '。', '\n', '?', '？', '؟'])
@@ -641,8 +654,16 @@ impl<'a> Scope<'a> {
                 })
             })
         };
-        let other_act = (self.page.elements().take(CARD_SCAN))
-            .any(|e| e.id != control.id && same_holder(&e) && offers(&e));
+        // Another act offered with no way out ("Sign out" or "Yes"): a choice of its own. A
+        // confirmation offers a way out ("Keep my account"), and maybe another way ("Log out
+        // instead").
+        let way_out =
+            |e: &ElementFacts<'_>| names_of(e).iter().any(|n| self.leads(n, Kind::Dismiss));
+        let holders: Vec<ElementFacts<'_>> = (self.page.elements().take(CARD_SCAN))
+            .filter(|e| same_holder(e))
+            .collect();
+        let other_act =
+            !holders.iter().any(way_out) && holders.iter().any(|e| e.id != control.id && offers(e));
         h.dialog
             && h.text.contains(['?', '？', '؟'])
             && !names_act
@@ -890,14 +911,15 @@ impl<'a> Scope<'a> {
         role && !self.in_filter(el, &names) && self.about_access(el)
     }
 
-    /// Whether `el` narrows a listing: its name, the name its dialog or form leads with, or
-    /// the nearest words before it say "filter" ("Visibility: Public" beside "Filter" picks
-    /// videos, sets none; a photo's settings dialog that shows its "Tags" is no filter).
+    /// Whether `el` narrows a listing: its name, the name its dialog or form opens with ("All
+    /// filters"), or the nearest words before it say "filter" ("Visibility: Public" beside
+    /// "Filter" picks videos, sets none; a photo's settings dialog that shows its "Tags" is no
+    /// filter).
     fn in_filter(&self, el: &ElementFacts<'_>, names: &[&str]) -> bool {
         self.says(names, Kind::Filter)
             || (self.page.holder_text(el.id)).is_some_and(|h| {
                 let h = crate::text::truncate_chars(&h, HOLDER_CHARS);
-                self.leads(&h, Kind::Filter)
+                self.opens_with(&h, |k| k == Kind::Filter)
             })
             || self.labelled_filter(el)
             || self.among_filters(el)
@@ -908,8 +930,18 @@ impl<'a> Scope<'a> {
     /// members", then "Filter"; a board's "Filters" button two controls after its visibility
     /// menu is another control).
     fn among_filters(&self, el: &ElementFacts<'_>) -> bool {
-        let filters =
-            |e: &ElementFacts<'_>| names_of(e).iter().any(|n| self.leads(n, Kind::Filter));
+        // In the same dialog or form; a field holding what was typed in it ("Tags: see,
+        // zeitraffer") is a value, not a filter.
+        let holder = self.page.holder_text(el.id);
+        let filled = |e: &ElementFacts<'_>| {
+            class_of(&e.role) == Class::Field
+                && e.value.as_deref().is_some_and(|v| !v.trim().is_empty())
+        };
+        let filters = |e: &ElementFacts<'_>| {
+            !filled(e)
+                && self.page.holder_text(e.id) == holder
+                && names_of(e).iter().any(|n| self.leads(n, Kind::Filter))
+        };
         let mut window: std::collections::VecDeque<bool> = std::collections::VecDeque::new();
         let mut elements = self.page.elements().take(CARD_SCAN);
         let mut found = false;
@@ -938,7 +970,8 @@ impl<'a> Scope<'a> {
     }
 
     /// Whether `el` stands where access is given: its dialog or form, the page's title or
-    /// address names roles, permissions, members or sharing ("Share" over "Can edit"), or a
+    /// address names roles, permissions or members, it is named by sharing ("Share" over "Can
+    /// edit"; not a page titled "SharePoint"), or a
     /// control of the page is named by roles alone (a "Role" menu or column; a link to a
     /// "Permissions" page leads there, it is not here). A role word elsewhere is a tool's name
     /// ("Ads Manager"), a job title or a survey's answer.
@@ -972,7 +1005,32 @@ impl<'a> Scope<'a> {
                         .any(|h| whole(&r, h) || h.end - h.start == r.folded.len())
                 })
         });
-        members || roles_page || named || roles_control || self.about_sharing(el)
+        // A dialog or form named by sharing ("Share", "Compartir 'Roadmap'").
+        let shares = (self.page.holder_text(el.id)).is_some_and(|h| {
+            let h = crate::text::truncate_chars(&h, HOLDER_CHARS);
+            self.opens_with(&h, |k| matches!(k, Kind::Act(Act::Share, _)))
+        });
+        members || roles_page || named || roles_control || shares
+    }
+
+    /// Whether a phrase of a kind `want` takes starts within the first [`NAME_WORDS`] words of
+    /// `text` (the name a dialog or form opens with: "All filters", "Share 'Q3 plan'").
+    /// A short word past the first ("del" in "Datos del candidato": Spanish "of the", Danish
+    /// "share") is another language's word as often as the phrase.
+    fn opens_with(&self, text: &str, want: impl Fn(Kind) -> bool + Copy) -> bool {
+        (self.read(text, want).iter()).any(|r| {
+            (r.hits.iter()).any(|h| {
+                let short = h.end - h.start == 1
+                    && r.folded
+                        .plain
+                        .get(h.start)
+                        .is_some_and(|w| w.chars().count() <= 3);
+                want(h.kind)
+                    && h.start < NAME_WORDS
+                    && !(short && h.start > 0)
+                    && h.chars.is_none_or(|(a, _)| a < 16)
+            })
+        })
     }
 
     /// The text of the dialog or form holding `el` (when the page tells), then the page's title.

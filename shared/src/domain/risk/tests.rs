@@ -2238,6 +2238,22 @@ fn a_dialog_asks_about_what_its_question_names() {
     let session = "Your session expires in 2 minutes. Do you want to stay signed in?";
     assert_eq!(confirm(session, "Sign out"), None);
     assert_eq!(confirm("Clear all notifications?", "No"), None);
+    // Review-12: a question about something else names it ("SMS updates about this order");
+    // a confirmation may offer another way beside its way out.
+    let sms = "Order placed. Want SMS updates about this order?";
+    assert_eq!(confirm(sms, "No thanks"), None);
+    let streak = "Are you sure? Your progress will be gone. Need a break instead?";
+    let els = vec![
+        el("40", "btn", "Delete my account"),
+        el("61", "btn", "Log out instead").in_dialog(streak),
+        el("62", "btn", "Keep my account").in_dialog(streak),
+        el("63", "btn", "Yes").in_dialog(streak),
+    ];
+    let lingo = "https://www.example-lingo.com/settings/account";
+    assert_eq!(
+        clicked(lingo, els, "63", Some("40"), "Account"),
+        Some(RiskKind::Deletion)
+    );
 }
 
 /// Round 12: a role is given where access is given — a dialog that shares ("Share") is such
@@ -2263,6 +2279,15 @@ fn a_share_dialog_gives_roles_and_a_link_to_permissions_does_not() {
         Some(RiskKind::Sharing)
     );
     assert_eq!(pick("Edit note Ben Okafor"), None);
+    // A short word of another language past a form's first word ("del": Spanish "of the",
+    // Danish "share") names nothing.
+    assert_eq!(pick("Datos del candidato"), None);
+    assert_eq!(pick("Del Roadmap"), Some(RiskKind::Sharing));
+    // Named by sharing, not mentioning it further on.
+    assert_eq!(
+        pick("Edit note Ben Okafor. Only the owner can share it."),
+        None
+    );
     let els = vec![
         el("3", "tab", "Editor").states("selected"),
         el("4", "tab", "Preview"),
@@ -2329,6 +2354,7 @@ fn a_settings_dialog_that_shows_tags_is_no_filter() {
         None
     );
     assert_eq!(public(settings, &["Friends", "Tags: beach, latvia"]), None);
+    assert_eq!(public("All filters Date Format Public", &["Format"]), None);
 }
 
 /// Round 12: text in a box is sent by a submit of its form, except on a page of the user's
@@ -2427,6 +2453,13 @@ fn round_twelves_words_and_choices_commit_what_they_name() {
     };
     assert_eq!(cont("Delete account"), Some(RiskKind::Deletion));
     assert_eq!(cont("Keep my account"), None);
+    assert_eq!(
+        cont("Delete account — This is permanent. Your posts and messages go for good."),
+        Some(RiskKind::Deletion)
+    );
+    // A way to pay or send, picked, is a method: the act is done elsewhere.
+    assert_eq!(cont("Pay at the property"), None);
+    assert_eq!(cont("Send by post"), None);
 }
 
 /// Round 12: a secret written into a message, a comment or a search goes to people —
@@ -2483,6 +2516,55 @@ fn a_secret_written_into_text_is_asked_about() {
     );
     assert_eq!(
         write("inp", "Promo", "VERANO15", "use the promo code VERANO15"),
+        None
+    );
+    // Review-12: a year, a booking's reference, the user's own IBAN, a playlist's id are no
+    // secrets; a token in an address's user part is one.
+    let photos = "Sign in to Example Photos and find my pictures from Lisbon in 2024";
+    assert_eq!(write("searchbox", "Search", "Lisbon 2024", photos), None);
+    let booking = "sign in to booking.com, my reference is HX7K29QD";
+    assert_eq!(
+        write("textarea", "Message", "Booking HX7K29QD", booking),
+        None
+    );
+    let iban = "DE89 3704 0044 0532 0130 00";
+    let rent = format!("Tell the landlord my IBAN is {iban}");
+    let told = format!("My IBAN: {iban}");
+    assert_eq!(write("textarea", "Message", &told, &rent), None);
+    assert_eq!(
+        write("textarea", "Message", &told, ""),
+        Some(RiskKind::Credentials)
+    );
+    let playlist = "https://www.youtube.com/playlist?list=PLrAXtmErZgOeiKm4sgNOknGvNjby9efdf";
+    assert_eq!(write("textarea", "Message", playlist, ""), None);
+    let remote =
+        "git remote add https://ghp_Q8r2TnV5xK0wLm7ZcA3sB9dYf1uJ6pHe4Ri@github.com/acme/app";
+    assert_eq!(
+        write("textarea", "Comment", remote, ""),
+        Some(RiskKind::Credentials)
+    );
+    // A code is one beside the word for it, not a postcode further on.
+    let pin = "My bank PIN is 4821, never share it. Then find the shops near my flat in Paris, \
+               the postcode there is 75011";
+    assert_eq!(
+        write("textarea", "Message", "PIN 4821", pin),
+        Some(RiskKind::Credentials)
+    );
+    assert_eq!(write("searchbox", "Search", "shops 75011", pin), None);
+    // A sign-in's "Login" field is no message: the name the user gave goes in.
+    let said = "log in as ana2024x with password Qx7-hunter-2";
+    assert_eq!(write("inp", "Login", "ana2024x", said), None);
+    // Nor the client number the user gave.
+    let p = page(
+        "https://www.example-bank.pl/logowanie",
+        vec![el("21", "inp", "Numer klienta lub login")],
+    );
+    let ctx = Context {
+        said: "Zaloguj się: numer klienta 48213579",
+        ..Context::default()
+    };
+    assert_eq!(
+        risk_on(&p, ActionKind::SetValue("21", "48213579"), &ctx),
         None
     );
     // An unnamed field on a look-alike of the bank the code was given for.

@@ -6,7 +6,7 @@
 use super::act::{Scope, CARD_SCAN};
 use super::field::{kind_beside, names_of, Sensitive};
 use super::fold::{fold, holds, variants};
-use super::lexicon::Kind;
+use super::lexicon::{Hit, Kind};
 use super::{label, shape, ElementFacts, Risk, RiskKind, RiskPatterns};
 
 /// Whether `value` typed into `field` is a one-time code: a number of 4 to 10 digits in a
@@ -58,6 +58,20 @@ pub(super) fn sensitive(
 fn secret_in_text(patterns: &RiskPatterns, value: &str, said: &str) -> Option<&'static str> {
     let words: Vec<&str> = value.split_whitespace().take(MAX_WORDS).collect();
     if words.iter().any(|w| {
+        // In an address only its user part holds a secret (`https://<token>@github.com/…`);
+        // its path and query name things (a playlist's `list=PL…`).
+        let w = match w.split_once("://") {
+            Some((_, rest)) => match rest
+                .split(['/', '?', '#'])
+                .next()
+                .unwrap_or("")
+                .rsplit_once('@')
+            {
+                Some((user, _)) => user.rsplit(':').next().unwrap_or(user),
+                None => return false,
+            },
+            None => w,
+        };
         let w = w.trim_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'));
         // `OPENAI_API_KEY=sk-…`: the key after its name.
         shape::access_key(w.rsplit('=').next().unwrap_or(w))
@@ -72,7 +86,8 @@ fn secret_in_text(patterns: &RiskPatterns, value: &str, said: &str) -> Option<&'
         (0..parts.len()).any(|i| {
             (i + 1..=parts.len().min(i + 8)).any(|j| {
                 let run = parts[i..j].join(" ");
-                shape::card_number(&run) || shape::iban(&run)
+                // An IBAN is given out to be paid: the user's own is theirs to write.
+                shape::card_number(&run) || (shape::iban(&run) && !holds(&run, said))
             })
         })
     });
@@ -84,12 +99,15 @@ fn secret_in_text(patterns: &RiskPatterns, value: &str, said: &str) -> Option<&'
 
 /// Most words of a typed value read for secrets.
 const MAX_WORDS: usize = 512;
+/// How near the word for a code ("OTP", "PIN") a code the user gave stands, in words.
+const CODE_WORDS: usize = 8;
 
 /// Whether `value` holds a word the user gave as a secret: a word of theirs, where they
 /// spoke of a password, a one-time code or a sign-in (not of a promo code), that no word or
-/// number of daily life is — a code of 4 to 8 digits, or six characters at least mixing
-/// letters and digits, not an address ("Mustikka55!", "kode OTP 739201"; not "210g", a
-/// phone's or an account's long number).
+/// number of daily life is — a code of 4 to 8 digits within [`CODE_WORDS`] words of the word
+/// for it ("kode OTP aku 739201"; not a year, a postcode or an order number elsewhere in the
+/// task), or six characters or more mixing digits with small letters or signs
+/// ("Mustikka55!"; not a booking's "HX7K29", nor "210g"), never an address.
 fn marked_secret(patterns: &RiskPatterns, value: &str, said: &str) -> bool {
     let trim = |w: &str| -> String {
         w.trim_matches(|c: char| {
@@ -102,27 +120,64 @@ fn marked_secret(patterns: &RiskPatterns, value: &str, said: &str) -> bool {
     };
     let theirs: Vec<String> = said.split_whitespace().take(MAX_WORDS).map(trim).collect();
     // A password, a one-time code or a sign-in spoken of; not a promo code's "code".
-    let hits = patterns.hits(&fold(said), |k| {
+    let folded = fold(said);
+    let hits = patterns.hits(&folded, |k| {
         matches!(k, Kind::Secret | Kind::AuthPage | Kind::NotSecret)
     });
-    let spoken = (hits.iter()).any(|h| {
-        h.kind != Kind::NotSecret
-            && !(hits.iter()).any(|x| x.kind == Kind::NotSecret && h.within(x))
-    });
-    if !spoken {
+    let spoken: Vec<&Hit> = (hits.iter())
+        .filter(|h| {
+            h.kind != Kind::NotSecret
+                && !(hits.iter()).any(|x| x.kind == Kind::NotSecret && h.within(x))
+        })
+        .collect();
+    if spoken.is_empty() {
         return false;
     }
+    // A code is a secret only beside the word for it ("kode OTP aku 739201"), not a year, a
+    // postcode or an order number elsewhere in a task that also signs in.
+    let beside_secret = |w: &str| {
+        let at = folded
+            .plain
+            .iter()
+            .position(|t| t == &fold(w).plain.concat());
+        at.is_some_and(|at| {
+            (spoken.iter()).any(|h| {
+                h.kind == Kind::Secret && h.start <= at + CODE_WORDS && at <= h.end + CODE_WORDS
+            })
+        })
+    };
     value.split_whitespace().take(MAX_WORDS).map(trim).any(|w| {
         let digits = w.chars().filter(char::is_ascii_digit).count();
         let n = w.chars().count();
-        let code = digits == n && (4..=8).contains(&n);
-        let mixed = digits > 0 && digits < n && n >= 6 && w.chars().any(char::is_alphabetic);
+        let code = digits == n && (4..=8).contains(&n) && beside_secret(&w);
+        // A password mixes digits with small letters or signs ("Mustikka55!", "Xk92!mqLp"); a
+        // booking's or an order's reference is capitals and digits ("HX7K29").
+        let signs = w.chars().any(|c| {
+            c.is_lowercase() || !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+        });
+        let mixed =
+            digits > 0 && digits < n && n >= 6 && w.chars().any(char::is_alphabetic) && signs;
         n >= 4
             && (code || mixed)
             && !w.contains(['@', '/'])
             && sites_named(&w).is_empty()
             && theirs.contains(&w)
     })
+}
+
+/// Whether what is written into `field` is read by people or a search engine: a box of lines
+/// (a message, a comment, a review), a search box, or a field named for a message or a
+/// search (a sign-in's "Login" is no such field).
+fn people_read(scope: &Scope<'_>, field: &ElementFacts<'_>) -> bool {
+    matches!(&*field.role, "textarea" | "searchbox")
+        || matches!(field.input_type, Some("textarea" | "search"))
+        || names_of(field).iter().any(|n| {
+            variants(n).iter().any(|f| {
+                !(scope.patterns)
+                    .hits(f, |k| matches!(k, Kind::Composer | Kind::Search))
+                    .is_empty()
+            })
+        })
 }
 
 /// Whether `field` is one where people write text: a message, a comment, a search.
@@ -174,7 +229,7 @@ pub(super) fn typing(
     }
     // A secret written into a message, a comment or a search goes to people (or a search
     // engine), whoever gave it: only a field of its own takes it.
-    if writes_text(scope, field) {
+    if people_read(scope, field) {
         if let Some(what) = secret_in_text(scope.patterns, value, said) {
             return Some(Risk {
                 kind: RiskKind::Credentials,
