@@ -2582,3 +2582,51 @@ fn a_secret_written_into_text_is_asked_about() {
     );
     assert_eq!(otp("https://vcbdigibank.vietcombank.com.vn/otp"), None);
 }
+
+/// Round 12's paths on the largest inputs: a typed text of 200 000 digit groups in one run
+/// (read up to its 512th group), a user's instruction of 100 000 words (read up to the fold's
+/// bound), a dialog of 1 900 controls before its way out (elements are read up to the 2 000th),
+/// a 40 000-character form name. Each answers as on a small input (16 s in a debug build).
+#[test]
+fn round_twelves_rules_answer_on_the_largest_inputs() {
+    let digits = "1234 ".repeat(200_000);
+    // The instruction is read up to the fold's bound: the PIN stands before the padding.
+    let said = format!("my PIN is 4821 {}", "word ".repeat(100_000));
+    let p = page(
+        "https://chat.example.com/t/1",
+        vec![el("30", "textarea", "Message")],
+    );
+    let ctx = Context {
+        said: &said,
+        ..Context::default()
+    };
+    assert_eq!(risk_on(&p, ActionKind::SetValue("30", &digits), &ctx), None);
+    let card = format!("{digits}5162 9201 0234 5677");
+    // Past the 512th group of a run, nothing more is read.
+    assert_eq!(risk_on(&p, ActionKind::SetValue("30", &card), &ctx), None);
+    assert_eq!(
+        risk_on(&p, ActionKind::SetValue("30", "PIN 4821"), &ctx),
+        Some(RiskKind::Credentials)
+    );
+    let dialog = format!("{}?", "Are you sure ".repeat(3_000));
+    let mut els = vec![el("40", "btn", "Delete account")];
+    els.extend((0..1_900).map(|i| el(&format!("o{i}"), "btn", "Sign out").in_dialog(&dialog)));
+    els.push(el("61", "btn", "Keep my account").in_dialog(&dialog));
+    els.push(el("62", "btn", "Yes").in_dialog(&dialog));
+    let url = "https://shop.example.com/account";
+    assert_eq!(
+        clicked(url, els, "62", Some("40"), "Account"),
+        Some(RiskKind::Deletion)
+    );
+    let form = format!("Share {}", "x".repeat(40_000));
+    let p = page(
+        "https://notes.example.com/a",
+        vec![el("21", "sel", "").value("Can view").in_dialog(&form)],
+    );
+    let got = risk_on(
+        &p,
+        ActionKind::SelectOption("21", "Can edit"),
+        &Context::default(),
+    );
+    assert_eq!(got, Some(RiskKind::Sharing));
+}

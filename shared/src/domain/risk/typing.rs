@@ -82,7 +82,9 @@ fn secret_in_text(patterns: &RiskPatterns, value: &str, said: &str) -> Option<&'
     // of digits and capitals.
     let groups = value.split(|c: char| !(c.is_ascii_alphanumeric() || c == ' ' || c == '-'));
     let card = groups.take(MAX_WORDS).any(|g| {
-        let parts: Vec<&str> = g.split([' ', '-']).filter(|p| !p.is_empty()).collect();
+        let parts: Vec<&str> = (g.split([' ', '-']).filter(|p| !p.is_empty()))
+            .take(MAX_WORDS)
+            .collect();
         (0..parts.len()).any(|i| {
             (i + 1..=parts.len().min(i + 8)).any(|j| {
                 let run = parts[i..j].join(" ");
