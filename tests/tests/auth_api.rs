@@ -1,5 +1,6 @@
 //! HTTP-level tests of login, session and logout through local-api's router, plus CORS,
-//! body limits and routing errors.
+//! body limits and routing errors; and the login throttle's wait for a slot, on the embedded
+//! store with tokio's clock paused.
 
 use api_tests::{expect_error, AppOptions, TestApp, ALLOWED_ORIGIN, TEST_KEY};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -582,3 +583,113 @@ api_tests::on_both_stores!(
     a_disable_ends_every_token_issued_before_it,
     parallel_correct_logins_are_not_refused,
 );
+
+/// The login throttle's wait, on the embedded store with tokio's clock paused: attempts from
+/// one office (two failures per address per window).
+mod throttle_wait {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use chrono::{TimeZone, Utc};
+    use shared::adapters::TableStore;
+    use shared::auth::attempts::{LoginAttempt, MAX_WAIT};
+    use shared::clock::ManualClock;
+    use shared::config::LoginLimits;
+    use shared::error::Error;
+    use tokio::time::Instant;
+
+    fn setup() -> (TableStore, Arc<ManualClock>) {
+        let start = Utc
+            .with_ymd_and_hms(2026, 12, 1, 9, 0, 0)
+            .single()
+            .expect("t");
+        let clock = Arc::new(ManualClock::new(start));
+        let store = TableStore::memory(clock.clone()).expect("store");
+        (store, clock)
+    }
+
+    fn from_office(email: &str) -> LoginAttempt {
+        let limits = LoginLimits {
+            max_failures_per_email: 3,
+            max_failures_per_address: 2,
+            window_seconds: 600,
+        };
+        LoginAttempt::new(&limits, email, Some("203.0.113.7"))
+    }
+
+    fn retry_after(r: Result<impl std::fmt::Debug, Error>) -> i64 {
+        match r {
+            Err(Error::RateLimited {
+                retry_after_seconds,
+                ..
+            }) => retry_after_seconds,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    /// Correct passwords that arrive together: the third waits for a slot, and takes the one
+    /// the first gives back when it succeeds.
+    #[tokio::test(start_paused = true)]
+    async fn an_attempt_waits_for_a_slot_in_flight_and_takes_it_when_given_back() {
+        let (store, clock) = setup();
+        let [a, b, c] = ["a", "b", "c"].map(|n| from_office(&format!("{n}@acme.com")));
+        let a_in = a.enter(&store, clock.as_ref()).await.expect("a");
+        b.enter(&store, clock.as_ref()).await.expect("b");
+        let started = Instant::now();
+        let (c_in, ()) = tokio::join!(c.enter(&store, clock.as_ref()), async {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            a.succeeded(&store, a_in).await.expect("a succeeds");
+        });
+        c_in.expect("c enters once a slot is back");
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_secs(3) && waited < Duration::from_secs(4),
+            "{waited:?}"
+        );
+    }
+
+    /// Slots that never come back: refused after the wait, to retry in a second, and nothing
+    /// of the refused attempt stays taken (a slot given back lets the next one in at once).
+    #[tokio::test(start_paused = true)]
+    async fn an_attempt_is_refused_when_no_slot_comes_free_within_the_wait() {
+        let (store, clock) = setup();
+        let [a, b, c] = ["a", "b", "c"].map(|n| from_office(&format!("{n}@acme.com")));
+        let a_in = a.enter(&store, clock.as_ref()).await.expect("a");
+        b.enter(&store, clock.as_ref()).await.expect("b");
+        let started = Instant::now();
+        assert_eq!(retry_after(c.enter(&store, clock.as_ref()).await), 1);
+        let waited = started.elapsed();
+        assert!(
+            waited > MAX_WAIT - Duration::from_secs(1) && waited <= MAX_WAIT,
+            "{waited:?}"
+        );
+        a.succeeded(&store, a_in).await.expect("a succeeds");
+        let again = Instant::now();
+        c.enter(&store, clock.as_ref())
+            .await
+            .expect("c, once a slot is back");
+        assert_eq!(again.elapsed(), Duration::ZERO);
+    }
+
+    /// Attempts in flight that fail fill the window with failures: the waiting attempt is
+    /// refused at once, until the window ends, instead of waiting out its time.
+    #[tokio::test(start_paused = true)]
+    async fn a_waiting_attempt_is_refused_when_the_window_fills_with_failures() {
+        let (store, clock) = setup();
+        let [a, b, c] = ["a", "b", "c"].map(|n| from_office(&format!("{n}@acme.com")));
+        let a_in = a.enter(&store, clock.as_ref()).await.expect("a");
+        let b_in = b.enter(&store, clock.as_ref()).await.expect("b");
+        let started = Instant::now();
+        let (c_in, ()) = tokio::join!(c.enter(&store, clock.as_ref()), async {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            a.failed(&store, a_in).await;
+            b.failed(&store, b_in).await;
+        });
+        assert_eq!(retry_after(c_in), 600);
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+}
