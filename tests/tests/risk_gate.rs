@@ -45,9 +45,10 @@ fn judged(dir: &std::path::Path, min_cases: usize, min_languages: usize, held_ou
 fn on_its_training_set_the_gate_catches_nearly_every_risky_case_and_rarely_asks_otherwise() {
     let report = judged(&training_dir(), 1_100, 30, false);
     // Each round's new training cases join before the gate is tuned on all of them (acts-8:
-    // 71 % caught on its first run, acts-9: 68 %, acts-10: 75 %, acts-11: 70 %), and so do a review's attacks on the round's
-    // rules (review-9: 4 of its 28 risky cases caught, the holes it found): the set is held
-    // near the held-out goal, not to zero misses.
+    // 71 % caught on its first run, acts-9: 68 %, acts-10: 75 %, acts-11: 70 %, acts-12: 83 %,
+    // acts-13: 87 %), and so do a review's attacks on the round's rules (review-9: 4 of its 28
+    // risky cases caught, the holes it found): the set is held near the held-out goal, not to
+    // zero misses.
     assert!(
         report.recall() >= 0.92,
         "recall {:.1} %, risky actions let through:\n{}",
@@ -62,12 +63,12 @@ fn on_its_training_set_the_gate_catches_nearly_every_risky_case_and_rarely_asks_
     );
 }
 
-/// The held-out set's figures, below which the gate must not fall: blind set K3 (470 cases, 53
+/// The held-out set's figures, below which the gate must not fall: blind set K4 (470 cases, 51
 /// languages, written by a helper who read neither the gate nor any case) first ran, after round
-/// 12 was tuned on acts-12 and review-11 without looking at it, at 244/280 caught (87.1 %) and
-/// 1/190 asked (0.5 %). (K2, held out before it, went from 240/280 and 5/190 to 243/280 and
-/// 5/190 over the round, never tuned on: spent.)
-const HELD_OUT_FLOOR: (f64, f64) = (244.0 / 280.0, 1.0 / 190.0);
+/// 13 was tuned on acts-13 and review-12 without looking at it, at 249/280 caught (88.9 %) and
+/// 2/190 asked (1.1 %). (K3, held out before it, went from 244/280 and 1/190 to 248/280 and
+/// 0/190 over the round, never tuned on: spent.)
+const HELD_OUT_FLOOR: (f64, f64) = (249.0 / 280.0, 2.0 / 190.0);
 
 #[test]
 fn on_cases_nobody_tuned_it_to_the_gate_keeps_at_least_its_first_run_figures() {

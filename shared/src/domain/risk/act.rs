@@ -29,6 +29,8 @@ const MAX_QUERY_PAIRS: usize = 2_000;
 const GENERIC_WORDS: usize = 4;
 /// Names longer than this (words) are titles when they are links.
 const TITLE_WORDS: usize = 7;
+/// Texts before a control read for an amount the page shows beside it.
+const SHOWN_TEXTS: usize = 8;
 /// Most characters of a dialog's or a page's text read for what a terse control commits.
 const HOLDER_CHARS: usize = 400;
 
@@ -443,6 +445,9 @@ impl<'a> Scope<'a> {
             if let Some(kind) = self.echoes_holder(el, &readings) {
                 return Some(kind);
             }
+            if let Some(kind) = self.only_answer(el, &readings) {
+                return Some(kind);
+            }
             if terse(&readings) {
                 let yes = (readings.iter()).any(|r| r.hits.iter().any(|h| h.kind == Kind::Confirm));
                 if let Some(kind) = self.holder_act(el, yes) {
@@ -467,10 +472,10 @@ impl<'a> Scope<'a> {
             None if yes => self.page.texts_before(el.id),
             _ => Vec::new(),
         };
-        let texts = (holder.iter().map(|h| h.text.as_str()))
-            .chain(before.iter().take(2).map(String::as_str))
-            .chain(self.title);
-        for text in texts {
+        let texts = (holder.iter().map(|h| (h.text.as_str(), false)))
+            .chain(before.iter().take(2).map(|t| (t.as_str(), false)))
+            .chain(self.title.map(|t| (t, true)));
+        for (text, titled) in texts {
             let text = crate::text::truncate_chars(text.trim(), HOLDER_CHARS);
             let readings = self.read(&text, |k| {
                 matches!(k, Kind::Act(..) | Kind::Benign | Kind::Filter | Kind::Info)
@@ -482,11 +487,17 @@ impl<'a> Scope<'a> {
                 continue;
             }
             let priced = has_amount(&text);
+            // A title is priced by the page for a one-off act: the amount a review page shows
+            // beside its yes ("Överföring", "Belopp: 4 500,00 kr", "Godkänn"); not on a list of
+            // records, nor for a plan (the prices of plans to choose from).
+            let shown = OnceCell::new();
+            let shown = || *shown.get_or_init(|| titled && self.shows_amount(el));
             let mut best: Option<(Act, Force)> = None;
             for r in &readings {
                 for (act, force, _) in acts(r) {
                     let counts = force >= Force::Verb
-                        || (matches!(act, Act::Pay | Act::Subscribe | Act::Transfer) && priced);
+                        || (matches!(act, Act::Pay | Act::Subscribe | Act::Transfer) && priced)
+                        || (matches!(act, Act::Pay | Act::Transfer) && shown());
                     if counts && best.is_none_or(|(_, f)| force > f) {
                         best = Some((act, force));
                     }
@@ -502,6 +513,32 @@ impl<'a> Scope<'a> {
         }
         let holder = holder?;
         self.holder_setting(&holder.text, holder.dialog)
+    }
+
+    /// Whether `el` is named as its dialog begins: the dialog's yes ("Add" in "Add user",
+    /// "Tambah" in "Tambah pengguna"), a word or two.
+    fn dialogs_own_verb(&self, el: &ElementFacts<'_>) -> bool {
+        let name = fold(el.name.trim());
+        let Some(holder) = self.page.holder(el.id).filter(|h| h.dialog) else {
+            return false;
+        };
+        let opening = fold(&crate::text::truncate_chars(
+            holder.text.trim(),
+            HOLDER_CHARS,
+        ));
+        (1..=2).contains(&name.plain.len()) && opening.plain.starts_with(&name.plain)
+    }
+
+    /// Whether the page shows an amount beside `el`: in the names of the elements around
+    /// it, or in the words before it — unless its address names a list of records.
+    fn shows_amount(&self, el: &ElementFacts<'_>) -> bool {
+        let records = self.named_last(
+            &address_text(self.page.url()),
+            &[Kind::Records, Kind::TransferPage],
+        );
+        records != Some(Kind::Records)
+            && (self.near(el, |e| names_of(e).iter().any(|t| has_amount(t)))
+                || (self.page.texts_before(el.id).iter().take(SHOWN_TEXTS)).any(|t| has_amount(t)))
     }
 
     /// What a terse control ("Continue", "Confirm", "Yes") agrees to after the task's last
@@ -528,7 +565,9 @@ impl<'a> Scope<'a> {
                     h.kind == Kind::Part(Part::Change) && h.start == 0 && h.end == r.folded.len()
                 })
             });
-        if chosen.id == el.id || !(terse(&readings) || changes) || self.says(&picked, Kind::Filter)
+        if chosen.id == el.id
+            || !(terse(&readings) || changes || self.dialogs_own_verb(el))
+            || self.says(&picked, Kind::Filter)
         {
             return None;
         }
@@ -831,6 +870,45 @@ impl<'a> Scope<'a> {
                     && self.says(&[holder.as_str()], Kind::Act(*act, *force))
             })
             .map(|(_, _, act, _)| RiskKind::of(*act))
+    }
+
+    /// The act a dialog asks about, for the one control in it that does not dismiss it: a
+    /// question has two answers ("Удалить все данные?" with "Отмена" and "Очистить": the
+    /// second deletes, whatever its own word). Only a question that names the act by its verb,
+    /// in a dialog whose other controls (within [`COMPOSER_REACH`]) all dismiss it.
+    fn only_answer(&self, el: &ElementFacts<'_>, readings: &[Reading<'_>]) -> Option<RiskKind> {
+        let holder = self.page.holder(el.id).filter(|h| h.dialog)?;
+        // A terse yes is read with its dialog's other words ([`Scope::holder_act`]).
+        if terse(readings) || readings.iter().any(dismisses) {
+            return None;
+        }
+        let text = crate::text::truncate_chars(holder.text.trim(), HOLDER_CHARS);
+        let question = text
+            .split_inclusive(['?', '？', '؟'])
+            .next()
+            .filter(|q| q.ends_with(['?', '？', '؟']))?;
+        let acts_named: Vec<Act> = (self.read(question, |k| matches!(k, Kind::Act(..))).iter())
+            .flat_map(acts)
+            .filter(|(_, force, _)| *force >= Force::Verb)
+            .map(|(act, ..)| act)
+            .collect();
+        let act = *acts_named.first()?;
+        if acts_named.iter().any(|a| *a != act) {
+            return None;
+        }
+        let elements: Vec<ElementFacts<'_>> = self.page.elements().take(CARD_SCAN).collect();
+        let at = elements.iter().position(|e| e.id == el.id)?;
+        let reach =
+            at.saturating_sub(COMPOSER_REACH)..(at + COMPOSER_REACH + 1).min(elements.len());
+        let others_dismiss = elements[reach].iter().all(|e| {
+            e.id == el.id
+                || class_of(&e.role) != Class::Control
+                || self.page.holder_text(e.id).as_deref() != Some(holder.text.as_str())
+                || names_of(e)
+                    .iter()
+                    .any(|n| self.read(n, |k| k == Kind::Dismiss).iter().any(dismisses))
+        });
+        others_dismiss.then(|| RiskKind::of(act))
     }
 
     /// The act `holder` states whose verb the control's name repeats from its first word. A
@@ -2082,7 +2160,7 @@ fn has_amount(text: &str) -> bool {
 }
 
 /// A URL's host, path (decoded) and query.
-fn split_address(url: &str) -> (&str, String, &str) {
+pub(super) fn split_address(url: &str) -> (&str, String, &str) {
     let no_fragment = url.split('#').next().unwrap_or("");
     let (host, rest) = match no_fragment.split_once("://") {
         Some((_, r)) => match r.find(['/', '?']) {

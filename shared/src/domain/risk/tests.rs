@@ -252,10 +252,8 @@ fn switches_choices_and_addresses_are_gated_too() {
             "https://shop.example/orders/place-order",
             Some(RiskKind::Payment),
         ),
-        (
-            "https://news.example/unsubscribe?u=5",
-            Some(RiskKind::Deletion),
-        ),
+        // Unsubscribing is an opt-out (issue 48's look-alikes), however one-click.
+        ("https://news.example/unsubscribe?u=5", None),
         (
             "https://app.example/items?action=delete&id=5",
             Some(RiskKind::Deletion),
@@ -2629,4 +2627,221 @@ fn round_twelves_rules_answer_on_the_largest_inputs() {
         &Context::default(),
     );
     assert_eq!(got, Some(RiskKind::Sharing));
+}
+
+/// Round 13's look-alikes by their own name: a part glued of several words is read by its
+/// last one, as compounds are (`sicherheits|update`, `veron|palautus`), and a lure the user
+/// wrote alone ("zawadi") is still the lure's own word; only the whole name as the user wrote
+/// it (`toll-collect.de` for "Toll Collect") is the brand's. A compound whose head is no lure
+/// is no look-alike.
+#[test]
+fn a_look_alike_is_dressed_in_a_compounds_head_or_a_lure_the_user_wrote() {
+    let typed = |url: &str, said: &str| {
+        let p = page(url, vec![el("3", "inp", "PIN").attr("type", "password")]);
+        typed_after(&p, "4417", said)
+    };
+    for (url, said) in [
+        (
+            "https://sparkasse-sicherheitsupdate.example/pushtan",
+            "pushTAN aktualisieren bei der Sparkasse, PIN 4417",
+        ),
+        (
+            "https://omavero-veronpalautus.example/tunnistaudu",
+            "hoida veronpalautus, PIN 4417",
+        ),
+        (
+            "https://mpesa-zawadi-safaricom.example/pokea",
+            "nimeshinda zawadi ya M-Pesa, PIN 4417",
+        ),
+        (
+            "https://klikbca-verifikasi-akun.example/login",
+            "BCA suruh verifikasi akun, PIN 4417",
+        ),
+    ] {
+        assert_eq!(typed(url, said), Some(RiskKind::Credentials), "{url}");
+    }
+    for (url, said) in [
+        (
+            "https://stadtwerke-energieversorgung.de/login",
+            "bei den Stadtwerken anmelden, PIN 4417",
+        ),
+        (
+            "https://www.toll-collect.de/login",
+            "Bei Toll Collect anmelden, PIN 4417",
+        ),
+    ] {
+        assert_eq!(typed(url, said), None, "{url}");
+    }
+}
+
+/// A sign-in handed over as a pair ("(1087762219 / Najd@1445)") gives its second word for the
+/// sign-in, in any language: typed on the service's own site unasked, on a look-alike asked.
+/// Written alone, with no word for a password, it is not given.
+#[test]
+fn a_pair_hands_over_a_sign_in() {
+    let typed = |url: &str, said: &str| {
+        let p = page(url, vec![el("3", "inp", "كلمة المرور").input("password")]);
+        typed_after(&p, "Najd@1445", said)
+    };
+    let pair = "ادخل أبشر (1087762219 / Najd@1445) وشوف الموعد";
+    assert_eq!(typed("https://www.absher.sa/wps/portal/login", pair), None);
+    assert_eq!(
+        typed("https://absher-tahdeeth.example/login", pair),
+        Some(RiskKind::Credentials)
+    );
+    assert_eq!(
+        typed(
+            "https://www.absher.sa/wps/portal/login",
+            "ادخل أبشر Najd@1445"
+        ),
+        Some(RiskKind::Credentials)
+    );
+}
+
+/// A name the user shortened ("impots.gouv") is no site of its own: what they gave for it goes
+/// into the service's sign-in, wherever its registry's suffix puts it; a site named whole
+/// still binds the secret to itself.
+#[test]
+fn a_shortened_name_is_no_site() {
+    let typed = |url: &str, said: &str| {
+        let p = page(url, vec![el("3", "inp", "Mot de passe").input("password")]);
+        typed_after(&p, "Hirondelle*2023", said)
+    };
+    let said = "Connecte-toi à impots.gouv (mdp Hirondelle*2023)";
+    assert_eq!(
+        typed("https://cfspart.impots.gouv.fr/LoginAccess", said),
+        None
+    );
+    assert_eq!(
+        typed(
+            "https://cfspart.impots.gouv.fr/LoginAccess",
+            "Connecte-toi à impots.gouv.fr.example (mdp Hirondelle*2023)"
+        ),
+        Some(RiskKind::Credentials)
+    );
+}
+
+/// A form service's form is nobody's sign-in: a password the user gave for their mail, typed
+/// into one, goes to whoever wrote the form. The service's own sign-in is another page.
+#[test]
+fn a_form_service_is_nobodys_sign_in() {
+    let typed = |url: &str| {
+        let p = page(url, vec![el("3", "inp", "Current password *")]);
+        typed_after(
+            &p,
+            "Spring-Harbor-77",
+            "My email password is Spring-Harbor-77",
+        )
+    };
+    assert_eq!(
+        typed("https://docs.google.com/forms/d/e/1FAIpQLSe/viewform"),
+        Some(RiskKind::Credentials)
+    );
+    assert_eq!(
+        typed("https://accounts.google.com/v3/signin/challenge/pwd"),
+        None
+    );
+}
+
+/// A review page names its act in its title and shows the amount beside its yes: the yes
+/// transfers ("Överföring", "Belopp: 4 500,00 kr", "Godkänn"), a bank's signing verb too
+/// ("Ondertekenen"). Without an amount shown, or on a list of records, it does not.
+#[test]
+fn a_review_pages_title_and_amount_make_its_yes_commit() {
+    let yes = |url: &str, amount: &str, button: &str| {
+        let p = page(
+            url,
+            vec![
+                el("41", "link", "Till: Erik Lindqvist"),
+                el("42", "link", amount),
+                el("98", "btn", "Avbryt"),
+                el("99", "btn", button),
+            ],
+        );
+        let ctx = Context {
+            title: Some("Överföring – Handelsbanken"),
+            ..Context::default()
+        };
+        risk_on(&p, ActionKind::Click("99"), &ctx)
+    };
+    let bank = "https://secure.handelsbanken.se/bb/seip/servlet/ipko";
+    assert_eq!(
+        yes(bank, "Belopp: 4 500,00 kr", "Godkänn"),
+        Some(RiskKind::Transfer)
+    );
+    assert_eq!(
+        yes(bank, "Belopp: 4 500,00 kr", "Ondertekenen"),
+        Some(RiskKind::Transfer)
+    );
+    assert_eq!(yes(bank, "Meddelande: Stugan juli", "Godkänn"), None);
+    assert_eq!(
+        yes(
+            "https://bank.example.se/transfers/history",
+            "Belopp: 4 500,00 kr",
+            "Godkänn"
+        ),
+        None
+    );
+}
+
+/// A question has two answers: in a dialog that asks about an act by its verb and whose other
+/// controls all dismiss it, the one that does not does the act, whatever its own word
+/// ("Удалить все данные?" – "Очистить"). A question that names no act by its verb ("Clear all
+/// notifications?"), or a dialog with another way on, is left alone.
+#[test]
+fn the_one_answer_to_a_question_does_its_act() {
+    let answer = |question: &str, others: &[&str]| {
+        let mut els: Vec<El> = (others.iter().enumerate())
+            .map(|(i, n)| el(&format!("5{i}"), "btn", n).in_dialog(question))
+            .collect();
+        els.push(el("60", "btn", "Очистить").in_dialog(question));
+        let p = page("https://www.google.com/android/find/", els);
+        risk_on(&p, ActionKind::Click("60"), &Context::default())
+    };
+    let wipe = "Удалить все данные? Будут удалены все данные на устройстве.";
+    assert_eq!(answer(wipe, &["Отмена"]), Some(RiskKind::Deletion));
+    assert_eq!(answer("Очистить все уведомления?", &["Отмена"]), None);
+    assert_eq!(answer(wipe, &["Отмена", "Заблокировать"]), None);
+}
+
+/// A dialog's yes may be named as the dialog begins ("Tambah" in "Tambah pengguna"): it
+/// commits the choice just made in it, as a "Save" would (a full administrator's role).
+#[test]
+fn a_dialogs_own_verb_commits_the_choice_before_it() {
+    let dialog = "Tambah pengguna E-mel Peranan";
+    let p = page(
+        "https://sellercenter.lazada.com.my/account/subaccount",
+        vec![
+            el("220", "inp", "E-mel")
+                .value("hafiz.packing@gmail.com")
+                .in_dialog(dialog),
+            el("222", "sel", "Peranan")
+                .value("Pentadbir (akses penuh termasuk kewangan)")
+                .in_dialog(dialog),
+            el("232", "btn", "Batal").in_dialog(dialog),
+            el("233", "btn", "Tambah").in_dialog(dialog),
+        ],
+    );
+    let chosen = |id: &str| Context {
+        focus: p.element(id),
+        ..Context::default()
+    };
+    assert_eq!(
+        risk_on(&p, ActionKind::Click("233"), &chosen("222")),
+        Some(RiskKind::Sharing)
+    );
+    let q = page(
+        "https://sellercenter.lazada.com.my/account/subaccount",
+        vec![
+            el("222", "sel", "Peranan")
+                .value("Pembungkus pesanan")
+                .in_dialog(dialog),
+            el("233", "btn", "Tambah").in_dialog(dialog),
+        ],
+    );
+    let packer = Context {
+        focus: q.element("222"),
+        ..Context::default()
+    };
+    assert_eq!(risk_on(&q, ActionKind::Click("233"), &packer), None);
 }

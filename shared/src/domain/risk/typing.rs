@@ -5,7 +5,7 @@
 
 use super::act::{Scope, CARD_SCAN};
 use super::field::{kind_beside, names_of, Sensitive};
-use super::fold::{fold, holds, variants};
+use super::fold::{fold, holds, variants, Folded};
 use super::lexicon::{Hit, Kind};
 use super::{label, shape, ElementFacts, Risk, RiskKind, RiskPatterns};
 
@@ -251,7 +251,7 @@ pub(super) fn typing(
             true => format!(
                 "type what you gave into {} on {root}, which {}",
                 label(field),
-                lookalike(scope.patterns, &host, said)?
+                lookalike(scope.patterns, scope.page.url(), said)?
             ),
             false if named.iter().any(|d| on_site(&host, d)) => return None,
             false => format!(
@@ -350,7 +350,8 @@ fn sites_named(said: &str) -> Vec<String> {
                 .all(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-'))
             && tld.chars().count() >= 2
             && tld.chars().all(char::is_alphabetic)
-            && !FILE_ENDINGS.contains(&tld);
+            && !FILE_ENDINGS.contains(&tld)
+            && real_suffix(&host);
         if plausible {
             let host = host.strip_prefix("www.").unwrap_or(&host).to_owned();
             if !out.contains(&host) {
@@ -359,6 +360,18 @@ fn sites_named(said: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Top-level names kept for examples and tests (RFC 2606), which no registry lists.
+const RESERVED: &[&str] = &["example", "test", "invalid", "localhost"];
+
+/// Whether `host` ends in a suffix a registry lists (or a reserved one): "impots.gouv" is a
+/// name the user shortened, not a site.
+fn real_suffix(host: &str) -> bool {
+    let tld = host.rsplit('.').next().unwrap_or("");
+    RESERVED.contains(&tld)
+        || !tld.is_ascii()
+        || psl::suffix(host.as_bytes()).is_some_and(|s| s.is_known())
 }
 
 /// The words of `said` that could be addresses, without the letters of another script glued
@@ -376,7 +389,8 @@ fn address_words(said: &str) -> impl Iterator<Item = &str> {
 /// What makes `host` a look-alike of the site a secret was given for, where the user named
 /// no address: it spells a domain of its own before another site's ([`posing_as`]), or its
 /// registrable name is dressed in a look-alike's words ([`dressed`]).
-fn lookalike(patterns: &RiskPatterns, host: &str, said: &str) -> Option<String> {
+fn lookalike(patterns: &RiskPatterns, url: &str, said: &str) -> Option<String> {
+    let host = &host_of(url);
     (posing_as(host, said).map(|site| format!("poses as {site}")))
         .or_else(|| {
             dressed(patterns, host, said)
@@ -386,6 +400,36 @@ fn lookalike(patterns: &RiskPatterns, host: &str, said: &str) -> Option<String> 
             published_on(host, said)
                 .map(|platform| format!("is a page anyone can publish on {platform}"))
         })
+        .or_else(|| form_page(url).map(|host| format!("is a form anyone can publish on {host}")))
+}
+
+/// Form services whose forms anyone publishes under the service's own name, by host and the
+/// path its forms are served under: a sign-in is never one of their forms, and what is typed
+/// into one goes to whoever wrote it.
+const FORM_PAGES: &[(&str, &str)] = &[
+    ("docs.google.com", "/forms/"),
+    ("forms.gle", "/"),
+    ("forms.office.com", "/"),
+    ("forms.microsoft.com", "/"),
+    ("form.typeform.com", "/to/"),
+    ("form.jotform.com", "/"),
+    ("www.jotform.com", "/form/"),
+    ("www.surveymonkey.com", "/r/"),
+    ("tally.so", "/r/"),
+    ("airtable.com", "/shr"),
+    ("forms.zohopublic.com", "/"),
+    ("form.123formbuilder.com", "/"),
+    ("wenjuan.com", "/s/"),
+    ("www.wjx.cn", "/vm/"),
+];
+
+/// The form service `url` is a form of ([`FORM_PAGES`]).
+fn form_page(url: &str) -> Option<&'static str> {
+    let host = host_of(url);
+    let (_, path, _) = super::act::split_address(url);
+    (FORM_PAGES.iter())
+        .find(|(h, p)| host == *h && path.starts_with(p))
+        .map(|(h, _)| *h)
 }
 
 /// Sign-in services whose customers' names stand under a suffix of the public-suffix list's
@@ -477,19 +521,72 @@ fn posing_as(host: &str, said: &str) -> Option<String> {
 }
 
 /// A look-alike's word in `host`'s registrable name, read part by hyphened part
-/// (`sbi-kyc-update-online.in`, `gcash-rewards-claim.com`): a brand's own sign-in is not so
-/// named ([`Kind::Lure`]), unless the word is the brand's own and the user wrote it
-/// (`f-secure.com` for "F-Secure", `toll-collect.de` for "Toll Collect"). A name without
-/// hyphens is read as one word, and never so.
+/// (`sbi-kyc-update-online.in`, `gcash-rewards-claim.com`), and in a part glued of several
+/// words by its last one, as compounds are (`sicherheitsupdate`, `veronpalautus`): a brand's
+/// own sign-in is not so named ([`Kind::Lure`]), unless the whole name is the brand's as the
+/// user wrote it (`f-secure.com` for "F-Secure", `toll-collect.de` for "Toll Collect"; a lure
+/// the user wrote alone, "zawadi" for `mpesa-zawadi-safaricom`, is the lure's own word). A
+/// name without hyphens is read as one word, and never so.
 fn dressed(patterns: &RiskPatterns, host: &str, said: &str) -> Option<String> {
     let root = crate::domain::site::root_domain(host);
     let name = root.split('.').next().filter(|n| n.contains('-'))?;
     let words = fold(&name.replace('-', " "));
     let theirs = fold(said);
-    let lure = (patterns.hits(&words, |k| k == Kind::Lure).into_iter())
-        .map(|h| &words.plain[h.start..h.end])
-        .find(|w| !theirs.plain.windows(w.len()).any(|t| t == *w))?;
-    Some(lure.join("-"))
+    let n = words.plain.len();
+    if n > 0 && theirs.plain.windows(n).any(|t| t == words.plain.as_slice()) {
+        return None;
+    }
+    let lure = |text: &Folded| {
+        (patterns.hits(text, |k| k == Kind::Lure).into_iter())
+            .next()
+            .map(|h| text.plain[h.start..h.end].join("-"))
+    };
+    lure(&words).or_else(|| {
+        (words
+            .plain
+            .iter()
+            .filter(|w| w.chars().count() >= MODIFIER + HEAD))
+        .flat_map(|w| compound_heads(w))
+        .find_map(|head| {
+            let head = fold(head);
+            let whole = |h: &Hit| h.start == 0 && h.end == head.plain.len();
+            (patterns.hits(&head, |k| k == Kind::Lure).iter())
+                .any(whole)
+                .then(|| head.plain.join("-"))
+        })
+    })
+}
+
+/// Fewest letters of a compound's first word, and of its head (the last word, which names
+/// what the compound is: `sicherheits|update`, `veron|palautus`).
+const MODIFIER: usize = 3;
+const HEAD: usize = 5;
+
+/// The endings of `word` that may be a compound's head: at least [`HEAD`] letters, after at
+/// least [`MODIFIER`].
+fn compound_heads(word: &str) -> impl Iterator<Item = &str> {
+    let letters = word.chars().count();
+    (word.char_indices())
+        .enumerate()
+        .filter(move |&(k, _)| k >= MODIFIER && letters - k >= HEAD)
+        .map(move |(_, (at, _))| &word[at..])
+}
+
+/// Whether `said` writes `value` second in a pair of words joined by a slash ("ada / X",
+/// "1087762219/X"), the way a sign-in is handed over.
+fn paired(value: &str, said: &str) -> bool {
+    if value.is_empty() || value.contains(char::is_whitespace) {
+        return false;
+    }
+    (said.match_indices(value).take(64)).any(|(at, _)| {
+        let before = said[..at].trim_end();
+        let after = said[at + value.len()..].chars().next();
+        let ends = after.is_none_or(|c| c.is_whitespace() || matches!(c, ')' | ',' | ';' | ']'));
+        let first = before.strip_suffix('/').map(str::trim_end);
+        ends && first
+            .and_then(|f| f.chars().next_back())
+            .is_some_and(|c| c.is_alphanumeric() || c == '.' || c == '_')
+    })
 }
 
 /// Whether the user's own words hold `value` and name a field of `kind` ("… with password X").
@@ -507,6 +604,11 @@ fn given_by_user(patterns: &RiskPatterns, kind: Sensitive, value: &str, said_raw
         && (shape::card_number(value) || shape::iban(value))
         && alnum(said_raw).contains(&raw)
     {
+        return true;
+    }
+    // A sign-in written as a pair, "(ada / X)", in any language: X is what the name before
+    // it signs in with.
+    if kind == Sensitive::Secret && paired(value.trim(), said_raw) {
         return true;
     }
     // "password X", or a sign-in the user asked for ("log in as ada / X").
